@@ -1,0 +1,124 @@
+"""`cortex`: the headless command line over the engine. Every command takes --json."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..core.errors import CortexError
+
+KIND_HELP = "decision, note, task, fact, observation, link, agent"
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return tuple(out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument("--db", help="database directory or object-storage URI (default <repo>/.cortex/db; env CORTEX_DB)")
+    common.add_argument("-C", "--path", default=".", help="repository or directory to work in (default: here)")
+    common.add_argument("--no-global", action="store_true", help="leave the user's global store out of reads")
+
+    parser = argparse.ArgumentParser(prog="cortex", description="Local-first memory and context engine for coding agents.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str, aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[common], aliases=list(aliases))
+
+    add("init", "create the database and keep .cortex/ out of git")
+
+    p = add("remember", "store a memory (a new version if --key already exists)")
+    p.add_argument("text", help="the memory's text; '-' reads standard input")
+    p.add_argument("--kind", default="note", help=KIND_HELP)
+    p.add_argument("--title", default="")
+    p.add_argument("--tags", action="append", help="comma-separated tags")
+    p.add_argument("--files", action="append", help="comma-separated related files")
+    p.add_argument("--symbols", action="append", help="comma-separated related symbols")
+    p.add_argument("--key", default="", help="source key: remembering the same key again makes a new version")
+    p.add_argument("--scope", default="repo", help="session, repo or global")
+
+    p = add("show", "show one memory")
+    p.add_argument("id")
+
+    p = add("list", "list memories, newest first")
+    p.add_argument("--kind")
+    p.add_argument("--tag")
+    p.add_argument("--status", default="active", help="active, superseded, deleted, open, done or all")
+    p.add_argument("--scope")
+    p.add_argument("--limit", type=int, default=50)
+
+    p = add("history", "every version stored under a key (or a memory's key)")
+    p.add_argument("key")
+
+    p = add("forget", "delete a memory (soft unless --purge)")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--key")
+    p.add_argument("--purge", action="store_true", help="remove every version for good")
+
+    p = add("done", "close a task")
+    p.add_argument("id")
+    p.add_argument("--reopen", action="store_true", help="open it again instead")
+
+    p = add("import", "import markdown/text (split on headings) and json/jsonl records")
+    p.add_argument("source", help="a file or a directory (recursive, honours .gitignore)")
+    p.add_argument("--kind", default="note", help="kind for markdown/text sections")
+    p.add_argument("--scope", default="repo")
+
+    p = add("export", "export memories as JSONL (reads back with `cortex import`)")
+    p.add_argument("--output", "-o", help="file to write (default standard output)")
+    p.add_argument("--all-versions", action="store_true", help="include superseded and deleted versions")
+
+    add("stats", "counts for the database(s)")
+    p = add("git", "print the git context")
+    p.add_argument("--commits", type=int, default=10)
+    add("gc", "compact the database and remove old versions now")
+
+    p = add("bench", "benchmarks that print numbers")
+    bench = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    b = bench.add_parser("store", help="remember throughput/latency, embedding speed, model load", parents=[common])
+    b.add_argument("--batch", type=int, default=1000)
+    b.add_argument("--singles", type=int, default=100)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        from . import commands
+
+        handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
+        return handler(args) or 0
+    except CortexError as exc:
+        print(f"cortex: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("cortex: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("CORTEX_DEBUG"):
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        print(f"cortex: error: {type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
+
+
+def engine_from(args):
+    from ..core.config import load_settings
+    from ..core.engine import Engine
+
+    settings = load_settings(use_global=False if getattr(args, "no_global", False) else None)
+    return Engine(Path(args.path), db=args.db, settings=settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Handlers of the `cortex` subcommands: parse arguments into engine calls and print the results."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..core.errors import CortexError
+from ..core.records import Memory, MemoryDraft
+from .cli import _split, engine_from
+from .output import age, console, print_json, progress_bar, table
+
+
+def _memory_rows(memories: list[Memory]) -> list[list[str]]:
+    rows = []
+    for m in memories:
+        state = m.status if m.kind != "task" or m.status != "active" else m.task_state
+        rows.append([m.id, m.kind, state, f"v{m.version}", age(m.created_at), m.title, ",".join(m.tags)])
+    return rows
+
+
+def _print_memories(args, memories: list[Memory], empty: str) -> None:
+    if args.json:
+        print_json([m.to_json() for m in memories])
+    elif not memories:
+        console.print(empty)
+    else:
+        table(["id", "kind", "status", "ver", "age", "title", "tags"], _memory_rows(memories))
+
+
+def _print_memory(memory: Memory) -> None:
+    console.print(f"[bold]{memory.title}[/]  ({memory.kind}, {memory.status}, v{memory.version}, id {memory.id})")
+    meta = [f"created {memory.created_at:%Y-%m-%d %H:%M} UTC", f"scope {memory.scope}"]
+    if memory.branch:
+        meta.append(f"branch {memory.branch}@{memory.commit[:8]}")
+    if memory.source_key:
+        meta.append(f"key {memory.source_key}")
+    if memory.kind == "task":
+        meta.append(f"task {memory.task_state}")
+    console.print(" · ".join(meta), style="dim")
+    for label, values in (("tags", memory.tags), ("files", memory.files), ("symbols", memory.symbols)):
+        if values:
+            console.print(f"{label}: {', '.join(values)}", style="dim")
+    console.print()
+    console.out(memory.text)
+
+
+def cmd_init(args) -> int:
+    engine = engine_from(args)
+    store = engine.init()
+    if args.json:
+        print_json({"db": store.db.uri, "root": str(engine.root), "is_repo": engine.is_repo})
+    else:
+        where = "git repository" if engine.is_repo else "directory (not a git repository)"
+        console.print(f"cortex database ready at {store.db.uri} for {where} {engine.root}")
+    return 0
+
+
+def cmd_remember(args) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    draft = MemoryDraft(
+        text=text,
+        kind=args.kind,
+        title=args.title,
+        tags=_split(args.tags),
+        files=_split(args.files),
+        symbols=_split(args.symbols),
+        source_key=args.key,
+        scope=args.scope,
+    )
+    result = engine_from(args).remember(draft)
+    if args.json:
+        print_json({"outcome": result.outcome, "memory": result.memory.to_json()})
+    else:
+        said = {"created": "remembered", "new_version": f"stored version {result.memory.version} of", "duplicate": "already known:"}
+        console.print(f"{said[result.outcome]} {result.memory.id} ({result.memory.kind}) {result.memory.title}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    memory = engine_from(args).get(args.id)
+    if args.json:
+        print_json(memory.to_json())
+    else:
+        _print_memory(memory)
+    return 0
+
+
+def cmd_list(args) -> int:
+    memories = engine_from(args).list(kind=args.kind, tag=args.tag, status=args.status, scope=args.scope, limit=args.limit)
+    _print_memories(args, memories, "no memories yet: add one with `cortex remember TEXT`")
+    return 0
+
+
+def cmd_history(args) -> int:
+    _print_memories(args, engine_from(args).history(args.key), "no versions")
+    return 0
+
+
+def cmd_forget(args) -> int:
+    if not args.id and not args.key:
+        raise CortexError("forget needs a memory id or --key")
+    gone = engine_from(args).forget(args.id, args.key, purge=args.purge)
+    if args.json:
+        print_json({"purged" if args.purge else "deleted": [m.id for m in gone]})
+    else:
+        verb = "purged" if args.purge else "deleted"
+        console.print(f"{verb} {len(gone)} version(s): {', '.join(m.id for m in gone)}")
+    return 0
+
+
+def cmd_done(args) -> int:
+    memory = engine_from(args).set_task_state(args.id, "open" if args.reopen else "done")
+    if args.json:
+        print_json(memory.to_json())
+    else:
+        console.print(f"task {memory.id} is {memory.task_state}: {memory.title}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    from ..core.importer import plan_import
+
+    engine = engine_from(args)
+    plan = plan_import(Path(args.source), default_kind=args.kind, scope=args.scope)
+    with progress_bar("embedding") as update:
+        results = engine.remember_many(plan.drafts, progress=update) if plan.drafts else []
+    counts = {o: sum(r.outcome == o for r in results) for o in ("created", "new_version", "duplicate")}
+    if args.json:
+        print_json({"files": plan.files, **counts, "skipped": [{"path": p, "reason": r} for p, r in plan.skipped]})
+    else:
+        console.print(
+            f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
+            f"{counts['duplicate']} already known"
+        )
+        for path, reason in plan.skipped:
+            console.print(f"  skipped {path}: {reason}", style="dim")
+    return 0
+
+
+def cmd_export(args) -> int:
+    import json
+
+    from ..core.importer import export_record
+
+    memories = engine_from(args).list(status="all" if args.all_versions else "active")
+    memories.sort(key=lambda m: (m.created_at, m.version))
+    lines = "".join(json.dumps(export_record(m), ensure_ascii=False) + "\n" for m in memories)
+    if args.output:
+        Path(args.output).write_text(lines, encoding="utf-8")
+        if not args.json:
+            console.print(f"exported {len(memories)} memories to {args.output}")
+        else:
+            print_json({"exported": len(memories), "output": args.output})
+    else:
+        sys.stdout.write(lines)
+    return 0
+
+
+def cmd_stats(args) -> int:
+    stats = engine_from(args).stats()
+    if args.json:
+        print_json({"stores": stats})
+        return 0
+    for s in stats:
+        size = f"{s.disk_bytes / 1e6:.1f} MB" if s.disk_bytes is not None else "remote"
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.by_kind.items())) or "none"
+        console.print(f"[bold]{s.uri}[/] (schema v{s.schema_version}, {size}, {s.table_versions} table versions)")
+        console.print(f"  memories: {s.active} active of {s.memories} stored; {s.open_tasks} open tasks; by kind: {kinds}")
+    return 0
+
+
+def cmd_git(args) -> int:
+    ctx = engine_from(args).git(args.commits)
+    if args.json:
+        print_json(ctx.to_json())
+        return 0
+    if not ctx.is_repo:
+        console.print(f"{ctx.root}: not a git repository")
+        return 0
+    where = f"detached at {ctx.head[:8]}" if ctx.detached else f"on {ctx.branch}"
+    console.print(f"[bold]{ctx.root}[/] {where}" + (f" ({'; '.join(ctx.notes)})" if ctx.notes else ""))
+    for label, files in (("staged", ctx.staged), ("modified", ctx.modified), ("untracked", ctx.untracked)):
+        if files:
+            console.print(f"{label}: {', '.join(files)}")
+    rows = [[c.short, age(c.time), c.author, c.subject, str(len(c.files))] for c in ctx.commits]
+    if rows:
+        table(["commit", "age", "author", "subject", "files"], rows)
+    console.print(f"branches: {', '.join(ctx.branches) or 'none'}")
+    return 0
+
+
+def cmd_gc(args) -> int:
+    removed = engine_from(args).gc()
+    if args.json:
+        print_json({"versions_removed": removed})
+    else:
+        console.print(f"compacted; removed {removed} old version(s)")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from ..core.bench import store as bench_store
+
+    if args.bench == "store":
+        result = bench_store.run(batch=args.batch, singles=args.singles)
+        if args.json:
+            print_json(result)
+        else:
+            console.print(f"model load            {result.model_load_s:.2f} s")
+            console.print(f"embedding throughput  {result.embed_chunks_per_s:.1f} texts/s (batch of 256 short memories)")
+            console.print(f"remember, batch       {result.remember_batch_per_s:.1f} memories/s ({result.batch_size} in one batch)")
+            console.print(f"remember, single      p50 {result.single_p50_ms:.1f} ms, p95 {result.single_p95_ms:.1f} ms ({result.singles} calls)")
+    return 0

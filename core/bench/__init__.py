@@ -1,0 +1,1 @@
+"""Benchmarks behind `cortex bench`: each prints numbers, none is a timed unit test."""

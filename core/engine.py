@@ -1,0 +1,174 @@
+"""The engine facade: one object per repository that the CLI, the dashboard and the MCP server share.
+
+It resolves where things live (repository root, database, global store), owns the embedder, and routes memory
+operations to the repository's store or the user's global one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import gitctx
+from .config import Settings, load_settings
+from .database import Database, quote
+from .embed import Embedder
+from .errors import CortexError
+from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri
+from .records import Memory, MemoryDraft, RememberResult, StoreStats
+from .store import GitPosition, MemoryStore
+
+
+class Engine:
+    """Everything cortex knows about one repository (or plain directory)."""
+
+    def __init__(self, path: Path | str = ".", db: str | None = None, settings: Settings | None = None) -> None:
+        start = Path(path).expanduser()
+        if not start.exists():
+            raise CortexError(f"path {start} does not exist")
+        self.settings = settings or load_settings()
+        self.repo_root = gitctx.repo_root(start.resolve())
+        self.root = self.repo_root or start.resolve()
+        self.db_uri = db or self.settings.db or default_db_uri(self.root)
+        self.embedder = Embedder(
+            self.settings.embed_model,
+            self.settings.embed_model_path,
+            threads=self.settings.embed_threads,
+            batch_size=self.settings.embed_batch,
+        )
+        self._stores: dict[str, MemoryStore] = {}
+
+    # --- locations -----------------------------------------------------------------------------------------------
+
+    @property
+    def is_repo(self) -> bool:
+        return self.repo_root is not None
+
+    def git(self, max_commits: int = 20) -> gitctx.GitContext:
+        return gitctx.read_git_context(self.root, max_commits)
+
+    def init(self) -> MemoryStore:
+        """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
+        store = self._open(self.db_uri, create=True)
+        if self.repo_root is not None:
+            self._exclude_cortex_dir()
+        return store
+
+    def _exclude_cortex_dir(self) -> None:
+        repo = gitctx.find_repo(self.root)
+        if repo is None:
+            return
+        exclude = Path(repo.common_dir) / "info" / "exclude"
+        line = f"/{CORTEX_DIRNAME}/"
+        try:
+            existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+            if line not in existing.splitlines():
+                exclude.parent.mkdir(parents=True, exist_ok=True)
+                sep = "" if not existing or existing.endswith("\n") else "\n"
+                exclude.write_text(f"{existing}{sep}{line}\n", encoding="utf-8")
+        except OSError as exc:
+            raise CortexError(f"cannot update {exclude}: {exc.strerror}") from exc
+
+    # --- stores --------------------------------------------------------------------------------------------------
+
+    def _open(self, uri: str, create: bool) -> MemoryStore:
+        if uri not in self._stores:
+            db = Database(
+                uri, create=create, lock_timeout=self.settings.lock_timeout, compact_every=self.settings.compact_every
+            )
+            self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes)
+        return self._stores[uri]
+
+    def store(self, create: bool = False) -> MemoryStore:
+        """The repository's store; writers create it (and the `.git/info/exclude` line) on first use."""
+        if create and self.db_uri not in self._stores:
+            return self.init()
+        return self._open(self.db_uri, create)
+
+    def global_store(self, create: bool = False) -> MemoryStore | None:
+        uri = global_db_uri()
+        if uri == self.db_uri:
+            return None
+        try:
+            return self._open(uri, create)
+        except CortexError:
+            if create:
+                raise
+            return None
+
+    def stores(self) -> list[MemoryStore]:
+        """The stores reads consult: the repository's, then the global one unless turned off."""
+        found = [self.store()]
+        if self.settings.use_global:
+            other = self.global_store()
+            if other is not None:
+                found.append(other)
+        return found
+
+    def _store_for(self, scope: str) -> MemoryStore:
+        if scope == "global":
+            store = self.global_store(create=True)
+            if store is not None:
+                return store
+        return self.store(create=True)
+
+    # --- memory operations ---------------------------------------------------------------------------------------
+
+    def position(self) -> GitPosition:
+        return GitPosition(*gitctx.position(self.root))
+
+    def remember(self, draft: MemoryDraft) -> RememberResult:
+        return self._store_for(draft.scope).remember(draft, self.position())
+
+    def remember_many(
+        self, drafts: Sequence[MemoryDraft], progress: Callable[[int, int], None] | None = None
+    ) -> list[RememberResult]:
+        pos = self.position()
+        results: list[RememberResult | None] = [None] * len(drafts)
+        for scope in ("repo", "global"):
+            picked = [i for i, d in enumerate(drafts) if (d.scope == "global") == (scope == "global")]
+            if picked:
+                done = self._store_for(scope).remember_many([drafts[i] for i in picked], pos, progress)
+                for i, result in zip(picked, done):
+                    results[i] = result
+        return [r for r in results if r is not None]
+
+    def _owner(self, memory_id: str) -> MemoryStore:
+        for store in self.stores():
+            if store.find(memory_id) is not None:
+                return store
+        raise CortexError(f"no memory with id {memory_id!r}")
+
+    def get(self, memory_id: str) -> Memory:
+        return self._owner(memory_id).get(memory_id)
+
+    def list(self, **filters) -> list[Memory]:
+        limit = filters.pop("limit", None)
+        found = [m for store in self.stores() for m in store.list(**filters)]
+        found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
+        return found[:limit] if limit else found
+
+    def history(self, key: str) -> list[Memory]:
+        for store in self.stores():
+            try:
+                return store.history(key)
+            except CortexError:
+                continue
+        raise CortexError(f"no memory with key or id {key!r}")
+
+    def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
+        if memory_id:
+            return self._owner(memory_id).forget(memory_id, purge=purge)
+        for store in self.stores():
+            if key and store.count(f"source_key = {quote(key)}"):
+                return store.forget(key=key, purge=purge)
+        raise CortexError(f"no memory with key {key!r}")
+
+    def set_task_state(self, memory_id: str, state: str) -> Memory:
+        return self._owner(memory_id).set_task_state(memory_id, state)
+
+    def stats(self) -> list[StoreStats]:
+        return [store.stats() for store in self.stores()]
+
+    def gc(self) -> int:
+        return sum(store.gc() for store in self.stores())

@@ -1,0 +1,50 @@
+"""Arrow schemas of the database's tables, the schema version, and the additive migration of older databases."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+"""Bump when a table gains columns; older databases get the new columns (as nulls) when opened."""
+
+_TS = pa.timestamp("us", tz="UTC")
+
+
+def memories_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("title", pa.string()),
+            pa.field("text", pa.string()),
+            pa.field("words", pa.string()),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("files", pa.list_(pa.string())),
+            pa.field("symbols", pa.list_(pa.string())),
+            pa.field("branch", pa.string()),
+            pa.field("commit", pa.string()),
+            pa.field("scope", pa.string()),
+            pa.field("source_key", pa.string()),
+            pa.field("version", pa.int32()),
+            pa.field("status", pa.string()),
+            pa.field("task_state", pa.string()),
+            pa.field("created_at", _TS),
+            pa.field("updated_at", _TS),
+            pa.field("accessed_at", _TS),
+            pa.field("text_hash", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+META_SCHEMA = pa.schema([pa.field("key", pa.string()), pa.field("value", pa.string())])
+
+VECTOR_CACHE_SCHEMA = pa.schema(
+    [pa.field("hash", pa.string()), pa.field("model", pa.string()), pa.field("vector", pa.list_(pa.float32()))]
+)
+
+
+def missing_fields(current: pa.Schema, wanted: pa.Schema) -> list[pa.Field]:
+    """Fields a table of an older schema lacks; added as nullable columns by the migration."""
+    have = set(current.names)
+    return [f.with_nullable(True) for f in wanted if f.name not in have]

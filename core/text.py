@@ -1,0 +1,30 @@
+"""Text helpers shared by indexing and search: identifier splitting for full-text search."""
+
+from __future__ import annotations
+
+import re
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def split_identifier(name: str) -> list[str]:
+    """`getUserByID` -> [get, user, by, id]; `parse_config` -> [parse, config]."""
+    parts: list[str] = []
+    for piece in name.split("_"):
+        parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+    return [p for p in parts if p]
+
+
+def identifier_words(text: str) -> str:
+    """Extra words for the FTS column: the parts of every compound identifier (LanceDB's tokenizer does not split
+    camelCase), so `getUser` finds `getUserById`."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for match in _IDENT.finditer(text):
+        token = match.group(0)
+        parts = split_identifier(token)
+        if len(parts) > 1 and token not in seen:
+            seen.add(token)
+            out.extend(parts)
+    return " ".join(out)

@@ -1,0 +1,60 @@
+"""The layering rules hold: core never imports the UI, widgets never touch storage, git or the watcher."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = {
+    "core": {"textual", "cortex_tui.app", "cortex_tui.widgets"},
+    "widgets": {"lancedb", "pyarrow", "git", "watchfiles"},
+}
+
+
+def imported_modules(path: Path, package: str) -> set[str]:
+    """Absolute names of everything a file imports, with relative imports resolved against its package."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            names.add(base)
+    return names
+
+
+@pytest.mark.parametrize("folder", sorted(RULES))
+def test_layer_does_not_import_what_it_must_not(folder):
+    offenders = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        rel = path.relative_to(ROOT / folder).with_suffix("")
+        package = ".".join(["cortex_tui", folder, *rel.parts[:-1]])
+        for name in imported_modules(path, package):
+            if any(name == bad or name.startswith(bad + ".") for bad in RULES[folder]):
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert offenders == []
+
+
+def test_the_rule_checker_catches_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from ..app import cli\nimport textual.app\n")
+    names = imported_modules(bad, "cortex_tui.core")
+    assert {"cortex_tui.app", "textual.app"} <= names
+
+
+def test_importing_the_engine_loads_no_textual():
+    code = (
+        "import sys, pkgutil, importlib, cortex_tui.core as c\n"
+        "for m in pkgutil.walk_packages(c.__path__, 'cortex_tui.core.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] == 'textual'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

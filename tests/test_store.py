@@ -1,0 +1,167 @@
+import os
+import stat
+
+import pyarrow as pa
+import pytest
+
+from cortex_tui.core.database import Database
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.errors import CortexError
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.schema import SCHEMA_VERSION, memories_schema
+
+
+def test_memory_records_branch_commit_and_all_fields(repo):
+    engine = Engine(repo)
+    result = engine.remember(MemoryDraft(text="Use LanceDB as the store", kind="decision", tags=("db",), files=("src/app.py",)))
+    m = engine.get(result.memory.id)
+    head = engine.git().head
+    assert (m.kind, m.branch, m.commit, m.version, m.status, m.scope) == ("decision", "main", head, 1, "active", "repo")
+    assert m.tags == ["db"] and m.files == ["src/app.py"] and m.title == "Use LanceDB as the store"
+    assert m.created_at == m.updated_at and m.accessed_at >= m.created_at
+
+
+def test_upsert_by_key_keeps_every_version(repo):
+    engine = Engine(repo)
+    first = engine.remember(MemoryDraft(text="cache for 5 minutes", source_key="ttl"))
+    second = engine.remember(MemoryDraft(text="cache for 10 minutes", source_key="ttl"))
+    assert second.outcome == "new_version" and second.memory.version == 2
+    versions = engine.history("ttl")
+    assert [(v.version, v.status) for v in versions] == [(1, "superseded"), (2, "active")]
+    assert [m.id for m in engine.list()] == [second.memory.id]
+    assert first.memory.id != second.memory.id
+
+
+def test_exact_duplicate_is_not_stored_twice_and_refreshes_access(repo):
+    engine = Engine(repo)
+    a = engine.remember(MemoryDraft(text="same words"))
+    b = engine.remember(MemoryDraft(text="same words"))
+    assert b.outcome == "duplicate" and b.memory.id == a.memory.id
+    assert engine.store().count() == 1
+    assert engine.get(a.memory.id).accessed_at > a.memory.accessed_at
+    other_scope = engine.remember(MemoryDraft(text="same words", scope="session"))
+    assert other_scope.outcome == "created"
+
+
+def test_soft_delete_hides_and_purge_removes(repo):
+    engine = Engine(repo)
+    m = engine.remember(MemoryDraft(text="temporary note", source_key="tmp")).memory
+    engine.forget(m.id)
+    assert engine.list() == [] and engine.get(m.id).status == "deleted"
+    engine.forget(key="tmp", purge=True)
+    with pytest.raises(CortexError, match="no memory"):
+        engine.get(m.id)
+
+
+def test_tasks_open_and_close(repo):
+    engine = Engine(repo)
+    task = engine.remember(MemoryDraft(text="write the migration", kind="task")).memory
+    assert [t.id for t in engine.list(status="open")] == [task.id]
+    engine.set_task_state(task.id, "done")
+    assert engine.list(status="open") == [] and [t.id for t in engine.list(status="done")] == [task.id]
+    note = engine.remember(MemoryDraft(text="not a task")).memory
+    with pytest.raises(CortexError, match="not a task"):
+        engine.set_task_state(note.id, "done")
+
+
+def test_global_scope_lives_in_the_global_store_and_is_listed_with_the_repo(repo, tmp_path):
+    engine = Engine(repo)
+    g = engine.remember(MemoryDraft(text="I prefer small commits", scope="global")).memory
+    r = engine.remember(MemoryDraft(text="this repo uses ruff")).memory
+    assert engine.store().count() == 1
+    assert {m.id for m in engine.list()} == {g.id, r.id}
+    engine.settings.use_global = False
+    assert {m.id for m in engine.list()} == {r.id}
+
+
+@pytest.mark.parametrize(
+    "draft, message",
+    [
+        (MemoryDraft(text="   "), "empty"),
+        (MemoryDraft(text="x" * 1_000_001), "limit"),
+        (MemoryDraft(text="ok", kind="opinion"), "unknown kind"),
+        (MemoryDraft(text="key AKIAABCDEFGHIJKLMNOP here"), "secret"),
+    ],
+)
+def test_bad_memories_are_refused_and_nothing_is_written(repo, draft, message):
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="keep me"))
+    with pytest.raises(CortexError, match=message):
+        engine.remember(draft)
+    assert [m.text for m in engine.list()] == ["keep me"]
+
+
+def test_cortex_dir_is_excluded_through_info_exclude_only(repo):
+    Engine(repo).init()
+    Engine(repo).init()
+    exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert exclude.count("/.cortex/") == 1
+    assert not (repo / ".gitignore").exists()
+    import subprocess
+
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    assert ".cortex" not in status
+
+
+def test_newer_schema_is_refused(repo):
+    engine = Engine(repo)
+    engine.init()
+    meta = engine.store().db.conn.open_table("meta")
+    meta.update(where="key = 'schema_version'", values={"value": str(SCHEMA_VERSION + 1)})
+    with pytest.raises(CortexError, match="newer than this cortex-tui"):
+        Engine(repo).list()
+
+
+def test_older_schema_is_migrated(tmp_path, repo):
+    import lancedb
+
+    uri = str(tmp_path / "old-db")
+    conn = lancedb.connect(uri)
+    conn.create_table("meta", data=[{"key": "schema_version", "value": "0"}])
+    old = pa.schema([f for f in memories_schema(384) if f.name not in ("words", "task_state")])
+    conn.create_table("memories", schema=old)
+    engine = Engine(repo, db=uri)
+    engine.remember(MemoryDraft(text="after migration", kind="task"))
+    store = engine.store()
+    assert store.db.schema_version == SCHEMA_VERSION
+    assert {"words", "task_state"} <= set(store.table.schema.names)
+    assert Database(uri, create=False).schema_version == SCHEMA_VERSION
+    assert engine.list(status="open")[0].text == "after migration"
+
+
+def test_missing_and_corrupted_databases_give_one_line_errors(repo, tmp_path):
+    with pytest.raises(CortexError, match="no cortex database"):
+        Engine(repo, db=str(tmp_path / "nowhere")).store()
+    broken = tmp_path / "broken"
+    (broken / "meta.lance").mkdir(parents=True)
+    (broken / "meta.lance" / "_versions").mkdir()
+    (broken / "meta.lance" / "_versions" / "1.manifest").write_bytes(b"\x00garbage")
+    with pytest.raises(CortexError) as info:
+        Engine(repo, db=str(broken)).store()
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_read_only_directory_is_a_clear_error(repo, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    with pytest.raises(CortexError, match="cannot"):
+        Engine(repo, db=str(ro / "db")).remember(MemoryDraft(text="x"))
+
+
+def test_versions_are_compacted_automatically_and_on_demand(repo):
+    from datetime import timedelta
+
+    engine = Engine(repo)
+    store = engine.store(create=True)
+    for i in range(12):
+        engine.remember(MemoryDraft(text=f"note {i}"))
+    piled_up = len(store.table.list_versions())
+    assert piled_up > 12
+    assert engine.gc() > 0 and len(store.table.list_versions()) <= 2
+    store.db.compact_every, store.db.compact_keep = 5, timedelta(0)
+    for i in range(12):
+        engine.remember(MemoryDraft(text=f"more {i}"))
+    assert len(store.table.list_versions()) <= 6
+    assert store.count() == 24
