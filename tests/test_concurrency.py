@@ -1,0 +1,33 @@
+"""Real processes writing to one database at once lose nothing and never leave two active versions of a key."""
+
+import subprocess
+import sys
+
+from cortex_tui.core.engine import Engine
+
+WRITER = """
+import sys
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+engine = Engine(sys.argv[1])
+name = sys.argv[2]
+for i in range(15):
+    engine.remember(MemoryDraft(text=f"writer {name} memory {i}"))
+    if i % 3 == 0:
+        engine.remember(MemoryDraft(text=f"shared key written by {name} at {i}", source_key="shared"))
+"""
+
+
+def test_three_writer_processes_lose_no_rows(repo):
+    Engine(repo).init()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(repo), name], stderr=subprocess.PIPE, text=True) for name in "abc"]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    engine = Engine(repo)
+    texts = {m.text for m in engine.list(limit=None) if not m.source_key}
+    assert texts == {f"writer {n} memory {i}" for n in "abc" for i in range(15)}
+    versions = engine.history("shared")
+    assert len(versions) == 15
+    assert [v.version for v in versions] == list(range(1, 16))
+    assert sum(v.status == "active" for v in versions) == 1

@@ -1,0 +1,57 @@
+from pathlib import Path
+
+from cortex_tui.core.gitctx import read_git_context
+
+from .conftest import commit_file, git
+
+
+def test_repo_with_no_commits_gives_an_empty_context(empty_repo):
+    (empty_repo / "a.py").write_text("x = 1\n")
+    ctx = read_git_context(empty_repo)
+    assert ctx.is_repo and ctx.head == "" and ctx.commits == () and "no commits yet" in ctx.notes
+    assert ctx.untracked == ("a.py",)
+    git(empty_repo, "add", "a.py")
+    assert read_git_context(empty_repo).staged == ("a.py",)
+
+
+def test_non_git_directory(tmp_path):
+    ctx = read_git_context(tmp_path)
+    assert not ctx.is_repo and ctx.commits == () and ctx.branch == ""
+
+
+def test_working_change_commits_and_recent_files(repo):
+    (repo / "src" / "app.py").write_text("def main():\n    return 2\n")
+    (repo / "new.py").write_text("y = 2\n")
+    (repo / "README.md").write_text("# changed\n")
+    git(repo, "add", "README.md")
+    ctx = read_git_context(repo)
+    assert ctx.branch == "main" and not ctx.detached
+    assert ctx.modified == ("src/app.py",) and ctx.staged == ("README.md",) and ctx.untracked == ("new.py",)
+    assert [c.subject for c in ctx.commits] == ["Write a readme", "Add the app entry point"]
+    assert ctx.commits[1].files == ("src/app.py",)
+    assert {f.path for f in ctx.recent_files} == {"src/app.py", "README.md"}
+    assert ctx.changed_files == ("README.md", "src/app.py", "new.py")
+
+
+def test_detached_head_and_branches(repo):
+    git(repo, "branch", "feature/login")
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    git(repo, "checkout", "-q", first)
+    ctx = read_git_context(repo)
+    assert ctx.detached and ctx.branch == "" and ctx.head == first
+    assert ctx.branches == ("feature/login", "main")
+
+
+def test_worktree_and_submodule(repo, tmp_path):
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(wt))
+    ctx = read_git_context(wt)
+    assert ctx.root == wt and ctx.branch == "side" and len(ctx.commits) == 2
+
+    sub_src = tmp_path / "lib"
+    sub_src.mkdir()
+    git(sub_src, "init", "-q", "-b", "main")
+    commit_file(sub_src, "lib.py", "z = 3\n", "Library")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub_src), "vendor/lib")
+    sub = read_git_context(Path(repo / "vendor" / "lib"))
+    assert sub.root == repo / "vendor" / "lib" and sub.commits[0].subject == "Library"
