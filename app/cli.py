@@ -75,6 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="file to write (default standard output)")
     p.add_argument("--all-versions", action="store_true", help="include superseded and deleted versions")
 
+    p = add("index", "build or update the code index (incremental: only changed files are re-read)")
+    p.add_argument("target", nargs="?", help="repository or directory to index (default: -C or here)")
+    p.add_argument("--status", action="store_true", help="only say whether the index is fresh")
+    p.add_argument("--no-embed", action="store_true", help="store text and structure only; embed later")
+    p.add_argument("--skipped", action="store_true", help="list every skipped file with its reason")
+
+    p = add("watch", "keep the index fresh until interrupted")
+    p.add_argument("--no-embed", action="store_true", help="do not fill in embeddings while idle")
+
     add("stats", "counts for the database(s)")
     p = add("git", "print the git context")
     p.add_argument("--commits", type=int, default=10)
@@ -85,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("store", help="remember throughput/latency, embedding speed, model load", parents=[common])
     b.add_argument("--batch", type=int, default=1000)
     b.add_argument("--singles", type=int, default=100)
+    b = bench.add_parser("index", help="indexing speed, embeddings, size, RSS, save-to-searchable", parents=[common])
+    b.add_argument("--repo", required=True, help="a git repository or directory to index (read in place)")
+    b.add_argument("--edits", type=int, default=20, help="saves to time under the watcher")
+    b.add_argument("--embed-limit", type=int, default=None, help="embed at most this many chunks (default: all)")
     return parser
 
 

@@ -158,10 +158,21 @@ def cmd_export(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    stats = engine_from(args).stats()
+    engine = engine_from(args)
+    stats = engine.stats()
+    index = engine.code_index().status()
+    skipped = engine.code_index().skipped()
+    skip_counts: dict[str, int] = {}
+    for _, reason in skipped:
+        skip_counts[reason.split(" (")[0]] = skip_counts.get(reason.split(" (")[0], 0) + 1
     if args.json:
-        print_json({"stores": stats})
+        print_json({"stores": stats, "index": {**index.__dict__, "fresh": index.fresh, "skipped": skip_counts}})
         return 0
+    state = "fresh" if index.fresh else f"stale ({index.stale} changed, {index.new} new, {index.removed} removed)"
+    console.print(f"[bold]code index[/]: {index.indexed_files} files, {index.chunks} chunks, "
+                  f"{index.embeddings_pending} embeddings pending, {state}")
+    if skip_counts:
+        console.print("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(skip_counts.items())), style="dim")
     for s in stats:
         size = f"{s.disk_bytes / 1e6:.1f} MB" if s.disk_bytes is not None else "remote"
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.by_kind.items())) or "none"
@@ -202,6 +213,16 @@ def cmd_gc(args) -> int:
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
+    if args.bench == "index":
+        from ..core.bench import index as bench_index
+
+        result = bench_index.run(Path(args.repo), edits=args.edits, embed_limit=args.embed_limit)
+        if args.json:
+            print_json(result)
+        else:
+            for label, value in bench_index.rows(result):
+                console.print(f"{label:<34} {value}")
+        return 0
     if args.bench == "store":
         result = bench_store.run(batch=args.batch, singles=args.singles)
         if args.json:
@@ -211,4 +232,76 @@ def cmd_bench(args) -> int:
             console.print(f"embedding throughput  {result.embed_chunks_per_s:.1f} texts/s (batch of 256 short memories)")
             console.print(f"remember, batch       {result.remember_batch_per_s:.1f} memories/s ({result.batch_size} in one batch)")
             console.print(f"remember, single      p50 {result.single_p50_ms:.1f} ms, p95 {result.single_p95_ms:.1f} ms ({result.singles} calls)")
+    return 0
+
+
+def _index_engine(args):
+    if getattr(args, "target", None):
+        args.path = args.target
+    return engine_from(args)
+
+
+def cmd_index(args) -> int:
+    engine = _index_engine(args)
+    if args.status:
+        st = engine.code_index(create=False).status()
+        if args.json:
+            print_json({**st.__dict__, "fresh": st.fresh})
+        else:
+            state = "fresh" if st.fresh else f"stale: {st.stale} changed, {st.new} new, {st.removed} removed file(s)"
+            console.print(f"index of {engine.root}: {state}; {st.indexed_files} files, {st.chunks} chunks, "
+                          f"{st.embeddings_pending} embeddings pending")
+        return 0
+    index = engine.code_index(create=True)
+    with progress_bar("indexing") as update:
+        report = index.update(
+            embed=not args.no_embed,
+            progress=(lambda e: update(e.done, e.total)) if update else None,
+            priority=engine.git().changed_files,
+        )
+    if args.json:
+        print_json({
+            "root": str(engine.root), "listed": report.listed, "changed": report.changed, "unchanged": report.unchanged,
+            "removed": report.removed, "chunks": report.chunks, "embedded": report.embedded,
+            "embeddings_pending": report.embeddings_pending, "skipped_counts": report.skip_counts,
+            "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
+            "lexical_seconds": round(report.lexical_seconds, 3), "embed_seconds": round(report.embed_seconds, 3),
+        })
+        return 0
+    console.print(
+        f"indexed {engine.root}: {report.changed} file(s) updated, {report.unchanged} unchanged, {report.removed} removed; "
+        f"{report.chunks} chunks in {report.lexical_seconds:.1f}s; {report.embedded} embedded in {report.embed_seconds:.1f}s; "
+        f"{report.embeddings_pending} pending"
+    )
+    if report.skipped:
+        counts = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skip_counts.items()))
+        console.print(f"skipped: {counts}" + ("" if args.skipped else " (--skipped lists them)"), style="dim")
+        if args.skipped:
+            for path, reason in report.skipped:
+                console.print(f"  {path}: {reason}", style="dim")
+    return 0
+
+
+def cmd_watch(args) -> int:
+    import threading
+
+    from ..core.watch import IndexWatcher
+
+    engine = engine_from(args)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+
+    def show(update) -> None:
+        r = update.report
+        what = "git state changed" if update.git_state_changed else ", ".join(update.paths[:3])
+        console.print(f"{what}: {r.changed} updated, {r.removed} removed in {update.seconds * 1000:.0f} ms")
+
+    watcher = IndexWatcher(index, on_update=show, on_error=lambda m: console.print(f"[red]{m}[/]"),
+                           debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
+    console.print(f"watching {engine.root} (Ctrl+C to stop)")
+    with watcher:
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
     return 0

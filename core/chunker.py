@@ -48,15 +48,16 @@ def chunk_file(text: str, language: str, encoding: str = "cl100k_base") -> list[
     if not lines:
         return []
     spans: list[_Span] | None = None
+    measure = _LineTokens(lines, encoding)
     if has_grammar(language):
         parser = parser_for(language)
         if parser is not None:
             tree = parser.parse(text.encode("utf-8"))
-            spans = _symbol_spans(tree.root_node, language, lines, encoding)
+            spans = _symbol_spans(tree.root_node, language, lines, measure)
     if spans is None:
         spans = [_Span(a, b, [], "window") for a, b in _windows(0, len(lines))]
     chunks = []
-    for span in _merge_small(spans, lines, encoding):
+    for span in _merge_small(spans, measure):
         body = "".join(lines[span.start : span.end])
         if not body.strip():
             continue
@@ -85,11 +86,20 @@ def _windows(start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-def _tokens(lines: list[str], start: int, end: int, encoding: str) -> int:
-    return count_tokens("".join(lines[start:end]), encoding)
+class _LineTokens:
+    """Token counts of line ranges from per-line counts (prefix sums). Used only to decide where to cut and
+    what to merge; every final chunk is counted exactly."""
+
+    def __init__(self, lines: list[str], encoding: str) -> None:
+        self.prefix = [0]
+        for line in lines:
+            self.prefix.append(self.prefix[-1] + count_tokens(line, encoding))
+
+    def __call__(self, start: int, end: int) -> int:
+        return self.prefix[end] - self.prefix[start]
 
 
-def _symbol_spans(root, language: str, lines: list[str], encoding: str) -> list[_Span]:
+def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -> list[_Span]:
     spec = SPECS[language]
     spans: list[_Span] = []
     pending_start: int | None = None
@@ -110,16 +120,16 @@ def _symbol_spans(root, language: str, lines: list[str], encoding: str) -> list[
                 pending_start = start
             continue
         flush(start)
-        spans.extend(_definition_spans(node, name, language, lines, encoding, prefix=""))
+        spans.extend(_definition_spans(node, name, language, measure, prefix=""))
     flush(len(lines))
     spans.sort(key=lambda s: s.start)
     return _cover_gaps(spans, len(lines))
 
 
-def _definition_spans(node, name: str, language: str, lines, encoding, prefix: str) -> list[_Span]:
+def _definition_spans(node, name: str, language: str, measure: _LineTokens, prefix: str) -> list[_Span]:
     start, end = node.start_point[0], node.end_point[0] + 1
     qualified = f"{prefix}{name}"
-    if _tokens(lines, start, end, encoding) <= MAX_CHUNK_TOKENS:
+    if measure(start, end) <= MAX_CHUNK_TOKENS:
         return [_Span(start, end, [qualified, *_inner_names(node, language, qualified)], "code")]
     spec = SPECS[language]
     inner = [c for c in _body_children(node) if c.type in spec.definitions and definition_name(c, language)]
@@ -131,7 +141,7 @@ def _definition_spans(node, name: str, language: str, lines, encoding, prefix: s
         c_start = max(child.start_point[0], cursor)
         if c_start > cursor:
             spans.append(_Span(cursor, c_start, [qualified] if cursor == start else [], "code"))
-        child_spans = _definition_spans(child, definition_name(child, language), language, lines, encoding, f"{qualified}.")
+        child_spans = _definition_spans(child, definition_name(child, language), language, measure, f"{qualified}.")
         spans.extend(s for s in child_spans if s.start >= c_start)
         cursor = max(cursor, child.end_point[0] + 1)
     if cursor < end:
@@ -160,15 +170,13 @@ def _cover_gaps(spans: list[_Span], total: int) -> list[_Span]:
     return out
 
 
-def _merge_small(spans: list[_Span], lines: list[str], encoding: str) -> list[_Span]:
+def _merge_small(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
     merged: list[_Span] = []
     for span in spans:
         if merged:
             prev = merged[-1]
-            small = _tokens(lines, prev.start, prev.end, encoding) < MIN_CHUNK_TOKENS or (
-                _tokens(lines, span.start, span.end, encoding) < MIN_CHUNK_TOKENS
-            )
-            if small and prev.end >= span.start and _tokens(lines, prev.start, span.end, encoding) <= MAX_CHUNK_TOKENS:
+            small = measure(prev.start, prev.end) < MIN_CHUNK_TOKENS or measure(span.start, span.end) < MIN_CHUNK_TOKENS
+            if small and prev.end >= span.start and measure(prev.start, span.end) <= MAX_CHUNK_TOKENS:
                 prev.end = max(prev.end, span.end)
                 prev.symbols = prev.symbols + [s for s in span.symbols if s not in prev.symbols]
                 prev.kind = "code" if "code" in (prev.kind, span.kind) else prev.kind
@@ -178,6 +186,8 @@ def _merge_small(spans: list[_Span], lines: list[str], encoding: str) -> list[_S
 
 
 def _body_children(node):
+    if node.type == "export_statement" and node.child_by_field_name("declaration") is not None:
+        node = node.child_by_field_name("declaration")
     body = node.child_by_field_name("body")
     if node.type == "decorated_definition":
         inner = node.child_by_field_name("definition")
@@ -208,6 +218,11 @@ def _text(node) -> str:
 def definition_name(node, language: str) -> str | None:
     """The name a definition node introduces, or None when it introduces none worth indexing."""
     kind = node.type
+    if kind == "export_statement":
+        inner = node.child_by_field_name("declaration")
+        if inner is None or inner.type not in SPECS[language].definitions:
+            return None
+        return definition_name(inner, language)
     if kind == "decorated_definition":
         inner = node.child_by_field_name("definition")
         return definition_name(inner, language) if inner is not None else None

@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     """Token encoding for every count and budget: cl100k_base or o200k_base."""
     max_text_bytes: int = 1_000_000
     """Largest memory text accepted."""
+    max_file_bytes: int = 1_000_000
+    """Files larger than this are not indexed (reported as skipped)."""
+    watch_debounce_ms: int = 300
+    """The watcher waits this long for a burst of file events (a checkout, a formatter) to settle."""
     lock_timeout: float = 30.0
     """Seconds a writer waits for another process's write to finish before giving up."""
     compact_every: int = 40

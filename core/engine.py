@@ -16,6 +16,7 @@ from .embed import Embedder
 from .errors import CortexError
 from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
+from .index import CodeIndex
 from .store import GitPosition, MemoryStore
 
 
@@ -37,6 +38,7 @@ class Engine:
             batch_size=self.settings.embed_batch,
         )
         self._stores: dict[str, MemoryStore] = {}
+        self._index: CodeIndex | None = None
 
     # --- locations -----------------------------------------------------------------------------------------------
 
@@ -84,6 +86,15 @@ class Engine:
         if create and self.db_uri not in self._stores:
             return self.init()
         return self._open(self.db_uri, create)
+
+    def code_index(self, create: bool = False) -> CodeIndex:
+        """The repository's code index (in the same database as its memories)."""
+        if self._index is None:
+            db = self.store(create=create).db
+            self._index = CodeIndex(
+                db, self.embedder, self.root, self.is_repo, self.settings.max_file_bytes, self.settings.encoding
+            )
+        return self._index
 
     def global_store(self, create: bool = False) -> MemoryStore | None:
         uri = global_db_uri()

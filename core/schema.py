@@ -48,3 +48,57 @@ def missing_fields(current: pa.Schema, wanted: pa.Schema) -> list[pa.Field]:
     """Fields a table of an older schema lacks; added as nullable columns by the migration."""
     have = set(current.names)
     return [f.with_nullable(True) for f in wanted if f.name not in have]
+
+
+def files_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("path", pa.string()),
+            pa.field("language", pa.string()),
+            pa.field("size", pa.int64()),
+            pa.field("mtime_ns", pa.int64()),
+            pa.field("blob", pa.string()),
+            pa.field("last_commit_time", _TS),
+            pa.field("last_author", pa.string()),
+            pa.field("is_test", pa.bool_()),
+            pa.field("imports", pa.list_(pa.string())),
+            pa.field("symbols", pa.list_(pa.string())),
+            pa.field("tokens", pa.int64()),
+            pa.field("chunks", pa.int32()),
+            pa.field("indexed_at", _TS),
+        ]
+    )
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string()),
+            pa.field("path", pa.string()),
+            pa.field("language", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("symbols", pa.list_(pa.string())),
+            pa.field("refs", pa.list_(pa.string())),
+            pa.field("text", pa.string()),
+            pa.field("words", pa.string()),
+            pa.field("tokens", pa.int32()),
+            pa.field("hash", pa.string()),
+            pa.field("is_test", pa.bool_()),
+            pa.field("embedded", pa.bool_()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+EDGES_SCHEMA = pa.schema(
+    [
+        pa.field("src", pa.string()),
+        pa.field("dst", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("path", pa.string()),
+    ]
+)
+
+SKIPPED_SCHEMA = pa.schema([pa.field("path", pa.string()), pa.field("reason", pa.string())])

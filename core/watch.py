@@ -1,0 +1,135 @@
+"""Keeping the index fresh while something runs (dashboard, `cortex watch`, MCP server).
+
+A background thread listens with watchfiles. Events are debounced (300 ms by default) so a burst such as a
+`git checkout` of hundreds of files becomes one update. A change under `.git/` (HEAD, refs: a branch switch,
+pull or rebase) triggers a full incremental pass, which re-reads only files whose stat changed; otherwise only the
+changed paths are looked at. Between bursts, pending embeddings are filled in one batch at a time, so a new save
+is never stuck behind a long embedding run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CortexError
+from .index import CodeIndex, IndexReport
+
+_GIT_STATE = ("HEAD", "packed-refs", "refs/", "FETCH_HEAD", "ORIG_HEAD")
+_NOISE_DIRS = {"__pycache__", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "venv"}
+
+
+@dataclass(frozen=True)
+class WatchUpdate:
+    """One update the watcher made: which paths set it off, what it did, how long it took from the event."""
+
+    paths: tuple[str, ...]
+    git_state_changed: bool
+    report: IndexReport
+    seconds: float
+
+
+class IndexWatcher:
+    """Watches a work tree and updates its code index; callbacks run on the watcher's thread."""
+
+    def __init__(
+        self,
+        index: CodeIndex,
+        on_update: Callable[[WatchUpdate], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+        debounce_ms: int = 300,
+        embed: bool = True,
+    ) -> None:
+        self.index = index
+        self.root = Path(index.root)
+        self.on_update = on_update
+        self.on_error = on_error
+        self.debounce_ms = debounce_ms
+        self.embed = embed
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ready = threading.Event()
+        """Set once the file system watch is in place (events before that may be missed)."""
+
+    def start(self) -> "IndexWatcher":
+        self._thread = threading.Thread(target=self._run, name="cortex-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> "IndexWatcher":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _relevant(self, _change, path: str) -> bool:
+        rel = self._relative(path)
+        if rel is None:
+            return False
+        parts = rel.split("/")
+        if parts[0] == ".cortex":
+            return False
+        if parts[0] == ".git":
+            inner = "/".join(parts[1:])
+            return any(inner == g or inner.startswith(g) for g in _GIT_STATE) and not inner.endswith(".lock")
+        return not any(p in _NOISE_DIRS for p in parts)
+
+    def _relative(self, path: str) -> str | None:
+        try:
+            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except (ValueError, OSError):
+            return None
+
+    def _run(self) -> None:
+        import watchfiles
+
+        try:
+            for changes in watchfiles.watch(
+                self.root,
+                watch_filter=self._relevant,
+                debounce=self.debounce_ms,
+                step=50,
+                stop_event=self._stop,
+                rust_timeout=400,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            ):
+                self.ready.set()
+                if self._stop.is_set():
+                    break
+                if changes:
+                    self._apply(changes, time.perf_counter())
+                elif self.embed:
+                    self._embed_one_batch()
+        except Exception as exc:  # the watcher must never take its host down
+            if self.on_error:
+                self.on_error(f"file watcher stopped: {exc}")
+
+    def _apply(self, changes, started: float) -> None:
+        rels = sorted({r for _, p in changes if (r := self._relative(p)) is not None})
+        git_state = any(r.startswith(".git/") for r in rels)
+        paths = [r for r in rels if not r.startswith(".git/")]
+        try:
+            report = self.index.update(only=None if git_state else paths, embed=False)
+        except CortexError as exc:
+            if self.on_error:
+                self.on_error(str(exc))
+            return
+        if self.on_update:
+            self.on_update(WatchUpdate(tuple(paths), git_state, report, time.perf_counter() - started))
+
+    def _embed_one_batch(self) -> None:
+        try:
+            self.index.embed_pending(limit=64, should_stop=self._stop.is_set)
+        except CortexError as exc:
+            if self.on_error:
+                self.on_error(str(exc))

@@ -1,0 +1,256 @@
+"""The code index on real git repositories: what is listed, chunked, linked, skipped, and kept fresh."""
+
+import os
+import subprocess
+
+import pytest
+
+from cortex_tui.core.engine import Engine
+
+from .conftest import commit_file, git
+
+FIXTURES = {
+    "python": {
+        "pkg/__init__.py": "",
+        "pkg/util.py": "def helper(x):\n    return x * 2\n",
+        "pkg/main.py": "from .util import helper\nimport pkg.models\n\nclass Runner:\n    def run(self):\n        return helper(1)\n",
+        "pkg/models.py": "class Model:\n    pass\n",
+    },
+    "javascript": {
+        "web/util.js": "export function formatDate(d) {\n  return d.toISOString();\n}\n",
+        "web/app.js": "import { formatDate } from './util';\nconst lib = require('./lib/index.js');\nexport class App {\n  render() { return formatDate(new Date()); }\n}\n",
+        "web/lib/index.js": "module.exports = {};\n",
+    },
+    "typescript": {
+        "tsconfig.json": '{\n  // comment\n  "compilerOptions": {"baseUrl": ".", "paths": {"@core/*": ["ts/core/*"]}},\n}\n',
+        "ts/core/types.ts": "export interface User {\n  id: string;\n}\nexport type Id = string;\n",
+        "ts/service.ts": "import { User } from '@core/types';\nexport const loadUser = async (id: string): Promise<User> => ({ id });\n",
+        "ts/view.tsx": "import { loadUser } from './service';\nexport function UserView() {\n  return <div>{String(loadUser)}</div>;\n}\n",
+    },
+    "go": {
+        "go.mod": "module example.com/shop\n\ngo 1.22\n",
+        "cart/cart.go": "package cart\n\ntype Cart struct {\n\tItems []string\n}\n\nfunc (c *Cart) Add(item string) {\n\tc.Items = append(c.Items, item)\n}\n",
+        "main.go": 'package main\n\nimport (\n\t"fmt"\n\t"example.com/shop/cart"\n)\n\nfunc main() {\n\tc := cart.Cart{}\n\tfmt.Println(c)\n}\n',
+    },
+    "rust": {
+        "src/lib.rs": "pub mod parser;\nuse crate::parser::Token;\n\npub fn tokens() -> Vec<Token> { vec![] }\n",
+        "src/parser.rs": "pub struct Token {\n    pub text: String,\n}\n\nimpl Token {\n    pub fn new() -> Self { Token { text: String::new() } }\n}\n",
+    },
+    "java": {
+        "java/com/acme/Order.java": "package com.acme;\n\npublic class Order {\n    public int total() { return 0; }\n}\n",
+        "java/com/acme/Shop.java": "package com.acme;\n\nimport com.acme.Order;\n\npublic class Shop {\n    public Order order() { return new Order(); }\n}\n",
+    },
+    "ruby": {
+        "lib/greeter.rb": "module Greeter\n  def self.hello(name)\n    \"hi #{name}\"\n  end\nend\n",
+        "app.rb": "require_relative 'lib/greeter'\n\nclass App\n  def call\n    Greeter.hello('x')\n  end\nend\n",
+    },
+    "c": {
+        "csrc/buf.h": "struct buf { int len; };\nint buf_len(struct buf *b);\n",
+        "csrc/buf.c": '#include "buf.h"\n\nint buf_len(struct buf *b) {\n    return b->len;\n}\n',
+    },
+    "cpp": {
+        "cpp/shape.hpp": "class Shape {\npublic:\n  virtual double area() const = 0;\n};\n",
+        "cpp/circle.cpp": '#include "shape.hpp"\n\nnamespace geo {\nclass Circle : public Shape {\npublic:\n  double area() const override { return 3.14; }\n};\n}\n',
+    },
+}
+
+EXPECTED_SYMBOLS = {
+    "pkg/main.py": {"Runner", "Runner.run"},
+    "web/app.js": {"App"},
+    "web/util.js": {"formatDate"},
+    "ts/core/types.ts": {"User", "Id"},
+    "ts/service.ts": {"loadUser"},
+    "ts/view.tsx": {"UserView"},
+    "cart/cart.go": {"Cart", "Add"},
+    "src/parser.rs": {"Token"},
+    "java/com/acme/Shop.java": {"Shop", "Shop.order"},
+    "lib/greeter.rb": {"Greeter", "Greeter.hello"},
+    "csrc/buf.c": {"buf_len"},
+    "cpp/circle.cpp": {"geo"},
+}
+
+EXPECTED_IMPORTS = {
+    "pkg/main.py": {"pkg/util.py", "pkg/models.py"},
+    "web/app.js": {"web/util.js", "web/lib/index.js"},
+    "ts/service.ts": {"ts/core/types.ts"},
+    "ts/view.tsx": {"ts/service.ts"},
+    "main.go": {"cart/cart.go"},
+    "src/lib.rs": {"src/parser.rs"},
+    "java/com/acme/Shop.java": {"java/com/acme/Order.java"},
+    "app.rb": {"lib/greeter.rb"},
+    "csrc/buf.c": {"csrc/buf.h"},
+    "cpp/circle.cpp": {"cpp/shape.hpp"},
+}
+
+
+def write_all(root, files):
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def polyglot(empty_repo):
+    for files in FIXTURES.values():
+        write_all(empty_repo, files)
+    git(empty_repo, "add", "-A")
+    git(empty_repo, "commit", "-q", "-m", "Polyglot fixture")
+    return empty_repo
+
+
+def chunk_rows(index, path):
+    return index.chunks.search().where(f"path = '{path}'").limit(100).to_list()
+
+
+def file_row(index, path):
+    rows = index.files.search().where(f"path = '{path}'").limit(1).to_list()
+    return rows[0] if rows else None
+
+
+def test_symbol_chunks_and_import_edges_for_every_language(polyglot):
+    index = Engine(polyglot).code_index(create=True)
+    report = index.update(embed=False)
+    assert report.changed == sum(len(f) for f in FIXTURES.values())
+    for path, expected in EXPECTED_SYMBOLS.items():
+        symbols = {s.split(".")[-2] + "." + s.split(".")[-1] if "." in s else s for r in chunk_rows(index, path) for s in r["symbols"]}
+        short = {s.rsplit(".", 1)[-1] for r in chunk_rows(index, path) for s in r["symbols"]}
+        assert all(e in symbols or e in short for e in expected), (path, symbols)
+    for path, expected in EXPECTED_IMPORTS.items():
+        assert set(file_row(index, path)["imports"]) == expected, path
+    edges = index.edges.search().where("kind = 'imports' AND src = 'pkg/main.py'").limit(10).to_list()
+    assert {e["dst"] for e in edges} == {"pkg/util.py", "pkg/models.py"}
+    defines = index.edges.search().where("kind = 'defines' AND dst = 'sym:Runner.run'").limit(10).to_list()
+    assert len(defines) == 1
+    main = file_row(index, "pkg/main.py")
+    assert main["language"] == "python" and main["last_author"] == "Test Author" and main["last_commit_time"] is not None
+    for row in chunk_rows(index, "pkg/main.py"):
+        lines = (polyglot / "pkg/main.py").read_text().splitlines(keepends=True)
+        assert row["text"] == "".join(lines[row["start_line"] - 1 : row["end_line"]])
+        assert row["tokens"] > 0
+
+
+def test_ignore_rules_and_skips(repo):
+    write_all(repo, {
+        ".gitignore": "build/\n*.log\n",
+        "sub/.gitignore": "local_only.py\n",
+        "sub/local_only.py": "x = 1\n",
+        "sub/kept.py": "y = 2\n",
+        "build/out.py": "z = 3\n",
+        "debug.log": "noise\n",
+        "excluded.py": "w = 4\n",
+        "cortex_skip.py": "v = 5\n",
+        ".cortexignore": "cortex_skip.py\n",
+        ".env": "API_KEY=supersecret\n",
+        "deploy.pem": "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n",
+        "config.py": "AWS_KEY = 'AKIAABCDEFGHIJKLMNOP'\n",
+        "blob.bin": "",
+        "latin.py": "",
+        "app.min.js": "var a=1;" * 2000,
+    })
+    (repo / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    (repo / "latin.py").write_bytes(b"name = '\xe9t\xe9'\n")
+    (repo / "huge.txt").write_text("x" * 2_000_000)
+    (repo / ".git" / "info" / "exclude").write_text("excluded.py\n")
+    index = Engine(repo).code_index(create=True)
+    report = index.update(embed=False)
+    indexed = {r["path"] for r in index.files.search().limit(100).to_list()}
+    assert {"sub/kept.py", "src/app.py", "README.md"} <= indexed
+    for path in ("sub/local_only.py", "build/out.py", "debug.log", "excluded.py", "cortex_skip.py"):
+        assert path not in indexed
+    reasons = dict(report.skipped)
+    assert reasons[".env"] == "secret file" and reasons["deploy.pem"] == "secret file"
+    assert reasons["config.py"].startswith("contains a secret")
+    assert reasons["blob.bin"] == "binary" and reasons["latin.py"] == "not UTF-8"
+    assert reasons["app.min.js"] == "generated or lock file" and reasons["huge.txt"].startswith("larger than")
+    everything = " ".join(r["text"] for r in index.chunks.search().limit(1000).to_list())
+    assert "supersecret" not in everything and "AKIAABCDEFGHIJKLMNOP" not in everything
+    assert dict(index.skipped())["config.py"].startswith("contains a secret")
+
+
+def test_incremental_update_touches_only_changed_files_and_leaves_nothing_stale(polyglot):
+    index = Engine(polyglot).code_index(create=True)
+    index.update(embed=False)
+    assert index.update(embed=False).changed == 0
+    (polyglot / "pkg/util.py").write_text("def helper(x):\n    return x * 3\n\ndef shiny_new_function():\n    pass\n")
+    os.utime(polyglot / "pkg/models.py")
+    report = index.update(embed=False)
+    assert report.changed == 1 and report.unchanged == report.listed - 1
+    assert any("shiny_new_function" in r["symbols"] for r in chunk_rows(index, "pkg/util.py"))
+    git(polyglot, "mv", "pkg/models.py", "pkg/entities.py")
+    (polyglot / "web/util.js").unlink()
+    report = index.update(embed=False)
+    assert report.removed == 2 and report.changed == 1
+    for table in (index.files, index.chunks, index.edges):
+        for gone in ("pkg/models.py", "web/util.js"):
+            assert table.count_rows(f"path = '{gone}'") == 0
+    assert file_row(index, "pkg/entities.py") is not None
+    assert index.status().fresh
+
+
+def test_branch_switch_updates_just_the_files_that_differ(polyglot):
+    git(polyglot, "checkout", "-q", "-b", "feature")
+    commit_file(polyglot, "pkg/feature_only.py", "def feature_flag():\n    return True\n", "Add feature")
+    index = Engine(polyglot).code_index(create=True)
+    index.update(embed=False)
+    git(polyglot, "checkout", "-q", "main")
+    status = index.status()
+    assert not status.fresh and status.removed == 1
+    report = index.update(embed=False)
+    assert report.removed == 1 and report.changed == 0
+    assert file_row(index, "pkg/feature_only.py") is None
+
+
+def test_embeddings_are_filled_in_later_and_reused_by_content(repo):
+    index = Engine(repo).code_index(create=True)
+    report = index.update(embed=False)
+    assert report.embeddings_pending > 0 and index.status().embeddings_pending == report.embeddings_pending
+    assert index.embed_pending() == report.embeddings_pending
+    assert index.status().embeddings_pending == 0
+    (repo / "src/app.py").write_text("def main():\n    return 1\n\n")
+    (repo / "src/app.py").write_text("def main():\n    return 1\n")
+    os.utime(repo / "src/app.py", ns=(1, 1))
+    index.update(embed=False)
+    assert index.status().embeddings_pending == 0
+
+
+def test_bad_trees_complete_and_report(tmp_path, empty_repo):
+    plain = tmp_path / "plain"
+    (plain / "a").mkdir(parents=True)
+    (plain / "a" / "code.py").write_text("def f():\n    pass\n")
+    (plain / ".gitignore").write_text("ignored.py\n")
+    (plain / "ignored.py").write_text("x = 1\n")
+    os.symlink(plain, plain / "a" / "loop")
+    os.symlink(plain / "missing", plain / "dangling.py")
+    unreadable = plain / "secretive.py"
+    unreadable.write_text("y = 1\n")
+    unreadable.chmod(0)
+    (plain / "big.log").write_text("line\n" * 12_000_000)
+    index = Engine(plain).code_index(create=True)
+    report = index.update(embed=False)
+    indexed = {r["path"] for r in index.files.search().limit(100).to_list()}
+    assert "a/code.py" in indexed and "ignored.py" not in indexed
+    reasons = dict(report.skipped)
+    assert reasons["a/loop"] == "symbolic link" and reasons["big.log"].startswith("larger than")
+    empty = Engine(empty_repo).code_index(create=True)
+    assert empty.update(embed=False).changed == 0
+
+
+def test_cli_index_status_and_skips(cli, repo):
+    (repo / ".env").write_text("X=1\n")
+    first = cli.json("index", "--no-embed")
+    assert first["changed"] == 2 and first["skipped_counts"] == {"secret file": 1}
+    assert cli.json("index", "--status")["fresh"] is True
+    (repo / "src/new.py").write_text("def added():\n    return 0\n")
+    status = cli.json("index", "--status")
+    assert status["fresh"] is False and status["new"] == 1
+    assert cli.json("index", "--no-embed")["changed"] == 1
+
+
+def test_shallow_clone(repo, tmp_path):
+    for i in range(3):
+        commit_file(repo, f"m{i}.py", f"v = {i}\n", f"Commit {i}")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True)
+    report = Engine(shallow).code_index(create=True).update(embed=False)
+    assert report.changed == 5
