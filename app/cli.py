@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, help: str, aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, parents=[common], aliases=list(aliases))
+        parser = sub.add_parser(name, help=help, parents=[common], aliases=list(aliases))
+        parser.set_defaults(handler=name)
+        return parser
 
     add("init", "create the database and keep .cortex/ out of git")
 
@@ -84,6 +86,29 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("watch", "keep the index fresh until interrupted")
     p.add_argument("--no-embed", action="store_true", help="do not fill in embeddings while idle")
 
+    p = add("search", "smart search over memories and code (no query: what you are working on)", aliases=("ss",))
+    p.add_argument("query", nargs="*", help="words, identifiers, paths; inline filters like kind:decision work too")
+    p.add_argument("--kind", action="append", help="memory kind (repeatable)")
+    p.add_argument("--tag", action="append")
+    p.add_argument("--file", action="append", help="tied to this file (memories) or in this path (code)")
+    p.add_argument("--branch")
+    p.add_argument("--since", help="7d, 12h, 2w, 30m or an ISO date")
+    p.add_argument("--memories-only", action="store_true")
+    p.add_argument("--code-only", action="store_true")
+    p.add_argument("--history", action="store_true", help="include superseded and deleted versions")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--explain", action="store_true", help="show each hit's score breakdown")
+    p.add_argument("--expand", action="store_true", help="add the graph neighbours of the top hits")
+    p.add_argument("--full", action="store_true", help="print each hit's whole text")
+
+    p = add("what", "what should I know: branch memories, notes on changed files, open tasks, recent work")
+    p.add_argument("--limit", type=int, default=10, help="items per section")
+
+    p = add("graph", "neighbours of a memory, file, symbol or commit in the memory graph")
+    p.add_argument("node", help="memory id, file path, symbol, commit sha (or mem:/file:/sym:/commit: ids)")
+    p.add_argument("--depth", type=int, default=1)
+    p.add_argument("--limit", type=int, default=100)
+
     add("stats", "counts for the database(s)")
     p = add("git", "print the git context")
     p.add_argument("--commits", type=int, default=10)
@@ -107,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from . import commands
 
-        handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
+        handler = getattr(commands, "cmd_" + args.handler.replace("-", "_"))
         return handler(args) or 0
     except CortexError as exc:
         print(f"cortex: error: {exc}", file=sys.stderr)

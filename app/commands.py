@@ -305,3 +305,101 @@ def cmd_watch(args) -> int:
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _filters(args, inline: dict[str, list[str]]):
+    from ..core.query import Filters, parse_since
+
+    since = args.since or (inline.get("since") or [None])[-1]
+    return Filters(
+        kinds=tuple((args.kind or []) + inline.get("kind", [])),
+        tags=tuple((args.tag or []) + inline.get("tag", [])),
+        files=tuple((args.file or []) + inline.get("file", [])),
+        branch=args.branch or (inline.get("branch") or [None])[-1],
+        since=parse_since(since) if since else None,
+        memories_only=args.memories_only,
+        code_only=args.code_only,
+        history=args.history,
+    )
+
+
+def cmd_search(args) -> int:
+    from ..core.query import split_inline_filters
+
+    if args.limit < 1:
+        raise CortexError("--limit must be at least 1")
+    query, inline = split_inline_filters(" ".join(args.query))
+    engine = engine_from(args)
+    results = engine.search(query, _filters(args, inline), args.limit, expand=args.expand)
+    if args.json:
+        print_json({
+            "query": results.query, "implicit": results.implicit, "terms": list(results.terms),
+            "index_fresh": results.index_fresh, "embeddings_pending": results.embeddings_pending,
+            "elapsed_ms": round(results.elapsed_ms, 1), "notes": list(results.notes),
+            "hits": [h.to_json() for h in results.hits],
+            "neighbours": [n.__dict__ for n in results.neighbours],
+        })
+        return 0
+    if results.implicit and results.terms:
+        console.print(f"no query: searching for what you are working on ({' '.join(results.terms[:12])})", style="dim")
+    if results.index_fresh is False:
+        console.print("the code index is stale: run `cortex index` (or keep `cortex watch` running)", style="yellow")
+    for note in results.notes:
+        console.print(note, style="dim")
+    if not results.hits:
+        console.print("no results")
+    for i, hit in enumerate(results.hits, 1):
+        where = hit.location if hit.source == "code" else f"{hit.kind} {hit.id}"
+        console.print(f"[bold]{i:>2}. {hit.title}[/]  [dim]{where}  score {hit.score.total:.3f}[/]")
+        if args.explain:
+            console.print(f"    {hit.score.explain()}", style="cyan")
+        body = hit.text if args.full else "\n".join(hit.text.strip().splitlines()[:4])
+        console.out("    " + body.replace("\n", "\n    "))
+    if results.neighbours:
+        console.print("[bold]neighbours of the top hits[/]")
+        for n in results.neighbours:
+            console.print(f"  {n.via:<12} {n.label}")
+    return 0
+
+
+def cmd_what(args) -> int:
+    w = engine_from(args).what(args.limit)
+    if args.json:
+        print_json(w.to_json())
+        return 0
+    head = f"on {w.git.branch}" if w.git.branch else ("detached" if w.git.detached else "")
+    console.print(f"[bold]What should I know[/] {head}")
+
+    def section(title: str, items: list[str]) -> None:
+        if items:
+            console.print(f"\n[bold]{title}[/]")
+            for item in items:
+                console.print(f"  {item}")
+
+    fmt = lambda m: f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}"  # noqa: E731
+    section("Memories on this branch", [fmt(m) for m in w.branch_memories])
+    section("About the files you changed", [fmt(m) + f"  [dim]({', '.join(m.files)})[/]" for m in w.file_memories])
+    section("Open tasks", [fmt(m) for m in w.open_tasks])
+    section("Recent memories", [fmt(m) for m in w.recent_memories])
+    section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])
+    section("Working change, most central first", [f"{f.state:<9} {f.path}  [dim]imported by {f.imported_by}, centrality {f.centrality:.4f}[/]" for f in w.changed_files])
+    for hint in w.hints:
+        console.print(f"\n[dim]{hint}[/]")
+    return 0
+
+
+def cmd_graph(args) -> int:
+    from ..core.graph import neighbours, node_label, resolve_node
+
+    graph = engine_from(args).graph()
+    centre = resolve_node(graph, args.node)
+    found = neighbours(graph, centre, args.depth, args.limit)
+    if args.json:
+        print_json({"node": centre, "label": node_label(graph, centre), "neighbours": [n.__dict__ for n in found]})
+        return 0
+    console.print(f"[bold]{node_label(graph, centre)}[/] [dim]({centre})[/]")
+    if not found:
+        console.print("no neighbours")
+    for n in found:
+        console.print(f"{'  ' * n.depth}{n.via:<12} {n.label}")
+    return 0

@@ -167,6 +167,18 @@ class Database:
         self.compact(table, self.compact_keep)
         return True
 
+    def ensure_text_indexes(self, table) -> None:
+        """Full-text indexes on `text` (stemmed prose and code) and `words` (identifier parts, unstemmed).
+        Rows added later are searched too (unindexed rows are scanned) until compaction folds them in."""
+        from lancedb.index import FTS
+
+        if table.count_rows() == 0:
+            return
+        names = {tuple(i.columns) for i in table.list_indices()}
+        for column, stem in (("text", True), ("words", False)):
+            if (column,) not in names:
+                table.create_index(column, config=FTS(with_position=False, stem=stem))
+
     def compact(self, table, keep: timedelta = timedelta(0)) -> None:
         import warnings
 

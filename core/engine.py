@@ -17,6 +17,8 @@ from .errors import CortexError
 from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .index import CodeIndex
+from .query import Filters
+from .search import Searcher, SearchResults
 from .store import GitPosition, MemoryStore
 
 
@@ -39,6 +41,7 @@ class Engine:
         )
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
+        self._graph_cache: tuple[tuple, object] | None = None
 
     # --- locations -----------------------------------------------------------------------------------------------
 
@@ -177,6 +180,74 @@ class Engine:
 
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         return self._owner(memory_id).set_task_state(memory_id, state)
+
+    def has_index(self) -> bool:
+        try:
+            index = self.code_index()
+        except CortexError:
+            return False
+        return index.files.count_rows() > 0
+
+    def searcher(self) -> Searcher:
+        index = self.code_index() if self.has_index() else None
+        return Searcher(self._existing_stores(), index, self.embedder, self.settings.search)
+
+    def _existing_stores(self) -> list[MemoryStore]:
+        try:
+            return self.stores()
+        except CortexError as exc:
+            if "no cortex database" in str(exc):
+                raise CortexError(f"nothing indexed or remembered yet in {self.root}: run `cortex index` or `cortex remember`") from exc
+            raise
+
+    def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False) -> SearchResults:
+        git = self.git()
+        searcher = self.searcher()
+        fresh = searcher.index.status().fresh if searcher.index is not None else None
+        results = searcher.search(query, filters, limit, git, index_fresh=fresh)
+        if expand:
+            from .graph import expand_results
+
+            results = expand_results(self, results)
+        return results
+
+    def index_files(self) -> list[dict]:
+        """Every indexed file's path, imports and symbols (for the graph and centrality)."""
+        if not self.has_index():
+            return []
+        table = self.code_index().files
+        return table.search().select(["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"]).limit(
+            max(table.count_rows(), 1)
+        ).to_list()
+
+    def graph(self, max_commits: int = 200):
+        """The memory graph, rebuilt only when a table or HEAD has moved since the last build."""
+        from .graph import build_graph
+
+        stores = self._existing_stores()
+        index = self.code_index() if self.has_index() else None
+        key = (
+            tuple(s.table.version for s in stores),
+            index.files.version if index is not None else None,
+            gitctx.position(self.root),
+        )
+        if self._graph_cache is not None and self._graph_cache[0] == key:
+            return self._graph_cache[1]
+        memories = [m for s in stores for m in s.list(status="active")]
+        files = self.index_files()
+        defined: dict[str, list[str]] = {}
+        for f in files:
+            for sym in f["symbols"] or []:
+                defined.setdefault(sym.rsplit(".", 1)[-1], []).append(sym)
+        commits = self.git(max_commits).commits
+        graph = build_graph(memories, files, commits, defined)
+        self._graph_cache = (key, graph)
+        return graph
+
+    def what(self, per_section: int = 10):
+        from .what import what_should_i_know
+
+        return what_should_i_know(self, per_section)
 
     def stats(self) -> list[StoreStats]:
         return [store.stats() for store in self.stores()]

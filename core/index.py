@@ -325,20 +325,12 @@ class CodeIndex:
                 self.skipped_table.delete(f"path IN ({', '.join(quote(p) for p in affected)})")
             if skipped:
                 self.skipped_table.add([{"path": p, "reason": r} for p, r in skipped])
-            self._ensure_text_indexes()
+            self.db.ensure_text_indexes(self.chunks)
             for table in (self.chunks, self.files, self.edges, self.skipped_table):
                 self.db.maybe_compact(table)
 
         if gone or prepared or touched_only or skipped or scope is None:
             self.db.write(apply)
-
-    def _ensure_text_indexes(self) -> None:
-        from lancedb.index import FTS
-
-        names = {tuple(i.columns) for i in self.chunks.list_indices()}
-        for column, stem in (("text", True), ("words", False)):
-            if (column,) not in names and self.chunks.count_rows() > 0:
-                self.chunks.create_index(column, config=FTS(with_position=False, stem=stem))
 
     # --- embeddings ----------------------------------------------------------------------------------------------
 

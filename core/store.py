@@ -148,6 +148,19 @@ class MemoryStore:
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return found[:limit] if limit else found
 
+    def newest(self, where: str | None, limit: int) -> list[Memory]:
+        """The newest `limit` memories matching a filter, reading only ids and times of the rest."""
+        query = self.table.search().select(["id", "updated_at"])
+        if where:
+            query = query.where(where)
+        stubs = query.limit(max(self.table.count_rows(), 1)).to_list()
+        stubs.sort(key=lambda r: r["updated_at"], reverse=True)
+        ids = [r["id"] for r in stubs[:limit]]
+        if not ids:
+            return []
+        found = {m.id: m for m in self._query(f"id IN ({', '.join(quote(i) for i in ids)})", len(ids))}
+        return [found[i] for i in ids if i in found]
+
     def history(self, key: str) -> list[Memory]:
         """Every version stored under a source key (or, given a memory id, under that memory's key), oldest first."""
         found = self._query(f"source_key = {quote(key)}") if key else []
@@ -241,6 +254,7 @@ class MemoryStore:
             self.table.add(rows)
         if touched:
             self.table.update(where=f"id IN ({', '.join(quote(i) for i in touched)})", values={"accessed_at": stamp})
+        self.db.ensure_text_indexes(self.table)
         self.db.maybe_compact(self.table)
         return results
 
@@ -328,5 +342,7 @@ def _default_title(text: str) -> str:
 def _memory_to_row(memory: Memory) -> dict:
     row = {name: getattr(memory, name) for name in _FIELDS}
     row["vector"] = memory.vector
-    row["words"] = identifier_words(f"{memory.title} {memory.text} {' '.join(memory.symbols)}")
+    paths = " ".join(p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files)
+    parts = identifier_words(f"{memory.title} {memory.text} {' '.join(memory.symbols)}")
+    row["words"] = " ".join(filter(None, [memory.title, " ".join(memory.tags), paths, " ".join(memory.symbols), parts]))
     return row

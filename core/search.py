@@ -1,0 +1,288 @@
+"""Smart search: one query over memories and code, vector + full-text candidates fused by RRF, re-ranked by git
+context and time, each hit with its score breakdown. Stored text is returned verbatim.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from lancedb.query import MultiMatchQuery
+
+from .config import SearchWeights
+from .database import quote, sql_list
+from .embed import Embedder
+from .gitctx import GitContext
+from .index import CodeIndex
+from .query import Filters, ParsedQuery, parse_query
+from .rank import GitSignals, best_possible, boosts_for, fuse, total_score
+from .records import Memory
+from .store import MemoryStore, _row_to_memory
+from .text import split_identifier
+
+CANDIDATES = 50
+MIN_SIMILARITY = 0.1
+"""Vector candidates less similar than this are noise (unrelated MiniLM pairs score about 0 to 0.1), and rank
+fusion would otherwise promote them whenever few candidates exist."""
+_CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
+_MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """Why a hit ranks where it does."""
+
+    ranks: dict[str, int]
+    """1-based rank in each candidate list it came from: `vector`, `text`, `context`."""
+    relevance: float
+    """Fused RRF score as a share of the best possible (1.0 = first in every list)."""
+    similarity: float | None
+    """Cosine similarity of the query and the hit's embedding, when it came from vector search."""
+    boosts: dict[str, float]
+    total: float
+
+    def explain(self) -> str:
+        ranks = " ".join(f"{k}#{v}" for k, v in sorted(self.ranks.items()))
+        boosts = " ".join(f"+{k} {v:.2f}" for k, v in self.boosts.items())
+        sim = f" cos {self.similarity:.2f}" if self.similarity is not None else ""
+        return f"{self.total:.3f} = rel {self.relevance:.3f} ({ranks}{sim})" + (f" x (1 {boosts})" if boosts else "")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A memory or a code chunk found by a search."""
+
+    source: str
+    """`memory` or `code`."""
+    id: str
+    kind: str
+    title: str
+    text: str
+    score: ScoreBreakdown
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    symbols: tuple[str, ...] = ()
+    tokens: int = 0
+    is_test: bool = False
+    memory: Memory | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}" if self.source == "code" else self.id
+
+    def to_json(self) -> dict:
+        out = {
+            "source": self.source, "id": self.id, "kind": self.kind, "title": self.title, "text": self.text,
+            "score": self.score.total, "breakdown": {
+                "ranks": self.score.ranks, "relevance": self.score.relevance, "similarity": self.score.similarity,
+                "boosts": self.score.boosts,
+            },
+        }
+        if self.source == "code":
+            out.update(path=self.path, start_line=self.start_line, end_line=self.end_line, symbols=list(self.symbols))
+        if self.memory is not None:
+            out["memory"] = self.memory.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """Hits, best first, and what the caller should know about how they were found."""
+
+    query: str
+    implicit: bool
+    """True when the query was built from the git context because none was given."""
+    terms: tuple[str, ...]
+    hits: list[SearchHit]
+    index_fresh: bool | None
+    """Whether the code index matched the work tree when the search ran (None: no code index)."""
+    embeddings_pending: int
+    elapsed_ms: float
+    notes: tuple[str, ...] = field(default=())
+    neighbours: tuple = ()
+    """With `--expand`: graph neighbours (core.graph.Neighbour) of the top hits."""
+
+
+def implicit_query(ctx: GitContext | None) -> str:
+    """What you are working on, in words: branch name, recent commit subjects, changed file names."""
+    if ctx is None or not ctx.is_repo:
+        return ""
+    words: list[str] = []
+    if ctx.branch and ctx.branch not in {"main", "master", "trunk", "develop"}:
+        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
+    words.extend(c.subject for c in ctx.commits[:5])
+    words.extend(ctx.changed_files[:10])
+    return " ".join(words)
+
+
+def context_terms(ctx: GitContext | None) -> tuple[str, ...]:
+    """Words folded into every search at low weight: the branch name and recent commit subjects."""
+    if ctx is None or not ctx.is_repo:
+        return ()
+    text = " ".join([ctx.branch.replace("/", " ").replace("-", " ")] + [c.subject for c in ctx.commits[:3]])
+    return parse_query(text).terms
+
+
+class Searcher:
+    """Runs searches over a repository's stores and code index."""
+
+    def __init__(
+        self,
+        stores: list[MemoryStore],
+        index: CodeIndex | None,
+        embedder: Embedder,
+        weights: SearchWeights | None = None,
+    ) -> None:
+        self.stores = stores
+        self.index = index
+        self.embedder = embedder
+        self.weights = weights or SearchWeights()
+
+    def search(
+        self,
+        query: str = "",
+        filters: Filters = Filters(),
+        limit: int = 20,
+        git: GitContext | None = None,
+        index_fresh: bool | None = None,
+    ) -> SearchResults:
+        start = time.perf_counter()
+        notes: list[str] = []
+        implicit = not query.strip()
+        text = implicit_query(git) if implicit else query
+        parsed = parse_query(text)
+        if parsed.empty:
+            reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
+            return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
+        extra = tuple(t for t in context_terms(git) if t not in parsed.terms)
+        vector = self.embedder.embed_one(parsed.text)
+        lists: dict[str, list[str]] = {}
+        rows: dict[str, tuple[str, dict]] = {}
+        similarity: dict[str, float] = {}
+        jobs = []
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            if not filters.code_only:
+                where = _memory_where(filters)
+                for store in self.stores:
+                    jobs.append(("memory", "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_COLUMNS)))
+                    jobs.append(("memory", "text", pool.submit(_fts, store.table, parsed.terms, where, _MEMORY_COLUMNS)))
+                    if extra:
+                        jobs.append(("memory", "context", pool.submit(_fts, store.table, extra, where, _MEMORY_COLUMNS)))
+            code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
+            if code_ok:
+                where = _code_where(filters)
+                table = self.index.chunks
+                vec_where = f"embedded = true AND ({where})" if where else "embedded = true"
+                jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_COLUMNS)))
+                jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, where, _CHUNK_COLUMNS)))
+                if extra:
+                    jobs.append(("code", "context", pool.submit(_fts, table, extra, where, _CHUNK_COLUMNS)))
+            for source, list_name, future in jobs:
+                for row in future.result():
+                    if "_distance" in row and 1.0 - float(row["_distance"]) / 2.0 < MIN_SIMILARITY:
+                        continue
+                    key = f"{source}:{row['id']}"
+                    rows.setdefault(key, (source, row))
+                    lists.setdefault(f"{source}.{list_name}", []).append(key)
+                    if "_distance" in row:
+                        similarity[key] = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
+        for name in lists:
+            lists[name].sort(key=lambda k, n=name: _list_order(n, rows[k][1]))
+        fused = fuse(lists)
+        best = {
+            source: best_possible(n for n in lists if n.startswith(source + ".") and not n.endswith(".context")) or 1.0
+            for source in ("memory", "code")
+        }
+        signals = GitSignals.from_context(git)
+        hits = [self._hit(key, rows[key], fused[key], best[rows[key][0]], similarity.get(key), signals) for key in fused]
+        hits.sort(key=lambda h: h.score.total, reverse=True)
+        if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
+            notes.append("code embeddings are still being computed; code matches are lexical only")
+        return SearchResults(
+            query=query, implicit=implicit, terms=parsed.terms, hits=hits[:limit], index_fresh=index_fresh,
+            embeddings_pending=self._pending(), elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+        )
+
+    def _pending(self) -> int:
+        return self.index.chunks.count_rows("embedded = false") if self.index is not None else 0
+
+    def _embedded_any(self) -> bool:
+        return self.index is not None and self.index.chunks.count_rows("embedded = true") > 0
+
+    def _hit(self, key: str, item: tuple[str, dict], fused, best: float, sim: float | None, signals: GitSignals) -> SearchHit:
+        source, row = item
+        relevance = fused.score / best
+        if source == "memory":
+            memory = _row_to_memory(row)
+            touched = max(memory.updated_at, memory.accessed_at)
+            boosts = boosts_for(memory.files, memory.branch, touched, signals, self.weights)
+            score = ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
+            return SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score, symbols=tuple(memory.symbols), memory=memory)
+        boosts = boosts_for([row["path"]], None, None, signals, self.weights)
+        score = ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
+        title = ", ".join(row["symbols"][:3]) or row["path"]
+        return SearchHit(
+            "code", row["id"], "code", title, row["text"], score, path=row["path"], start_line=row["start_line"],
+            end_line=row["end_line"], symbols=tuple(row["symbols"]), tokens=row["tokens"], is_test=row["is_test"],
+        )
+
+
+def _list_order(name: str, row: dict) -> float:
+    if name.endswith(".vector"):
+        return float(row.get("_distance", 0.0))
+    return -float(row.get("_score", 0.0))
+
+
+def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
+    if table.count_rows() == 0:
+        return []
+    query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
+    if where:
+        query = query.where(where, prefilter=True)
+    return query.to_list()
+
+
+def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
+    if not terms or table.count_rows() == 0 or not _has_fts(table):
+        return []
+    query = table.search(MultiMatchQuery(" ".join(terms), ["text", "words"]), query_type="fts")
+    query = query.select(columns + ["_score"]).limit(CANDIDATES)
+    if where:
+        query = query.where(where, prefilter=True)
+    return query.to_list()
+
+
+def _has_fts(table) -> bool:
+    names = {tuple(i.columns) for i in table.list_indices()}
+    return ("text",) in names and ("words",) in names
+
+
+def _memory_where(f: Filters) -> str:
+    clauses = [] if f.history else ["status = 'active'"]
+    if f.kinds:
+        clauses.append(f"kind IN ({', '.join(quote(k) for k in f.kinds)})")
+    if f.tags:
+        clauses.append(f"array_has_any(tags, {sql_list(f.tags)})")
+    if f.files:
+        clauses.append(f"array_has_any(files, {sql_list(f.files)})")
+    if f.branch:
+        clauses.append(f"branch = {quote(f.branch)}")
+    if f.since:
+        clauses.append(f"updated_at >= TIMESTAMP '{_sql_time(f.since)}'")
+    return " AND ".join(clauses)
+
+
+def _code_where(f: Filters) -> str:
+    if not f.files:
+        return ""
+    parts = [f"path = {quote(p)} OR path LIKE {quote(p.rstrip('/') + '/%')}" for p in f.files]
+    return " OR ".join(f"({p})" for p in parts)
+
+
+def _sql_time(stamp: datetime) -> str:
+    from datetime import timezone
+
+    return stamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,112 @@
+"""What should I know: with no query, the memories, tasks, commits and files that matter for the current git state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+from .database import quote, sql_list
+from .errors import CortexError
+from .gitctx import CommitInfo, GitContext
+from .graph import import_centrality
+from .records import Memory
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+RECENT_DAYS = 3
+
+
+@dataclass(frozen=True)
+class RankedFile:
+    """A file of the working change and how central it is in the import graph."""
+
+    path: str
+    state: str
+    """`staged`, `modified` or `untracked`."""
+    centrality: float
+    imported_by: int
+
+
+@dataclass(frozen=True)
+class WhatToKnow:
+    """The sections of `cortex what`, each capped and ordered; `hints` explain empty sections."""
+
+    git: GitContext
+    branch_memories: list[Memory] = field(default_factory=list)
+    file_memories: list[Memory] = field(default_factory=list)
+    open_tasks: list[Memory] = field(default_factory=list)
+    recent_memories: list[Memory] = field(default_factory=list)
+    recent_commits: list[CommitInfo] = field(default_factory=list)
+    changed_files: list[RankedFile] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "branch": self.git.branch,
+            "head": self.git.head,
+            "branch_memories": [m.to_json() for m in self.branch_memories],
+            "file_memories": [m.to_json() for m in self.file_memories],
+            "open_tasks": [m.to_json() for m in self.open_tasks],
+            "recent_memories": [m.to_json() for m in self.recent_memories],
+            "recent_commits": [
+                {"sha": c.sha, "subject": c.subject, "author": c.author, "time": c.time.isoformat(), "files": list(c.files)}
+                for c in self.recent_commits
+            ],
+            "changed_files": [f.__dict__ for f in self.changed_files],
+            "hints": self.hints,
+        }
+
+
+def what_should_i_know(engine: "Engine", per_section: int = 10) -> WhatToKnow:
+    git = engine.git(50)
+    try:
+        stores = engine.stores()
+    except CortexError:
+        stores = []
+    since = datetime.now(timezone.utc) - timedelta(days=RECENT_DAYS)
+    since_sql = since.strftime("%Y-%m-%d %H:%M:%S")
+    changed = list(git.changed_files)
+
+    def gather(where: str, limit: int = per_section) -> list[Memory]:
+        found = [m for s in stores for m in s.newest(where, limit)]
+        found.sort(key=lambda m: m.updated_at, reverse=True)
+        return found[:limit]
+
+    active = "status = 'active'"
+    branch_memories = gather(f"{active} AND branch = {quote(git.branch)}") if git.branch else []
+    file_memories = (
+        gather(f"{active} AND kind IN ('decision', 'note', 'fact', 'observation', 'link') AND array_has_any(files, {sql_list(changed)})")
+        if changed else []
+    )
+    tasks = gather(f"{active} AND kind = 'task' AND task_state = 'open'", per_section * 3)
+    tasks.sort(key=lambda m: (not set(m.files) & set(changed), m.branch != git.branch, -m.updated_at.timestamp()))
+    recent = gather(f"{active} AND updated_at >= TIMESTAMP '{since_sql}'")
+    commits = [c for c in git.commits if c.time >= since][:per_section]
+    ranked = _rank_changed(engine, git, per_section * 2)
+    hints = []
+    if not git.is_repo:
+        hints.append("not a git repository: branch, commit and working-change sections stay empty")
+    elif not git.head:
+        hints.append("no commits yet: make a first commit to see history here")
+    if not stores or all(s.count() == 0 for s in stores):
+        hints.append("no memories yet: `cortex remember \"why we chose X\" --kind decision` records one")
+    if not engine.has_index():
+        hints.append("code not indexed yet: `cortex index` (the dashboard does it in the background)")
+    if git.is_repo and not changed:
+        hints.append("working tree clean: no modified, staged or untracked files")
+    return WhatToKnow(git, branch_memories, file_memories, tasks[:per_section], recent, commits, ranked, hints)
+
+
+def _rank_changed(engine: "Engine", git: GitContext, limit: int) -> list[RankedFile]:
+    files = engine.index_files()
+    centrality = import_centrality(files)
+    imported_by: dict[str, int] = {}
+    for f in files:
+        for target in f["imports"] or []:
+            imported_by[target] = imported_by.get(target, 0) + 1
+    states = {p: "untracked" for p in git.untracked} | {p: "modified" for p in git.modified} | {p: "staged" for p in git.staged}
+    ranked = [RankedFile(p, s, centrality.get(p, 0.0), imported_by.get(p, 0)) for p, s in states.items()]
+    ranked.sort(key=lambda f: (-f.centrality, f.path))
+    return ranked[:limit]
