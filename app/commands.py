@@ -213,6 +213,16 @@ def cmd_gc(args) -> int:
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
+    if args.bench == "locomo":
+        from ..core.bench import locomo
+
+        table_rows = locomo.run(Path(args.data), args.conversations, progress=lambda m: print(m, file=sys.stderr))
+        if args.json:
+            print_json(table_rows)
+        else:
+            cols = ["R@1", "R@5", "R@10", "MRR", "questions", "ms_per_query"]
+            table(["mode", *cols], [[mode, *[str(r[c]) for c in cols]] for mode, r in table_rows.items()])
+        return 0
     if args.bench == "index":
         from ..core.bench import index as bench_index
 

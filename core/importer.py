@@ -155,6 +155,7 @@ def _records(name: str, text: str, suffix: str, kind: str, scope: str) -> list[M
                 scope=item.get("scope") or scope,
                 created_at=_parse_time(created, name, number) if created else None,
                 task_state=item.get("task_state") or "",
+                context=item.get("context") or "",
             )
         )
     return drafts
@@ -181,6 +182,7 @@ def export_record(memory: Memory) -> dict:
         "key": memory.source_key,
         "scope": memory.scope,
         "task_state": memory.task_state,
+        "context": memory.context,
         "branch": memory.branch,
         "commit": memory.commit,
         "version": memory.version,

@@ -12,9 +12,12 @@ from datetime import datetime, timedelta, timezone
 from .config import SearchWeights
 from .gitctx import GitContext
 
-RRF_K = 60
-LIST_WEIGHTS = {"vector": 1.0, "text": 1.0, "context": 0.35}
-"""The context list (words of the branch name and recent commit subjects) only nudges: it is not what was asked."""
+RRF_K = 10
+"""Smaller than the customary 60 so a list's top ranks count for more than agreement far down two lists."""
+LIST_WEIGHTS = {"vector": 0.5, "text": 1.0, "context": 0.35}
+"""Full-text evidence (names, identifiers, rare words) outweighs the small embedding model's similarity; the
+context list (branch name and recent commit subjects) only nudges, since it is not what was asked. K and these
+weights were chosen on LoCoMo dev (`cortex bench locomo`); there is no held-out split to confirm them."""
 
 
 @dataclass

@@ -27,6 +27,9 @@ class MemoryDraft:
     """Set when importing something that happened earlier (an export, a conversation log)."""
     task_state: str = ""
     """For tasks: `open` (the default) or `done`, as kept by an export."""
+    context: str = ""
+    """Words that help find this memory but are not part of it (the turns around a conversation turn, the task an
+    observation was made in). Searched by full-text search, never returned as the memory's text."""
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Memory:
     updated_at: datetime
     accessed_at: datetime
     text_hash: str
+    context: str = ""
     vector: list[float] | None = field(default=None, repr=False)
 
     @property

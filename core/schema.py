@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
-"""Bump when a table gains columns; older databases get the new columns (as nulls) when opened."""
+SCHEMA_VERSION = 2
+"""Bump when a table gains columns; older databases get the new columns (as nulls) when opened.
+v2: memories.context (words that help find a memory without being part of its text)."""
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -18,6 +19,7 @@ def memories_schema(dim: int) -> pa.Schema:
             pa.field("title", pa.string()),
             pa.field("text", pa.string()),
             pa.field("words", pa.string()),
+            pa.field("context", pa.string()),
             pa.field("tags", pa.list_(pa.string())),
             pa.field("files", pa.list_(pa.string())),
             pa.field("symbols", pa.list_(pa.string())),

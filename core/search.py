@@ -148,7 +148,10 @@ class Searcher:
         limit: int = 20,
         git: GitContext | None = None,
         index_fresh: bool | None = None,
+        signals: tuple[str, ...] = ("vector", "text", "context"),
+        boost: bool = True,
     ) -> SearchResults:
+        """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code."""
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
@@ -157,9 +160,10 @@ class Searcher:
         if parsed.empty:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
             return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
-        extra = tuple(t for t in context_terms(git) if t not in parsed.terms)
-        vector = self.embedder.embed_one(parsed.text)
-        lists: dict[str, list[str]] = {}
+        extra = tuple(t for t in context_terms(git) if t not in parsed.terms) if "context" in signals else ()
+        use_vector, use_text = "vector" in signals, "text" in signals
+        vector = self.embedder.embed_one(parsed.text) if use_vector else None
+        scored: dict[str, list[tuple[float, str]]] = {}
         rows: dict[str, tuple[str, dict]] = {}
         similarity: dict[str, float] = {}
         jobs = []
@@ -167,8 +171,10 @@ class Searcher:
             if not filters.code_only:
                 where = _memory_where(filters)
                 for store in self.stores:
-                    jobs.append(("memory", "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_COLUMNS)))
-                    jobs.append(("memory", "text", pool.submit(_fts, store.table, parsed.terms, where, _MEMORY_COLUMNS)))
+                    if use_vector:
+                        jobs.append(("memory", "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_COLUMNS)))
+                    if use_text:
+                        jobs.append(("memory", "text", pool.submit(_fts, store.table, parsed.terms, where, _MEMORY_COLUMNS)))
                     if extra:
                         jobs.append(("memory", "context", pool.submit(_fts, store.table, extra, where, _MEMORY_COLUMNS)))
             code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
@@ -176,8 +182,10 @@ class Searcher:
                 where = _code_where(filters)
                 table = self.index.chunks
                 vec_where = f"embedded = true AND ({where})" if where else "embedded = true"
-                jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_COLUMNS)))
-                jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, where, _CHUNK_COLUMNS)))
+                if use_vector:
+                    jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_COLUMNS)))
+                if use_text:
+                    jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, where, _CHUNK_COLUMNS)))
                 if extra:
                     jobs.append(("code", "context", pool.submit(_fts, table, extra, where, _CHUNK_COLUMNS)))
             for source, list_name, future in jobs:
@@ -186,18 +194,17 @@ class Searcher:
                         continue
                     key = f"{source}:{row['id']}"
                     rows.setdefault(key, (source, row))
-                    lists.setdefault(f"{source}.{list_name}", []).append(key)
+                    scored.setdefault(f"{source}.{list_name}", []).append((_list_order(list_name, row), key))
                     if "_distance" in row:
                         similarity[key] = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
-        for name in lists:
-            lists[name].sort(key=lambda k, n=name: _list_order(n, rows[k][1]))
+        lists = {name: [key for _, key in sorted(entries)] for name, entries in scored.items()}
         fused = fuse(lists)
         best = {
             source: best_possible(n for n in lists if n.startswith(source + ".") and not n.endswith(".context")) or 1.0
             for source in ("memory", "code")
         }
-        signals = GitSignals.from_context(git)
-        hits = [self._hit(key, rows[key], fused[key], best[rows[key][0]], similarity.get(key), signals) for key in fused]
+        git_signals = GitSignals.from_context(git) if boost else None
+        hits = [self._hit(key, rows[key], fused[key], best[rows[key][0]], similarity.get(key), git_signals) for key in fused]
         hits.sort(key=lambda h: h.score.total, reverse=True)
         if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
             notes.append("code embeddings are still being computed; code matches are lexical only")
@@ -212,16 +219,16 @@ class Searcher:
     def _embedded_any(self) -> bool:
         return self.index is not None and self.index.chunks.count_rows("embedded = true") > 0
 
-    def _hit(self, key: str, item: tuple[str, dict], fused, best: float, sim: float | None, signals: GitSignals) -> SearchHit:
+    def _hit(self, key: str, item: tuple[str, dict], fused, best: float, sim: float | None, signals: GitSignals | None) -> SearchHit:
         source, row = item
         relevance = fused.score / best
         if source == "memory":
             memory = _row_to_memory(row)
             touched = max(memory.updated_at, memory.accessed_at)
-            boosts = boosts_for(memory.files, memory.branch, touched, signals, self.weights)
+            boosts = boosts_for(memory.files, memory.branch, touched, signals, self.weights) if signals else {}
             score = ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
             return SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score, symbols=tuple(memory.symbols), memory=memory)
-        boosts = boosts_for([row["path"]], None, None, signals, self.weights)
+        boosts = boosts_for([row["path"]], None, None, signals, self.weights) if signals else {}
         score = ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
         title = ", ".join(row["symbols"][:3]) or row["path"]
         return SearchHit(
@@ -231,7 +238,8 @@ class Searcher:
 
 
 def _list_order(name: str, row: dict) -> float:
-    if name.endswith(".vector"):
+    """Sort key within one candidate list: distance for vectors, negated BM25 score for full text."""
+    if name == "vector":
         return float(row.get("_distance", 0.0))
     return -float(row.get("_score", 0.0))
 

@@ -75,7 +75,7 @@ def _row_to_memory(row: dict) -> Memory:
     fields = {name: row.get(name) for name in _FIELDS}
     for name in ("tags", "files", "symbols"):
         fields[name] = list(fields[name] or [])
-    for name in ("title", "branch", "commit", "source_key", "task_state"):
+    for name in ("title", "branch", "commit", "source_key", "task_state", "context"):
         if fields[name] is None:
             fields[name] = ""
     for name in ("created_at", "updated_at", "accessed_at"):
@@ -241,6 +241,7 @@ class MemoryStore:
                 updated_at=created,
                 accessed_at=stamp,
                 text_hash=digest,
+                context=draft.context,
                 vector=vector.tolist(),
             )
             if draft.source_key:
@@ -344,5 +345,7 @@ def _memory_to_row(memory: Memory) -> dict:
     row["vector"] = memory.vector
     paths = " ".join(p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files)
     parts = identifier_words(f"{memory.title} {memory.text} {' '.join(memory.symbols)}")
-    row["words"] = " ".join(filter(None, [memory.title, " ".join(memory.tags), paths, " ".join(memory.symbols), parts]))
+    row["words"] = " ".join(
+        filter(None, [memory.title, " ".join(memory.tags), paths, " ".join(memory.symbols), parts, memory.context])
+    )
     return row
