@@ -239,7 +239,7 @@ class MemoryStore:
                 task_state=(draft.task_state or "open") if draft.kind == "task" else "",
                 created_at=created,
                 updated_at=created,
-                accessed_at=stamp,
+                accessed_at=created,
                 text_hash=digest,
                 context=draft.context,
                 vector=vector.tolist(),
