@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("store", help="remember throughput/latency, embedding speed, model load", parents=[common])
     b.add_argument("--batch", type=int, default=1000)
     b.add_argument("--singles", type=int, default=100)
+    b = bench.add_parser("search", help="search/what latency at 10k and 100k items, cold start", parents=[common])
+    b.add_argument("--scales", default="10000,100000", help="comma-separated item counts")
     b = bench.add_parser("locomo", help="LoCoMo evidence recall: full-text vs vector vs hybrid vs smart", parents=[common])
     b.add_argument("--data", required=True, help="LoCoMo JSON (a list of conversations with qa)")
     b.add_argument("--conversations", type=int, default=None, help="use only the first N conversations")

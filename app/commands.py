@@ -213,6 +213,19 @@ def cmd_gc(args) -> int:
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
+    if args.bench == "search":
+        from ..core.bench import search as bench_search
+
+        results = [bench_search.run_scale(int(n)) for n in args.scales.split(",")]
+        cold = bench_search.cold_start()
+        if args.json:
+            print_json({"scales": results, "cold_start_s": cold})
+        else:
+            table(["items", "ANN index", "search p50", "search p95", "what p50", "what p95"], [
+                [f"{r.items:,}", "yes" if r.ann_index else "no", f"{r.search_p50_ms:.0f} ms", f"{r.search_p95_ms:.0f} ms",
+                 f"{r.what_p50_ms:.0f} ms", f"{r.what_p95_ms:.0f} ms"] for r in results])
+            console.print(f"cold start (new process, first search): {cold:.2f} s")
+        return 0
     if args.bench == "locomo":
         from ..core.bench import locomo
 

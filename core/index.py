@@ -9,7 +9,6 @@ id) nor re-embedded (vectors are cached by content hash).
 from __future__ import annotations
 
 import hashlib
-import posixpath
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -26,7 +25,7 @@ from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
 from .schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from .store import LanceVectorCache
-from .text import identifier_words
+from .text import WORDS_FORMAT, chunk_words
 from .walk import DEFAULT_MAX_BYTES, SourceFile, list_files, read_source
 
 EMBED_BATCH = 64
@@ -104,6 +103,9 @@ class CodeIndex:
         self.edges = db.open_table("edges", EDGES_SCHEMA)
         self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
         self.vector_cache = LanceVectorCache(db)
+        if db.get_meta("chunks_words") != WORDS_FORMAT:
+            db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
+            db.set_meta("chunks_words", WORDS_FORMAT)
         db.finish_migration()
 
     # --- reading the index ---------------------------------------------------------------------------------------
@@ -259,7 +261,7 @@ class CodeIndex:
                     "symbols": chunk.symbols,
                     "refs": chunk.refs,
                     "text": chunk.text,
-                    "words": identifier_words(f"{source.path} {chunk.text}") + " " + _path_words(source.path),
+                    "words": chunk_words(source.path, chunk.text),
                     "tokens": chunk.tokens,
                     "hash": text_hash(embed_text(source.path, chunk.symbols, chunk.text)),
                     "is_test": is_test,
@@ -380,6 +382,7 @@ class CodeIndex:
 
         def apply():
             self.chunks.merge_insert("id").when_matched_update_all().execute(data)
+            self.db.ensure_search_indexes(self.chunks, bitmap=("embedded",), btree=("id", "path"))
             self.db.maybe_compact(self.chunks)
 
         self.db.write(apply)
@@ -389,8 +392,3 @@ def embed_text(path: str, symbols: list[str], text: str) -> str:
     """What the model sees for a chunk: where it lives and what it defines, then the code."""
     head = f"{path} {' '.join(symbols)}".strip()
     return f"{head}\n{text}"
-
-
-def _path_words(path: str) -> str:
-    stem = posixpath.splitext(path)[0]
-    return " ".join(p for p in stem.replace("/", " ").replace("-", " ").replace("_", " ").split() if p)

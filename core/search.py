@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lancedb.query import MultiMatchQuery
+from lancedb.query import MatchQuery
 
 from .config import SearchWeights
 from .database import quote, sql_list
@@ -23,11 +23,14 @@ from .store import MemoryStore, _row_to_memory
 from .text import split_identifier
 
 CANDIDATES = 50
+SEARCH_THREADS = 4
 MIN_SIMILARITY = 0.1
 """Vector candidates less similar than this are noise (unrelated MiniLM pairs score about 0 to 0.1), and rank
 fusion would otherwise promote them whenever few candidates exist."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
 _MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
+_CHUNK_LIGHT = ["id", "path"]
+_MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 
 @dataclass(frozen=True)
@@ -164,52 +167,56 @@ class Searcher:
         use_vector, use_text = "vector" in signals, "text" in signals
         vector = self.embedder.embed_one(parsed.text) if use_vector else None
         scored: dict[str, list[tuple[float, str]]] = {}
-        rows: dict[str, tuple[str, dict]] = {}
+        light: dict[str, dict] = {}
         similarity: dict[str, float] = {}
         jobs = []
-        with ThreadPoolExecutor(max_workers=4) as pool:
+        with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
             if not filters.code_only:
                 where = _memory_where(filters)
-                for store in self.stores:
+                for n, store in enumerate(self.stores):
+                    source = f"memory{n}"
                     if use_vector:
-                        jobs.append(("memory", "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_COLUMNS)))
+                        jobs.append((source, "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_LIGHT)))
                     if use_text:
-                        jobs.append(("memory", "text", pool.submit(_fts, store.table, parsed.terms, where, _MEMORY_COLUMNS)))
+                        jobs.append((source, "text", pool.submit(_fts, store.table, parsed.terms, where, _MEMORY_LIGHT)))
                     if extra:
-                        jobs.append(("memory", "context", pool.submit(_fts, store.table, extra, where, _MEMORY_COLUMNS)))
+                        jobs.append((source, "context", pool.submit(_fts, store.table, extra, where, _MEMORY_LIGHT)))
             code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
             if code_ok:
                 where = _code_where(filters)
                 table = self.index.chunks
                 vec_where = f"embedded = true AND ({where})" if where else "embedded = true"
                 if use_vector:
-                    jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_COLUMNS)))
+                    jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
                 if use_text:
-                    jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, where, _CHUNK_COLUMNS)))
+                    jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, where, _CHUNK_LIGHT)))
                 if extra:
-                    jobs.append(("code", "context", pool.submit(_fts, table, extra, where, _CHUNK_COLUMNS)))
+                    jobs.append(("code", "context", pool.submit(_fts, table, extra, where, _CHUNK_LIGHT)))
             for source, list_name, future in jobs:
                 for row in future.result():
                     if "_distance" in row and 1.0 - float(row["_distance"]) / 2.0 < MIN_SIMILARITY:
                         continue
                     key = f"{source}:{row['id']}"
-                    rows.setdefault(key, (source, row))
+                    light.setdefault(key, row)
                     scored.setdefault(f"{source}.{list_name}", []).append((_list_order(list_name, row), key))
                     if "_distance" in row:
                         similarity[key] = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
         lists = {name: [key for _, key in sorted(entries)] for name, entries in scored.items()}
         fused = fuse(lists)
+        sources = {key.split(":", 1)[0] for key in fused}
         best = {
             source: best_possible(n for n in lists if n.startswith(source + ".") and not n.endswith(".context")) or 1.0
-            for source in ("memory", "code")
+            for source in sources
         }
         git_signals = GitSignals.from_context(git) if boost else None
-        hits = [self._hit(key, rows[key], fused[key], best[rows[key][0]], similarity.get(key), git_signals) for key in fused]
-        hits.sort(key=lambda h: h.score.total, reverse=True)
+        scores = {key: self._score(key, light[key], fused[key], best[key.split(":", 1)[0]], similarity.get(key), git_signals)
+                  for key in fused}
+        top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:limit]
+        hits = self._materialise(top, scores)
         if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
             notes.append("code embeddings are still being computed; code matches are lexical only")
         return SearchResults(
-            query=query, implicit=implicit, terms=parsed.terms, hits=hits[:limit], index_fresh=index_fresh,
+            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
             embeddings_pending=self._pending(), elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
         )
 
@@ -219,22 +226,55 @@ class Searcher:
     def _embedded_any(self) -> bool:
         return self.index is not None and self.index.chunks.count_rows("embedded = true") > 0
 
-    def _hit(self, key: str, item: tuple[str, dict], fused, best: float, sim: float | None, signals: GitSignals | None) -> SearchHit:
-        source, row = item
+    def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None) -> ScoreBreakdown:
         relevance = fused.score / best
-        if source == "memory":
-            memory = _row_to_memory(row)
-            touched = max(memory.updated_at, memory.accessed_at)
-            boosts = boosts_for(memory.files, memory.branch, touched, signals, self.weights) if signals else {}
-            score = ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
-            return SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score, symbols=tuple(memory.symbols), memory=memory)
-        boosts = boosts_for([row["path"]], None, None, signals, self.weights) if signals else {}
-        score = ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
-        title = ", ".join(row["symbols"][:3]) or row["path"]
-        return SearchHit(
-            "code", row["id"], "code", title, row["text"], score, path=row["path"], start_line=row["start_line"],
-            end_line=row["end_line"], symbols=tuple(row["symbols"]), tokens=row["tokens"], is_test=row["is_test"],
-        )
+        boosts: dict[str, float] = {}
+        if signals is not None:
+            if key.startswith("memory"):
+                touched = max(_utc(row["updated_at"]), _utc(row["accessed_at"]))
+                boosts = boosts_for(row["files"] or [], row["branch"], touched, signals, self.weights)
+            else:
+                boosts = boosts_for([row["path"]], None, None, signals, self.weights)
+        return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
+
+    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown]) -> list[SearchHit]:
+        """Read the full rows of the winners only: candidate lists carry ids and the few fields ranking needs."""
+        wanted: dict[str, list[str]] = {}
+        for key in keys:
+            source, ident = key.split(":", 1)
+            wanted.setdefault(source, []).append(ident)
+        full: dict[str, dict] = {}
+        for source, ids in wanted.items():
+            where = f"id IN ({', '.join(quote(i) for i in ids)})"
+            if source == "code":
+                table, columns = self.index.chunks, _CHUNK_COLUMNS
+            else:
+                table, columns = self.stores[int(source[len("memory"):])].table, _MEMORY_COLUMNS
+            for row in table.search().where(where).select(columns).limit(len(ids)).to_list():
+                full[f"{source}:{row['id']}"] = row
+        hits = []
+        for key in keys:
+            row = full.get(key)
+            if row is None:
+                continue
+            score = scores[key]
+            if key.startswith("memory"):
+                memory = _row_to_memory(row)
+                hits.append(SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score,
+                                      symbols=tuple(memory.symbols), memory=memory))
+            else:
+                hits.append(SearchHit(
+                    "code", row["id"], "code", ", ".join(row["symbols"][:3]) or row["path"], row["text"], score,
+                    path=row["path"], start_line=row["start_line"], end_line=row["end_line"], symbols=tuple(row["symbols"]),
+                    tokens=row["tokens"], is_test=row["is_test"],
+                ))
+        return hits
+
+
+def _utc(stamp: datetime) -> datetime:
+    from datetime import timezone
+
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
 def _list_order(name: str, row: dict) -> float:
@@ -256,7 +296,7 @@ def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
 def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
     if not terms or table.count_rows() == 0 or not _has_fts(table):
         return []
-    query = table.search(MultiMatchQuery(" ".join(terms), ["text", "words"]), query_type="fts")
+    query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")
     query = query.select(columns + ["_score"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
@@ -265,7 +305,7 @@ def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -
 
 def _has_fts(table) -> bool:
     names = {tuple(i.columns) for i in table.list_indices()}
-    return ("text",) in names and ("words",) in names
+    return ("words",) in names
 
 
 def _memory_where(f: Filters) -> str:

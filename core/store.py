@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
@@ -15,9 +15,12 @@ from .errors import CortexError
 from .records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft, RememberResult, StoreStats
 from .secrets import find_secrets
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
-from .text import identifier_words
+from .text import WORDS_FORMAT, identifier_words, path_words
 
 MEMORIES = "memories"
+MEMORY_BITMAPS = ("status", "kind", "scope", "task_state")
+MEMORY_LABEL_LISTS = ("tags", "files")
+MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 _FIELDS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
 
 
@@ -94,6 +97,10 @@ class MemoryStore:
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim))
         self.vector_cache = LanceVectorCache(db)
+        if db.get_meta("memories_words") != WORDS_FORMAT:
+            needed = ["title", "text", "tags", "files", "symbols", "context"]
+            db.rewrite_column(self.table, "words", needed, memory_words)
+            db.set_meta("memories_words", WORDS_FORMAT)
         db.finish_migration()
 
     # --- reads -------------------------------------------------------------------------------------------------
@@ -149,11 +156,17 @@ class MemoryStore:
         return found[:limit] if limit else found
 
     def newest(self, where: str | None, limit: int) -> list[Memory]:
-        """The newest `limit` memories matching a filter, reading only ids and times of the rest."""
-        query = self.table.search().select(["id", "updated_at"])
-        if where:
-            query = query.where(where)
-        stubs = query.limit(max(self.table.count_rows(), 1)).to_list()
+        """The newest `limit` memories matching a filter. LanceDB has no ORDER BY, so look back through widening
+        time windows (a BTree index on updated_at keeps each cheap) and read only ids and times until enough match."""
+        stubs: list[dict] = []
+        for days in (7, 30, 180, None):
+            clauses = [c for c in (where, _since_clause(days)) if c]
+            query = self.table.search().select(["id", "updated_at"])
+            if clauses:
+                query = query.where(" AND ".join(f"({c})" for c in clauses))
+            stubs = query.limit(max(self.table.count_rows(), 1)).to_list()
+            if len(stubs) >= limit:
+                break
         stubs.sort(key=lambda r: r["updated_at"], reverse=True)
         ids = [r["id"] for r in stubs[:limit]]
         if not ids:
@@ -256,6 +269,7 @@ class MemoryStore:
         if touched:
             self.table.update(where=f"id IN ({', '.join(quote(i) for i in touched)})", values={"accessed_at": stamp})
         self.db.ensure_text_indexes(self.table)
+        self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
         self.db.maybe_compact(self.table)
         return results
 
@@ -331,6 +345,13 @@ class MemoryStore:
         )
 
 
+def _since_clause(days: int | None) -> str:
+    if days is None:
+        return ""
+    cutoff = datetime.now(timezone.utc) - timedelta(days=days)
+    return f"updated_at >= TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
+
+
 def _embed_text(draft: MemoryDraft) -> str:
     return f"{draft.title}\n{draft.text}" if draft.title else draft.text
 
@@ -340,12 +361,17 @@ def _default_title(text: str) -> str:
     return line if len(line) <= 80 else line[:77] + "..."
 
 
+def memory_words(row: dict) -> str:
+    """The one full-text column of a memory: title, text, tags, file and symbol names, identifier parts, context."""
+    symbols = " ".join(row["symbols"] or [])
+    parts = identifier_words(f"{row['title']} {row['text']} {symbols}")
+    paths = " ".join(path_words(p) for p in row["files"] or [])
+    fields = [row["title"], row["text"], " ".join(row["tags"] or []), paths, symbols, parts, row.get("context") or ""]
+    return "\n".join(f for f in fields if f)
+
+
 def _memory_to_row(memory: Memory) -> dict:
     row = {name: getattr(memory, name) for name in _FIELDS}
     row["vector"] = memory.vector
-    paths = " ".join(p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files)
-    parts = identifier_words(f"{memory.title} {memory.text} {' '.join(memory.symbols)}")
-    row["words"] = " ".join(
-        filter(None, [memory.title, " ".join(memory.tags), paths, " ".join(memory.symbols), parts, memory.context])
-    )
+    row["words"] = memory_words(row)
     return row

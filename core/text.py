@@ -28,3 +28,18 @@ def identifier_words(text: str) -> str:
             seen.add(token)
             out.extend(parts)
     return " ".join(out)
+
+
+WORDS_FORMAT = "2"
+"""Version of what the `words` column holds (v2: the text itself plus identifier parts and path words). Tables
+written in an older format have their `words` rebuilt when opened."""
+
+
+def path_words(path: str) -> str:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return " ".join(p for p in stem.replace("/", " ").replace("-", " ").replace("_", " ").replace(".", " ").split() if p)
+
+
+def chunk_words(path: str, text: str) -> str:
+    """The one full-text column of a code chunk: its text, the parts of its identifiers, its path's words."""
+    return f"{text}\n{identifier_words(path + ' ' + text)} {path_words(path)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
@@ -75,16 +76,18 @@ def what_should_i_know(engine: "Engine", per_section: int = 10) -> WhatToKnow:
         return found[:limit]
 
     active = "status = 'active'"
-    branch_memories = gather(f"{active} AND branch = {quote(git.branch)}") if git.branch else []
-    file_memories = (
-        gather(f"{active} AND kind IN ('decision', 'note', 'fact', 'observation', 'link') AND array_has_any(files, {sql_list(changed)})")
-        if changed else []
-    )
-    tasks = gather(f"{active} AND kind = 'task' AND task_state = 'open'", per_section * 3)
+    file_kinds = "kind IN ('decision', 'note', 'fact', 'observation', 'link')"
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        branch_job = pool.submit(gather, f"{active} AND branch = {quote(git.branch)}") if git.branch else None
+        file_job = pool.submit(gather, f"{active} AND {file_kinds} AND array_has_any(files, {sql_list(changed)})") if changed else None
+        task_job = pool.submit(gather, f"{active} AND kind = 'task' AND task_state = 'open'", per_section * 3)
+        recent_job = pool.submit(gather, f"{active} AND updated_at >= TIMESTAMP '{since_sql}'")
+        ranked_job = pool.submit(_rank_changed, engine, git, per_section * 2)
+        branch_memories = branch_job.result() if branch_job else []
+        file_memories = file_job.result() if file_job else []
+        tasks, recent, ranked = task_job.result(), recent_job.result(), ranked_job.result()
     tasks.sort(key=lambda m: (not set(m.files) & set(changed), m.branch != git.branch, -m.updated_at.timestamp()))
-    recent = gather(f"{active} AND updated_at >= TIMESTAMP '{since_sql}'")
     commits = [c for c in git.commits if c.time >= since][:per_section]
-    ranked = _rank_changed(engine, git, per_section * 2)
     hints = []
     if not git.is_repo:
         hints.append("not a git repository: branch, commit and working-change sections stay empty")
