@@ -25,6 +25,29 @@ class SearchWeights(BaseModel):
     """Updated or accessed in the last week."""
 
 
+class SelectWeights(BaseModel):
+    """Weights of the value signals of context selection; each signal is in 0..1."""
+
+    lexical: float = 0.35
+    """Full-text (BM25) rank of the file's best chunk."""
+    semantic: float = 0.25
+    """Cosine similarity of the file's best chunk to the task."""
+    identifiers: float = 0.25
+    """Identifiers of the task that the file defines."""
+    named: float = 0.8
+    """The task names the file (path, file name or dotted module)."""
+    graph: float = 0.15
+    """Import-graph proximity to the named files, the working change and the top hits."""
+    recency: float = 0.05
+    """How recently the file changed in git, for files already relevant by structure or text."""
+    memories: float = 0.15
+    """A memory relevant to the task is tied to the file."""
+    changed: float = 0.1
+    """The file is in the working change."""
+    memory_item: float = 0.3
+    """Value of the most relevant memory as an item of its own (others scale down from it)."""
+
+
 class Settings(BaseSettings):
     """cortex settings. Environment variables use the CORTEX_ prefix (CORTEX_DB, CORTEX_EMBED_MODEL, ...)."""
 
@@ -57,6 +80,7 @@ class Settings(BaseSettings):
     theme: str = "cortex-dark"
     """Dashboard theme."""
     search: SearchWeights = SearchWeights()
+    select: SelectWeights = SelectWeights()
 
     @classmethod
     def settings_customise_sources(

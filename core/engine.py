@@ -7,6 +7,8 @@ operations to the repository's store or the user's global one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from . import gitctx
@@ -201,10 +203,13 @@ class Engine:
             raise
 
     def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False) -> SearchResults:
-        git = self.git()
         searcher = self.searcher()
-        fresh = searcher.index.status().fresh if searcher.index is not None else None
-        results = searcher.search(query, filters, limit, git, index_fresh=fresh)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            # Freshness needs a listing of the work tree; it runs beside the search instead of before it.
+            status = pool.submit(searcher.index.status) if searcher.index is not None else None
+            results = searcher.search(query, filters, limit, self.git())
+            fresh = status.result().fresh if status is not None else None
+        results = replace(results, index_fresh=fresh)
         if expand:
             from .graph import expand_results
 

@@ -14,9 +14,8 @@ from .gitctx import GitContext
 
 RRF_K = 10
 """Smaller than the customary 60 so a list's top ranks count for more than agreement far down two lists."""
-LIST_WEIGHTS = {"vector": 0.5, "text": 1.0, "context": 0.35}
-"""Full-text evidence (names, identifiers, rare words) outweighs the small embedding model's similarity; the
-context list (branch name and recent commit subjects) only nudges, since it is not what was asked. K and these
+LIST_WEIGHTS = {"vector": 0.5, "text": 1.0}
+"""Full-text evidence (names, identifiers, rare words) outweighs the small embedding model's similarity. K and these
 weights were chosen on LoCoMo dev (`cortex bench locomo`); there is no held-out split to confirm them."""
 
 

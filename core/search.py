@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lancedb.query import MatchQuery
+from lancedb.query import BooleanQuery, MatchQuery, Occur
 
 from .config import SearchWeights
 from .database import quote, sql_list
@@ -24,6 +24,8 @@ from .text import split_identifier
 
 CANDIDATES = 50
 SEARCH_THREADS = 4
+CONTEXT_BOOST = 0.3
+"""Weight of the branch-name and commit-subject words folded into every full-text query: a nudge, not the ask."""
 MIN_SIMILARITY = 0.1
 """Vector candidates less similar than this are noise (unrelated MiniLM pairs score about 0 to 0.1), and rank
 fusion would otherwise promote them whenever few candidates exist."""
@@ -38,7 +40,8 @@ class ScoreBreakdown:
     """Why a hit ranks where it does."""
 
     ranks: dict[str, int]
-    """1-based rank in each candidate list it came from: `vector`, `text`, `context`."""
+    """1-based rank in each candidate list it came from: `vector`, `text` (git-context words folded in at a low
+    boost)."""
     relevance: float
     """Fused RRF score as a share of the best possible (1.0 = first in every list)."""
     similarity: float | None
@@ -125,7 +128,8 @@ def context_terms(ctx: GitContext | None) -> tuple[str, ...]:
     """Words folded into every search at low weight: the branch name and recent commit subjects."""
     if ctx is None or not ctx.is_repo:
         return ()
-    text = " ".join([ctx.branch.replace("/", " ").replace("-", " ")] + [c.subject for c in ctx.commits[:3]])
+    branch = "" if ctx.branch in {"main", "master", "trunk", "develop"} else ctx.branch
+    text = " ".join([branch.replace("/", " ").replace("-", " ")] + [c.subject for c in ctx.commits[:3]])
     return parse_query(text).terms
 
 
@@ -178,9 +182,7 @@ class Searcher:
                     if use_vector:
                         jobs.append((source, "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_LIGHT)))
                     if use_text:
-                        jobs.append((source, "text", pool.submit(_fts, store.table, parsed.terms, where, _MEMORY_LIGHT)))
-                    if extra:
-                        jobs.append((source, "context", pool.submit(_fts, store.table, extra, where, _MEMORY_LIGHT)))
+                        jobs.append((source, "text", pool.submit(_fts, store.table, parsed.terms, extra, where, _MEMORY_LIGHT)))
             code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
             if code_ok:
                 where = _code_where(filters)
@@ -189,9 +191,7 @@ class Searcher:
                 if use_vector:
                     jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
                 if use_text:
-                    jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, where, _CHUNK_LIGHT)))
-                if extra:
-                    jobs.append(("code", "context", pool.submit(_fts, table, extra, where, _CHUNK_LIGHT)))
+                    jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, extra, where, _CHUNK_LIGHT)))
             for source, list_name, future in jobs:
                 for row in future.result():
                     if "_distance" in row and 1.0 - float(row["_distance"]) / 2.0 < MIN_SIMILARITY:
@@ -205,7 +205,7 @@ class Searcher:
         fused = fuse(lists)
         sources = {key.split(":", 1)[0] for key in fused}
         best = {
-            source: best_possible(n for n in lists if n.startswith(source + ".") and not n.endswith(".context")) or 1.0
+            source: best_possible(n for n in lists if n.startswith(source + ".")) or 1.0
             for source in sources
         }
         git_signals = GitSignals.from_context(git) if boost else None
@@ -293,10 +293,14 @@ def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
     return query.to_list()
 
 
-def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
+def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
+    """BM25 over the `words` column; git-context words are folded into the same query at a low boost."""
     if not terms or table.count_rows() == 0 or not _has_fts(table):
         return []
-    query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")
+    match = MatchQuery(" ".join(terms), "words")
+    if context:
+        match = BooleanQuery([(Occur.SHOULD, match), (Occur.SHOULD, MatchQuery(" ".join(context), "words", boost=CONTEXT_BOOST))])
+    query = table.search(match, query_type="fts")
     query = query.select(columns + ["_score"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
