@@ -109,6 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=1)
     p.add_argument("--limit", type=int, default=100)
 
+    for name, help_text in (("select", "choose files, chunks and memories for a task under a token budget"),
+                            ("context", "assemble the selected context verbatim (markdown, xml or json), copy or save it")):
+        p = add(name, help_text)
+        p.add_argument("task", nargs="+", help="what you want to do ('-' reads standard input)")
+        p.add_argument("--budget", type=int, default=12000, help="token budget (exact tokens of the configured encoding)")
+        p.add_argument("--max-items", type=int)
+        p.add_argument("--include-tests", default="auto", choices=["yes", "no", "auto"])
+        p.add_argument("--min-score", type=float, default=0.0)
+        if name == "context":
+            p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"])
+            p.add_argument("--copy", action="store_true", help="put it on the clipboard (native tool, OSC 52, else a file)")
+            p.add_argument("--output", "-o", help="write it to this file")
+
     add("stats", "counts for the database(s)")
     p = add("git", "print the git context")
     p.add_argument("--commits", type=int, default=10)
@@ -119,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("store", help="remember throughput/latency, embedding speed, model load", parents=[common])
     b.add_argument("--batch", type=int, default=1000)
     b.add_argument("--singles", type=int, default=100)
+    b = bench.add_parser("localize", help="file localisation on real bug fixes: ours vs BM25, grep, random, cognitive-cache", parents=[common])
+    b.add_argument("--tasks", help="JSONL task file (shared/bench/localize format)")
+    b.add_argument("--mirrors", help="directory holding <mirror_git_dir_name>/repo bare git directories")
+    b.add_argument("--repo", help="mine tasks from this repository's own history instead")
+    b.add_argument("--budget", type=int, default=12000)
+    b.add_argument("--limit", type=int, default=None, help="use at most this many tasks")
+    b.add_argument("--methods", default=",".join(("cortex", "bm25", "grep", "random", "cognitive-cache")))
     b = bench.add_parser("search", help="search/what latency at 10k and 100k items, cold start", parents=[common])
     b.add_argument("--scales", default="10000,100000", help="comma-separated item counts")
     b = bench.add_parser("locomo", help="LoCoMo evidence recall: full-text vs vector vs hybrid vs smart", parents=[common])

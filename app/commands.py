@@ -213,6 +213,26 @@ def cmd_gc(args) -> int:
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
+    if args.bench == "localize":
+        from ..core.bench import localize
+
+        if args.tasks:
+            if not args.mirrors:
+                raise CortexError("--tasks needs --mirrors DIR (where <mirror_git_dir_name>/repo live)")
+            tasks = localize.load_tasks(Path(args.tasks), Path(args.mirrors))
+        elif args.repo:
+            tasks = localize.mine_tasks(Path(args.repo), limit=args.limit or 30)
+        else:
+            raise CortexError("give --tasks FILE --mirrors DIR, or --repo PATH")
+        tasks = tasks[: args.limit] if args.limit else tasks
+        methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+        rows = localize.run(tasks, args.budget, methods, progress=lambda m: print(m, file=sys.stderr))
+        if args.json:
+            print_json(rows)
+        else:
+            cols = ["recall@budget", "R@1", "R@5", "R@10", "hit@5", "median_s", "tasks"]
+            table(["method", *cols], [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()])
+        return 0
     if args.bench == "search":
         from ..core.bench import search as bench_search
 
@@ -425,4 +445,78 @@ def cmd_graph(args) -> int:
         console.print("no neighbours")
     for n in found:
         console.print(f"{'  ' * n.depth}{n.via:<12} {n.label}")
+    return 0
+
+
+def _task(args) -> str:
+    text = " ".join(args.task)
+    return sys.stdin.read() if text == "-" else text
+
+
+def _selection(args):
+    return engine_from(args).select(_task(args), args.budget, args.max_items, args.include_tests, args.min_score)
+
+
+def cmd_select(args) -> int:
+    sel = _selection(args)
+    if args.json:
+        print_json({
+            "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "encoding": sel.encoding, "notes": sel.notes,
+            "chosen": [_item_json(i) for i in sel.chosen], "left_out": [_item_json(i) for i in sel.left_out],
+            "ranked_files": sel.ranked_files[:50],
+        })
+        return 0
+    console.print(f"[bold]{sel.tokens:,} / {sel.budget:,} tokens[/] ({sel.encoding}), {len(sel.chosen)} items")
+    for note in sel.notes:
+        console.print(note, style="yellow")
+    table(["kind", "item", "tokens", "score", "why"], [
+        [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
+    ])
+    if sel.left_out:
+        console.print("[dim]left out for budget: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in sel.left_out[:8]) + "[/]")
+    return 0
+
+
+def _why(item) -> str:
+    top = sorted(((k, v) for k, v in item.signals.items() if v and k != "role"), key=lambda kv: -kv[1])[:3]
+    return ", ".join(f"{k} {v:.2f}" for k, v in top)
+
+
+def _item_json(i) -> dict:
+    out = {"kind": i.kind, "provenance": i.provenance, "tokens": i.tokens, "score": i.value, "signals": i.signals}
+    if i.kind == "memory":
+        out["id"] = i.memory.id
+    else:
+        out["path"] = i.path
+    return out
+
+
+def cmd_context(args) -> int:
+    from ..core.assemble import assemble
+    from ..core.clipboard import copy, terminal_osc52
+
+    engine = engine_from(args)
+    sel = engine.select(_task(args), args.budget, args.max_items, args.include_tests, args.min_score)
+    doc = assemble(sel, args.format)
+    report = {"tokens": doc.tokens, "budget": sel.budget, "items": len(doc.items), "redactions": doc.redactions,
+              "format": doc.format, "notes": sel.notes}
+    if args.output:
+        Path(args.output).write_text(doc.text, encoding="utf-8")
+        report["output"] = args.output
+    if args.copy:
+        result = copy(doc.text, osc52=terminal_osc52(), fallback_dir=engine.root / ".cortex" / "clipboard")
+        report["copied"] = {"method": result.method, "bytes": result.bytes, "path": result.path}
+        report["message"] = result.describe(doc.tokens)
+    if args.json:
+        print_json({**report, "text": doc.text} if not (args.output or args.copy) else report)
+        return 0
+    if not (args.output or args.copy):
+        sys.stdout.write(doc.text)
+        return 0
+    if args.output:
+        console.print(f"wrote {doc.tokens:,} tokens ({len(doc.items)} items) to {args.output}", style="dim")
+    if args.copy:
+        console.print(report["message"])
+    if doc.redactions:
+        console.print(f"{doc.redactions} secret-looking string(s) redacted", style="yellow")
     return 0

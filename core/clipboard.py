@@ -1,0 +1,93 @@
+"""Putting text on the clipboard from a terminal: native tools, then OSC 52, then a file. Always says which."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+TOOLS = (
+    ("pbcopy", ["pbcopy"]),
+    ("wl-copy", ["wl-copy"]),
+    ("xclip", ["xclip", "-selection", "clipboard"]),
+    ("xsel", ["xsel", "--clipboard", "--input"]),
+)
+OSC52_MAX_BYTES = 74_994
+"""Raw bytes whose base64 payload stays under 100,000 bytes, the limit of xterm and many terminals."""
+
+
+@dataclass(frozen=True)
+class CopyResult:
+    """How the text was copied: `pbcopy`, `wl-copy`, `xclip`, `xsel`, `osc52` or `file` (then `path` says where)."""
+
+    method: str
+    bytes: int
+    path: str | None = None
+    detail: str = ""
+
+    def describe(self, tokens: int | None = None) -> str:
+        size = f"{tokens:,} tokens, " if tokens is not None else ""
+        if self.method == "file":
+            return f"clipboard unavailable ({self.detail}); wrote {size}{self.bytes:,} bytes to {self.path}"
+        via = "OSC 52 terminal escape" if self.method == "osc52" else self.method
+        return f"copied {size}{self.bytes:,} bytes via {via}"
+
+
+def osc52_sequence(text: str) -> str:
+    return "\x1b]52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "\x07"
+
+
+def copy(
+    text: str,
+    osc52: Callable[[str], None] | None = None,
+    fallback_dir: Path | None = None,
+    tools: tuple[tuple[str, list[str]], ...] = TOOLS,
+) -> CopyResult:
+    """Try each clipboard tool found on PATH; then OSC 52 through `osc52` (the dashboard passes Textual's
+    `copy_to_clipboard`; the CLI writes the escape to its terminal) when the text is within the escape's size
+    limit; then a file."""
+    data = text.encode("utf-8")
+    failures = []
+    for name, argv in tools:
+        if shutil.which(argv[0]) is None:
+            continue
+        try:
+            run = subprocess.run(argv, input=data, capture_output=True, timeout=5)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            failures.append(f"{name}: {exc}")
+            continue
+        if run.returncode == 0:
+            return CopyResult(name, len(data))
+        failures.append(f"{name} exited {run.returncode}")
+    if osc52 is not None:
+        if len(data) <= OSC52_MAX_BYTES:
+            osc52(text)
+            return CopyResult("osc52", len(data))
+        failures.append(f"{len(data):,} bytes is over the OSC 52 limit of {OSC52_MAX_BYTES:,}")
+    directory = fallback_dir or Path(tempfile.gettempdir())
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"cortex-context-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.md"
+    path.write_bytes(data)
+    return CopyResult("file", len(data), str(path), "; ".join(failures) or "no clipboard tool and no terminal escape")
+
+
+def terminal_osc52() -> Callable[[str], None] | None:
+    """A writer of the OSC 52 escape to the controlling terminal, or None when there is none (piped, CI)."""
+    try:
+        fd = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+    except OSError:
+        return None
+
+    def write(text: str) -> None:
+        try:
+            os.write(fd, osc52_sequence(text).encode("ascii"))
+        finally:
+            os.close(fd)
+
+    return write
