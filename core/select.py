@@ -301,11 +301,13 @@ def _file_items(engine: "Engine", index, c: _FileCandidate, encoding: str) -> li
     base = dict(path=c.path, signals={k: round(v, 3) for k, v in c.signals.items()}, symbols=symbols, is_test=c.is_test)
     items = [Item(f"file:{c.path}", "file", text=whole, tokens=count_tokens(whole, encoding) + 20, value=c.value,
                   ranges=((1, rows[-1]["end_line"]),), **base)]
-    relevant = [r for r in rows if r["id"] in c.hit_chunks]
+    best_hit = max(c.hit_chunks.values(), default=0.0)
+    relevant = [r for r in rows if c.hit_chunks.get(r["id"], 0.0) >= 0.5 * best_hit > 0]
     if relevant and len(relevant) < len(rows):
         reduced, ranges = _reduce(rows, {r["id"] for r in relevant})
         items.append(Item(f"reduced:{c.path}", "reduced", text=reduced, tokens=count_tokens(reduced, encoding) + 20,
                           value=c.value * 0.9, ranges=ranges, **base))
+    if relevant:
         best = max(relevant, key=lambda r: c.hit_chunks[r["id"]])
         items.append(Item(f"chunk:{c.path}:{best['start_line']}", "chunk", text=best["text"],
                           tokens=count_tokens(best["text"], encoding) + 20, value=c.value * 0.7,
@@ -323,7 +325,7 @@ def _join_chunks(rows: list[dict]) -> str:
 
 
 def _reduce(rows: list[dict], keep: set[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """Relevant chunks verbatim; of every other definition only its signature line, then an elision marker."""
+    """Relevant chunks verbatim; of every other chunk only its definition lines, then an elision marker."""
     parts: list[str] = []
     ranges: list[tuple[int, int]] = []
     for r in rows:
@@ -331,25 +333,22 @@ def _reduce(rows: list[dict], keep: set[str]) -> tuple[str, tuple[tuple[int, int
             parts.append(r["text"] if r["text"].endswith("\n") else r["text"] + "\n")
             ranges.append((r["start_line"], r["end_line"]))
         elif r["symbols"]:
-            signature = _signature(r["text"])
-            if signature:
-                parts.append(signature + f"    ... (lines {r['start_line']}-{r['end_line']} omitted)\n")
+            signatures = _signatures(r["text"])
+            if signatures:
+                parts.append(signatures + f"    ... (lines {r['start_line']}-{r['end_line']} omitted)\n")
     return "".join(parts), tuple(ranges)
 
 
-def _signature(text: str) -> str:
-    """The first definition line(s) of a chunk, up to the line that opens its body."""
-    out = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "//", "/*", "*", "@")) and not out:
-            if stripped.startswith("@"):
-                out.append(line)
-            continue
-        out.append(line)
-        if stripped.endswith((":", "{", ")")) or len(out) >= 3:
-            break
-    return "\n".join(out) + "\n" if out else ""
+_DEFINITION = re.compile(
+    r"^\s*(?:@\w|(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|pub|impl|trait|struct|enum|"
+    r"interface|type|module|namespace|template|public|private|protected|static|abstract|const\s+\w+\s*=\s*(?:async\s*)?\())"
+)
+
+
+def _signatures(text: str) -> str:
+    """The lines of a chunk that open a definition (decorators included), so the reader knows what exists."""
+    lines = [line for line in text.splitlines() if _DEFINITION.match(line)]
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _greedy(items: list[Item], budget: int, max_items: int | None, min_score: float) -> tuple[list[Item], list[Item]]:

@@ -1,0 +1,211 @@
+"""Context selection, assembly and the clipboard on real repositories, the real index and real token counts."""
+
+import base64
+import json
+import os
+import stat
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cortex_tui.core import clipboard
+from cortex_tui.core.assemble import assemble
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.errors import CortexError
+from cortex_tui.core.records import Memory, MemoryDraft
+from cortex_tui.core.select import Item, Selection, _greedy, named_files
+from cortex_tui.core.tokens import count_tokens
+
+from .conftest import Cli
+
+BIG_FUNCS = 60
+
+
+def project(root):
+    files = {
+        "shop/cart.py": "from .pricing import price_of\n\nclass Cart:\n    def __init__(self):\n        self.items = []\n\n    def add(self, sku):\n        self.items.append(sku)\n\n    def total(self):\n        return sum(price_of(s) for s in self.items)\n",
+        "shop/pricing.py": "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n",
+        "shop/shipping.py": "def shipping_cost(weight):\n    return 5 + weight * 0.5\n",
+        "docs/guide.md": "# Guide\n\nHow to use the cart and pricing.\n",
+        "tests/test_cart.py": "from shop.cart import Cart\n\ndef test_total():\n    assert Cart().total() == 0\n",
+        "shop/big.py": "".join(
+            f"def helper_{i}(value):\n    \"\"\"Helper number {i} does arithmetic.\"\"\"\n    result = value * {i} + {i}\n    return result - 1\n\n\n"
+            for i in range(BIG_FUNCS)
+        ) + "def compute_discount_rate(order):\n    return 0.1 if order > 100 else 0.0\n",
+    }
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    engine = Engine(root)
+    engine.code_index(create=True).update(embed=False)
+    return engine
+
+
+@pytest.fixture
+def shop(repo):
+    return project(repo)
+
+
+def test_named_file_is_chosen_and_total_within_budget(shop):
+    sel = shop.select("The tax in shop/pricing.py is applied twice", 2000)
+    assert "shop/pricing.py" in sel.files
+    assert sel.tokens <= 2000
+    assert sel.ranked_files[0] == "shop/pricing.py"
+    assert named_files("fix flask.json.tag and cart.py", ["src/flask/json/tag.py", "shop/cart.py"]) == {
+        "src/flask/json/tag.py", "shop/cart.py"}
+
+
+def test_tests_are_left_out_unless_the_task_is_about_them(shop):
+    assert not any(p.startswith("tests/") for p in shop.select("Cart total is wrong", 4000, include_tests="no").files)
+    about_tests = shop.select("The test for the Cart total fails", 4000, include_tests="auto")
+    assert "tests/test_cart.py" in about_tests.ranked_files[:3]
+
+
+def test_oversized_file_is_reduced_to_its_relevant_symbols(shop):
+    big_tokens = count_tokens((shop.root / "shop/big.py").read_text())
+    budget = big_tokens // 2
+    sel = shop.select("compute_discount_rate returns the wrong rate for big orders", budget)
+    reduced = next(i for i in sel.chosen if i.path == "shop/big.py")
+    assert reduced.kind in ("reduced", "chunk")
+    assert "def compute_discount_rate(order):" in reduced.text and "return 0.1 if order > 100" in reduced.text
+    if reduced.kind == "reduced":
+        assert "def helper_3(value):" in reduced.text and "omitted" in reduced.text
+        assert "result = value * 3 + 3" not in reduced.text
+    assert sel.tokens <= budget
+
+
+def test_memories_are_selected_and_linked_memories_raise_their_files(shop):
+    shop.remember(MemoryDraft(text="Shipping cost must include the fuel surcharge.", kind="decision", files=("shop/shipping.py",)))
+    sel = shop.select("Shipping cost is too low", 3000)
+    kinds = {i.kind for i in sel.chosen}
+    assert "memory" in kinds and "shop/shipping.py" in sel.files
+    shipping = next(i for i in sel.chosen if i.path == "shop/shipping.py")
+    assert shipping.signals["memories"] > 0
+
+
+def _item(key, tokens, value, text=None, symbols=(), path=None):
+    return Item(key, "file", path or key, text or key, tokens, value, {}, symbols=frozenset(symbols))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    budget=st.integers(min_value=1, max_value=5000),
+    specs=st.lists(st.tuples(st.integers(1, 3000), st.floats(0.01, 1.0)), max_size=30),
+    max_items=st.one_of(st.none(), st.integers(1, 10)),
+)
+def test_greedy_never_exceeds_the_budget(budget, specs, max_items):
+    items = [_item(f"f{i}.py", t, v) for i, (t, v) in enumerate(specs)]
+    chosen, _ = _greedy(items, budget, max_items, 0.0)
+    assert sum(i.tokens for i in chosen) <= budget
+    assert max_items is None or len(chosen) <= max_items
+    assert len({i.path for i in chosen}) == len(chosen)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=1, max_value=3000), fmt=st.sampled_from(["markdown", "xml", "json"]))
+def test_assembled_context_never_exceeds_the_budget(shop, budget, fmt):
+    sel = shop.select("cart total pricing tax discount shipping", budget)
+    doc = assemble(sel, fmt)
+    assert doc.tokens == count_tokens(doc.text) and doc.tokens <= budget
+
+
+def test_redundancy_lowers_the_value_of_duplicates():
+    a = _item("a.py", 100, 1.0, text="same body", symbols={"f"})
+    b = _item("b.py", 100, 0.99, text="same body", symbols={"g"})
+    c = _item("c.py", 100, 0.98, text="other", symbols={"f"})
+    d = _item("d.py", 100, 0.5, text="unique", symbols={"h"})
+    chosen, _ = _greedy([a, b, c, d], 1000, None, 0.0)
+    by_key = {i.key: i for i in chosen}
+    assert "b.py" not in by_key
+    assert by_key["c.py"].value == pytest.approx(0.98 * 0.5)
+    assert [i.key for i in chosen][:2] == ["a.py", "c.py"] or by_key["c.py"].value < 0.98
+
+
+def test_secrets_are_redacted_in_every_format():
+    memory = Memory("m1", "note", "t", "x", [], [], [], "", "", "repo", "", 1, "active", "",
+                    datetime.now(timezone.utc), datetime.now(timezone.utc), datetime.now(timezone.utc), "h")
+    secret = "token = 'ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'"
+    items = [Item("file:a.py", "file", "a.py", f"x = 1\n{secret}\n", 40, 1.0, {}, ranges=((1, 2),)),
+             Item("memory:m1", "memory", "", "AKIAABCDEFGHIJKLMNOP leaked", 20, 0.5, {}, memory=memory)]
+    sel = Selection("task", 10_000, "cl100k_base", items, [], ["a.py"])
+    for fmt in ("markdown", "xml", "json"):
+        doc = assemble(sel, fmt)
+        assert "ghp_a1B2" not in doc.text and "AKIAABCDEFGHIJKLMNOP" not in doc.text
+        assert doc.redactions == 2 and "[REDACTED GitHub token]" in doc.text
+        if fmt == "json":
+            assert {i["kind"] for i in json.loads(doc.text)["items"]} == {"file", "memory"}
+
+
+def test_markdown_is_verbatim_with_provenance_and_memories_first(shop):
+    shop.remember(MemoryDraft(text="Prices include tax.", kind="decision", files=("shop/pricing.py",)))
+    doc = assemble(shop.select("shop/pricing.py tax price_of", 3000), "markdown")
+    assert doc.text.index("## Memory") < doc.text.index("## shop/pricing.py:1-4")
+    assert "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)" in doc.text
+
+
+@pytest.mark.parametrize("budget, message", [(0, "positive"), (-5, "positive")])
+def test_bad_budgets_and_tasks(shop, budget, message):
+    with pytest.raises(CortexError, match=message):
+        shop.select("anything", budget)
+    with pytest.raises(CortexError, match="empty"):
+        shop.select("   ", 1000)
+
+
+def test_tiny_budget_says_why_and_huge_task_works(shop):
+    sel = shop.select("cart total", 3)
+    assert sel.chosen == [] and "nothing fits" in sel.notes[0]
+    big = shop.select("cart total " * 10_000, 2000)
+    assert big.tokens <= 2000
+
+
+def test_unindexed_repo_is_indexed_on_demand(repo):
+    sel = Engine(repo).select("main entry point", 1000)
+    assert "indexed" in sel.notes[0] and "src/app.py" in sel.files
+
+
+def fake_tool(bin_dir, name, record, code=0):
+    script = bin_dir / name
+    script.write_text(f"#!/bin/sh\n/bin/cat > {record}\nexit {code}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def test_clipboard_cascade_picks_the_first_working_tool(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    fake_tool(bin_dir, "wl-copy", tmp_path / "wl.txt", code=1)
+    fake_tool(bin_dir, "xclip", tmp_path / "xclip.txt")
+    result = clipboard.copy("hello ✓")
+    assert result.method == "xclip" and (tmp_path / "xclip.txt").read_text() == "hello ✓"
+    assert result.bytes == len("hello ✓".encode())
+
+
+def test_clipboard_falls_back_to_osc52_then_to_a_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    sent = []
+    result = clipboard.copy("payload", osc52=sent.append)
+    assert result.method == "osc52" and sent == ["payload"]
+    seq = clipboard.osc52_sequence("payload")
+    assert seq.startswith("\x1b]52;c;") and base64.b64decode(seq[7:-1]) == b"payload"
+    big = "x" * (clipboard.OSC52_MAX_BYTES + 1)
+    result = clipboard.copy(big, osc52=sent.append, fallback_dir=tmp_path / "out")
+    assert result.method == "file" and len(sent) == 1 and "OSC 52 limit" in result.detail
+    assert open(result.path).read() == big
+
+
+def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_tool(bin_dir, "xclip", tmp_path / "clip.txt")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    cli = Cli(repo, capsys)
+    report = cli.json("context", "tax", "in", "shop/pricing.py", "--budget", "1500", "--copy", "--output", str(tmp_path / "ctx.md"))
+    assert report["copied"]["method"] == "xclip" and report["tokens"] <= 1500
+    assert (tmp_path / "clip.txt").read_text() == (tmp_path / "ctx.md").read_text()
+    chosen = cli.json("select", "tax in shop/pricing.py", "--budget", "1500")
+    assert chosen["tokens"] <= 1500 and chosen["chosen"][0]["path"] == "shop/pricing.py"
+    code, _, err = cli("select", "x", "--budget", "0")
+    assert code == 1 and "positive" in err
