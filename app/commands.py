@@ -158,13 +158,12 @@ def cmd_export(args) -> int:
 
 
 def cmd_stats(args) -> int:
+    from ..core.index import count_reasons
+
     engine = engine_from(args)
     stats = engine.stats()
     index = engine.code_index().status()
-    skipped = engine.code_index().skipped()
-    skip_counts: dict[str, int] = {}
-    for _, reason in skipped:
-        skip_counts[reason.split(" (")[0]] = skip_counts.get(reason.split(" (")[0], 0) + 1
+    skip_counts = count_reasons(engine.code_index().skipped())
     if args.json:
         print_json({"stores": stats, "index": {**index.__dict__, "fresh": index.fresh, "skipped": skip_counts}})
         return 0
@@ -213,6 +212,16 @@ def cmd_gc(args) -> int:
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
+    if args.bench == "select":
+        from ..core.bench import select as bench_select
+
+        r = bench_select.run(Path(args.repo), args.budget, args.tasks)
+        if args.json:
+            print_json(r)
+        else:
+            console.print(f"select on {r.repo} ({r.files} files, budget {r.budget:,}): "
+                          f"p50 {r.p50_s:.2f} s, p95 {r.p95_s:.2f} s over {r.tasks} tasks")
+        return 0
     if args.bench == "localize":
         from ..core.bench import localize
 

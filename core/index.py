@@ -57,11 +57,16 @@ class IndexReport:
 
     @property
     def skip_counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for _, reason in self.skipped:
-            key = reason.split(" (")[0]
-            out[key] = out.get(key, 0) + 1
-        return out
+        return count_reasons(self.skipped)
+
+
+def count_reasons(skipped: list[tuple[str, str]]) -> dict[str, int]:
+    """How many paths were skipped for each reason (details in parentheses folded together)."""
+    out: dict[str, int] = {}
+    for _, reason in skipped:
+        key = reason.split(" (")[0]
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 @dataclass(frozen=True)
