@@ -204,10 +204,11 @@ class Engine:
 
     def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False) -> SearchResults:
         searcher = self.searcher()
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            # Freshness needs a listing of the work tree; it runs beside the search instead of before it.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            # Freshness needs a listing of the work tree and the git context a few git calls; both run beside the
+            # query embedding and the search instead of before them.
             status = pool.submit(searcher.index.status) if searcher.index is not None else None
-            results = searcher.search(query, filters, limit, self.git())
+            results = searcher.search(query, filters, limit, pool.submit(self.git))
             fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
         if expand:

@@ -5,7 +5,7 @@ context and time, each hit with its score breakdown. Stored text is returned ver
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -153,7 +153,7 @@ class Searcher:
         query: str = "",
         filters: Filters = Filters(),
         limit: int = 20,
-        git: GitContext | None = None,
+        git: GitContext | Future | None = None,
         index_fresh: bool | None = None,
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
@@ -162,14 +162,21 @@ class Searcher:
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
+        if implicit and isinstance(git, Future):
+            git = git.result()
         text = implicit_query(git) if implicit else query
         parsed = parse_query(text)
         if parsed.empty:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
             return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
-        extra = tuple(t for t in context_terms(git) if t not in parsed.terms) if "context" in signals else ()
         use_vector, use_text = "vector" in signals, "text" in signals
-        vector = self.embedder.embed_one(parsed.text) if use_vector else None
+        with ThreadPoolExecutor(max_workers=1) as early:
+            # The query embedding and a git context still being read (a Future) overlap.
+            embedding = early.submit(self.embedder.embed_one, parsed.text) if use_vector else None
+            if isinstance(git, Future):
+                git = git.result()
+            vector = embedding.result() if embedding is not None else None
+        extra = tuple(t for t in context_terms(git) if t not in parsed.terms) if "context" in signals else ()
         scored: dict[str, list[tuple[float, str]]] = {}
         light: dict[str, dict] = {}
         similarity: dict[str, float] = {}
@@ -243,15 +250,18 @@ class Searcher:
         for key in keys:
             source, ident = key.split(":", 1)
             wanted.setdefault(source, []).append(ident)
-        full: dict[str, dict] = {}
-        for source, ids in wanted.items():
+        def read(source: str, ids: list[str]) -> list[tuple[str, dict]]:
             where = f"id IN ({', '.join(quote(i) for i in ids)})"
             if source == "code":
                 table, columns = self.index.chunks, _CHUNK_COLUMNS
             else:
                 table, columns = self.stores[int(source[len("memory"):])].table, _MEMORY_COLUMNS
-            for row in table.search().where(where).select(columns).limit(len(ids)).to_list():
-                full[f"{source}:{row['id']}"] = row
+            return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(columns).limit(len(ids)).to_list()]
+
+        full: dict[str, dict] = {}
+        with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
+            for part in pool.map(lambda kv: read(*kv), wanted.items()):
+                full.update(part)
         hits = []
         for key in keys:
             row = full.get(key)
