@@ -96,3 +96,22 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: object) -> Settings:
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def save_user_setting(key: str, value: str) -> None:
+    """Remember one top-level string setting (the dashboard's theme) in the user's config.toml, keeping the rest."""
+    import re
+
+    path = user_config_file()
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    line = f'{key} = "{value}"'
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    first_table = next((i for i, text in enumerate(lines) if text.strip().startswith("[")), len(lines))
+    for i, text in enumerate(lines[:first_table]):
+        if pattern.match(text):
+            lines[i] = line
+            break
+    else:
+        lines.insert(first_table, line)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

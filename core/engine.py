@@ -250,10 +250,25 @@ class Engine:
         self._graph_cache = (key, graph)
         return graph
 
-    def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto", min_score: float = 0.0):
+    def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto",
+               min_score: float = 0.0, pins: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset()):
         from .select import select
 
-        return select(self, task, budget, max_items, include_tests, min_score)
+        return select(self, task, budget, max_items, include_tests, min_score, pins, excluded)
+
+    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
+        """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
+        store = self._owner(memory_id)
+        old = store.get(memory_id)
+        key = old.source_key or f"memory:{old.id}"
+        if not old.source_key:
+            store.set_source_key(old.id, key)
+        return store.remember(replace(draft, source_key=key, scope=old.scope), self.position())
+
+    def timeline(self, max_commits: int = 50):
+        from .timeline import branch_timeline
+
+        return branch_timeline(self, max_commits)
 
     def what(self, per_section: int = 10):
         from .what import what_should_i_know

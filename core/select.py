@@ -139,7 +139,10 @@ def select(
     max_items: int | None = None,
     include_tests: str = "auto",
     min_score: float = 0.0,
+    pins: frozenset[str] = frozenset(),
+    excluded: frozenset[str] = frozenset(),
 ) -> Selection:
+    """`pins` and `excluded` hold file paths or `memory:<id>` keys the person forced in or out."""
     if budget <= 0:
         raise CortexError(f"budget must be a positive number of tokens (got {budget})")
     if not task.strip():
@@ -189,6 +192,8 @@ def select(
         candidate(path)
     for path in git.changed_files:
         candidate(path)
+    for path in pins:
+        candidate(path)
 
     task_idents = _task_identifiers(task)
     seeds = list(named) + list(git.changed_files) + [p for p, _ in sorted(candidates.items(), key=lambda kv: -kv[1].lexical)[:5]]
@@ -220,7 +225,8 @@ def select(
         c.signals["role"] = role
         c.value = role * sum(getattr(weights, name) * value for name, value in c.signals.items() if name != "role")
     if include_tests == "no":
-        candidates = {p: c for p, c in candidates.items() if not c.is_test}
+        candidates = {p: c for p, c in candidates.items() if not c.is_test or p in pins}
+    candidates = {p: c for p, c in candidates.items() if p not in excluded}
     ranked = sorted(candidates.values(), key=lambda c: (-c.value, c.path))
     items: list[Item] = []
     for c in ranked:
@@ -231,7 +237,8 @@ def select(
         text = m.text
         items.append(Item(f"memory:{m.id}", "memory", "", text, count_tokens(text, encoding) + 12, value,
                           {"relevance": round(hit.score.relevance, 3)}, memory=m))
-    chosen, left = _greedy(items, budget, max_items, min_score)
+    items = [i for i in items if i.key not in excluded]
+    chosen, left = _greedy(items, budget, max_items, min_score, pins)
     if not chosen and items:
         smallest = min(i.tokens for i in items)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
@@ -351,9 +358,15 @@ def _signatures(text: str) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def _greedy(items: list[Item], budget: int, max_items: int | None, min_score: float) -> tuple[list[Item], list[Item]]:
-    """Strongest items first while they are clearly ahead, then value per token; each pick discounts repeats."""
-    pool = [i for i in items if i.value >= min_score and i.value > 0]
+def _pinned(item: Item, pins: frozenset[str]) -> bool:
+    return bool(pins) and (item.key in pins or (item.kind != "memory" and item.path in pins))
+
+
+def _greedy(items: list[Item], budget: int, max_items: int | None, min_score: float,
+            pins: frozenset[str] = frozenset()) -> tuple[list[Item], list[Item]]:
+    """Pinned items first (their cheapest version that fits), then the strongest items while they are clearly
+    ahead, then value per token; each pick discounts what repeats it."""
+    pool = [i for i in items if (i.value >= min_score and i.value > 0) or _pinned(i, pins)]
     chosen: list[Item] = []
     used_paths: set[str] = set()
     used_symbols: set[str] = set()
@@ -361,6 +374,8 @@ def _greedy(items: list[Item], budget: int, max_items: int | None, min_score: fl
     remaining = budget
 
     def gain(item: Item) -> float:
+        if _pinned(item, pins) and item.path not in used_paths and hash(item.text) not in used_texts:
+            return max(item.value, 1e-6)
         if item.kind != "memory" and item.path in used_paths:
             return 0.0
         if hash(item.text) in used_texts:
@@ -373,8 +388,12 @@ def _greedy(items: list[Item], budget: int, max_items: int | None, min_score: fl
         fitting = [i for i in pool if i.tokens <= remaining and gain(i) > 0]
         if not fitting:
             break
+        pinned = [i for i in fitting if _pinned(i, pins)]
         primary = [i for i in fitting if gain(i) >= 0.5 * top_value]
-        if primary:
+        if pinned:
+            whole = [i for i in pinned if i.kind in ("file", "memory")]
+            pick = whole[0] if whole else min(pinned, key=lambda i: i.tokens)
+        elif primary:
             best_value = max(gain(i) for i in primary)
             # Among options of about the best value, prefer the whole file while it costs under 40% of what is
             # left; otherwise the cheapest way in.

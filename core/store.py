@@ -307,6 +307,9 @@ class MemoryStore:
         self.db.write(apply)
         return chosen
 
+    def set_source_key(self, memory_id: str, key: str) -> None:
+        self.db.write(lambda: self.table.update(where=f"id = {quote(memory_id)}", values={"source_key": key}))
+
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         memory = self.get(memory_id)
         if memory.kind != "task":

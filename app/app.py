@@ -1,0 +1,45 @@
+"""The Textual application: themes, palette, and the dashboard as its only screen. Kept thin on purpose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from ..core.config import save_user_setting
+from ..themes import BUILTIN_THEMES
+from .bridge import EngineBridge
+from .dashboard import DashboardScreen
+from .palette import ContextCommands, MemoryCommands, PaneCommands, ThemeCommands
+
+
+class CortexApp(App):
+    """cortex-tui: what to know, smart search, memory graph, timeline and context budget for one repository."""
+
+    CSS_PATH = Path(__file__).parent / "app.tcss"
+    TITLE = "cortex-tui"
+    COMMANDS = App.COMMANDS | {PaneCommands, MemoryCommands, ContextCommands, ThemeCommands}
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Quit cortex-tui")]
+
+    def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000, theme: str | None = None,
+                 remember_theme: bool = True) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.initial_task = task
+        self.initial_budget = budget
+        self.remember_theme = remember_theme
+        for item in BUILTIN_THEMES.values():
+            self.register_theme(item)
+        wanted = theme or bridge.engine.settings.theme
+        self.theme = wanted if wanted in self.available_themes else "cortex-dark"
+
+    def get_default_screen(self) -> DashboardScreen:
+        return DashboardScreen(self.bridge, self.initial_task, self.initial_budget)
+
+    def watch_theme(self, theme: str) -> None:
+        if self.remember_theme and self.is_running:
+            try:
+                save_user_setting("theme", theme)
+            except OSError as exc:
+                self.notify(f"could not remember the theme: {exc.strerror}", severity="warning")

@@ -1,0 +1,107 @@
+"""The dashboard's door to the engine: every call here blocks, so the screen runs them in thread workers.
+
+Widgets never see LanceDB, git or the watcher; they receive the engine's dataclasses in messages.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..core.assemble import Assembled, assemble
+from ..core.clipboard import CopyResult, copy
+from ..core.engine import Engine
+from ..core.errors import CortexError
+from ..core.graph import Neighbour, neighbours, node_label, resolve_node
+from ..core.index import IndexProgress, IndexReport
+from ..core.query import Filters, parse_since, split_inline_filters
+from ..core.records import MemoryDraft, RememberResult
+from ..core.search import SearchResults
+from ..core.select import Selection
+from ..core.timeline import Timeline
+from ..core.watch import IndexWatcher, WatchUpdate
+from ..core.what import WhatToKnow
+
+
+class EngineBridge:
+    """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.watcher: IndexWatcher | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def root(self) -> Path:
+        return self.engine.root
+
+    def index(self, progress: Callable[[IndexProgress], None], should_stop: Callable[[], bool]) -> IndexReport:
+        """Bring the index up to date: lexical pass first, then embeddings, working change first."""
+        index = self.engine.code_index(create=True)
+        return index.update(embed=True, progress=progress, priority=self.engine.git().changed_files, should_stop=should_stop)
+
+    def start_watcher(self, on_update: Callable[[WatchUpdate], None], on_error: Callable[[str], None]) -> None:
+        if self.watcher is None:
+            index = self.engine.code_index(create=True)
+            self.watcher = IndexWatcher(index, on_update, on_error, self.engine.settings.watch_debounce_ms).start()
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop(timeout=2)
+
+    def what(self) -> WhatToKnow:
+        return self.engine.what()
+
+    def search(self, text: str, limit: int = 30) -> SearchResults:
+        query, inline = split_inline_filters(text)
+        since = inline.get("since", [None])[-1]
+        filters = Filters(
+            kinds=tuple(inline.get("kind", [])), tags=tuple(inline.get("tag", [])), files=tuple(inline.get("file", [])),
+            branch=(inline.get("branch") or [None])[-1], since=parse_since(since) if since else None,
+        )
+        return self.engine.search(query, filters, limit)
+
+    def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
+        graph = self.engine.graph()
+        if graph.number_of_nodes() == 0:
+            raise CortexError("the graph is empty: remember something or index the code first")
+        centre = resolve_node(graph, node) if node else _default_centre(graph, self.engine.git().changed_files)
+        return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
+
+    def timeline(self) -> Timeline:
+        return self.engine.timeline()
+
+    def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str]) -> Selection:
+        return self.engine.select(task, budget, pins=pins, excluded=excluded)
+
+    def assemble(self, selection: Selection, fmt: str) -> Assembled:
+        return assemble(selection, fmt)
+
+    def copy(self, text: str, osc52: Callable[[str], None]) -> CopyResult:
+        return copy(text, osc52=osc52, fallback_dir=self.engine.root / ".cortex" / "clipboard")
+
+    def remember(self, draft: MemoryDraft) -> RememberResult:
+        return self.engine.remember(draft)
+
+    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
+        return self.engine.revise(memory_id, draft)
+
+    def forget(self, memory_id: str) -> None:
+        self.engine.forget(memory_id)
+
+    def close_task(self, memory_id: str) -> None:
+        self.engine.set_task_state(memory_id, "done")
+
+    def changed_files(self) -> tuple[str, ...]:
+        return self.engine.git().changed_files
+
+
+def _default_centre(graph, changed: tuple[str, ...]) -> str:
+    for path in changed:
+        if f"file:{path}" in graph:
+            return f"file:{path}"
+    memories = [n for n, d in graph.nodes(data=True) if d.get("type") == "memory"]
+    if memories:
+        return max(memories, key=lambda n: graph.degree(n))
+    return max(graph.nodes, key=lambda n: graph.degree(n))

@@ -1,0 +1,356 @@
+"""The dashboard screen: composes the five panes, runs every engine call in a thread worker, routes results."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static, Tabs, Tab
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ..core.errors import CortexError
+from ..core.records import MemoryDraft
+from ..widgets.budget_pane import BudgetPane
+from ..widgets.graph_pane import GraphPane
+from ..widgets.search_pane import SearchPane
+from ..widgets.timeline_pane import TimelinePane
+from ..widgets.what_pane import WhatPane
+from .bridge import EngineBridge
+from .help_screen import HelpScreen
+from .memory_form import MemoryForm
+from .messages import (
+    ContextCopied, EngineFailed, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemorySaved,
+    SearchFinished, SelectionMade, TimelineLoaded, WhatLoaded,
+)
+
+PANES = ("what", "search", "graph", "timeline", "budget")
+FORMATS = ("markdown", "xml", "json")
+NARROW_WIDTH = 110
+
+
+class DashboardScreen(Screen):
+    """Five live panes over one repository."""
+
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", id="dash.search", tooltip="Focus the search box"),
+        *[Binding(str(n), f"focus_pane('{name}')", name.title(), show=False, id=f"dash.pane{n}",
+                  tooltip=f"Focus pane {n}") for n, name in enumerate(PANES, 1)],
+        Binding("t", "set_task", "Task", id="dash.task", tooltip="Use the search text as the context task"),
+        Binding("c", "copy_context", "Copy", id="dash.copy", tooltip="Copy the assembled context"),
+        Binding("plus,equals_sign", "budget(2000)", "+Budget", show=False, id="dash.more", tooltip="Raise the budget"),
+        Binding("minus", "budget(-2000)", "-Budget", show=False, id="dash.less", tooltip="Lower the budget"),
+        Binding("f", "cycle_format", "Format", show=False, id="dash.format", tooltip="Switch the context format"),
+        Binding("n", "new_memory", "New", id="dash.new", tooltip="Remember something"),
+        Binding("e", "edit_memory", "Edit", show=False, id="dash.edit", tooltip="Edit the highlighted memory"),
+        Binding("d", "done_or_forget", "Done", show=False, id="dash.done", tooltip="Close a task or forget a memory"),
+        Binding("r", "refresh", "Refresh", show=False, id="dash.refresh", tooltip="Reload every pane"),
+        Binding("question_mark,f1", "help", "Help", id="dash.help", tooltip="Show every key"),
+        Binding("escape", "back", "Back", show=False, id="dash.back", tooltip="Leave the search box"),
+        Binding("q", "app.quit", "Quit", id="dash.quit", tooltip="Quit"),
+    ]
+
+    task_text: reactive[str] = reactive("")
+    """The task of the budget meter."""
+    budget: reactive[int] = reactive(12000)
+    """Token budget of the selected context."""
+    fmt: reactive[str] = reactive("markdown")
+    """Format of the assembled context."""
+    active_pane: reactive[str] = reactive("what")
+    """The pane shown when the terminal is too narrow for all five."""
+
+    def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.set_reactive(DashboardScreen.task_text, task)
+        self.set_reactive(DashboardScreen.budget, budget)
+        self.pins: frozenset[str] = frozenset()
+        self.excluded: frozenset[str] = frozenset()
+        self.graph_centre: str | None = None
+        self.selection = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="topbar")
+        yield Tabs(*[Tab(f"{n} {name}", id=f"tab-{name}") for n, name in enumerate(PANES, 1)], id="narrow-tabs")
+        with Grid(id="grid"):
+            yield WhatPane(id="what")
+            yield SearchPane(id="search")
+            yield BudgetPane(id="budget")
+            yield GraphPane(id="graph")
+            yield TimelinePane(id="timeline")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._topbar("starting…")
+        self.refresh_all()
+        self.run_search("")
+        if self.task_text:
+            self.run_select()
+        self.index_in_background()
+        self.query_one(WhatPane).query_one("OptionList").focus()
+
+    def on_unmount(self) -> None:
+        self.bridge.stop()
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < NARROW_WIDTH
+        self.set_class(narrow, "narrow")
+        self._show_active()
+        if event.size.width < 60 or event.size.height < 16:
+            self.notify("the terminal is small: widen it to see all five panes", severity="warning", timeout=3)
+
+    # --- workers: every engine call runs here, never on the UI thread --------------------------------------
+
+    def refresh_all(self) -> None:
+        self.load_what()
+        self.load_timeline()
+        self.load_graph(self.graph_centre)
+
+    @work(thread=True, exclusive=True, group="what", exit_on_error=False)
+    def load_what(self) -> None:
+        self.post_message(WhatLoaded(self.bridge.what()))
+
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
+    def load_timeline(self) -> None:
+        self.post_message(TimelineLoaded(self.bridge.timeline()))
+
+    @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
+    def load_graph(self, node: str | None) -> None:
+        try:
+            centre, label, found = self.bridge.graph(node)
+        except CortexError as exc:
+            self.post_message(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
+            return
+        self.post_message(GraphLoaded(centre, label, found))
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def run_search(self, text: str) -> None:
+        results = self.bridge.search(text)
+        if not get_current_worker().is_cancelled:
+            self.post_message(SearchFinished(results))
+
+    @work(thread=True, exclusive=True, group="select", exit_on_error=False)
+    def run_select(self) -> None:
+        if not self.task_text.strip():
+            return
+        self.post_message(SelectionMade(self.bridge.select(self.task_text, self.budget, self.pins, self.excluded)))
+
+    @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
+    def copy_context(self) -> None:
+        if self.selection is None:
+            self.post_message(EngineFailed("nothing selected yet: type a task in search and press t"))
+            return
+        assembled = self.bridge.assemble(self.selection, self.fmt)
+        result = self.bridge.copy(assembled.text, osc52=lambda text: self.app.call_from_thread(self.app.copy_to_clipboard, text))
+        self.post_message(ContextCopied(assembled, result))
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def index_in_background(self) -> None:
+        worker = get_current_worker()
+        report = self.bridge.index(lambda p: self.post_message(IndexProgressed(p)), lambda: worker.is_cancelled)
+        self.post_message(IndexFinished(report))
+        self.bridge.start_watcher(lambda u: self.post_message(IndexChanged(u)), lambda m: self.post_message(EngineFailed(m)))
+
+    @work(thread=True, group="memory", exit_on_error=False)
+    def save_memory(self, draft: MemoryDraft, revise_id: str | None) -> None:
+        result = self.bridge.revise(revise_id, draft) if revise_id else self.bridge.remember(draft)
+        verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
+        self.post_message(MemorySaved(f"{verb[result.outcome]} {result.memory.title}"))
+
+    @work(thread=True, group="memory", exit_on_error=False)
+    def change_memory(self, memory_id: str, close_task: bool) -> None:
+        if close_task:
+            self.bridge.close_task(memory_id)
+        else:
+            self.bridge.forget(memory_id)
+        self.post_message(MemorySaved("task closed" if close_task else "memory forgotten (soft; `cortex forget --purge` removes it)"))
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            text = str(error) if isinstance(error, CortexError) else f"{type(error).__name__}: {error}"
+            self.notify(text.splitlines()[0][:300] if text else type(error).__name__, severity="error", timeout=6)
+
+    # --- results arriving ------------------------------------------------------------------------------------
+
+    @on(WhatLoaded)
+    def _what(self, message: WhatLoaded) -> None:
+        self.query_one(WhatPane).show(message.what)
+        git = message.what.git
+        where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
+        self._where = where
+        self._topbar()
+
+    @on(TimelineLoaded)
+    def _timeline(self, message: TimelineLoaded) -> None:
+        self.query_one(TimelinePane).show(message.timeline)
+
+    @on(GraphLoaded)
+    def _graph(self, message: GraphLoaded) -> None:
+        if message.centre:
+            self.graph_centre = message.centre
+        self.query_one(GraphPane).show(message.centre, message.label, message.neighbours)
+
+    @on(SearchFinished)
+    def _search(self, message: SearchFinished) -> None:
+        self.query_one(SearchPane).show(message.results)
+
+    @on(SelectionMade)
+    def _selection(self, message: SelectionMade) -> None:
+        self.selection = message.selection
+        self.query_one(BudgetPane).show(message.selection, self.fmt, self.pins)
+
+    @on(ContextCopied)
+    def _copied(self, message: ContextCopied) -> None:
+        note = f"; {message.assembled.redactions} secret(s) redacted" if message.assembled.redactions else ""
+        severity = "warning" if message.result.method == "file" else "information"
+        self.notify(message.result.describe(message.assembled.tokens) + note, severity=severity, timeout=6)
+
+    @on(IndexProgressed)
+    def _index_progress(self, message: IndexProgressed) -> None:
+        p = message.progress
+        self._topbar(f"indexing: {p.phase} {p.done}/{p.total}" if p.total else f"indexing: {p.phase}")
+
+    @on(IndexFinished)
+    def _index_done(self, message: IndexFinished) -> None:
+        r = message.report
+        self._topbar(f"index fresh · {r.listed} files · {r.embeddings_pending} embeddings pending")
+        if r.changed or r.removed:
+            self.refresh_all()
+            self.run_search(self.query_one(SearchPane).text)
+
+    @on(IndexChanged)
+    def _index_changed(self, message: IndexChanged) -> None:
+        u = message.update
+        what = "branch or HEAD moved" if u.git_state_changed else ", ".join(u.paths[:2])
+        self._topbar(f"updated ({what}) in {u.seconds * 1000:.0f} ms")
+        self.refresh_all()
+        self.run_search(self.query_one(SearchPane).text)
+        if self.task_text:
+            self.run_select()
+
+    @on(MemorySaved)
+    def _memory_saved(self, message: MemorySaved) -> None:
+        self.notify(message.summary)
+        self.refresh_all()
+        self.run_search(self.query_one(SearchPane).text)
+
+    @on(EngineFailed)
+    def _failed(self, message: EngineFailed) -> None:
+        self.notify(message.text, severity="warning", timeout=6)
+
+    # --- what the panes ask for ------------------------------------------------------------------------------
+
+    @on(SearchPane.QueryChanged)
+    def _query(self, message: SearchPane.QueryChanged) -> None:
+        self.run_search(message.text)
+
+    @on(WhatPane.EntryChosen)
+    @on(GraphPane.Recentered)
+    @on(TimelinePane.CommitChosen)
+    def _recentre(self, message) -> None:
+        self.load_graph(message.node)
+
+    @on(SearchPane.HitChosen)
+    def _hit(self, message: SearchPane.HitChosen) -> None:
+        hit = message.hit
+        self.load_graph(f"mem:{hit.id}" if hit.source == "memory" else f"file:{hit.path}")
+
+    @on(BudgetPane.ItemToggled)
+    def _toggle(self, message: BudgetPane.ItemToggled) -> None:
+        if message.pin:
+            self.pins = self.pins ^ {message.key}
+        else:
+            self.excluded = self.excluded | {message.key}
+            self.pins = self.pins - {message.key}
+        self.run_select()
+
+    @on(Tabs.TabActivated, "#narrow-tabs")
+    def _tab(self, event: Tabs.TabActivated) -> None:
+        if event.tab is not None and event.tab.id:
+            self.active_pane = event.tab.id.removeprefix("tab-")
+
+    def watch_active_pane(self) -> None:
+        self._show_active()
+
+    def _show_active(self) -> None:
+        for name in PANES:
+            self.query_one(f"#{name}").set_class(name == self.active_pane, "active")
+
+    # --- actions ---------------------------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.active_pane = "search"
+        self.query_one("#search-input", Input).focus()
+
+    def action_focus_pane(self, name: str) -> None:
+        self.active_pane = name
+        pane = self.query_one(f"#{name}")
+        focusable = [w for w in pane.query("*") if w.focusable]
+        if focusable:
+            focusable[0].focus()
+
+    def action_back(self) -> None:
+        if isinstance(self.focused, Input):
+            self.action_focus_pane("search")
+            self.query_one(SearchPane).query_one("OptionList").focus()
+
+    def action_set_task(self) -> None:
+        text = self.query_one(SearchPane).text.strip()
+        if not text:
+            self.notify("type the task in the search box first, then press t", severity="warning")
+            return
+        self.task_text, self.pins, self.excluded = text, frozenset(), frozenset()
+        self.run_select()
+
+    def action_copy_context(self) -> None:
+        self.copy_context()
+
+    def action_budget(self, delta: int) -> None:
+        self.budget = max(1000, self.budget + delta)
+        self.notify(f"budget {self.budget:,} tokens", timeout=2)
+        self.run_select()
+
+    def action_cycle_format(self) -> None:
+        self.fmt = FORMATS[(FORMATS.index(self.fmt) + 1) % len(FORMATS)]
+        if self.selection is not None:
+            self.query_one(BudgetPane).show(self.selection, self.fmt, self.pins)
+
+    def action_new_memory(self) -> None:
+        self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
+
+    def _target_memory(self):
+        hit = self.query_one(SearchPane).highlighted_hit()
+        if hit is not None and hit.memory is not None:
+            return hit.memory
+        return None
+
+    def action_edit_memory(self) -> None:
+        memory = self._target_memory()
+        if memory is None:
+            self.notify("highlight a memory in the search results first", severity="warning")
+            return
+        self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory.id))
+
+    def action_done_or_forget(self) -> None:
+        memory = self._target_memory()
+        if memory is None:
+            self.notify("highlight a memory in the search results first", severity="warning")
+            return
+        self.change_memory(memory.id, close_task=memory.is_open_task)
+
+    def action_refresh(self) -> None:
+        self.refresh_all()
+        self.run_search(self.query_one(SearchPane).text)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def _topbar(self, status: str | None = None) -> None:
+        if status is not None:
+            self._status = status
+        where = getattr(self, "_where", str(self.bridge.root))
+        self.query_one("#topbar", Static).update(f"[b]cortex[/b] · {where} · {getattr(self, '_status', '')}")

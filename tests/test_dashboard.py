@@ -1,0 +1,173 @@
+"""The real dashboard driven by Pilot on real repositories with a real index, store and model."""
+
+import os
+import stat
+
+import pytest
+
+from cortex_tui.app.app import CortexApp
+from cortex_tui.app.bridge import EngineBridge
+from cortex_tui.app.help_screen import HelpScreen
+from cortex_tui.app.memory_form import MemoryForm
+from cortex_tui.app.messages import ContextCopied, IndexChanged, IndexFinished, SearchFinished, SelectionMade, WhatLoaded
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.widgets.budget_pane import BudgetPane
+from cortex_tui.widgets.graph_pane import GraphPane
+from cortex_tui.widgets.search_pane import SearchPane
+from cortex_tui.widgets.timeline_pane import TimelinePane
+from cortex_tui.widgets.what_pane import WhatPane
+
+from .conftest import commit_file, git
+
+SIZE = (160, 45)
+
+
+@pytest.fixture
+def shop(repo):
+    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
+    commit_file(repo, "shop/cart.py", "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n        return sum(price_of(i) for i in items)\n", "Add cart")
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision", files=("shop/pricing.py",)))
+    engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
+    return repo
+
+
+async def settle(pilot, app, *types, rounds=1200):
+    """Wait (by awaiting Textual, not sleeping blindly) until messages of these types have arrived."""
+    seen = set()
+    for _ in range(rounds):
+        await pilot.pause(0.05)
+        seen |= {type(m) for m in app.messages}
+        if all(t in seen for t in types):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            return
+    raise AssertionError(f"never saw {[t.__name__ for t in types if t not in seen]}")
+
+
+class Recorder(CortexApp):
+    """The real app, keeping every message the screen handled so tests can wait on results."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.messages = []
+
+    def _on_message_hook(self, message):
+        self.messages.append(message)
+
+
+async def test_all_five_panes_fill_in(shop):
+    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
+        await settle(pilot, app, WhatLoaded, IndexFinished, SearchFinished)
+        screen = app.screen
+        what_options = screen.query_one(WhatPane).query_one("OptionList")
+        assert what_options.option_count > 3
+        assert "Prices include tax" in str([what_options.get_option_at_index(i).prompt for i in range(what_options.option_count)])
+        assert len(screen.query_one(TimelinePane).timeline.entries) == 4
+        tree = screen.query_one(GraphPane).query_one("Tree")
+        assert tree.root.children
+        assert screen.query_one(SearchPane).hits, "the implicit search shows what you work on"
+
+
+async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "clipboard.txt"
+    script = bin_dir / "xclip"
+    script.write_text(f"#!/bin/sh\n/bin/cat > {record}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
+        await settle(pilot, app, IndexFinished)
+        await pilot.press("slash")
+        await pilot.press(*"tax twice")
+        await settle(pilot, app, SearchFinished)
+        hits = app.screen.query_one(SearchPane).hits
+        assert hits and any("tax" in h.text.lower() for h in hits[:3])
+        await pilot.press("escape", "t")
+        await settle(pilot, app, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        assert any(i.path == "shop/pricing.py" for i in budget.items)
+        await pilot.press("c")
+        await settle(pilot, app, ContextCopied)
+        copied = next(m for m in app.messages if isinstance(m, ContextCopied))
+        assert copied.result.method == "xclip"
+        text = record.read_text()
+        assert "## shop/pricing.py:1-4" in text and "def price_of(sku):" in text and copied.assembled.tokens <= 12000
+
+
+async def test_new_and_edited_memory(shop):
+    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
+        await settle(pilot, app, WhatLoaded)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, MemoryForm)
+        await pilot.press(*"Cache prices per request")
+        await pilot.press("ctrl+s")
+        await settle(pilot, app, WhatLoaded)
+        engine = Engine(shop)
+        made = next(m for m in engine.list() if m.text == "Cache prices per request")
+        await pilot.press("slash")
+        await pilot.press(*"cache prices per request")
+        await settle(pilot, app, SearchFinished)
+        pane = app.screen.query_one(SearchPane)
+        position = [h.id for h in pane.hits].index(made.id)
+        await pilot.press("escape", *["j"] * position)
+        assert pane.highlighted_hit().id == made.id
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        form.query_one("TextArea").text = "Cache prices per request, for 60 seconds"
+        await pilot.press("ctrl+s")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if len(engine.history(made.id)) == 2:
+                break
+        versions = engine.history(made.id)
+        assert [v.status for v in versions] == ["superseded", "active"]
+        assert versions[-1].text == "Cache prices per request, for 60 seconds"
+
+
+async def test_branch_switch_updates_the_panes(shop):
+    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
+        await settle(pilot, app, IndexFinished, WhatLoaded)
+        assert app.bridge.watcher is not None and app.bridge.watcher.ready.wait(10)
+        git(shop, "checkout", "-q", "-b", "feature/discounts")
+        commit_file(shop, "shop/discounts.py", "def discount(total):\n    return total * 0.9\n", "Add discounts")
+        app.messages.clear()
+        await settle(pilot, app, IndexChanged, WhatLoaded)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            timeline = app.screen.query_one(TimelinePane).timeline
+            if timeline and timeline.branch == "feature/discounts" and timeline.entries[0].commit.subject == "Add discounts":
+                break
+        assert timeline.branch == "feature/discounts" and timeline.entries[0].commit.subject == "Add discounts"
+        assert Engine(shop).code_index().files.count_rows("path = 'shop/discounts.py'") == 1
+
+
+async def test_help_screen_theme_switch_and_narrow_terminal(shop):
+    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=(90, 30), message_hook=app.messages.append) as pilot:
+        await settle(pilot, app, WhatLoaded)
+        screen = app.screen
+        assert screen.has_class("narrow")
+        visible = [p.id for p in screen.query("#grid > Pane") if p.display]
+        assert visible == ["what"]
+        await pilot.press("2")
+        await pilot.pause()
+        assert [p.id for p in screen.query("#grid > Pane") if p.display] == ["search"]
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        app.theme = "cortex-light"
+        await pilot.pause()
+        assert app.current_theme.name == "cortex-light" and not app.current_theme.dark

@@ -1,0 +1,59 @@
+"""Pane 3: the memory graph around the selected node, as a navigable tree; Enter re-centres on a neighbour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widgets import Tree
+
+from ..core.graph import Neighbour
+from .format import clip
+from .pane import Pane
+
+_ICONS = {"mem": "◆", "file": "▤", "sym": "ƒ", "commit": "●"}
+
+
+class GraphPane(Pane):
+    """Neighbours grouped by edge type under the centre node."""
+
+    DEFAULT_CSS = """
+    GraphPane Tree { height: 1fr; background: $surface; }
+    """
+    PANE_TITLE = "3 Memory graph"
+
+    @dataclass
+    class Recentered(Message):
+        """A neighbour was chosen as the new centre."""
+
+        pane: "GraphPane"
+        node: str
+
+        @property
+        def control(self) -> "GraphPane":
+            return self.pane
+
+    def compose(self) -> ComposeResult:
+        yield Tree("graph", id="graph-tree")
+
+    def show(self, centre: str, label: str, found: list[Neighbour]) -> None:
+        tree = self.query_one(Tree)
+        tree.clear()
+        tree.root.set_label(f"{_ICONS.get(centre.split(':', 1)[0], '')} {clip(label, 60)}")
+        tree.root.data = centre
+        groups: dict[str, list[Neighbour]] = {}
+        for n in found:
+            groups.setdefault(n.via, []).append(n)
+        for via, members in groups.items():
+            branch = tree.root.add(f"[dim]{via}[/dim] ({len(members)})", expand=len(groups) <= 4)
+            for n in members:
+                branch.add_leaf(f"{_ICONS.get(n.node.split(':', 1)[0], '')} {clip(n.label, 56)}", data=n.node)
+        tree.root.expand()
+
+    @on(Tree.NodeSelected, "#graph-tree")
+    def _chosen(self, event: Tree.NodeSelected) -> None:
+        node = event.node.data
+        if isinstance(node, str) and event.node is not self.query_one(Tree).root:
+            self.post_message(self.Recentered(self, node))

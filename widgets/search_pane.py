@@ -1,0 +1,119 @@
+"""Pane 2: smart search — an input, the hits with their scores, and the highlighted hit's text and breakdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..core.search import SearchHit, SearchResults
+from .format import age, clip
+from .pane import Pane
+
+
+class SearchPane(Pane):
+    """Typing asks for a search (debounced by the screen's exclusive worker); results arrive through `show`."""
+
+    DEFAULT_CSS = """
+    SearchPane Input { margin: 0 0; border: tall $panel; }
+    SearchPane #search-status { color: $text-muted; padding: 0 1; height: 1; }
+    SearchPane #search-results { height: 1fr; border: none; background: $surface; }
+    SearchPane #search-preview { height: 1fr; padding: 0 1; background: $panel; overflow-y: auto; }
+    """
+    PANE_TITLE = "2 Smart search"
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="search.down", tooltip="Next result"),
+        Binding("k", "cursor_up", "Up", show=False, id="search.up", tooltip="Previous result"),
+    ]
+
+    @dataclass
+    class QueryChanged(Message):
+        """The person typed; the screen starts a search."""
+
+        pane: "SearchPane"
+        text: str
+
+        @property
+        def control(self) -> "SearchPane":
+            return self.pane
+
+    @dataclass
+    class HitChosen(Message):
+        """Enter on a hit: the graph re-centres on it."""
+
+        pane: "SearchPane"
+        hit: SearchHit
+
+        @property
+        def control(self) -> "SearchPane":
+            return self.pane
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.hits: list[SearchHit] = []
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="search memories and code…  kind:decision file:src/app.py since:7d", id="search-input")
+        yield Static("", id="search-status")
+        yield OptionList(id="search-results")
+        yield Static("", id="search-preview")
+
+    @property
+    def text(self) -> str:
+        return self.query_one(Input).value
+
+    @on(Input.Changed, "#search-input")
+    def _changed(self, event: Input.Changed) -> None:
+        self.post_message(self.QueryChanged(self, event.value))
+
+    def show(self, results: SearchResults) -> None:
+        if results.query != self.text:
+            return
+        self.hits = results.hits
+        listing = self.query_one(OptionList)
+        listing.clear_options()
+        for hit in results.hits:
+            where = hit.location if hit.source == "code" else f"{hit.kind}"
+            when = age(hit.memory.updated_at) if hit.memory else ""
+            listing.add_option(Option(f"{hit.score.total:5.2f} [b]{clip(hit.title, 36)}[/b] [dim]{clip(where, 34)} {when}[/dim]"))
+        fresh = {True: "index fresh", False: "[yellow]index stale[/yellow]", None: "no code index"}[results.index_fresh]
+        pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
+        label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
+        notes = ("  " + "; ".join(results.notes)) if results.notes else ""
+        self.query_one("#search-status", Static).update(f"{label} in {results.elapsed_ms:.0f} ms · {fresh}{pending}{notes}")
+        if results.hits:
+            listing.highlighted = 0
+        else:
+            self.query_one("#search-preview", Static).update("")
+
+    def highlighted_hit(self) -> SearchHit | None:
+        index = self.query_one(OptionList).highlighted
+        return self.hits[index] if index is not None and index < len(self.hits) else None
+
+    @on(OptionList.OptionHighlighted, "#search-results")
+    def _preview(self, event: OptionList.OptionHighlighted) -> None:
+        hit = self.highlighted_hit()
+        if hit is None:
+            return
+        head = Text(f"{hit.title}\n", style="bold")
+        head.append(f"{hit.location}  ·  {hit.score.explain()}\n\n", style="dim")
+        head.append(hit.text)
+        self.query_one("#search-preview", Static).update(head)
+
+    @on(OptionList.OptionSelected, "#search-results")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        hit = self.highlighted_hit()
+        if hit is not None:
+            self.post_message(self.HitChosen(self, hit))
+
+    def action_cursor_down(self) -> None:
+        self.query_one(OptionList).action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.query_one(OptionList).action_cursor_up()
