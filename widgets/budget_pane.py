@@ -58,7 +58,7 @@ class BudgetPane(Pane):
 
     def show(self, selection: Selection, fmt: str, pins: frozenset[str]) -> None:
         self.items = selection.chosen
-        self.query_one("#budget-task", Static).update(f"[b]task[/b] {clip(selection.task, 120)}  [dim]({fmt})[/dim]")
+        self.query_one("#budget-task", Static).update(f"[b]task:[/b] {clip(selection.task, 120)}  [dim]({fmt})[/dim]")
         self.query_one("#budget-bar", Static).update(self._bar(selection))
         table = self.query_one(DataTable)
         table.clear()
@@ -66,8 +66,8 @@ class BudgetPane(Pane):
             key = item.key if item.kind == "memory" else item.path
             pin = "📌" if key in pins else ""
             why = ", ".join(f"{k} {v:.2f}" for k, v in sorted(item.signals.items(), key=lambda kv: -kv[1])[:2] if k != "role")
-            table.add_row(f"{pin}{item.kind}", clip(item.provenance, 40), f"{item.tokens:,}", why, key=item.key)
-        left = ", ".join(f"{clip(i.provenance, 30)} ({i.tokens:,})" for i in selection.left_out[:6])
+            table.add_row(f"{pin}{item.kind}", clip(_label(item), 40), f"{item.tokens:,}", why, key=item.key)
+        left = ", ".join(f"{clip(_label(i), 30)} ({i.tokens:,})" for i in selection.left_out[:6])
         notes = "; ".join(selection.notes)
         self.query_one("#budget-left", Static).update(
             "\n".join(filter(None, [f"left out: {left}" if left else "", notes])))
@@ -103,3 +103,10 @@ class BudgetPane(Pane):
         item = self._highlighted()
         if item is not None:
             self.post_message(self.ItemToggled(self, item.key if item.kind == "memory" else item.path, pin=True))
+
+
+def _label(item: Item) -> str:
+    """People recognise a memory by its kind and title, a code item by its path and lines."""
+    if item.memory is not None:
+        return f"{item.memory.kind}: {item.memory.title or item.memory.text}"
+    return item.provenance

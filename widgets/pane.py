@@ -9,7 +9,7 @@ class Pane(Vertical):
     """A titled, focus-aware container; subclasses set PANE_TITLE and compose their content."""
 
     DEFAULT_CSS = """
-    Pane { border: round $panel-lighten-2; padding: 0 0; height: 1fr; background: $surface; }
+    Pane { border: round $foreground 25%; padding: 0 0; height: 1fr; background: $surface; }
     Pane:focus-within { border: round $primary; }
     Pane > .pane-empty { color: $text-muted; padding: 1 2; }
     """

@@ -86,7 +86,7 @@ class SearchPane(Pane):
         pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
         label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
         notes = ("  " + "; ".join(results.notes)) if results.notes else ""
-        self.query_one("#search-status", Static).update(f"{label} in {results.elapsed_ms:.0f} ms · {fresh}{pending}{notes}")
+        self.query_one("#search-status", Static).update(f"{label} · {fresh}{pending}{notes}")
         if results.hits:
             listing.highlighted = 0
         else:

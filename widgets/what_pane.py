@@ -49,7 +49,7 @@ class WhatPane(Pane):
                 options.extend(Option(text, id=f"{len(options)}|{node}") for node, text in rows)
 
         def mem(m) -> tuple[str, str]:
-            return f"mem:{m.id}", f"  {m.kind[:4]:<4} {clip(m.title, 44)} [dim]{age(m.updated_at)}[/dim]"
+            return f"mem:{m.id}", f"  [i]{m.kind:<9}[/i] {clip(m.title, 44)} [dim]{age(m.updated_at)}[/dim]"
 
         section("On this branch", [mem(m) for m in what.branch_memories])
         section("About your changes", [mem(m) for m in what.file_memories])
