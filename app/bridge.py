@@ -28,6 +28,8 @@ class EngineBridge:
     """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
 
     def __init__(self, engine: Engine) -> None:
+        # Created before the app runs: workers starting together must not race to create the database.
+        engine.init()
         self.engine = engine
         self.watcher: IndexWatcher | None = None
         self._lock = threading.Lock()

@@ -70,6 +70,9 @@ class DashboardScreen(Screen):
         self.excluded: frozenset[str] = frozenset()
         self.graph_centre: str | None = None
         self.selection = None
+        self.loaded: set[str] = set()
+        """Which results have arrived at least once (what, search, graph, timeline, select, index): for tests,
+        screenshots and `cortex bench tui`."""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="topbar")
@@ -108,34 +111,38 @@ class DashboardScreen(Screen):
         self.load_timeline()
         self.load_graph(self.graph_centre)
 
+    def _deliver(self, message) -> None:
+        """Post a worker's result unless a newer worker of its group replaced it: thread workers cannot be
+        interrupted, so a slow, superseded one would otherwise paint stale results over fresh ones."""
+        if not get_current_worker().is_cancelled:
+            self.post_message(message)
+
     @work(thread=True, exclusive=True, group="what", exit_on_error=False)
     def load_what(self) -> None:
-        self.post_message(WhatLoaded(self.bridge.what()))
+        self._deliver(WhatLoaded(self.bridge.what()))
 
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def load_timeline(self) -> None:
-        self.post_message(TimelineLoaded(self.bridge.timeline()))
+        self._deliver(TimelineLoaded(self.bridge.timeline()))
 
     @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
     def load_graph(self, node: str | None) -> None:
         try:
             centre, label, found = self.bridge.graph(node)
         except CortexError as exc:
-            self.post_message(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
+            self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
             return
-        self.post_message(GraphLoaded(centre, label, found))
+        self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, text: str) -> None:
-        results = self.bridge.search(text)
-        if not get_current_worker().is_cancelled:
-            self.post_message(SearchFinished(results))
+        self._deliver(SearchFinished(self.bridge.search(text)))
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
     def run_select(self) -> None:
         if not self.task_text.strip():
             return
-        self.post_message(SelectionMade(self.bridge.select(self.task_text, self.budget, self.pins, self.excluded)))
+        self._deliver(SelectionMade(self.bridge.select(self.task_text, self.budget, self.pins, self.excluded)))
 
     @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
     def copy_context(self) -> None:
@@ -179,6 +186,7 @@ class DashboardScreen(Screen):
     @on(WhatLoaded)
     def _what(self, message: WhatLoaded) -> None:
         self.query_one(WhatPane).show(message.what)
+        self.loaded.add("what")
         git = message.what.git
         where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
         self._where = where
@@ -187,21 +195,25 @@ class DashboardScreen(Screen):
     @on(TimelineLoaded)
     def _timeline(self, message: TimelineLoaded) -> None:
         self.query_one(TimelinePane).show(message.timeline)
+        self.loaded.add("timeline")
 
     @on(GraphLoaded)
     def _graph(self, message: GraphLoaded) -> None:
-        if message.centre:
+        if message.chosen:
             self.graph_centre = message.centre
         self.query_one(GraphPane).show(message.centre, message.label, message.neighbours)
+        self.loaded.add("graph")
 
     @on(SearchFinished)
     def _search(self, message: SearchFinished) -> None:
         self.query_one(SearchPane).show(message.results)
+        self.loaded.add("search")
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:
         self.selection = message.selection
         self.query_one(BudgetPane).show(message.selection, self.fmt, self.pins)
+        self.loaded.add("select")
 
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
@@ -218,9 +230,13 @@ class DashboardScreen(Screen):
     def _index_done(self, message: IndexFinished) -> None:
         r = message.report
         self._topbar(f"index fresh · {r.listed} files · {r.embeddings_pending} embeddings pending")
-        if r.changed or r.removed:
-            self.refresh_all()
-            self.run_search(self.query_one(SearchPane).text)
+        self.loaded.add("index")
+        # Always reload: panes painted while indexing ran (or while a selection indexed lexically) are stale even
+        # when this pass itself found nothing left to change.
+        self.refresh_all()
+        self.run_search(self.query_one(SearchPane).text)
+        if self.task_text:
+            self.run_select()
 
     @on(IndexChanged)
     def _index_changed(self, message: IndexChanged) -> None:

@@ -32,6 +32,8 @@ class GraphLoaded(Message):
     centre: str
     label: str
     neighbours: list[Neighbour]
+    chosen: bool = False
+    """The person asked for this centre (it stays across refreshes); otherwise it followed the working change."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Drive the real dashboard headless until every pane has its data: for screenshots, snapshots and `bench tui`."""
+"""Drive the real dashboard headless until its panes have their data: for tests, snapshots, screenshots, `bench tui`."""
 
 from __future__ import annotations
 
@@ -7,38 +7,51 @@ import time
 from textual.pilot import Pilot
 
 from .app import CortexApp
-from .messages import GraphLoaded, IndexFinished, SearchFinished, TimelineLoaded, WhatLoaded
 
-FIRST_PAINT = (WhatLoaded, SearchFinished, TimelineLoaded, GraphLoaded)
+FIRST_PAINT = ("what", "search", "timeline", "graph")
+"""What a person sees filled in on the first screen."""
+EVERYTHING = FIRST_PAINT + ("index",)
 
 
 class RecordingApp(CortexApp):
-    """The real app; `record` (pass it as run_test's message_hook) remembers which messages were processed."""
+    """The real app; pass `app.record` as run_test's message_hook to keep every message processed."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.seen: set[type] = set()
+        self.messages: list = []
 
     def record(self, message) -> None:
-        self.seen.add(type(message))
+        self.messages.append(message)
+
+    def seen(self, kind: type):
+        """The latest message of this type, or None."""
+        return next((m for m in reversed(self.messages) if isinstance(m, kind)), None)
 
 
-async def wait_for(pilot: Pilot, types: tuple[type, ...], timeout: float = 120.0) -> float:
-    """Seconds until messages of all these types were handled (polling Textual, bounded by the timeout)."""
-    app = pilot.app
+async def wait_until(pilot: Pilot, done, what: str, timeout: float = 120.0) -> float:
+    """Seconds until `done()` holds, yielding to Textual between checks; fails after `timeout`."""
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
-        if all(t in app.seen for t in types):
-            await pilot.pause()
+        if done():
             return time.perf_counter() - start
-        await pilot.pause(0.02)
-    raise TimeoutError(f"the dashboard did not show {[t.__name__ for t in types if t not in app.seen]} in {timeout:.0f}s")
+        await pilot.pause(0.01)
+    raise TimeoutError(f"the dashboard did not show {what} within {timeout:.0f}s")
 
 
-async def settle(pilot: Pilot) -> None:
-    """Everything loaded, indexing finished, no worker running."""
-    await wait_for(pilot, FIRST_PAINT + (IndexFinished,))
-    await pilot.app.workers.wait_for_complete()
+async def wait_loaded(pilot: Pilot, names: tuple[str, ...] = EVERYTHING, timeout: float = 120.0) -> float:
+    """Seconds until the dashboard received these results (see DashboardScreen.loaded)."""
+    screen = pilot.app.screen
+    return await wait_until(pilot, lambda: set(names) <= getattr(screen, "loaded", set()),
+                            f"{', '.join(names)}", timeout)
+
+
+async def settle(pilot: Pilot, *types: type) -> None:
+    """Messages of these types were handled (a RecordingApp), or with none everything loaded; then no worker runs."""
+    if types:
+        app = pilot.app
+        await wait_until(pilot, lambda: all(app.seen(t) is not None for t in types), ", ".join(t.__name__ for t in types))
+    else:
+        await wait_loaded(pilot)
+    # Not workers.wait_for_complete(): it raises for workers that a newer one of their group replaced.
+    await wait_until(pilot, lambda: not any(w.is_running for w in pilot.app.workers), "idle workers")
     await pilot.pause()
-
-

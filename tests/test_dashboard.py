@@ -5,10 +5,10 @@ import stat
 
 import pytest
 
-from cortex_tui.app.app import CortexApp
 from cortex_tui.app.bridge import EngineBridge
 from cortex_tui.app.help_screen import HelpScreen
 from cortex_tui.app.memory_form import MemoryForm
+from cortex_tui.app.showcase import RecordingApp, settle
 from cortex_tui.app.messages import ContextCopied, IndexChanged, IndexFinished, SearchFinished, SelectionMade, WhatLoaded
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
@@ -33,34 +33,10 @@ def shop(repo):
     return repo
 
 
-async def settle(pilot, app, *types, rounds=1200):
-    """Wait (by awaiting Textual, not sleeping blindly) until messages of these types have arrived."""
-    seen = set()
-    for _ in range(rounds):
-        await pilot.pause(0.05)
-        seen |= {type(m) for m in app.messages}
-        if all(t in seen for t in types):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            return
-    raise AssertionError(f"never saw {[t.__name__ for t in types if t not in seen]}")
-
-
-class Recorder(CortexApp):
-    """The real app, keeping every message the screen handled so tests can wait on results."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.messages = []
-
-    def _on_message_hook(self, message):
-        self.messages.append(message)
-
-
 async def test_all_five_panes_fill_in(shop):
-    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
-    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
-        await settle(pilot, app, WhatLoaded, IndexFinished, SearchFinished)
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         screen = app.screen
         what_options = screen.query_one(WhatPane).query_one("OptionList")
         assert what_options.option_count > 3
@@ -79,20 +55,20 @@ async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_pa
     script.write_text(f"#!/bin/sh\n/bin/cat > {record}\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
-    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
-        await settle(pilot, app, IndexFinished)
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished)
         await pilot.press("slash")
         await pilot.press(*"tax twice")
-        await settle(pilot, app, SearchFinished)
+        await settle(pilot, SearchFinished)
         hits = app.screen.query_one(SearchPane).hits
         assert hits and any("tax" in h.text.lower() for h in hits[:3])
         await pilot.press("escape", "t")
-        await settle(pilot, app, SelectionMade)
+        await settle(pilot, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
         assert any(i.path == "shop/pricing.py" for i in budget.items)
         await pilot.press("c")
-        await settle(pilot, app, ContextCopied)
+        await settle(pilot, ContextCopied)
         copied = next(m for m in app.messages if isinstance(m, ContextCopied))
         assert copied.result.method == "xclip"
         text = record.read_text()
@@ -100,20 +76,20 @@ async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_pa
 
 
 async def test_new_and_edited_memory(shop):
-    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
-    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
-        await settle(pilot, app, WhatLoaded)
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, MemoryForm)
         await pilot.press(*"Cache prices per request")
         await pilot.press("ctrl+s")
-        await settle(pilot, app, WhatLoaded)
+        await settle(pilot, WhatLoaded)
         engine = Engine(shop)
         made = next(m for m in engine.list() if m.text == "Cache prices per request")
         await pilot.press("slash")
         await pilot.press(*"cache prices per request")
-        await settle(pilot, app, SearchFinished)
+        await settle(pilot, SearchFinished)
         pane = app.screen.query_one(SearchPane)
         position = [h.id for h in pane.hits].index(made.id)
         await pilot.press("escape", *["j"] * position)
@@ -134,14 +110,14 @@ async def test_new_and_edited_memory(shop):
 
 
 async def test_branch_switch_updates_the_panes(shop):
-    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
-    async with app.run_test(size=SIZE, message_hook=app.messages.append) as pilot:
-        await settle(pilot, app, IndexFinished, WhatLoaded)
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, WhatLoaded)
         assert app.bridge.watcher is not None and app.bridge.watcher.ready.wait(10)
         git(shop, "checkout", "-q", "-b", "feature/discounts")
         commit_file(shop, "shop/discounts.py", "def discount(total):\n    return total * 0.9\n", "Add discounts")
         app.messages.clear()
-        await settle(pilot, app, IndexChanged, WhatLoaded)
+        await settle(pilot, IndexChanged, WhatLoaded)
         for _ in range(100):
             await pilot.pause(0.05)
             timeline = app.screen.query_one(TimelinePane).timeline
@@ -152,9 +128,9 @@ async def test_branch_switch_updates_the_panes(shop):
 
 
 async def test_help_screen_theme_switch_and_narrow_terminal(shop):
-    app = Recorder(EngineBridge(Engine(shop)), remember_theme=False)
-    async with app.run_test(size=(90, 30), message_hook=app.messages.append) as pilot:
-        await settle(pilot, app, WhatLoaded)
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=(90, 30), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
         screen = app.screen
         assert screen.has_class("narrow")
         visible = [p.id for p in screen.query("#grid > Pane") if p.display]

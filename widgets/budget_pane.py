@@ -52,7 +52,9 @@ class BudgetPane(Pane):
         yield Static("[dim]no task yet: type a search and press t[/dim]", id="budget-task")
         yield Static("", id="budget-bar")
         table = DataTable(id="budget-table", cursor_type="row")
-        table.add_columns("kind", "item", "tokens", "why")
+        # Fixed widths: auto-sized columns keep the widths of earlier, longer rows after a clear.
+        for label, width in (("kind", 7), ("tokens", 6), ("item", 40), ("why", 30)):
+            table.add_column(label, width=width)
         yield table
         yield Static("", id="budget-left")
 
@@ -66,7 +68,8 @@ class BudgetPane(Pane):
             key = item.key if item.kind == "memory" else item.path
             pin = "📌" if key in pins else ""
             why = ", ".join(f"{k} {v:.2f}" for k, v in sorted(item.signals.items(), key=lambda kv: -kv[1])[:2] if k != "role")
-            table.add_row(f"{pin}{item.kind}", clip(_label(item), 40), f"{item.tokens:,}", why, key=item.key)
+            table.add_row(f"{pin}{item.kind}", Text(f"{item.tokens:,}", justify="right"), clip(_label(item), 40), why,
+                          key=item.key)
         left = ", ".join(f"{clip(_label(i), 30)} ({i.tokens:,})" for i in selection.left_out[:6])
         notes = "; ".join(selection.notes)
         self.query_one("#budget-left", Static).update(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.console import Group
+from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -101,10 +103,18 @@ class SearchPane(Pane):
         hit = self.highlighted_hit()
         if hit is None:
             return
-        head = Text(f"{hit.title}\n", style="bold")
-        head.append(f"{hit.location}  ·  {hit.score.explain()}\n\n", style="dim")
-        head.append(hit.text)
-        self.query_one("#search-preview", Static).update(head)
+        head = Text()
+        head.append(f"{hit.title}\n", style="bold")
+        head.append(f"{hit.location}  ·  {hit.score.explain()}\n", style="dim")
+        if hit.source == "code":
+            # Verbatim, indentation kept, numbered as in the file.
+            theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
+            lexer = Syntax.guess_lexer(hit.path, hit.text)
+            body = Syntax(hit.text, lexer, theme=theme, line_numbers=True, start_line=hit.start_line,
+                          background_color="default", word_wrap=True)
+        else:
+            body = Text(hit.text)
+        self.query_one("#search-preview", Static).update(Group(head, body))
 
     @on(OptionList.OptionSelected, "#search-results")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
