@@ -28,8 +28,6 @@ class EngineBridge:
     """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
 
     def __init__(self, engine: Engine) -> None:
-        # Created before the app runs: workers starting together must not race to create the database.
-        engine.init()
         self.engine = engine
         self.watcher: IndexWatcher | None = None
         self._lock = threading.Lock()
@@ -37,6 +35,14 @@ class EngineBridge:
     @property
     def root(self) -> Path:
         return self.engine.root
+
+    def open(self) -> None:
+        """Create or open the database (this imports LanceDB, seconds on a cold start); before any other worker, so
+        workers starting together never race to create it."""
+        self.engine.init()
+
+    def warm_model(self) -> None:
+        self.engine.embedder.embed_uncached(["warm"])
 
     def index(self, progress: Callable[[IndexProgress], None], should_stop: Callable[[], bool]) -> IndexReport:
         """Bring the index up to date: lexical pass first, then embeddings, working change first."""
@@ -71,8 +77,8 @@ class EngineBridge:
         centre = resolve_node(graph, node) if node else _default_centre(graph, self.engine.git().changed_files)
         return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
 
-    def timeline(self) -> Timeline:
-        return self.engine.timeline()
+    def timeline(self, with_memories: bool = True) -> Timeline:
+        return self.engine.timeline(with_memories=with_memories)
 
     def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str]) -> Selection:
         return self.engine.select(task, budget, pins=pins, excluded=excluded)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -212,6 +213,18 @@ def cmd_gc(args) -> int:
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
+    if args.bench == "tui":
+        from . import bench_tui
+
+        r = bench_tui.run(Path(args.repo).resolve(), max(args.runs, 1))
+        if args.json:
+            print_json(r)
+        else:
+            p50 = statistics.median
+            console.print(f"dashboard on {r.repo} ({r.files} files, indexed), {r.runs} fresh processes:\n"
+                          f"  first results (git timeline)   p50 {p50(r.first_paint_s):.2f} s, max {max(r.first_paint_s):.2f} s\n"
+                          f"  what, search, graph, timeline  p50 {p50(r.all_panes_s):.2f} s, max {max(r.all_panes_s):.2f} s")
+        return 0
     if args.bench == "select":
         from ..core.bench import select as bench_select
 

@@ -22,7 +22,7 @@ from .bridge import EngineBridge
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
-    ContextCopied, EngineFailed, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemorySaved,
+    ContextCopied, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemorySaved,
     SearchFinished, SelectionMade, TimelineLoaded, WhatLoaded,
 )
 
@@ -86,12 +86,8 @@ class DashboardScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._topbar("starting…")
-        self.refresh_all()
-        self.run_search("")
-        if self.task_text:
-            self.run_select()
-        self.index_in_background()
+        self._topbar("opening the database…")
+        self.start_up()
         self.query_one(WhatPane).query_one("OptionList").focus()
 
     def on_unmount(self) -> None:
@@ -116,6 +112,19 @@ class DashboardScreen(Screen):
         interrupted, so a slow, superseded one would otherwise paint stale results over fresh ones."""
         if not get_current_worker().is_cancelled:
             self.post_message(message)
+
+    @work(thread=True, group="start", exit_on_error=False)
+    def start_up(self) -> None:
+        # Git answers in milliseconds while opening LanceDB takes seconds: paint the branch's history first.
+        self._deliver(TimelineLoaded(self.bridge.timeline(with_memories=False)))
+        self.warm_model()
+        self.bridge.open()
+        self.post_message(EngineReady())
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def warm_model(self) -> None:
+        # Loading the model overlaps opening the database; the first search would otherwise wait for both in turn.
+        self.bridge.warm_model()
 
     @work(thread=True, exclusive=True, group="what", exit_on_error=False)
     def load_what(self) -> None:
@@ -183,6 +192,15 @@ class DashboardScreen(Screen):
 
     # --- results arriving ------------------------------------------------------------------------------------
 
+    @on(EngineReady)
+    def _ready(self) -> None:
+        self._topbar("indexing…")
+        self.refresh_all()
+        self.run_search("")
+        if self.task_text:
+            self.run_select()
+        self.index_in_background()
+
     @on(WhatLoaded)
     def _what(self, message: WhatLoaded) -> None:
         self.query_one(WhatPane).show(message.what)
@@ -231,8 +249,10 @@ class DashboardScreen(Screen):
         r = message.report
         self._topbar(f"index fresh · {r.listed} files · {r.embeddings_pending} embeddings pending")
         self.loaded.add("index")
-        # Always reload: panes painted while indexing ran (or while a selection indexed lexically) are stale even
-        # when this pass itself found nothing left to change.
+        # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
+        # nothing left to change; without one, a pass that changed nothing leaves them as they are.
+        if not (r.changed or r.removed or r.embedded or self.task_text):
+            return
         self.refresh_all()
         self.run_search(self.query_one(SearchPane).text)
         if self.task_text:

@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
             engine = Engine(path)
             seed_memories(engine)
         else:
+            # The database opens in the dashboard's first worker, which reports a locked or corrupted one there.
             engine = Engine(path, db=args.db)
-            engine.init()
     except CortexError as exc:
         print(f"cortex-tui: error: {exc}", file=sys.stderr)
         return 1

@@ -36,6 +36,10 @@ class GraphLoaded(Message):
     """The person asked for this centre (it stays across refreshes); otherwise it followed the working change."""
 
 
+class EngineReady(Message):
+    """The database is open: panes that need memories or the index can load."""
+
+
 @dataclass
 class SearchFinished(Message):
     results: SearchResults

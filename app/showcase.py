@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from textual.pilot import Pilot
 
 from .app import CortexApp
 
+FIRST_RESULTS = ("timeline",)
+"""Painted from git alone, before the database is open."""
 FIRST_PAINT = ("what", "search", "timeline", "graph")
-"""What a person sees filled in on the first screen."""
+"""Every pane that needs no task showing results."""
 EVERYTHING = FIRST_PAINT + ("index",)
 
 
@@ -34,7 +37,7 @@ async def wait_until(pilot: Pilot, done, what: str, timeout: float = 120.0) -> f
     while time.perf_counter() - start < timeout:
         if done():
             return time.perf_counter() - start
-        await pilot.pause(0.01)
+        await asyncio.sleep(0.05)
     raise TimeoutError(f"the dashboard did not show {what} within {timeout:.0f}s")
 
 

@@ -265,10 +265,10 @@ class Engine:
             store.set_source_key(old.id, key)
         return store.remember(replace(draft, source_key=key, scope=old.scope), self.position())
 
-    def timeline(self, max_commits: int = 50):
+    def timeline(self, max_commits: int = 50, with_memories: bool = True):
         from .timeline import branch_timeline
 
-        return branch_timeline(self, max_commits)
+        return branch_timeline(self, max_commits, with_memories)
 
     def what(self, per_section: int = 10):
         from .what import what_should_i_know

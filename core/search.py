@@ -9,7 +9,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lancedb.query import BooleanQuery, MatchQuery, Occur
 
 from .config import SearchWeights
 from .database import quote, sql_list
@@ -307,6 +306,9 @@ def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | N
     """BM25 over the `words` column; git-context words are folded into the same query at a low boost."""
     if not terms or table.count_rows() == 0 or not _has_fts(table):
         return []
+    # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
+    from lancedb.query import BooleanQuery, MatchQuery, Occur
+
     match = MatchQuery(" ".join(terms), "words")
     if context:
         match = BooleanQuery([(Occur.SHOULD, match), (Occur.SHOULD, MatchQuery(" ".join(context), "words", boost=CONTEXT_BOOST))])

@@ -37,10 +37,11 @@ class Timeline:
     branches: tuple[str, ...] = ()
 
 
-def branch_timeline(engine: "Engine", max_commits: int = 50) -> Timeline:
+def branch_timeline(engine: "Engine", max_commits: int = 50, with_memories: bool = True) -> Timeline:
+    """`with_memories=False` reads git alone, without opening the database: what the dashboard paints first."""
     git = engine.git(max_commits)
     try:
-        memories = [m for s in engine.stores() for m in s.list(status="active")]
+        memories = [m for s in engine.stores() for m in s.list(status="active")] if with_memories else []
     except CortexError:
         memories = []
     by_commit: dict[str, list[Memory]] = {}

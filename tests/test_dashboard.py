@@ -3,13 +3,17 @@
 import os
 import stat
 
+from pathlib import Path
+
 import pytest
+from textual.worker import Worker, WorkerState
 
 from cortex_tui.app.bridge import EngineBridge
 from cortex_tui.app.help_screen import HelpScreen
 from cortex_tui.app.memory_form import MemoryForm
-from cortex_tui.app.showcase import RecordingApp, settle
-from cortex_tui.app.messages import ContextCopied, IndexChanged, IndexFinished, SearchFinished, SelectionMade, WhatLoaded
+from cortex_tui.app.dashboard import DashboardScreen
+from cortex_tui.app.showcase import RecordingApp, settle, wait_until
+from cortex_tui.app.messages import ContextCopied, IndexChanged, IndexFinished, MemorySaved, SearchFinished, SelectionMade, WhatLoaded
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.budget_pane import BudgetPane
@@ -147,3 +151,39 @@ async def test_help_screen_theme_switch_and_narrow_terminal(shop):
         app.theme = "cortex-light"
         await pilot.pause()
         assert app.current_theme.name == "cortex-light" and not app.current_theme.dark
+
+
+async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_running(shop, monkeypatch):
+    import fcntl
+
+    monkeypatch.setenv("CORTEX_LOCK_TIMEOUT", "0.3")
+    engine = Engine(shop)
+    engine.init()
+    lock_file = Path(engine.store().db.uri) / ".write.lock"
+    holder = os.open(lock_file, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    try:
+        async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+            await settle(pilot, WhatLoaded)
+            await pilot.press("n")
+            await pilot.pause()
+            await pilot.press(*"Held lock memory")
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: any(isinstance(m, Worker.StateChanged) and m.worker.group == "memory"
+                                                and m.state == WorkerState.ERROR for m in app.messages), "the lock error")
+            failed = next(m.worker for m in app.messages if isinstance(m, Worker.StateChanged)
+                          and m.worker.group == "memory" and m.state == WorkerState.ERROR)
+            assert "locked by another cortex process" in str(failed.error)
+            await pilot.pause()
+            assert any("locked by another cortex process" in n.message for n in app._notifications)
+            assert app.is_running and isinstance(app.screen, DashboardScreen)
+            fcntl.flock(holder, fcntl.LOCK_UN)
+            await pilot.press("n")
+            await pilot.pause()
+            await pilot.press(*"Free lock memory", "ctrl+s")
+            await settle(pilot, MemorySaved)
+    finally:
+        os.close(holder)
+    texts = [m.text for m in Engine(shop).list()]
+    assert "Free lock memory" in texts and "Held lock memory" not in texts

@@ -1,0 +1,79 @@
+"""`cortex bench tui`: seconds from the command to the first painted dashboard with results, on an indexed repo.
+
+Each run is a fresh `python` process (imports, model load and LanceDB open all count), timed by the parent from
+spawn until the child reports (1) the first results on screen (the branch timeline, read from git) and (2) the
+what, search, timeline and graph panes all showing results from the database and the model.
+The child drives the real app headless; a terminal adds only the cost of writing the frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import CortexError
+
+
+@dataclass(frozen=True)
+class TuiBench:
+    repo: str
+    files: int
+    runs: int
+    first_paint_s: list[float]
+    """Per run, from spawning the process to the first results on screen."""
+    all_panes_s: list[float]
+    """Per run, from spawning the process to the four panes showing results."""
+
+
+def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45)) -> TuiBench:
+    from ..core.engine import Engine
+
+    engine = Engine(repo)
+    report = engine.code_index(create=True).update(embed=True)
+    files = report.listed
+    first, full = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "cortex_tui.app.bench_tui", str(repo), str(size[0]), str(size[1])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        marks = []
+        for _ in range(2):
+            if child.stdout.readline().strip():
+                marks.append(time.perf_counter() - start)
+        _, err = child.communicate(timeout=120)
+        if len(marks) != 2 or child.returncode != 0:
+            raise CortexError(f"the dashboard did not start: {(err.strip().splitlines() or ['?'])[-1]}")
+        first.append(marks[0])
+        full.append(marks[1])
+    return TuiBench(str(repo), files, runs, first, full)
+
+
+async def _first_paint(repo: Path, size: tuple[int, int]) -> None:
+    from ..core.engine import Engine
+    from .bridge import EngineBridge
+    from .showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_loaded
+
+    app = RecordingApp(EngineBridge(Engine(repo)), remember_theme=False)
+    async with app.run_test(size=size) as pilot:
+        # The parent stops a clock when each line arrives.
+        for names in (FIRST_RESULTS, FIRST_PAINT):
+            await wait_loaded(pilot, names, timeout=60)
+            await pilot.pause()
+            print(",".join(names), flush=True)
+        app.exit()
+
+
+def main(argv: list[str]) -> int:
+    asyncio.run(_first_paint(Path(argv[0]), (int(argv[1]), int(argv[2]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
