@@ -9,6 +9,7 @@ from pathlib import Path
 from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
 from .cli import _split, engine_from
+from .agent_commands import cmd_agent as cmd_agent
 from .output import age, console, print_json, progress_bar, table
 
 

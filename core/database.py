@@ -110,14 +110,19 @@ class Database:
             )
         self.schema_version, self.migrated_from = SCHEMA_VERSION, None
 
-    @contextlib.contextmanager
-    def write_lock(self) -> Iterator[None]:
+    def write_lock(self) -> contextlib.AbstractContextManager[None]:
         """Serialise read-modify-write sequences across processes (CLI, dashboard, watcher, MCP server).
         LanceDB resolves conflicting commits itself, but an upsert reads before it writes and must not interleave."""
+        return self.lock(_LOCK_NAME)
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An exclusive lock across processes, by name (a file in the database directory); none for remote stores.
+        Not reentrant: a holder of one lock may take another, never the same one twice."""
         if self.remote:
             yield
             return
-        path = Path(self.uri) / _LOCK_NAME
+        path = Path(self.uri) / name
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:

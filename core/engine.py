@@ -14,6 +14,7 @@ from pathlib import Path
 from . import gitctx
 from .config import Settings, load_settings
 from .database import Database, quote
+from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
 from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri
@@ -43,6 +44,7 @@ class Engine:
         )
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
+        self._agent_log: AgentLog | None = None
         self._graph_cache: tuple[tuple, object] | None = None
 
     # --- locations -----------------------------------------------------------------------------------------------
@@ -100,6 +102,13 @@ class Engine:
                 db, self.embedder, self.root, self.is_repo, self.settings.max_file_bytes, self.settings.encoding
             )
         return self._index
+
+    def agent_log(self, create: bool = False) -> AgentLog:
+        """The agent context controller (in the repository's database, beside the memories it mirrors into)."""
+        if self._agent_log is None:
+            store = self.store(create=create)
+            self._agent_log = AgentLog(store.db, store, self.position)
+        return self._agent_log
 
     def global_store(self, create: bool = False) -> MemoryStore | None:
         uri = global_db_uri()

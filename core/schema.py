@@ -104,3 +104,49 @@ EDGES_SCHEMA = pa.schema(
 )
 
 SKIPPED_SCHEMA = pa.schema([pa.field("path", pa.string()), pa.field("reason", pa.string())])
+
+AGENT_ROADMAP_SCHEMA = pa.schema([pa.field("seq", pa.int32()), pa.field("text", pa.string()), pa.field("at", _TS)])
+
+AGENT_BRANCHES_SCHEMA = pa.schema(
+    [
+        pa.field("name", pa.string()),
+        pa.field("purpose", pa.string()),
+        pa.field("parent", pa.string()),
+        pa.field("status", pa.string()),
+        pa.field("merged_into", pa.string()),
+        pa.field("created_at", _TS),
+    ]
+)
+
+AGENT_STEPS_SCHEMA = pa.schema(
+    [
+        pa.field("branch", pa.string()),
+        pa.field("n", pa.int32()),
+        pa.field("observation", pa.string()),
+        pa.field("thought", pa.string()),
+        pa.field("action", pa.string()),
+        pa.field("origin", pa.string()),
+        pa.field("git_branch", pa.string()),
+        pa.field("head", pa.string()),
+        pa.field("at", _TS),
+        pa.field("memory_id", pa.string()),
+    ]
+)
+
+AGENT_COMMITS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),
+        pa.field("branch", pa.string()),
+        pa.field("seq", pa.int32()),
+        pa.field("kind", pa.string()),
+        pa.field("purpose", pa.string()),
+        pa.field("summary", pa.string()),
+        pa.field("contribution", pa.string()),
+        pa.field("steps", pa.list_(pa.int32())),
+        pa.field("merged_from", pa.string()),
+        pa.field("git_branch", pa.string()),
+        pa.field("head", pa.string()),
+        pa.field("at", _TS),
+        pa.field("memory_id", pa.string()),
+    ]
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .agentlog import STEP_TAG
 from .errors import CortexError
 from .gitctx import CommitInfo
 from .records import Memory
@@ -23,7 +24,8 @@ class TimelineEntry:
 
     @property
     def agent_commits(self) -> tuple[Memory, ...]:
-        return tuple(m for m in self.memories if m.kind == "agent")
+        # Agent steps are memories of kind `agent` too; only their milestones mark the timeline.
+        return tuple(m for m in self.memories if m.kind == "agent" and STEP_TAG not in m.tags)
 
 
 @dataclass(frozen=True)

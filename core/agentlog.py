@@ -1,0 +1,424 @@
+"""The agent context controller: a git-like working memory for agents (after Git Context Controller, arXiv 2508.00031).
+
+A roadmap (the goal, appended to over time) and branches; each branch has a numbered observation-thought-action log
+and milestone commits that summarise it. Everything lives in the repository's LanceDB database, and every step and
+commit is also stored as a memory of kind `agent`, so smart search, the timeline and the graph see them.
+Step numbers are taken under a lock across processes, so agents logging to one branch at once never collide.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from .database import Database, quote
+from .errors import CortexError
+from .records import MemoryDraft
+from .schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
+from .store import GitPosition, MemoryStore, now
+
+MAIN = "main"
+_LOCK = ".agent.lock"
+_CURRENT = "agent_current_branch"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+STEP_TAG, COMMIT_TAG = "agent-step", "agent-commit"
+
+
+@dataclass(frozen=True)
+class RoadmapEntry:
+    seq: int
+    text: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class AgentBranch:
+    name: str
+    purpose: str
+    parent: str
+    """The branch it was created from ("" for main)."""
+    status: str
+    """`active`, `merged` or `abandoned`."""
+    merged_into: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    branch: str
+    n: int
+    """1, 2, 3… per branch, without gaps."""
+    observation: str
+    thought: str
+    action: str
+    origin: str
+    """For a step a merge brought in: `branch#n` where it was logged; "" otherwise."""
+    git_branch: str
+    head: str
+    at: datetime
+    memory_id: str
+
+
+@dataclass(frozen=True)
+class AgentCommit:
+    id: str
+    branch: str
+    seq: int
+    kind: str
+    """`commit` or `merge`."""
+    purpose: str
+    """The branch's purpose when the commit was made."""
+    summary: str
+    """Progress before this commit."""
+    contribution: str
+    steps: tuple[int, ...]
+    """The steps this commit covers (those logged since the previous commit on the branch)."""
+    merged_from: str
+    git_branch: str
+    head: str
+    """The git HEAD when the commit was made."""
+    at: datetime
+    memory_id: str
+
+    @property
+    def progress(self) -> str:
+        """The summary of progress including this commit: what the next commit's summary defaults to."""
+        return "\n".join(part for part in (self.summary, f"- {self.contribution}") if part)
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What `context(branch, k)` gives an agent: enough to pick up where it left off."""
+
+    roadmap: tuple[RoadmapEntry, ...]
+    branch: AgentBranch
+    commits: tuple[AgentCommit, ...]
+    """The last k commits on the branch, oldest first."""
+    earlier_commits: int
+    steps: tuple[AgentStep, ...]
+    """Steps since the last commit."""
+    committed_steps: int
+    """Steps stored behind commits, shown only as the ranges the commits cover."""
+    branches: tuple[AgentBranch, ...]
+
+    def markdown(self) -> str:
+        b = self.branch
+        lines = ["# Agent context", "", "## Roadmap"]
+        lines += [f"{e.seq}. {e.text}" for e in self.roadmap] or ["(none)"]
+        origin = f", from `{b.parent}`" if b.parent else ""
+        merged = f" into `{b.merged_into}`" if b.merged_into else ""
+        lines += ["", f"## Branch `{b.name}` ({b.status}{merged}{origin})", f"Purpose: {b.purpose or '(none)'}"]
+        others = [f"`{o.name}` ({o.status})" for o in self.branches if o.name != b.name]
+        if others:
+            lines.append("Other branches: " + ", ".join(others))
+        lines += ["", f"## Commits (last {len(self.commits)} of {len(self.commits) + self.earlier_commits})"]
+        for c in self.commits:
+            covers = f"steps {_ranges(c.steps)}" if c.steps else "no steps"
+            source = f" of `{c.merged_from}`" if c.merged_from else ""
+            lines.append(f"### {c.kind}{source} {c.id} · {c.at:%Y-%m-%d %H:%M} · git {c.head[:8] or '-'} · {covers}")
+            if c.summary:
+                lines += ["Progress before:", c.summary]
+            lines += ["Contribution:", c.contribution, ""]
+        if not self.commits:
+            lines += ["(none)", ""]
+        lines.append(f"## Steps since the last commit ({len(self.steps)}; {self.committed_steps} earlier behind commits)")
+        for s in self.steps:
+            origin = f" (from {s.origin})" if s.origin else ""
+            lines.append(f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}")
+        if not self.steps:
+            lines.append("(none)")
+        return "\n".join(lines) + "\n"
+
+
+def _ranges(numbers: tuple[int, ...]) -> str:
+    out, start, prev = [], None, None
+    for n in sorted(numbers):
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            out.append(f"{start}-{prev}" if prev != start else str(start))
+            start = prev = n
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+    return ", ".join(out)
+
+
+def validate_branch_name(name: str) -> str:
+    if not name or not _NAME.fullmatch(name):
+        raise CortexError(
+            f"bad branch name {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return name
+
+
+class AgentLog:
+    """The agent context of one database. Reads are plain; every change holds the agent lock for its whole
+    read-then-write, so concurrent agents see each other's steps."""
+
+    def __init__(self, db: Database, store: MemoryStore, position: Callable[[], GitPosition]) -> None:
+        self.db = db
+        self.store = store
+        self.position = position
+        self.roadmap_table = db.open_table("agent_roadmap", AGENT_ROADMAP_SCHEMA)
+        self.branches_table = db.open_table("agent_branches", AGENT_BRANCHES_SCHEMA)
+        self.steps_table = db.open_table("agent_steps", AGENT_STEPS_SCHEMA)
+        self.commits_table = db.open_table("agent_commits", AGENT_COMMITS_SCHEMA)
+
+    # --- reads -------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _rows(table, where: str | None = None) -> list[dict]:
+        query = table.search()
+        if where:
+            query = query.where(where)
+        return query.limit(max(table.count_rows(), 1)).to_list()
+
+    def roadmap(self) -> list[RoadmapEntry]:
+        return sorted((RoadmapEntry(r["seq"], r["text"], r["at"]) for r in self._rows(self.roadmap_table)),
+                      key=lambda e: e.seq)
+
+    def branches(self) -> list[AgentBranch]:
+        rows = self._rows(self.branches_table)
+        return sorted((AgentBranch(**{k: r[k] for k in AGENT_BRANCHES_SCHEMA.names}) for r in rows),
+                      key=lambda b: (b.name != MAIN, b.created_at))
+
+    def find_branch(self, name: str) -> AgentBranch | None:
+        return next((b for b in self.branches() if b.name == name), None)
+
+    def get_branch(self, name: str) -> AgentBranch:
+        branch = self.find_branch(name)
+        if branch is None:
+            known = ", ".join(b.name for b in self.branches()) or "none"
+            raise CortexError(f"no agent branch {name!r} (branches: {known})")
+        return branch
+
+    def steps(self, branch: str) -> list[AgentStep]:
+        rows = self._rows(self.steps_table, f"branch = {quote(branch)}")
+        return sorted((AgentStep(**{k: r[k] for k in AGENT_STEPS_SCHEMA.names}) for r in rows), key=lambda s: s.n)
+
+    def commits(self, branch: str) -> list[AgentCommit]:
+        rows = self._rows(self.commits_table, f"branch = {quote(branch)}")
+        out = [AgentCommit(**{k: (tuple(r[k]) if k == "steps" else r[k]) for k in AGENT_COMMITS_SCHEMA.names})
+               for r in rows]
+        return sorted(out, key=lambda c: c.seq)
+
+    def is_initialised(self) -> bool:
+        return self.branches_table.count_rows() > 0
+
+    def current(self) -> str:
+        self._require_init()
+        return self.db.get_meta(_CURRENT) or MAIN
+
+    def context(self, branch: str | None = None, k: int = 1) -> AgentContext:
+        if k < 0:
+            raise CortexError("k must be 0 or more")
+        b = self.get_branch(branch or self.current())
+        commits = self.commits(b.name)
+        steps = self.steps(b.name)
+        covered = max((n for c in commits for n in c.steps), default=0)
+        recent = tuple(commits[-k:]) if k else ()
+        pending = tuple(s for s in steps if s.n > covered)
+        return AgentContext(tuple(self.roadmap()), b, recent, len(commits) - len(recent), pending,
+                            len(steps) - len(pending), tuple(self.branches()))
+
+    # --- changes -----------------------------------------------------------------------------------------------
+
+    def _require_init(self) -> None:
+        if not self.is_initialised():
+            raise CortexError("no agent context here yet: run `cortex agent init GOAL` first")
+
+    def _active(self, name: str) -> AgentBranch:
+        branch = self.get_branch(name)
+        if branch.status != "active":
+            into = f" into {branch.merged_into!r}" if branch.merged_into else ""
+            raise CortexError(f"agent branch {name!r} is {branch.status}{into}; switch to an active branch")
+        return branch
+
+    def init(self, goal: str) -> AgentContext:
+        goal = goal.strip()
+        if not goal:
+            raise CortexError("the goal is empty")
+        with self.db.lock(_LOCK):
+            if self.is_initialised():
+                raise CortexError("the agent context already exists: extend the roadmap with `cortex agent commit --roadmap`")
+            stamp = now()
+            self.db.write(lambda: self.roadmap_table.add([{"seq": 1, "text": goal, "at": stamp}]))
+            self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
+            self.db.set_meta(_CURRENT, MAIN)
+        return self.context()
+
+    def _add_branch(self, branch: AgentBranch) -> None:
+        self.db.write(lambda: self.branches_table.add([branch.__dict__]))
+
+    def log_ota(self, observation: str, thought: str, action: str, branch: str | None = None) -> AgentStep:
+        if not any(part.strip() for part in (observation, thought, action)):
+            raise CortexError("an empty step: give an observation, a thought or an action")
+        with self.db.lock(_LOCK):
+            name = self._active(branch or self.current()).name
+            n = max((s.n for s in self.steps(name)), default=0) + 1
+            step = self._store_step(AgentStep(name, n, observation.strip(), thought.strip(), action.strip(), "",
+                                              *self._git(), now(), ""))
+        return step
+
+    def _git(self) -> tuple[str, str]:
+        position = self.position()
+        return position.branch, position.commit
+
+    def _store_step(self, step: AgentStep, mirror: bool = True) -> AgentStep:
+        if mirror:
+            step = replace(step, memory_id=self._mirror(step_memory(step), step.git_branch, step.head))
+        self.db.write(lambda: self.steps_table.add([step.__dict__]))
+        return step
+
+    def _mirror(self, draft: MemoryDraft, git_branch: str, head: str) -> str:
+        return self.store.remember(draft, GitPosition(git_branch, head)).memory.id
+
+    def commit(self, contribution: str, previous_summary: str | None = None, update_roadmap: str | None = None,
+               branch: str | None = None) -> AgentCommit:
+        contribution = contribution.strip()
+        if not contribution:
+            raise CortexError("the commit's contribution is empty")
+        with self.db.lock(_LOCK):
+            b = self._active(branch or self.current())
+            commits = self.commits(b.name)
+            covered = max((n for c in commits for n in c.steps), default=0)
+            new = tuple(s.n for s in self.steps(b.name) if s.n > covered)
+            if not new:
+                raise CortexError(f"nothing to commit on {b.name!r}: no steps logged since the last commit")
+            if update_roadmap and update_roadmap.strip():
+                self._append_roadmap(update_roadmap.strip())
+            return self._store_commit(b, commits, "commit", contribution, previous_summary, new, "")
+
+    def _append_roadmap(self, text: str) -> None:
+        seq = max((e.seq for e in self.roadmap()), default=0) + 1
+        self.db.write(lambda: self.roadmap_table.add([{"seq": seq, "text": text, "at": now()}]))
+
+    def _store_commit(self, b: AgentBranch, commits: list[AgentCommit], kind: str, contribution: str,
+                      previous_summary: str | None, steps: tuple[int, ...], merged_from: str) -> AgentCommit:
+        summary = previous_summary.strip() if previous_summary is not None else (commits[-1].progress if commits else "")
+        commit = AgentCommit(uuid.uuid4().hex[:12], b.name, len(commits) + 1, kind, b.purpose, summary, contribution,
+                             steps, merged_from, *self._git(), now(), "")
+        commit = replace(commit, memory_id=self._mirror(commit_memory(commit), commit.git_branch, commit.head))
+        self.db.write(lambda: self.commits_table.add([{**commit.__dict__, "steps": list(commit.steps)}]))
+        return commit
+
+    def branch(self, name: str, purpose: str) -> AgentBranch:
+        validate_branch_name(name)
+        with self.db.lock(_LOCK):
+            parent = self._active(self.current()).name
+            if self.find_branch(name) is not None:
+                raise CortexError(f"agent branch {name!r} already exists")
+            created = AgentBranch(name, purpose.strip(), parent, "active", "", now())
+            self._add_branch(created)
+            self.db.set_meta(_CURRENT, name)
+        return created
+
+    def switch(self, name: str) -> AgentBranch:
+        with self.db.lock(_LOCK):
+            branch = self._active(name)
+            self.db.set_meta(_CURRENT, name)
+        return branch
+
+    def abandon(self, name: str) -> AgentBranch:
+        with self.db.lock(_LOCK):
+            branch = self._active(name)
+            if name == MAIN:
+                raise CortexError("main cannot be abandoned")
+            self._set_status(name, "abandoned", "")
+            if self.current() == name:
+                self.db.set_meta(_CURRENT, branch.parent)
+        return replace(branch, status="abandoned")
+
+    def _set_status(self, name: str, status: str, merged_into: str) -> None:
+        self.db.write(lambda: self.branches_table.update(
+            where=f"name = {quote(name)}", values={"status": status, "merged_into": merged_into}))
+
+    def merge(self, name: str, target: str | None = None, summary: str | None = None) -> AgentCommit:
+        """Append `name`'s steps to the target (its parent by default), write a merge commit there covering them,
+        and mark `name` merged."""
+        with self.db.lock(_LOCK):
+            source = self.get_branch(name)
+            into = target or source.parent or MAIN
+            if into == name:
+                raise CortexError(f"cannot merge {name!r} into itself")
+            if source.status == "merged":
+                raise CortexError(f"{name!r} is already merged into {source.merged_into!r}")
+            if source.status != "active":
+                raise CortexError(f"{name!r} is {source.status}; only active branches merge")
+            dest = self._active(into)
+            steps = self.steps(name)
+            if not steps:
+                raise CortexError(f"nothing to merge: {name!r} has no steps")
+            start = max((s.n for s in self.steps(into)), default=0)
+            for offset, s in enumerate(steps, 1):
+                self._store_step(replace(s, branch=into, n=start + offset, origin=f"{name}#{s.n}", memory_id=""),
+                                 mirror=False)
+            source_commits = self.commits(name)
+            last = source_commits[-1].contribution if source_commits else "no commits"
+            text = (summary or "").strip() or f"Merged {name} ({source.purpose}): {last}"
+            commit = self._store_commit(dest, self.commits(into), "merge", text, None,
+                                        tuple(range(start + 1, start + len(steps) + 1)), name)
+            self._set_status(name, "merged", into)
+            if self.current() == name:
+                self.db.set_meta(_CURRENT, into)
+        return commit
+
+    # --- export / import ---------------------------------------------------------------------------------------
+
+    def export(self, directory: Path) -> list[Path]:
+        from .agentlog_files import write_export
+
+        self._require_init()
+        branches = self.branches()
+        return write_export(directory, self.current(), self.roadmap(), branches,
+                            {b.name: self.steps(b.name) for b in branches},
+                            {b.name: self.commits(b.name) for b in branches})
+
+    def import_(self, directory: Path) -> AgentContext:
+        """Read an export back: the same roadmap, branches, steps and commits, each mirrored as a memory again."""
+        from .agentlog_files import read_export
+
+        data = read_export(directory)
+        with self.db.lock(_LOCK):
+            if self.is_initialised():
+                raise CortexError("this database already has an agent context; import into a fresh one")
+            roadmap = [e.__dict__ for e in data.roadmap]
+            self.db.write(lambda: self.roadmap_table.add(roadmap))
+            self.db.write(lambda: self.branches_table.add([b.__dict__ for b in data.branches]))
+            for steps in data.steps.values():
+                for s in steps:
+                    self._store_step(s, mirror=not s.origin)
+            rows = []
+            for commits in data.commits.values():
+                for c in commits:
+                    c = replace(c, memory_id=self._mirror(commit_memory(c), c.git_branch, c.head))
+                    rows.append({**c.__dict__, "steps": list(c.steps)})
+            if rows:
+                self.db.write(lambda: self.commits_table.add(rows))
+            self.db.set_meta(_CURRENT, data.current)
+        return self.context()
+
+
+def step_memory(step: AgentStep) -> MemoryDraft:
+    parts = [f"agent step {step.branch}#{step.n}"]
+    parts += [f"{label}: {text}" for label, text in
+              (("Observation", step.observation), ("Thought", step.thought), ("Action", step.action)) if text]
+    headline = step.action or step.observation or step.thought
+    return MemoryDraft(text="\n".join(parts), kind="agent", title=f"{step.branch}#{step.n}: {headline}"[:100],
+                       tags=(STEP_TAG, f"agent-branch:{step.branch}"), source_key=f"agent/{step.branch}/step/{step.n}",
+                       created_at=step.at)
+
+
+def commit_memory(commit: AgentCommit) -> MemoryDraft:
+    text = f"agent {commit.kind} {commit.id} on {commit.branch}\n{commit.contribution}"
+    if commit.summary:
+        text += f"\n\nProgress before: {commit.summary}"
+    return MemoryDraft(text=text, kind="agent", title=f"{commit.branch} {commit.kind}: {commit.contribution}"[:100],
+                       tags=(COMMIT_TAG, f"agent-branch:{commit.branch}"), context=f"branch purpose: {commit.purpose}",
+                       source_key=f"agent/{commit.branch}/commit/{commit.id}", created_at=commit.at)

@@ -1,0 +1,191 @@
+"""The agent context controller on a real repository and database: operations, context(k), merges, export/import,
+concurrent logging from real processes, and agent memories reaching search and the timeline."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cortex_tui.core.agentlog import MAIN
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.errors import CortexError
+
+from .conftest import Cli, commit_file, git
+
+
+@pytest.fixture
+def log(repo):
+    agent = Engine(repo).agent_log(create=True)
+    agent.init("Make the parser handle unicode")
+    return agent
+
+
+def _counts(log) -> tuple[int, int, int, int]:
+    return (log.steps_table.count_rows(), log.commits_table.count_rows(), log.branches_table.count_rows(),
+            log.store.table.count_rows())
+
+
+def test_steps_number_per_branch_and_commits_cover_the_steps_since_the_last(log, repo):
+    assert [log.log_ota(f"obs {i}", "t", f"act {i}").n for i in range(1, 4)] == [1, 2, 3]
+    first = log.commit("Parser reads UTF-8", update_roadmap="Also support UTF-16")
+    assert first.steps == (1, 2, 3) and first.summary == "" and first.kind == "commit"
+    assert first.head == Engine(repo).git().head and first.purpose == "Make the parser handle unicode"
+    log.log_ota("obs 4", "t", "act 4")
+    second = log.commit("Handles BOMs")
+    assert second.steps == (4,)
+    assert second.summary == "- Parser reads UTF-8", "progress so far defaults to the previous commit's"
+    third = log.log_ota("obs 5", "", "act 5") and log.commit("Decoder errors are reported", previous_summary="Done: UTF-8, BOM")
+    assert third.summary == "Done: UTF-8, BOM"
+    assert [e.text for e in log.roadmap()] == ["Make the parser handle unicode", "Also support UTF-16"]
+
+
+def test_context_k1_and_k3(log):
+    for contribution in ("one", "two", "three", "four"):
+        log.log_ota(f"before {contribution}", "", "work")
+        log.commit(contribution)
+    log.log_ota("pending observation", "pending thought", "pending action")
+    one, three = log.context(k=1), log.context(k=3)
+    assert [c.contribution for c in one.commits] == ["four"] and one.earlier_commits == 3
+    assert [c.contribution for c in three.commits] == ["two", "three", "four"] and three.earlier_commits == 1
+    for context in (one, three):
+        assert [s.observation for s in context.steps] == ["pending observation"]
+        assert context.committed_steps == 4
+    md1, md3 = one.markdown(), three.markdown()
+    assert "pending action" in md1 and "before four" not in md1, "committed steps stay behind their commit"
+    assert md1.count("### commit") == 1 and md3.count("### commit") == 3
+    assert "Progress before:\n- one\n- two\n- three" in md1, "the progress summary accumulates"
+    assert "Make the parser handle unicode" in md1 and "## Branch `main` (active)" in md1
+
+
+def test_branch_switch_merge(log):
+    log.log_ota("main work", "", "a")
+    log.commit("main milestone")
+    made = log.branch("try-regex", "try a regex tokenizer")
+    assert made.parent == MAIN and log.current() == "try-regex"
+    log.log_ota("regex is slower", "measure", "benchmark")
+    log.log_ota("regex is wrong on emoji", "", "revert")
+    log.commit("regex rejected")
+    log.switch(MAIN)
+    log.log_ota("back on main", "", "b")
+    merge = log.merge("try-regex")
+    main_steps = log.steps(MAIN)
+    assert [s.n for s in main_steps] == [1, 2, 3, 4]
+    assert [s.origin for s in main_steps[2:]] == ["try-regex#1", "try-regex#2"]
+    assert main_steps[3].observation == "regex is wrong on emoji"
+    assert merge.kind == "merge" and merge.branch == MAIN and merge.merged_from == "try-regex"
+    assert merge.steps == (3, 4), "the merge commit covers the steps it brought in"
+    assert "regex rejected" in merge.contribution
+    assert log.get_branch("try-regex").status == "merged" and log.get_branch("try-regex").merged_into == MAIN
+    context = log.context()
+    assert [s.observation for s in context.steps] == [] or context.steps[0].n > 4
+    with pytest.raises(CortexError, match="only active|merged"):
+        log.log_ota("late", "", "x", branch="try-regex")
+
+
+def test_bad_operations_change_nothing(log):
+    log.log_ota("o", "t", "a")
+    log.commit("c")
+    log.branch("side", "p")
+    log.log_ota("side o", "", "")
+    log.merge("side")
+    before = _counts(log)
+    for call, message in (
+        (lambda: log.merge(MAIN), "into itself"),
+        (lambda: log.merge("side"), "already merged"),
+        (lambda: log.switch("missing"), "no agent branch 'missing'"),
+        (lambda: log.switch("side"), "merged"),
+        (lambda: log.commit("nothing new"), "nothing to commit"),
+        (lambda: log.branch("", "p"), "bad branch name"),
+        (lambda: log.branch("a/b", "p"), "bad branch name"),
+        (lambda: log.branch("../up", "p"), "bad branch name"),
+        (lambda: log.branch("side", "p"), "already exists"),
+        (lambda: log.log_ota("", " ", ""), "empty step"),
+        (lambda: log.init("again"), "already exists"),
+    ):
+        with pytest.raises(CortexError, match=message):
+            call()
+    assert _counts(log) == before
+    assert log.current() == MAIN
+
+
+def test_uninitialised_log_says_how_to_start(repo):
+    with pytest.raises(CortexError, match="cortex agent init"):
+        Engine(repo).agent_log(create=True).log_ota("o", "t", "a")
+
+
+def test_export_import_round_trip_is_exact(log, tmp_path):
+    log.log_ota("saw: ünïcode breaks", "multi\nline thought", "edit src/app.py")
+    log.commit("first", update_roadmap="handle emoji: 🙂")
+    log.branch("idea", "a: risky idea")
+    log.log_ota("risky", "", "try")
+    log.commit("tried")
+    log.switch(MAIN)
+    log.merge("idea", summary="merged the idea")
+    log.branch("dead-end", "never works")
+    log.log_ota("no", "", "")
+    log.abandon("dead-end")
+    first = tmp_path / "first"
+    files = log.export(first)
+    assert {p.relative_to(first).as_posix() for p in files} >= {
+        "roadmap.md", "metadata.yaml", "branches/main/log.md", "branches/idea/commits.md"}
+    assert "saw: ünïcode breaks" in (first / "branches/main/log.md").read_text(encoding="utf-8")
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q", "-b", "main")
+    other = Engine(elsewhere).agent_log(create=True)
+    other.import_(first)
+    second = tmp_path / "second"
+    other.export(second)
+    for path in files:
+        assert (second / path.relative_to(first)).read_bytes() == path.read_bytes(), path.name
+    assert other.context(k=3).markdown() == log.context(k=3).markdown()
+    assert other.current() == MAIN
+    with pytest.raises(CortexError, match="already has an agent context"):
+        other.import_(first)
+
+
+def test_concurrent_processes_get_distinct_gap_free_steps(log, repo):
+    script = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from cortex_tui.core.engine import Engine
+        log = Engine(Path({str(repo)!r})).agent_log()
+        print(" ".join(str(log.log_ota(f"proc {{sys.argv[1]}} step {{i}}", "", "act").n) for i in range(4)))
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for p in range(3)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
+    numbers = sorted(int(n) for out, _ in outputs for n in out.split())
+    assert numbers == list(range(1, 13))
+    steps = log.steps(MAIN)
+    assert [s.n for s in steps] == list(range(1, 13))
+    assert len({s.observation for s in steps}) == 12
+
+
+def test_the_cli_drives_a_session_and_search_finds_committed_steps(repo, capsys):
+    commit_file(repo, "src/lexer.py", "def lex(text):\n    return text.split()\n", "Add the lexer")
+    cli = Cli(repo, capsys)
+    assert cli.json("agent", "init", "Speed up the lexer")["branch"]["name"] == MAIN
+    step = cli.json("agent", "log", "--obs", "src/lexer.py allocates a list per token", "--thought",
+                    "a generator avoids the quadratic copying", "--action", "rewrite lex as a generator")
+    assert step["n"] == 1
+    commit = cli.json("agent", "commit", "lex yields tokens lazily")
+    assert commit["steps"] == [1]
+    code, _, err = cli("agent", "commit", "again")
+    assert code == 1 and "nothing to commit" in err and "\n" not in err.strip()
+    hits = cli.json("search", "quadratic copying generator")["hits"]
+    assert any(h["id"] == step["memory_id"] for h in hits[:3])
+    context = cli.json("agent", "context", "-k", "1")
+    assert "lex yields tokens lazily" in context["markdown"] and context["commits"][0]["id"] == commit["id"]
+    timeline = Engine(repo).timeline()
+    marks = [m.id for e in timeline.entries for m in e.agent_commits]
+    assert marks == [commit["memory_id"]], "the commit marks the timeline; its steps do not"
+    assert cli("index", "--no-embed")[0] == 0
+    graph = cli.json("graph", "src/lexer.py")
+    assert any(n["node"] == f"mem:{step['memory_id']}" for n in graph["neighbours"]), "the step mentions the file"
+    assert json.loads(json.dumps(cli.json("agent", "branches")))["current"] == MAIN
