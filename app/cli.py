@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     a = agent.add_parser("import", help="read an export into a database without an agent context", parents=[nested])
     a.add_argument("directory")
 
+    p = add("mcp", "serve the engine to coding agents over MCP (stdio; --http binds 127.0.0.1)")
+    p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    p.add_argument("--no-watch", action="store_true", help="do not index and watch the repository in the background")
+
     add("stats", "counts for the database(s)")
     p = add("git", "print the git context")
     p.add_argument("--commits", type=int, default=10)

@@ -10,7 +10,7 @@ from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
 from .cli import _split, engine_from
 from .agent_commands import cmd_agent as cmd_agent
-from .output import age, console, print_json, progress_bar, table
+from .output import age, console, print_json, progress_bar, selection_item_json, table
 
 
 def _memory_rows(memories: list[Memory]) -> list[list[str]]:
@@ -485,7 +485,7 @@ def cmd_select(args) -> int:
     if args.json:
         print_json({
             "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "encoding": sel.encoding, "notes": sel.notes,
-            "chosen": [_item_json(i) for i in sel.chosen], "left_out": [_item_json(i) for i in sel.left_out],
+            "chosen": [selection_item_json(i) for i in sel.chosen], "left_out": [selection_item_json(i) for i in sel.left_out],
             "ranked_files": sel.ranked_files[:50],
         })
         return 0
@@ -503,15 +503,6 @@ def cmd_select(args) -> int:
 def _why(item) -> str:
     top = sorted(((k, v) for k, v in item.signals.items() if v and k != "role"), key=lambda kv: -kv[1])[:3]
     return ", ".join(f"{k} {v:.2f}" for k, v in top)
-
-
-def _item_json(i) -> dict:
-    out = {"kind": i.kind, "provenance": i.provenance, "tokens": i.tokens, "score": i.value, "signals": i.signals}
-    if i.kind == "memory":
-        out["id"] = i.memory.id
-    else:
-        out["path"] = i.path
-    return out
 
 
 def cmd_context(args) -> int:
@@ -542,4 +533,11 @@ def cmd_context(args) -> int:
         console.print(report["message"])
     if doc.redactions:
         console.print(f"{doc.redactions} secret-looking string(s) redacted", style="yellow")
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from .mcp_server import serve
+
+    serve(Path(args.path), args.db, args.http, watch=not args.no_watch)
     return 0

@@ -35,6 +35,20 @@ def print_json(data) -> None:
     sys.stdout.write(json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n")
 
 
+def plain(data):
+    """Engine records as JSON-ready values (dates as ISO strings, dataclasses as dicts)."""
+    return json.loads(json.dumps(data, default=_default, ensure_ascii=False))
+
+
+def selection_item_json(i) -> dict:
+    out = {"kind": i.kind, "provenance": i.provenance, "tokens": i.tokens, "score": i.value, "signals": i.signals}
+    if i.kind == "memory":
+        out["id"] = i.memory.id
+    else:
+        out["path"] = i.path
+    return out
+
+
 def table(columns: list[str], rows: list[list[str]], title: str | None = None) -> None:
     if not console.is_terminal:
         for row in rows:

@@ -34,3 +34,17 @@ def user_config_file() -> Path:
 def is_remote_uri(uri: str) -> bool:
     """Object-storage URIs (s3://, gs://, az://, ...) have no local directory to lock or create."""
     return "://" in uri and not uri.startswith("file://")
+
+
+def confine(root: Path, path: str) -> str:
+    """A path a client gave, as a repository-relative POSIX path, refused when it leads outside the repository
+    (`../`, an absolute path elsewhere, or a symlink pointing out)."""
+    from .errors import CortexError
+
+    if not path or "\x00" in path:
+        raise CortexError(f"bad path {path!r}")
+    base = root.resolve()
+    target = (base / path).resolve()
+    if target != base and base not in target.parents:
+        raise CortexError(f"path {path!r} is outside the repository {base}")
+    return target.relative_to(base).as_posix()

@@ -1,0 +1,136 @@
+"""The real MCP server as a subprocess, driven by the official SDK client over stdio on real repositories."""
+
+import asyncio
+import os
+import sys
+import time
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from cortex_tui.core.engine import Engine
+
+from .conftest import commit_file
+
+TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history",
+         "graph_neighbors", "agent_init", "agent_log", "agent_commit", "agent_branch", "agent_switch", "agent_merge",
+         "agent_context"}
+
+
+@pytest.fixture
+def shop(repo):
+    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
+    commit_file(repo, "shop/cart.py", "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                "        return sum(price_of(i) for i in items)\n", "Add cart")
+    Engine(repo).code_index(create=True).update(embed=True)
+    return repo
+
+
+def server(repo, *extra: str) -> Client:
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_"))}
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli", "mcp", "-C", str(repo), *extra],
+                                        env=env, cwd=str(repo)), read_timeout_seconds=120)
+
+
+async def call(client, tool: str, **arguments):
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def error(client, tool: str, **arguments) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    return result.content[0].text
+
+
+async def test_every_tool_on_a_real_repository(shop):
+    async with server(shop, "--no-watch") as client:
+        listed = (await client.list_tools()).tools
+        assert {t.name for t in listed} == TOOLS
+        for tool in listed:
+            assert len(tool.description) > 40 and tool.input_schema["type"] == "object"
+        select = next(t for t in listed if t.name == "select_context")
+        assert select.input_schema["required"] == ["task"] and "budget" in select.input_schema["properties"]
+
+        made = await call(client, "remember", text="Prices include tax; never add it twice.", kind="decision",
+                          files=["shop/pricing.py"], key="tax-rule")
+        assert made["outcome"] == "created" and made["memory"]["files"] == ["shop/pricing.py"]
+        again = await call(client, "remember", text="Prices include a 20% tax; never add it twice.", kind="decision",
+                           key="tax-rule")
+        assert again["outcome"] == "new_version"
+        history = await call(client, "memory_history", key="tax-rule")
+        assert [v["status"] for v in history["versions"]] == ["superseded", "active"]
+
+        found = await call(client, "smart_search", query="add tax twice", limit=5)
+        assert found["hits"][0]["id"] == again["memory"]["id"]
+        code = await call(client, "smart_search", query="price of sku", filters={"code_only": True})
+        assert code["hits"] and all(h["source"] == "code" for h in code["hits"])
+
+        what = await call(client, "what_should_i_know")
+        assert what["branch"] == "main"
+
+        selected = await call(client, "select_context", task="change how tax is applied to prices", budget=4000)
+        assert selected["tokens"] <= 4000 and "def price_of(sku):" in selected["context"]
+        assert any(i.get("path") == "shop/pricing.py" for i in selected["items"])
+
+        graph = await call(client, "graph_neighbors", node="shop/pricing.py")
+        assert graph["node"] == "file:shop/pricing.py"
+        assert any(n["node"] == "file:shop/cart.py" for n in graph["neighbours"]), "cart imports pricing"
+
+        forgotten = await call(client, "forget", id=again["memory"]["id"])
+        assert [m["id"] for m in forgotten["forgotten"]] == [again["memory"]["id"]]
+        assert all(h["id"] != again["memory"]["id"] for h in (await call(client, "smart_search", query="add tax twice"))["hits"])
+
+        assert (await call(client, "agent_init", goal="Apply tax once"))["branch"]["name"] == "main"
+        step = await call(client, "agent_log", observation="cart adds tax again", thought="double tax",
+                          action="read shop/cart.py")
+        assert step["n"] == 1
+        await call(client, "agent_branch", name="inline-tax", purpose="compute tax in the cart")
+        await call(client, "agent_log", observation="simpler", action="prototype")
+        await call(client, "agent_switch", name="main")
+        merge = await call(client, "agent_merge", name="inline-tax")
+        assert merge["kind"] == "merge" and merge["steps"] == [2]
+        commit_text = "tax applied once, in pricing"
+        await call(client, "agent_log", observation="tests pass", action="commit")
+        assert (await call(client, "agent_commit", contribution=commit_text))["steps"] == [3]
+        context = await call(client, "agent_context", k=3)
+        assert commit_text in context["markdown"] and len(context["commits"]) == 2
+
+
+async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not yours\n")
+    os.symlink(outside, shop / "escape")
+    async with server(shop, "--no-watch") as client:
+        assert "budget" in await error(client, "select_context", task="anything", budget=0)
+        assert "Unknown tool" in await error(client, "no_such_tool")
+        assert "limit" in await error(client, "smart_search", query="x", limit="many")
+        assert "no node" in await error(client, "graph_neighbors", node="does/not/exist.py")
+        assert "unknown kind" in await error(client, "remember", text="x", kind="gossip")
+        assert "cortex agent init" in await error(client, "agent_commit", contribution="x")
+        for escape in ("../outside/secret.txt", "/etc/passwd", "escape/secret.txt", "shop/../../outside"):
+            assert "outside the repository" in await error(client, "remember", text="x", files=[escape])
+        assert "outside the repository" in await error(client, "graph_neighbors", node="../../etc/passwd")
+        assert "outside the repository" in await error(client, "smart_search", query="x", filters={"files": ["escape/a"]})
+        assert "empty" in await error(client, "agent_init", goal="  ")
+        assert (await call(client, "what_should_i_know"))["branch"] == "main", "still serving"
+    assert not any(p.name == ".cortex" for p in outside.iterdir())
+    written = {p.relative_to(shop).parts[0] for p in shop.rglob("*") if p.is_file() and p.stat().st_mtime > time.time() - 600}
+    assert written <= {".cortex", ".git", "shop", "src", "README.md"}
+
+
+async def test_the_server_keeps_the_index_fresh(shop):
+    async with server(shop) as client:
+        await call(client, "smart_search", query="warm up")
+        (shop / "shop" / "shipping.py").write_text("def fuel_surcharge_for(weight):\n    return weight * 0.15\n")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            hits = (await call(client, "smart_search", query="fuel surcharge", filters={"code_only": True}))["hits"]
+            if any(h.get("path") == "shop/shipping.py" for h in hits):
+                break
+            await asyncio.sleep(0.5)
+        else:
+            pytest.fail("the new file never became searchable")
