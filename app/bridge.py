@@ -5,6 +5,7 @@ Widgets never see LanceDB, git or the watcher; they receive the engine's datacla
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,20 @@ from ..core.select import Selection
 from ..core.timeline import Timeline
 from ..core.watch import IndexWatcher, WatchUpdate
 from ..core.what import WhatToKnow
+
+
+def _needs_repository(method):
+    """A repository deleted (or moved) while the dashboard is open gives one clear error instead of git's or
+    LanceDB's; the panes keep what they showed."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if not self.engine.root.is_dir():
+            raise CortexError(f"{self.engine.root} no longer exists (deleted or moved): the panes show what was "
+                              "loaded before; reopen cortex-tui where the repository is now")
+        return method(self, *args, **kwargs)
+
+    return guarded
 
 
 class EngineBridge:
@@ -44,6 +59,7 @@ class EngineBridge:
     def warm_model(self) -> None:
         self.engine.embedder.embed_uncached(["warm"])
 
+    @_needs_repository
     def index(self, progress: Callable[[IndexProgress], None], should_stop: Callable[[], bool]) -> IndexReport:
         """Bring the index up to date: lexical pass first, then embeddings, working change first."""
         index = self.engine.code_index(create=True)
@@ -58,9 +74,11 @@ class EngineBridge:
         if self.watcher is not None:
             self.watcher.stop(timeout=2)
 
+    @_needs_repository
     def what(self) -> WhatToKnow:
         return self.engine.what()
 
+    @_needs_repository
     def search(self, text: str, limit: int = 30) -> SearchResults:
         query, inline = split_inline_filters(text)
         since = inline.get("since", [None])[-1]
@@ -70,6 +88,7 @@ class EngineBridge:
         )
         return self.engine.search(query, filters, limit)
 
+    @_needs_repository
     def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
         graph = self.engine.graph()
         if graph.number_of_nodes() == 0:
@@ -77,9 +96,11 @@ class EngineBridge:
         centre = resolve_node(graph, node) if node else _default_centre(graph, self.engine.git().changed_files)
         return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
 
+    @_needs_repository
     def timeline(self, with_memories: bool = True) -> Timeline:
         return self.engine.timeline(with_memories=with_memories)
 
+    @_needs_repository
     def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str]) -> Selection:
         return self.engine.select(task, budget, pins=pins, excluded=excluded)
 
@@ -89,18 +110,23 @@ class EngineBridge:
     def copy(self, text: str, osc52: Callable[[str], None]) -> CopyResult:
         return copy(text, osc52=osc52, fallback_dir=self.engine.root / ".cortex" / "clipboard")
 
+    @_needs_repository
     def remember(self, draft: MemoryDraft) -> RememberResult:
         return self.engine.remember(draft)
 
+    @_needs_repository
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         return self.engine.revise(memory_id, draft)
 
+    @_needs_repository
     def forget(self, memory_id: str) -> None:
         self.engine.forget(memory_id)
 
+    @_needs_repository
     def close_task(self, memory_id: str) -> None:
         self.engine.set_task_state(memory_id, "done")
 
+    @_needs_repository
     def changed_files(self) -> tuple[str, ...]:
         return self.engine.git().changed_files
 

@@ -187,3 +187,19 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
         os.close(holder)
     texts = [m.text for m in Engine(shop).list()]
     assert "Free lock memory" in texts and "Held lock memory" not in texts
+
+
+async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_running(shop):
+    import shutil
+
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        shutil.rmtree(shop)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: any("no longer exists" in n.message for n in app._notifications),
+                         "the deleted repository reported")
+        assert app.is_running and isinstance(app.screen, DashboardScreen)
+        await pilot.press("slash", *"tax")
+        await pilot.pause()
+        assert app.is_running
