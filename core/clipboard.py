@@ -35,8 +35,10 @@ class CopyResult:
         size = f"{tokens:,} tokens, " if tokens is not None else ""
         if self.method == "file":
             return f"clipboard unavailable ({self.detail}); wrote {size}{self.bytes:,} bytes to {self.path}"
-        via = "OSC 52 terminal escape" if self.method == "osc52" else self.method
-        return f"copied {size}{self.bytes:,} bytes via {via}"
+        if self.method == "osc52":
+            return (f"no clipboard tool: sent {size}{self.bytes:,} bytes as an OSC 52 terminal escape "
+                    f"(if your terminal ignores it, the text is in {self.path})")
+        return f"copied {size}{self.bytes:,} bytes via {self.method}"
 
 
 def osc52_sequence(text: str) -> str:
@@ -68,13 +70,19 @@ def copy(
     if osc52 is not None:
         if len(data) <= OSC52_MAX_BYTES:
             osc52(text)
-            return CopyResult("osc52", len(data))
+            # Terminals that ignore OSC 52 say nothing, so the text is kept in a file as well.
+            return CopyResult("osc52", len(data), str(_save(data, fallback_dir)))
         failures.append(f"{len(data):,} bytes is over the OSC 52 limit of {OSC52_MAX_BYTES:,}")
-    directory = fallback_dir or Path(tempfile.gettempdir())
+    path = _save(data, fallback_dir)
+    return CopyResult("file", len(data), str(path), "; ".join(failures) or "no clipboard tool and no terminal escape")
+
+
+def _save(data: bytes, directory: Path | None) -> Path:
+    directory = directory or Path(tempfile.gettempdir())
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"cortex-context-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.md"
     path.write_bytes(data)
-    return CopyResult("file", len(data), str(path), "; ".join(failures) or "no clipboard tool and no terminal escape")
+    return path
 
 
 def terminal_osc52() -> Callable[[str], None] | None:

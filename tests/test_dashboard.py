@@ -203,3 +203,23 @@ async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_run
         await pilot.press("slash", *"tax")
         await pilot.pause()
         assert app.is_running
+
+
+async def test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in_a_file(shop, tmp_path, monkeypatch):
+    import shutil
+
+    bin_dir = tmp_path / "only-git"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices", remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        await pilot.press("c")
+        await settle(pilot, ContextCopied)
+        copied = app.seen(ContextCopied)
+        assert copied.result.method == "osc52" and app.clipboard == copied.assembled.text
+        saved = Path(copied.result.path)
+        assert saved.parent == shop / ".cortex" / "clipboard" and saved.read_text() == copied.assembled.text
+        await pilot.pause()
+        assert any(str(saved) in n.message for n in app._notifications)

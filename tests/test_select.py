@@ -186,8 +186,9 @@ def test_clipboard_cascade_picks_the_first_working_tool(tmp_path, monkeypatch):
 def test_clipboard_falls_back_to_osc52_then_to_a_file(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     sent = []
-    result = clipboard.copy("payload", osc52=sent.append)
+    result = clipboard.copy("payload", osc52=sent.append, fallback_dir=tmp_path / "osc")
     assert result.method == "osc52" and sent == ["payload"]
+    assert open(result.path).read() == "payload" and result.path in result.describe(), "kept in case the terminal drops it"
     seq = clipboard.osc52_sequence("payload")
     assert seq.startswith("\x1b]52;c;") and base64.b64decode(seq[7:-1]) == b"payload"
     big = "x" * (clipboard.OSC52_MAX_BYTES + 1)
