@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import shutil
 import sys
 import time
 
@@ -134,3 +135,30 @@ async def test_the_server_keeps_the_index_fresh(shop):
             await asyncio.sleep(0.5)
         else:
             pytest.fail("the new file never became searchable")
+
+
+async def test_http_transport_listens_on_localhost_only(shop):
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "mcp", "-C", str(shop), "--no-watch",
+                             "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.3)
+        else:
+            pytest.fail("the HTTP server never listened")
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert (await call(client, "what_should_i_know"))["branch"] == "main"
+        listening = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout if shutil.which("ss") else ""
+        assert f"0.0.0.0:{port}" not in listening
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
