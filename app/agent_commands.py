@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from ..core.agentlog import AgentContext
 from .cli import engine_from
 from .output import age, console, print_json, table
-
-
-def _context_json(context: AgentContext) -> dict:
-    return {**asdict(context), "markdown": context.markdown()}
 
 
 def cmd_agent(args) -> int:
@@ -54,7 +49,7 @@ def cmd_agent(args) -> int:
     else:
         result = log.import_(Path(args.directory))
     if args.json:
-        print_json(_context_json(result) if isinstance(result, AgentContext) else result)
+        print_json(result)
     elif isinstance(result, AgentContext):
         console.out(result.markdown())
     else:

@@ -398,13 +398,7 @@ def cmd_search(args) -> int:
     engine = engine_from(args)
     results = engine.search(query, _filters(args, inline), args.limit, expand=args.expand)
     if args.json:
-        print_json({
-            "query": results.query, "implicit": results.implicit, "terms": list(results.terms),
-            "index_fresh": results.index_fresh, "embeddings_pending": results.embeddings_pending,
-            "elapsed_ms": round(results.elapsed_ms, 1), "notes": list(results.notes),
-            "hits": [h.to_json() for h in results.hits],
-            "neighbours": [n.__dict__ for n in results.neighbours],
-        })
+        print_json(results.to_json())
         return 0
     if results.implicit and results.terms:
         console.print(f"no query: searching for what you are working on ({' '.join(results.terms[:12])})", style="dim")
@@ -455,18 +449,16 @@ def cmd_what(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from ..core.graph import neighbours, node_label, resolve_node
+    from ..core.graph import neighbourhood
 
-    graph = engine_from(args).graph()
-    centre = resolve_node(graph, args.node)
-    found = neighbours(graph, centre, args.depth, args.limit)
+    found = neighbourhood(engine_from(args).graph(), args.node, args.depth, args.limit)
     if args.json:
-        print_json({"node": centre, "label": node_label(graph, centre), "neighbours": [n.__dict__ for n in found]})
+        print_json(found)
         return 0
-    console.print(f"[bold]{node_label(graph, centre)}[/] [dim]({centre})[/]")
-    if not found:
+    console.print(f"[bold]{found.label}[/] [dim]({found.node})[/]")
+    if not found.neighbours:
         console.print("no neighbours")
-    for n in found:
+    for n in found.neighbours:
         console.print(f"{'  ' * n.depth}{n.via:<12} {n.label}")
     return 0
 

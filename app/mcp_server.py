@@ -71,9 +71,7 @@ class CortexTools:
             since=parse_since(f.since) if f.since else None, memories_only=f.memories_only, code_only=f.code_only,
             history=f.history,
         ), limit)
-        return plain({"query": results.query, "implicit": results.implicit, "index_fresh": results.index_fresh,
-                      "embeddings_pending": results.embeddings_pending, "notes": list(results.notes),
-                      "hits": [h.to_json() for h in results.hits]})
+        return plain(results)
 
     def what_should_i_know(self, per_section: Annotated[int, _d("items per section")] = 10) -> dict[str, Any]:
         return plain(self.engine.what(per_section).to_json())
@@ -110,7 +108,7 @@ class CortexTools:
 
     def graph_neighbors(self, node: Annotated[str, _d("memory id, file path, symbol, commit sha, or mem:/file:/sym:/commit: id")],
                         depth: Annotated[int, _d("hops, 1-3")] = 1, limit: int = 100) -> dict[str, Any]:
-        from ..core.graph import neighbours, node_label, resolve_node
+        from ..core.graph import neighbourhood
 
         if not 1 <= depth <= 3:
             raise CortexError("depth must be 1, 2 or 3")
@@ -118,13 +116,10 @@ class CortexTools:
             node = "file:" + self._path(node[5:])
         elif "/" in node or ".." in node:
             node = self._path(node)
-        graph = self.engine.graph()
-        centre = resolve_node(graph, node)
-        return plain({"node": centre, "label": node_label(graph, centre),
-                      "neighbours": [n.__dict__ for n in neighbours(graph, centre, depth, limit)]})
+        return plain(neighbourhood(self.engine.graph(), node, depth, limit))
 
     def agent_init(self, goal: Annotated[str, _d("the project goal")]) -> dict[str, Any]:
-        return self._context(self.engine.agent_log(create=True).init(goal))
+        return plain(self.engine.agent_log(create=True).init(goal))
 
     def agent_log(self, observation: Annotated[str, _d("what you saw")] = "", thought: Annotated[str, _d("what you concluded")] = "",
                   action: Annotated[str, _d("what you did or will do")] = "", branch: Branch = None) -> dict[str, Any]:
@@ -148,11 +143,7 @@ class CortexTools:
         return plain(self.engine.agent_log(create=True).merge(name, target, summary))
 
     def agent_context(self, branch: Branch = None, k: Annotated[int, _d("recent commits to show in full")] = 1) -> dict[str, Any]:
-        return self._context(self.engine.agent_log(create=True).context(branch, k))
-
-    @staticmethod
-    def _context(context) -> dict[str, Any]:
-        return {**plain(context), "markdown": context.markdown()}
+        return plain(self.engine.agent_log(create=True).context(branch, k))
 
 
 DESCRIPTIONS = {

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from .database import Database, quote
+from .database import Database, quote, scan
 from .errors import CortexError
 from .records import MemoryDraft
 from .schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
@@ -105,6 +105,9 @@ class AgentContext:
     """Steps stored behind commits, shown only as the ranges the commits cover."""
     branches: tuple[AgentBranch, ...]
 
+    def to_json(self) -> dict:
+        return {**asdict(self), "markdown": self.markdown()}
+
     def markdown(self) -> str:
         b = self.branch
         lines = ["# Agent context", "", "## Roadmap"]
@@ -149,6 +152,11 @@ def _ranges(numbers: tuple[int, ...]) -> str:
     return ", ".join(out)
 
 
+def _last_covered(commits: list[AgentCommit]) -> int:
+    """The highest step number behind a commit (0 before the first): later steps are the uncommitted ones."""
+    return max((n for c in commits for n in c.steps), default=0)
+
+
 def validate_branch_name(name: str) -> str:
     if not name or not _NAME.fullmatch(name):
         raise CortexError(
@@ -172,19 +180,12 @@ class AgentLog:
 
     # --- reads -------------------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _rows(table, where: str | None = None) -> list[dict]:
-        query = table.search()
-        if where:
-            query = query.where(where)
-        return query.limit(max(table.count_rows(), 1)).to_list()
-
     def roadmap(self) -> list[RoadmapEntry]:
-        return sorted((RoadmapEntry(r["seq"], r["text"], r["at"]) for r in self._rows(self.roadmap_table)),
+        return sorted((RoadmapEntry(r["seq"], r["text"], r["at"]) for r in scan(self.roadmap_table)),
                       key=lambda e: e.seq)
 
     def branches(self) -> list[AgentBranch]:
-        rows = self._rows(self.branches_table)
+        rows = scan(self.branches_table)
         return sorted((AgentBranch(**{k: r[k] for k in AGENT_BRANCHES_SCHEMA.names}) for r in rows),
                       key=lambda b: (b.name != MAIN, b.created_at))
 
@@ -199,11 +200,11 @@ class AgentLog:
         return branch
 
     def steps(self, branch: str) -> list[AgentStep]:
-        rows = self._rows(self.steps_table, f"branch = {quote(branch)}")
+        rows = scan(self.steps_table, f"branch = {quote(branch)}")
         return sorted((AgentStep(**{k: r[k] for k in AGENT_STEPS_SCHEMA.names}) for r in rows), key=lambda s: s.n)
 
     def commits(self, branch: str) -> list[AgentCommit]:
-        rows = self._rows(self.commits_table, f"branch = {quote(branch)}")
+        rows = scan(self.commits_table, f"branch = {quote(branch)}")
         out = [AgentCommit(**{k: (tuple(r[k]) if k == "steps" else r[k]) for k in AGENT_COMMITS_SCHEMA.names})
                for r in rows]
         return sorted(out, key=lambda c: c.seq)
@@ -221,7 +222,7 @@ class AgentLog:
         b = self.get_branch(branch or self.current())
         commits = self.commits(b.name)
         steps = self.steps(b.name)
-        covered = max((n for c in commits for n in c.steps), default=0)
+        covered = _last_covered(commits)
         recent = tuple(commits[-k:]) if k else ()
         pending = tuple(s for s in steps if s.n > covered)
         return AgentContext(tuple(self.roadmap()), b, recent, len(commits) - len(recent), pending,
@@ -287,7 +288,7 @@ class AgentLog:
         with self.db.lock(_LOCK):
             b = self._active(branch or self.current())
             commits = self.commits(b.name)
-            covered = max((n for c in commits for n in c.steps), default=0)
+            covered = _last_covered(commits)
             new = tuple(s.n for s in self.steps(b.name) if s.n > covered)
             if not new:
                 raise CortexError(f"nothing to commit on {b.name!r}: no steps logged since the last commit")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import gitctx
 from .config import Settings, load_settings
-from .database import Database, quote
+from .database import Database, quote, scan
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
@@ -230,10 +230,7 @@ class Engine:
         """Every indexed file's path, imports and symbols (for the graph and centrality)."""
         if not self.has_index():
             return []
-        table = self.code_index().files
-        return table.search().select(["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"]).limit(
-            max(table.count_rows(), 1)
-        ).to_list()
+        return scan(self.code_index().files, columns=["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"])
 
     def graph(self, max_commits: int = 200):
         """The memory graph, rebuilt only when a table or HEAD has moved since the last build."""

@@ -127,6 +127,23 @@ def neighbours(graph: nx.MultiDiGraph, centre: str, depth: int = 1, limit: int =
     return out
 
 
+@dataclass(frozen=True)
+class Neighbourhood:
+    """A node someone named, resolved, with its label and its neighbours."""
+
+    node: str
+    label: str
+    neighbours: list[Neighbour]
+
+    def to_json(self) -> dict:
+        return {"node": self.node, "label": self.label, "neighbours": [n.__dict__ for n in self.neighbours]}
+
+
+def neighbourhood(graph: nx.MultiDiGraph, name: str, depth: int = 1, limit: int = 200) -> Neighbourhood:
+    centre = resolve_node(graph, name)
+    return Neighbourhood(centre, node_label(graph, centre), neighbours(graph, centre, depth, limit))
+
+
 def personalized_pagerank(graph: nx.MultiDiGraph, seeds: list[str]) -> dict[str, float]:
     """Centrality from the seeds' point of view (the working change, files a task names, top hits)."""
     if graph.number_of_nodes() == 0:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .chunker import chunk_file
-from .database import Database, quote
+from .database import Database, quote, scan
 from .embed import Embedder, text_hash
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
@@ -116,13 +116,10 @@ class CodeIndex:
     # --- reading the index ---------------------------------------------------------------------------------------
 
     def _known(self, only: set[str] | None) -> dict[str, dict]:
-        query = self.files.search().select(["path", "mtime_ns", "size", "blob"])
-        if only is not None:
-            if not only:
-                return {}
-            query = query.where(f"path IN ({', '.join(quote(p) for p in only)})")
-        rows = query.limit(max(self.files.count_rows(), 1)).to_list()
-        return {r["path"]: r for r in rows}
+        if only is not None and not only:
+            return {}
+        where = f"path IN ({', '.join(quote(p) for p in only)})" if only is not None else None
+        return {r["path"]: r for r in scan(self.files, where, ["path", "mtime_ns", "size", "blob"])}
 
     def status(self) -> IndexStatus:
         listing = list_files(self.root, self.is_repo, self.max_bytes)
@@ -147,8 +144,7 @@ class CodeIndex:
         )
 
     def _skipped_rows(self) -> list[tuple[str, str]]:
-        rows = self.skipped_table.search().limit(max(self.skipped_table.count_rows(), 1)).to_list()
-        return [(r["path"], r["reason"]) for r in rows]
+        return [(r["path"], r["reason"]) for r in scan(self.skipped_table)]
 
     def skipped(self) -> list[tuple[str, str]]:
         return sorted(self._skipped_rows())
@@ -349,13 +345,7 @@ class CodeIndex:
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
         """Embed chunks still waiting, files named in `priority` first; returns how many were embedded."""
-        pending = (
-            self.chunks.search()
-            .where("embedded = false")
-            .select(["id", "path", "symbols", "text"])
-            .limit(max(self.chunks.count_rows(), 1))
-            .to_list()
-        )
+        pending = scan(self.chunks, "embedded = false", ["id", "path", "symbols", "text"])
         first = {p: i for i, p in enumerate(priority)}
         pending.sort(key=lambda r: (first.get(r["path"], len(first)), r["path"], r["id"]))
         if limit is not None:

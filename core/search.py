@@ -110,6 +110,15 @@ class SearchResults:
     neighbours: tuple = ()
     """With `--expand`: graph neighbours (core.graph.Neighbour) of the top hits."""
 
+    def to_json(self) -> dict:
+        return {
+            "query": self.query, "implicit": self.implicit, "terms": list(self.terms),
+            "index_fresh": self.index_fresh, "embeddings_pending": self.embeddings_pending,
+            "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
+            "hits": [h.to_json() for h in self.hits],
+            "neighbours": [n.__dict__ for n in self.neighbours],
+        }
+
 
 def implicit_query(ctx: GitContext | None) -> str:
     """What you are working on, in words: branch name, recent commit subjects, changed file names."""
