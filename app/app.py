@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from textual.app import App
-from textual.binding import Binding
 
 from ..core.config import save_user_setting
 from ..themes import BUILTIN_THEMES
+from ..widgets.keymap import bindings
 from .bridge import EngineBridge
 from .dashboard import DashboardScreen
 from .palette import ContextCommands, MemoryCommands, PaneCommands, ThemeCommands
+from .threads import DaemonExecutor
 
 
 class CortexApp(App):
@@ -20,7 +22,8 @@ class CortexApp(App):
     CSS_PATH = Path(__file__).parent / "app.tcss"
     TITLE = "cortex-tui"
     COMMANDS = App.COMMANDS | {PaneCommands, MemoryCommands, ContextCommands, ThemeCommands}
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Quit cortex-tui")]
+    # ctrl+q and ctrl+c quit from anywhere, typing included; the footer names only `q`.
+    BINDINGS = bindings("app")
 
     def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000, theme: str | None = None,
                  remember_theme: bool = True) -> None:
@@ -34,6 +37,10 @@ class CortexApp(App):
         wanted = theme or bridge.engine.settings.theme
         self.theme = wanted if wanted in self.available_themes else "cortex-dark"
 
+    def on_load(self) -> None:
+        # Before any worker starts: quitting must never wait for an engine call that is still running.
+        asyncio.get_running_loop().set_default_executor(DaemonExecutor())
+
     def get_default_screen(self) -> DashboardScreen:
         return DashboardScreen(self.bridge, self.initial_task, self.initial_budget)
 
@@ -42,4 +49,4 @@ class CortexApp(App):
             try:
                 save_user_setting("theme", theme)
             except OSError as exc:
-                self.notify(f"could not remember the theme: {exc.strerror}", severity="warning")
+                self.notify(f"could not remember the theme: {exc.strerror}", severity="warning", markup=False)

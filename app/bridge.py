@@ -13,11 +13,11 @@ from pathlib import Path
 from ..core.assemble import Assembled, assemble
 from ..core.clipboard import CopyResult, copy
 from ..core.engine import Engine
-from ..core.errors import CortexError
+from ..core.errors import CortexError, DatabaseLocked
 from ..core.graph import Neighbour, neighbours, node_label, resolve_node
-from ..core.index import IndexProgress, IndexReport
+from ..core.index import IndexProgress, IndexReport, IndexStatus
 from ..core.query import Filters, parse_since, split_inline_filters
-from ..core.records import MemoryDraft, RememberResult
+from ..core.records import Memory, MemoryDraft, RememberResult
 from ..core.search import SearchResults
 from ..core.select import Selection
 from ..core.timeline import Timeline
@@ -52,18 +52,28 @@ class EngineBridge:
         return self.engine.root
 
     def open(self) -> None:
-        """Create or open the database (this imports LanceDB, seconds on a cold start); before any other worker, so
-        workers starting together never race to create it."""
+        """Create or open the database and its code-index tables (this imports LanceDB, seconds on a cold start);
+        before any other worker, so workers starting together never race to create them (a reader that lists a
+        table another thread is still creating fails with "Table 'edges' was not found")."""
         self.engine.init()
+        try:
+            self.engine.code_index(create=True)
+        except DatabaseLocked:
+            pass  # another process is writing: the panes read what exists, and the indexing worker reports the lock
 
     def warm_model(self) -> None:
         self.engine.embedder.embed_uncached(["warm"])
 
     @_needs_repository
-    def index(self, progress: Callable[[IndexProgress], None], should_stop: Callable[[], bool]) -> IndexReport:
-        """Bring the index up to date: lexical pass first, then embeddings, working change first."""
+    def index(self, progress: Callable[[IndexProgress], None],
+              should_stop: Callable[[], bool]) -> tuple[IndexReport, IndexStatus]:
+        """Bring the index up to date (lexical pass first, then embeddings, working change first); then its status,
+        whose file count is the one `cortex index --status` prints (the report's `listed` also counts the files
+        that were listed but skipped, binary or not UTF-8)."""
         index = self.engine.code_index(create=True)
-        return index.update(embed=True, progress=progress, priority=self.engine.git().changed_files, should_stop=should_stop)
+        report = index.update(embed=True, progress=progress, priority=self.engine.git().changed_files,
+                              should_stop=should_stop)
+        return report, index.status()
 
     def start_watcher(self, on_update: Callable[[WatchUpdate], None], on_error: Callable[[str], None]) -> None:
         if self.watcher is None:
@@ -101,8 +111,8 @@ class EngineBridge:
         return self.engine.timeline(with_memories=with_memories)
 
     @_needs_repository
-    def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str]) -> Selection:
-        return self.engine.select(task, budget, pins=pins, excluded=excluded)
+    def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str], fmt: str) -> Selection:
+        return self.engine.select(task, budget, pins=pins, excluded=excluded, fmt=fmt)
 
     def assemble(self, selection: Selection, fmt: str) -> Assembled:
         return assemble(selection, fmt)
@@ -123,8 +133,17 @@ class EngineBridge:
         self.engine.forget(memory_id)
 
     @_needs_repository
-    def close_task(self, memory_id: str) -> None:
-        self.engine.set_task_state(memory_id, "done")
+    def restore(self, memory: Memory) -> RememberResult:
+        """Undo a soft forget: the forgotten text comes back as the next version of its key, so `cortex history`
+        shows the forgotten version and the restored one."""
+        draft = MemoryDraft(text=memory.text, kind=memory.kind, title=memory.title, tags=tuple(memory.tags),
+                            files=tuple(memory.files), symbols=tuple(memory.symbols), scope=memory.scope,
+                            task_state=memory.task_state, context=memory.context)
+        return self.engine.revise(memory.id, draft)
+
+    @_needs_repository
+    def set_task_state(self, memory_id: str, state: str) -> None:
+        self.engine.set_task_state(memory_id, state)
 
     @_needs_repository
     def changed_files(self) -> tuple[str, ...]:

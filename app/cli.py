@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..core.errors import CortexError
@@ -19,11 +20,35 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _common_options(nested: bool) -> argparse.ArgumentParser:
-    """The options every command takes. A nested command (`agent log`, `bench tui`) takes them too, without
-    defaults of its own: argparse lets a sub-parser's defaults overwrite what its parent already parsed."""
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type for whole numbers with a floor (a negative limit or budget is a typo, not a request)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        return value
+
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line, like every other error of the command."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _common_options(top: bool) -> argparse.ArgumentParser:
+    """The options every command takes, accepted before or after the command name (as git does).
+
+    Only the top-level parser has defaults: argparse copies everything a sub-parser parsed over what its parent
+    already had, so the sub-parsers' copies suppress their defaults and set a value only when it is given."""
     common = argparse.ArgumentParser(add_help=False)
-    kept = {"default": argparse.SUPPRESS} if nested else {}
+    kept = {} if top else {"default": argparse.SUPPRESS}
     common.add_argument("--json", action="store_true", help="print JSON", **kept)
     common.add_argument("--db", help="database directory or object-storage URI (default <repo>/.cortex/db; env CORTEX_DB)", **kept)
     common.add_argument("-C", "--path", help="repository or directory to work in (default: here)",
@@ -33,14 +58,14 @@ def _common_options(nested: bool) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = _common_options(nested=False)
-    nested = _common_options(nested=True)
+    nested = _common_options(top=False)
 
-    parser = argparse.ArgumentParser(prog="cortex", description="Local-first memory and context engine for coding agents.")
+    parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
+                     parents=[_common_options(top=True)])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, help: str, aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
-        parser = sub.add_parser(name, help=help, parents=[common], aliases=list(aliases))
+        parser = sub.add_parser(name, help=help, parents=[nested], aliases=list(aliases))
         parser.set_defaults(handler=name)
         return parser
 
@@ -54,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files", action="append", help="comma-separated related files")
     p.add_argument("--symbols", action="append", help="comma-separated related symbols")
     p.add_argument("--key", default="", help="source key: remembering the same key again makes a new version")
-    p.add_argument("--scope", default="repo", help="session, repo or global")
+    p.add_argument("--scope", default="repo", help="session, repo, global or team (the shared team store)")
 
     p = add("show", "show one memory")
     p.add_argument("id")
@@ -64,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag")
     p.add_argument("--status", default="active", help="active, superseded, deleted, open, done or all")
     p.add_argument("--scope")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=_at_least(1), default=50)
 
     p = add("history", "every version stored under a key (or a memory's key)")
     p.add_argument("key")
@@ -78,10 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--reopen", action="store_true", help="open it again instead")
 
-    p = add("import", "import markdown/text (split on headings) and json/jsonl records")
+    p = add("import", "import markdown/text (split on headings) and json/jsonl records (an export's records keep their ids)")
     p.add_argument("source", help="a file or a directory (recursive, honours .gitignore)")
     p.add_argument("--kind", default="note", help="kind for markdown/text sections")
     p.add_argument("--scope", default="repo")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="store the good records and list the bad ones (default: a bad record aborts the import)")
 
     p = add("export", "export memories as JSONL (reads back with `cortex import`)")
     p.add_argument("--output", "-o", help="file to write (default standard output)")
@@ -89,9 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("index", "build or update the code index (incremental: only changed files are re-read)")
     p.add_argument("target", nargs="?", help="repository or directory to index (default: -C or here)")
-    p.add_argument("--status", action="store_true", help="only say whether the index is fresh")
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--status", action="store_true", help="only say whether the index is fresh")
+    only.add_argument("--skipped", action="store_true",
+                      help="only list the files the last index run skipped, with reasons (indexes nothing)")
     p.add_argument("--no-embed", action="store_true", help="store text and structure only; embed later")
-    p.add_argument("--skipped", action="store_true", help="list every skipped file with its reason")
 
     p = add("watch", "keep the index fresh until interrupted")
     p.add_argument("--no-embed", action="store_true", help="do not fill in embeddings while idle")
@@ -106,29 +135,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memories-only", action="store_true")
     p.add_argument("--code-only", action="store_true")
     p.add_argument("--history", action="store_true", help="include superseded and deleted versions")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=_at_least(1), default=10)
     p.add_argument("--explain", action="store_true", help="show each hit's score breakdown")
     p.add_argument("--expand", action="store_true", help="add the graph neighbours of the top hits")
     p.add_argument("--full", action="store_true", help="print each hit's whole text")
+    p.add_argument("--filter", action="store_true",
+                   help="let the configured LLM (llm_filter_url, llm_filter_model) point at the best candidates")
 
     p = add("what", "what should I know: branch memories, notes on changed files, open tasks, recent work")
-    p.add_argument("--limit", type=int, default=10, help="items per section")
+    p.add_argument("--limit", type=_at_least(1), default=10, help="items per section")
 
     p = add("graph", "neighbours of a memory, file, symbol or commit in the memory graph")
     p.add_argument("node", help="memory id, file path, symbol, commit sha (or mem:/file:/sym:/commit: ids)")
-    p.add_argument("--depth", type=int, default=1)
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--depth", type=_at_least(1), default=1)
+    p.add_argument("--limit", type=_at_least(1), default=100)
 
     for name, help_text in (("select", "choose files, chunks and memories for a task under a token budget"),
                             ("context", "assemble the selected context verbatim (markdown, xml or json), copy or save it")):
         p = add(name, help_text)
         p.add_argument("task", nargs="+", help="what you want to do ('-' reads standard input)")
         p.add_argument("--budget", type=int, default=12000, help="token budget (exact tokens of the configured encoding)")
-        p.add_argument("--max-items", type=int)
+        p.add_argument("--max-items", type=_at_least(1))
         p.add_argument("--include-tests", default="auto", choices=["yes", "no", "auto"])
         p.add_argument("--min-score", type=float, default=0.0)
+        p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"],
+                       help="the format the context is rendered in; the budget holds for it exactly")
         if name == "context":
-            p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"])
             p.add_argument("--copy", action="store_true", help="put it on the clipboard (native tool, OSC 52, else a file)")
             p.add_argument("--output", "-o", help="write it to this file")
 
@@ -158,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = agent.add_parser("abandon", help="mark a branch abandoned (kept, read-only)", parents=[nested])
     a.add_argument("name")
     a = agent.add_parser("context", help="roadmap, branch, last k commits and the steps since, as markdown", parents=[nested])
-    a.add_argument("-k", type=int, default=1, help="commits to show in full")
+    a.add_argument("-k", type=_at_least(0), default=1, help="commits to show in full")
     a.add_argument("--branch")
     agent.add_parser("branches", help="every branch with its status", parents=[nested])
     a = agent.add_parser("export", help="write markdown and metadata.yaml to a directory", parents=[nested])
@@ -167,26 +199,43 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("directory")
 
     p = add("mcp", "serve the engine to coding agents over MCP (stdio; --http binds 127.0.0.1)")
-    p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    p.add_argument("--http", type=int, metavar="PORT",
+                   help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio; clients need the bearer token")
+    p.add_argument("--show-token", action="store_true", help="with --http: also print the bearer token on start")
+    p.add_argument("--no-auth", action="store_true", help="with --http: accept requests without the token (not advised)")
     p.add_argument("--no-watch", action="store_true", help="do not index and watch the repository in the background")
 
+    p = add("serve", "keep this repository's engine warm for the CLI (normally started by the first command)")
+    p.add_argument("--status", action="store_true", help="say whether it runs: pid, version, memory, idle time")
+    p.add_argument("--stop", action="store_true", help="stop it once its running commands are answered")
+    p.add_argument("--idle-minutes", type=float, help="exit after this many minutes without a command (setting daemon_idle_minutes)")
+
     add("stats", "counts for the database(s)")
+    add("sync", "send team memories queued while the team store was unreachable")
     p = add("git", "print the git context")
     p.add_argument("--commits", type=int, default=10)
     add("gc", "compact the database and remove old versions now")
+    add("doctor", "check every table; rebuild the code index, restore memories from the newest readable version")
 
     p = add("bench", "benchmarks that print numbers")
     bench = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
     b = bench.add_parser("store", help="remember throughput/latency, embedding speed, model load", parents=[nested])
     b.add_argument("--batch", type=int, default=1000)
     b.add_argument("--singles", type=int, default=100)
-    b = bench.add_parser("localize", help="file localisation on real bug fixes: ours vs BM25, grep, random, cognitive-cache", parents=[nested])
+    b = bench.add_parser("localize", help="edit recall on real bug fixes: ours vs BM25, grep, random, cognitive-cache", parents=[nested])
     b.add_argument("--tasks", help="JSONL task file (shared/bench/localize format)")
     b.add_argument("--mirrors", help="directory holding <mirror_git_dir_name>/repo bare git directories")
     b.add_argument("--repo", help="mine tasks from this repository's own history instead")
     b.add_argument("--budget", type=int, default=12000)
     b.add_argument("--limit", type=int, default=None, help="use at most this many tasks")
-    b.add_argument("--methods", default=",".join(("cortex", "bm25", "grep", "random", "cognitive-cache")))
+    b.add_argument("--every", type=int, default=1, help="use every N-th task (a subset spread over all repositories)")
+    b.add_argument("--methods", default="cortex,bm25,grep,random,cognitive-cache",
+                   help="comma-separated; cortex+embed also embeds the candidate files (slow the first time)")
+    b.add_argument("--vector-cache", help="SQLite file of embeddings shared across tasks and runs (cortex+embed)")
+    b = bench.add_parser("team", help="write and search latency of a team store beside a local one", parents=[nested])
+    b.add_argument("--uri", help="team store to measure (default: the team_db setting)")
+    b.add_argument("--writes", type=int, default=30)
+    b.add_argument("--searches", type=int, default=30)
     b = bench.add_parser("select", help="select latency (p50/p95) on an indexed repository", parents=[nested])
     b.add_argument("--repo", required=True)
     b.add_argument("--budget", type=int, default=12000)
@@ -199,10 +248,21 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("tui", help="seconds from the command to the first painted dashboard with results", parents=[nested])
     b.add_argument("repo", nargs="?", default=".", help="repository (indexed first if needed)")
     b.add_argument("--runs", type=int, default=5)
+    b = bench.add_parser("cli", help="wall time and memory of cortex commands: cold, warm server, in-process, git grep", parents=[nested])
+    b.add_argument("repo", nargs="?", default=".", help="repository to run the commands in")
+    b.add_argument("--words", default="progress bar color", help="the search words (also given to git grep)")
+    b.add_argument("--runs", type=int, default=20, help="runs of each warm command and of git grep")
+    b.add_argument("--cold-runs", type=int, default=3, help="runs of each cold and in-process command")
     b = bench.add_parser("index", help="indexing speed, embeddings, size, RSS, save-to-searchable", parents=[nested])
     b.add_argument("--repo", required=True, help="a git repository or directory to index (read in place)")
     b.add_argument("--edits", type=int, default=20, help="saves to time under the watcher")
     b.add_argument("--embed-limit", type=int, default=None, help="embed at most this many chunks (default: all)")
+    b = bench.add_parser("scale", help="search/what/remember/select/status, save-to-searchable, touch re-index, idle CPU, RSS at scale", parents=[nested])
+    b.add_argument("--repo", required=True, help="a repository whose indexable files are replicated into the work tree (read only)")
+    b.add_argument("--files", type=int, default=5_000, help="files in the work tree (the issue's target: 50000)")
+    b.add_argument("--memories", type=int, default=100_000, help="synthetic memories (the issue's target: 1000000)")
+    b.add_argument("--touch", type=int, default=10_000, help="unchanged files to touch and re-index")
+    b.add_argument("--queries", type=int, default=30)
     return parser
 
 
@@ -226,8 +286,25 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("CORTEX_DEBUG"):
             raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        from ..core.database import is_unreachable, looks_corrupt
+
+        if is_unreachable(exc):
+            # A store that stopped answering mid-command: the library's message names request URLs and retry
+            # details, none of it the user's to act on.
+            print("cortex: error: a remote store stopped answering; try again, or check the network and endpoint",
+                  file=sys.stderr)
+            return 1
+
+        if looks_corrupt(exc):
+            print(f"cortex: error: the database is damaged ({first[:160]}); run `cortex doctor`", file=sys.stderr)
+            return 1
         print(f"cortex: error: {type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
+
+
+engine_source = None
+"""Set by the resident server (`cortex serve`): a callable (path, db, settings) -> Engine that hands commands its
+warm engines instead of building one per command."""
 
 
 def engine_from(args):
@@ -235,6 +312,8 @@ def engine_from(args):
     from ..core.engine import Engine
 
     settings = load_settings(use_global=False if getattr(args, "no_global", False) else None)
+    if engine_source is not None:
+        return engine_source(Path(args.path), args.db, settings)
     return Engine(Path(args.path), db=args.db, settings=settings)
 
 

@@ -10,14 +10,14 @@ from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
 from .cli import _split, engine_from
 from .agent_commands import cmd_agent as cmd_agent
-from .output import age, console, print_json, progress_bar, selection_item_json, table
+from .output import age, console, print_json, progress_bar, selection_item_json, styled, table
 
 
 def _memory_rows(memories: list[Memory]) -> list[list[str]]:
     rows = []
     for m in memories:
         state = m.status if m.kind != "task" or m.status != "active" else m.task_state
-        rows.append([m.id, m.kind, state, f"v{m.version}", age(m.created_at), m.title, ",".join(m.tags)])
+        rows.append([m.id, m.store, m.kind, state, f"v{m.version}", age(m.created_at), m.title, ",".join(m.tags)])
     return rows
 
 
@@ -27,11 +27,11 @@ def _print_memories(args, memories: list[Memory], empty: str) -> None:
     elif not memories:
         console.print(empty)
     else:
-        table(["id", "kind", "status", "ver", "age", "title", "tags"], _memory_rows(memories))
+        table(["id", "store", "kind", "status", "ver", "age", "title", "tags"], _memory_rows(memories))
 
 
 def _print_memory(memory: Memory) -> None:
-    console.print(f"[bold]{memory.title}[/]  ({memory.kind}, {memory.status}, v{memory.version}, id {memory.id})")
+    console.print(styled((memory.title, "bold"), f"  ({memory.kind}, {memory.status}, v{memory.version}, id {memory.id})"))
     meta = [f"created {memory.created_at:%Y-%m-%d %H:%M} UTC", f"scope {memory.scope}"]
     if memory.branch:
         meta.append(f"branch {memory.branch}@{memory.commit[:8]}")
@@ -74,7 +74,8 @@ def cmd_remember(args) -> int:
     if args.json:
         print_json({"outcome": result.outcome, "memory": result.memory.to_json()})
     else:
-        said = {"created": "remembered", "new_version": f"stored version {result.memory.version} of", "duplicate": "already known:"}
+        said = {"created": "remembered", "new_version": f"stored version {result.memory.version} of", "duplicate": "already known:",
+                "queued": "team store unreachable; queued for `cortex sync`:"}
         console.print(f"{said[result.outcome]} {result.memory.id} ({result.memory.kind}) {result.memory.title}")
     return 0
 
@@ -89,9 +90,29 @@ def cmd_show(args) -> int:
 
 
 def cmd_list(args) -> int:
-    memories = engine_from(args).list(kind=args.kind, tag=args.tag, status=args.status, scope=args.scope, limit=args.limit)
+    engine = engine_from(args)
+    memories = engine.list(kind=args.kind, tag=args.tag, status=args.status, scope=args.scope, limit=args.limit)
+    _warn_team(engine)
     _print_memories(args, memories, "no memories yet: add one with `cortex remember TEXT`")
     return 0
+
+
+def _warn_team(engine) -> None:
+    """A team store left out of a read is said on stderr, once, so local results still print."""
+    if engine.team_error:
+        print(f"cortex: warning: {engine.team_error}; showing local memories only", file=sys.stderr)
+
+
+def cmd_sync(args) -> int:
+    result = engine_from(args).team().sync()
+    if args.json:
+        print_json(result)
+    elif result.error:
+        console.print(f"sent {result.sent} queued team write(s); {result.waiting} still waiting: {result.error}",
+                      markup=False, soft_wrap=True)
+    else:
+        console.print(f"sent {result.sent} queued team write(s); none waiting")
+    return 1 if result.waiting else 0
 
 
 def cmd_history(args) -> int:
@@ -124,34 +145,42 @@ def cmd_import(args) -> int:
     from ..core.importer import plan_import
 
     engine = engine_from(args)
-    plan = plan_import(Path(args.source), default_kind=args.kind, scope=args.scope)
+    plan = plan_import(Path(args.source), default_kind=args.kind, scope=args.scope,
+                       max_bytes=engine.settings.max_text_bytes)
+    if not args.skip_bad:
+        plan.refuse_bad()
+    results = []
     with progress_bar("embedding") as update:
-        results = engine.remember_many(plan.drafts, progress=update) if plan.drafts else []
+        restored = engine.import_exact(plan.exact, progress=update)
+        for batch in plan.rounds():
+            results += engine.remember_many(batch, progress=update)
     counts = {o: sum(r.outcome == o for r in results) for o in ("created", "new_version", "duplicate")}
+    counts |= {"restored": len(restored), "already_present": len(plan.exact) - len(restored)}
     if args.json:
-        print_json({"files": plan.files, **counts, "skipped": [{"path": p, "reason": r} for p, r in plan.skipped]})
-    else:
-        console.print(
-            f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
-            f"{counts['duplicate']} already known"
-        )
-        for path, reason in plan.skipped:
-            console.print(f"  skipped {path}: {reason}", style="dim")
+        print_json({"files": plan.files, **counts, "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],
+                    "bad": [{"where": b.where, "reason": b.reason} for b in plan.bad]})
+        return 0
+    exact = f", {counts['restored']} restored by id, {counts['already_present']} already present" if plan.exact else ""
+    console.print(f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
+                  f"{counts['duplicate']} already known{exact}", markup=False, soft_wrap=True)
+    for path, reason in plan.skipped:
+        console.print(f"  skipped {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+    for bad in plan.bad:
+        console.print(f"  skipped bad record {bad}", style="yellow", markup=False, soft_wrap=True)
     return 0
 
 
 def cmd_export(args) -> int:
     import json
 
-    from ..core.importer import export_record
+    from ..core.importer import export_order, export_record
 
-    memories = engine_from(args).list(status="all" if args.all_versions else "active")
-    memories.sort(key=lambda m: (m.created_at, m.version))
+    memories = export_order(engine_from(args).list(status="all" if args.all_versions else "active"))
     lines = "".join(json.dumps(export_record(m), ensure_ascii=False) + "\n" for m in memories)
     if args.output:
         Path(args.output).write_text(lines, encoding="utf-8")
         if not args.json:
-            console.print(f"exported {len(memories)} memories to {args.output}")
+            console.print(f"exported {len(memories)} memories to {args.output}", markup=False)
         else:
             print_json({"exported": len(memories), "output": args.output})
     else:
@@ -170,14 +199,14 @@ def cmd_stats(args) -> int:
         print_json({"stores": stats, "index": {**index.__dict__, "fresh": index.fresh, "skipped": skip_counts}})
         return 0
     state = "fresh" if index.fresh else f"stale ({index.stale} changed, {index.new} new, {index.removed} removed)"
-    console.print(f"[bold]code index[/]: {index.indexed_files} files, {index.chunks} chunks, "
+    console.print(f"code index: {index.indexed_files} files, {index.chunks} chunks, "
                   f"{index.embeddings_pending} embeddings pending, {state}")
     if skip_counts:
         console.print("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(skip_counts.items())), style="dim")
     for s in stats:
         size = f"{s.disk_bytes / 1e6:.1f} MB" if s.disk_bytes is not None else "remote"
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.by_kind.items())) or "none"
-        console.print(f"[bold]{s.uri}[/] (schema v{s.schema_version}, {size}, {s.table_versions} table versions)")
+        console.print(styled((s.uri, "bold"), f" (schema v{s.schema_version}, {size}, {s.table_versions} table versions)"))
         console.print(f"  memories: {s.active} active of {s.memories} stored; {s.open_tasks} open tasks; by kind: {kinds}")
     return 0
 
@@ -191,7 +220,7 @@ def cmd_git(args) -> int:
         console.print(f"{ctx.root}: not a git repository")
         return 0
     where = f"detached at {ctx.head[:8]}" if ctx.detached else f"on {ctx.branch}"
-    console.print(f"[bold]{ctx.root}[/] {where}" + (f" ({'; '.join(ctx.notes)})" if ctx.notes else ""))
+    console.print(styled((str(ctx.root), "bold"), f" {where}" + (f" ({'; '.join(ctx.notes)})" if ctx.notes else "")))
     for label, files in (("staged", ctx.staged), ("modified", ctx.modified), ("untracked", ctx.untracked)):
         if files:
             console.print(f"{label}: {', '.join(files)}")
@@ -211,6 +240,16 @@ def cmd_gc(args) -> int:
     return 0
 
 
+def _print_bench(args, result, rows, width: int) -> int:
+    """A benchmark's result: JSON when asked, else one `label  value` line per row."""
+    if args.json:
+        print_json(result)
+    else:
+        for label, value in rows:
+            console.print(f"{label:<{width}} {value}")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
@@ -225,6 +264,28 @@ def cmd_bench(args) -> int:
             console.print(f"dashboard on {r.repo} ({r.files} files, indexed), {r.runs} fresh processes:\n"
                           f"  first results (git timeline)   p50 {p50(r.first_paint_s):.2f} s, max {max(r.first_paint_s):.2f} s\n"
                           f"  what, search, graph, timeline  p50 {p50(r.all_panes_s):.2f} s, max {max(r.all_panes_s):.2f} s")
+        return 0
+    if args.bench == "cli":
+        from . import bench_cli
+
+        rows = bench_cli.run(Path(args.repo).resolve(), args.words, max(args.runs, 1), max(args.cold_runs, 1))
+        if args.json:
+            print_json(rows)
+        else:
+            table(["command", "mode", "runs", "p50", "p95", "peak memory"], [
+                [r.command, r.mode, str(r.runs), f"{r.p50_s * 1000:.0f} ms", f"{r.p95_s * 1000:.0f} ms",
+                 f"{r.peak_mib:.0f} MiB"] for r in rows])
+    if args.bench == "team":
+        from ..core.bench import team as bench_team
+
+        r = bench_team.run(args.uri, args.writes, args.searches)
+        if args.json:
+            print_json(r)
+        else:
+            for row in r:
+                console.print(f"{row.store:<6} write p50 {row.write_p50_ms:.0f} ms, p95 {row.write_p95_ms:.0f} ms; "
+                              f"search p50 {row.search_p50_ms:.0f} ms, p95 {row.search_p95_ms:.0f} ms "
+                              f"({row.writes} writes, {row.searches} searches) at {row.uri}", markup=False, soft_wrap=True)
         return 0
     if args.bench == "select":
         from ..core.bench import select as bench_select
@@ -247,13 +308,15 @@ def cmd_bench(args) -> int:
             tasks = localize.mine_tasks(Path(args.repo), limit=args.limit or 30)
         else:
             raise CortexError("give --tasks FILE --mirrors DIR, or --repo PATH")
+        tasks = tasks[:: max(args.every, 1)]
         tasks = tasks[: args.limit] if args.limit else tasks
         methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
-        rows = localize.run(tasks, args.budget, methods, progress=lambda m: print(m, file=sys.stderr))
+        rows = localize.run(tasks, args.budget, methods, progress=lambda m: print(m, file=sys.stderr),
+                            vector_cache=Path(args.vector_cache) if args.vector_cache else None)
         if args.json:
             print_json(rows)
         else:
-            cols = ["recall@budget", "R@1", "R@5", "R@10", "hit@5", "median_s", "tasks"]
+            cols = ["edit_recall", "file_recall", "R@1", "R@5", "R@10", "tokens_median", "files_median", "s_per_task", "tasks"]
             table(["method", *cols], [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()])
         return 0
     if args.bench == "search":
@@ -279,16 +342,16 @@ def cmd_bench(args) -> int:
             cols = ["R@1", "R@5", "R@10", "MRR", "questions", "ms_per_query"]
             table(["mode", *cols], [[mode, *[str(r[c]) for c in cols]] for mode, r in table_rows.items()])
         return 0
+    if args.bench == "scale":
+        from ..core.bench import scale as bench_scale
+
+        result = bench_scale.run(Path(args.repo), args.files, args.memories, queries=args.queries, touch=args.touch)
+        return _print_bench(args, result, bench_scale.rows(result), 40)
     if args.bench == "index":
         from ..core.bench import index as bench_index
 
         result = bench_index.run(Path(args.repo), edits=args.edits, embed_limit=args.embed_limit)
-        if args.json:
-            print_json(result)
-        else:
-            for label, value in bench_index.rows(result):
-                console.print(f"{label:<34} {value}")
-        return 0
+        return _print_bench(args, result, bench_index.rows(result), 34)
     if args.bench == "store":
         result = bench_store.run(batch=args.batch, singles=args.singles)
         if args.json:
@@ -318,11 +381,13 @@ def cmd_index(args) -> int:
             console.print(f"index of {engine.root}: {state}; {st.indexed_files} files, {st.chunks} chunks, "
                           f"{st.embeddings_pending} embeddings pending")
         return 0
+    if args.skipped:
+        return _list_skipped(args, engine)
     index = engine.code_index(create=True)
     with progress_bar("indexing") as update:
         report = index.update(
             embed=not args.no_embed,
-            progress=(lambda e: update(e.done, e.total)) if update else None,
+            progress=lambda e: update(e.done, e.total, e.phase),
             priority=engine.git().changed_files,
         )
     if args.json:
@@ -337,14 +402,26 @@ def cmd_index(args) -> int:
     console.print(
         f"indexed {engine.root}: {report.changed} file(s) updated, {report.unchanged} unchanged, {report.removed} removed; "
         f"{report.chunks} chunks in {report.lexical_seconds:.1f}s; {report.embedded} embedded in {report.embed_seconds:.1f}s; "
-        f"{report.embeddings_pending} pending"
+        f"{report.embeddings_pending} pending", soft_wrap=True,
     )
     if report.skipped:
         counts = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skip_counts.items()))
-        console.print(f"skipped: {counts}" + ("" if args.skipped else " (--skipped lists them)"), style="dim")
-        if args.skipped:
-            for path, reason in report.skipped:
-                console.print(f"  {path}: {reason}", style="dim")
+        console.print(f"skipped: {counts} (`cortex index --skipped` lists them)", style="dim", markup=False)
+    return 0
+
+
+def _list_skipped(args, engine) -> int:
+    """The skip list the last index run stored, read back: nothing is listed, read or embedded."""
+    skipped = engine.code_index(create=False).skipped()
+    if not skipped and not engine.has_index():
+        raise CortexError(f"nothing indexed yet in {engine.root}: run `cortex index` first")
+    if args.json:
+        print_json([{"path": p, "reason": r} for p, r in skipped])
+        return 0
+    if not skipped:
+        console.print("the last index run skipped no files")
+    for path, reason in skipped:
+        console.print(f"{path}: {reason}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -362,7 +439,7 @@ def cmd_watch(args) -> int:
         what = "git state changed" if update.git_state_changed else ", ".join(update.paths[:3])
         console.print(f"{what}: {r.changed} updated, {r.removed} removed in {update.seconds * 1000:.0f} ms")
 
-    watcher = IndexWatcher(index, on_update=show, on_error=lambda m: console.print(f"[red]{m}[/]"),
+    watcher = IndexWatcher(index, on_update=show, on_error=lambda m: console.print(m, style="red"),
                            debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
     console.print(f"watching {engine.root} (Ctrl+C to stop)")
     with watcher:
@@ -392,11 +469,10 @@ def _filters(args, inline: dict[str, list[str]]):
 def cmd_search(args) -> int:
     from ..core.query import split_inline_filters
 
-    if args.limit < 1:
-        raise CortexError("--limit must be at least 1")
     query, inline = split_inline_filters(" ".join(args.query))
     engine = engine_from(args)
-    results = engine.search(query, _filters(args, inline), args.limit, expand=args.expand)
+    results = engine.search(query, _filters(args, inline), args.limit, expand=args.expand, llm_filter=args.filter)
+    _warn_team(engine)
     if args.json:
         print_json(results.to_json())
         return 0
@@ -409,14 +485,19 @@ def cmd_search(args) -> int:
     if not results.hits:
         console.print("no results")
     for i, hit in enumerate(results.hits, 1):
-        where = hit.location if hit.source == "code" else f"{hit.kind} {hit.id}"
-        console.print(f"[bold]{i:>2}. {hit.title}[/]  [dim]{where}  score {hit.score.total:.3f}[/]")
+        where = hit.location if hit.source == "code" else f"{hit.kind} {hit.id} {hit.memory.created_at:%Y-%m-%d}"
+        if hit.memory is not None and hit.memory.store != "repo":
+            where += f" ({hit.memory.store})"
+        console.print(styled((f"{i:>2}. {hit.title}", "bold"), "  ", (f"{where}  score {hit.score.total:.3f}", "dim")))
         if args.explain:
             console.print(f"    {hit.score.explain()}", style="cyan")
-        body = hit.text if args.full else "\n".join(hit.text.strip().splitlines()[:4])
-        console.out("    " + body.replace("\n", "\n    "))
+        if args.full or hit.snippet is None:
+            console.out("    " + hit.text.replace("\n", "\n    "))
+        else:  # the lines that match the query best, numbered as in the file (or the memory)
+            for n, line in enumerate(hit.snippet.text.splitlines(), hit.snippet.start_line):
+                console.out(f"    {n:>5}  {line}")
     if results.neighbours:
-        console.print("[bold]neighbours of the top hits[/]")
+        console.print("neighbours of the top hits", style="bold")
         for n in results.neighbours:
             console.print(f"  {n.via:<12} {n.label}")
     return 0
@@ -428,23 +509,23 @@ def cmd_what(args) -> int:
         print_json(w.to_json())
         return 0
     head = f"on {w.git.branch}" if w.git.branch else ("detached" if w.git.detached else "")
-    console.print(f"[bold]What should I know[/] {head}")
+    console.print(styled(("What should I know", "bold"), f" {head}"))
 
     def section(title: str, items: list[str]) -> None:
         if items:
-            console.print(f"\n[bold]{title}[/]")
+            console.print(f"\n{title}", style="bold")
             for item in items:
                 console.print(f"  {item}")
 
     fmt = lambda m: f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}"  # noqa: E731
     section("Memories on this branch", [fmt(m) for m in w.branch_memories])
-    section("About the files you changed", [fmt(m) + f"  [dim]({', '.join(m.files)})[/]" for m in w.file_memories])
+    section("About the files you changed", [fmt(m) + f"  ({', '.join(m.files)})" for m in w.file_memories])
     section("Open tasks", [fmt(m) for m in w.open_tasks])
     section("Recent memories", [fmt(m) for m in w.recent_memories])
     section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])
-    section("Working change, most central first", [f"{f.state:<9} {f.path}  [dim]imported by {f.imported_by}, centrality {f.centrality:.4f}[/]" for f in w.changed_files])
+    section("Working change, most central first", [f"{f.state:<9} {f.path}  imported by {f.imported_by}, centrality {f.centrality:.4f}" for f in w.changed_files])
     for hint in w.hints:
-        console.print(f"\n[dim]{hint}[/]")
+        console.print(f"\n{hint}", style="dim")
     return 0
 
 
@@ -455,7 +536,7 @@ def cmd_graph(args) -> int:
     if args.json:
         print_json(found)
         return 0
-    console.print(f"[bold]{found.label}[/] [dim]({found.node})[/]")
+    console.print(styled((found.label, "bold"), " ", (f"({found.node})", "dim")))
     if not found.neighbours:
         console.print("no neighbours")
     for n in found.neighbours:
@@ -469,26 +550,28 @@ def _task(args) -> str:
 
 
 def _selection(args):
-    return engine_from(args).select(_task(args), args.budget, args.max_items, args.include_tests, args.min_score)
+    return engine_from(args).select(_task(args), args.budget, args.max_items, args.include_tests, args.min_score,
+                                    fmt=args.format)
 
 
 def cmd_select(args) -> int:
     sel = _selection(args)
     if args.json:
         print_json({
-            "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "encoding": sel.encoding, "notes": sel.notes,
+            "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "encoding": sel.encoding,
+            "notes": sel.notes,
             "chosen": [selection_item_json(i) for i in sel.chosen], "left_out": [selection_item_json(i) for i in sel.left_out],
             "ranked_files": sel.ranked_files[:50],
         })
         return 0
-    console.print(f"[bold]{sel.tokens:,} / {sel.budget:,} tokens[/] ({sel.encoding}), {len(sel.chosen)} items")
+    console.print(styled((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items"))
     for note in sel.notes:
         console.print(note, style="yellow")
     table(["kind", "item", "tokens", "score", "why"], [
         [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
     ])
     if sel.left_out:
-        console.print("[dim]left out for budget: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in sel.left_out[:8]) + "[/]")
+        console.print("left out for budget: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in sel.left_out[:8]), style="dim")
     return 0
 
 
@@ -502,7 +585,7 @@ def cmd_context(args) -> int:
     from ..core.clipboard import copy, terminal_osc52
 
     engine = engine_from(args)
-    sel = engine.select(_task(args), args.budget, args.max_items, args.include_tests, args.min_score)
+    sel = engine.select(_task(args), args.budget, args.max_items, args.include_tests, args.min_score, fmt=args.format)
     doc = assemble(sel, args.format)
     report = {"tokens": doc.tokens, "budget": sel.budget, "items": len(doc.items), "redactions": doc.redactions,
               "format": doc.format, "notes": sel.notes}
@@ -528,8 +611,33 @@ def cmd_context(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    from . import serve_commands
+
+    return serve_commands.run(args)
+
+
 def cmd_mcp(args) -> int:
     from .mcp_server import serve
 
-    serve(Path(args.path), args.db, args.http, watch=not args.no_watch)
+    if args.http is None and (args.no_auth or args.show_token):
+        raise CortexError("--no-auth and --show-token are for --http PORT (stdio needs no token)")
+    serve(Path(args.path), args.db, args.http, watch=not args.no_watch, auth=not args.no_auth, show_token=args.show_token)
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from ..core.doctor import run_doctor
+
+    engine = engine_from(args)
+    s = engine.settings
+    report = run_doctor(engine.db_uri, engine.root, engine.is_repo, engine.embedder, s.max_file_bytes, s.encoding,
+                        s.lock_timeout)
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    for t in report.tables:
+        console.out(f"{'ok' if not t.problem else 'DAMAGED':8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem))
+    for line in report.actions or ["nothing to repair"]:
+        console.out(line)
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Grid
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -12,21 +11,27 @@ from textual.widgets import Footer, Input, Static, Tabs, Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.errors import CortexError
-from ..core.records import MemoryDraft
-from ..widgets.budget_pane import BudgetPane
+from ..core.records import Memory, MemoryDraft
+from ..core.select import Item, Selection
+from ..widgets.budget_pane import BudgetPane, BudgetView, item_key
+from ..widgets.format import clip, styled
 from ..widgets.graph_pane import GraphPane
-from ..widgets.search_pane import SearchPane
+from ..widgets.keymap import bindings, pane_bindings
+from ..widgets.pane import Pane
+from ..widgets.search_pane import SearchPane, normalised
 from ..widgets.timeline_pane import TimelinePane
 from ..widgets.what_pane import WhatPane
 from .bridge import EngineBridge
+from .confirm import ConfirmScreen
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
     ContextCopied, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemorySaved,
-    SearchFinished, SelectionMade, TimelineLoaded, WhatLoaded,
+    SearchFinished, SelectionMade, TimelineLoaded, Undo, WhatLoaded,
 )
 
 PANES = ("what", "search", "graph", "timeline", "budget")
+"""In the order of their numbers, which is also their reading order on screen."""
 FORMATS = ("markdown", "xml", "json")
 NARROW_WIDTH = 110
 
@@ -34,23 +39,7 @@ NARROW_WIDTH = 110
 class DashboardScreen(Screen):
     """Five live panes over one repository."""
 
-    BINDINGS = [
-        Binding("slash", "focus_search", "Search", id="dash.search", tooltip="Focus the search box"),
-        *[Binding(str(n), f"focus_pane('{name}')", name.title(), show=False, id=f"dash.pane{n}",
-                  tooltip=f"Focus pane {n}") for n, name in enumerate(PANES, 1)],
-        Binding("t", "set_task", "Task", id="dash.task", tooltip="Use the search text as the context task"),
-        Binding("c", "copy_context", "Copy", id="dash.copy", tooltip="Copy the assembled context"),
-        Binding("plus,equals_sign", "budget(2000)", "+Budget", show=False, id="dash.more", tooltip="Raise the budget"),
-        Binding("minus", "budget(-2000)", "-Budget", show=False, id="dash.less", tooltip="Lower the budget"),
-        Binding("f", "cycle_format", "Format", show=False, id="dash.format", tooltip="Switch the context format"),
-        Binding("n", "new_memory", "New", id="dash.new", tooltip="Remember something"),
-        Binding("e", "edit_memory", "Edit", show=False, id="dash.edit", tooltip="Edit the highlighted memory"),
-        Binding("d", "done_or_forget", "Done", show=False, id="dash.done", tooltip="Close a task or forget a memory"),
-        Binding("r", "refresh", "Refresh", show=False, id="dash.refresh", tooltip="Reload every pane"),
-        Binding("question_mark,f1", "help", "Help", id="dash.help", tooltip="Show every key"),
-        Binding("escape", "back", "Back", show=False, id="dash.back", tooltip="Leave the search box"),
-        Binding("q", "app.quit", "Quit", id="dash.quit", tooltip="Quit"),
-    ]
+    BINDINGS = bindings("dashboard") + pane_bindings()
 
     task_text: reactive[str] = reactive("")
     """The task of the budget meter."""
@@ -68,8 +57,17 @@ class DashboardScreen(Screen):
         self.set_reactive(DashboardScreen.budget, budget)
         self.pins: frozenset[str] = frozenset()
         self.excluded: frozenset[str] = frozenset()
+        self.dropped: dict[str, Item] = {}
+        """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
+        self.undo_stack: list[Undo] = []
         self.graph_centre: str | None = None
-        self.selection = None
+        self.selection: Selection | None = None
+        self.assembled = None
+        """The selection rendered in `fmt`: what the meter counts and `c` copies."""
+        self.searched: str | None = None
+        """The normalised text of the latest search asked for."""
+        self._where = str(bridge.root)
+        self._status = ""
         self.loaded: set[str] = set()
         """Which results have arrived at least once (what, search, graph, timeline, select, index): for tests,
         screenshots and `cortex bench tui`."""
@@ -80,9 +78,9 @@ class DashboardScreen(Screen):
         with Grid(id="grid"):
             yield WhatPane(id="what")
             yield SearchPane(id="search")
-            yield BudgetPane(id="budget")
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")
+            yield BudgetPane(id="budget")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -98,7 +96,8 @@ class DashboardScreen(Screen):
         self.set_class(narrow, "narrow")
         self._show_active()
         if event.size.width < 60 or event.size.height < 16:
-            self.notify("the terminal is small: widen it to see all five panes", severity="warning", timeout=3)
+            self.notify("the terminal is small: widen it to see all five panes", severity="warning", timeout=3,
+                        markup=False)
 
     # --- workers: every engine call runs here, never on the UI thread --------------------------------------
 
@@ -143,52 +142,76 @@ class DashboardScreen(Screen):
             return
         self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
 
+    def search(self, text: str) -> None:
+        """Search for what the box holds; the result message carries the raw text so the pane can tell whether it
+        still answers the box (the engine's own query has the inline filters taken out)."""
+        self.searched = normalised(text)
+        self.run_search(text)
+
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, text: str) -> None:
-        self._deliver(SearchFinished(self.bridge.search(text)))
+        self._deliver(SearchFinished(self.bridge.search(text), text))
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
     def run_select(self) -> None:
         if not self.task_text.strip():
             return
-        self._deliver(SelectionMade(self.bridge.select(self.task_text, self.budget, self.pins, self.excluded)))
+        fmt = self.fmt
+        selection = self.bridge.select(self.task_text, self.budget, self.pins, self.excluded, fmt)
+        if not get_current_worker().is_cancelled:
+            self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
 
     @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
     def copy_context(self) -> None:
-        if self.selection is None:
+        # The text the meter counted, not a fresh assembly: what is copied is exactly what was shown.
+        assembled = self.assembled
+        if assembled is None:
             self.post_message(EngineFailed("nothing selected yet: type a task in search and press t"))
             return
-        assembled = self.bridge.assemble(self.selection, self.fmt)
         result = self.bridge.copy(assembled.text, osc52=lambda text: self.app.call_from_thread(self.app.copy_to_clipboard, text))
         self.post_message(ContextCopied(assembled, result))
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
     def index_in_background(self) -> None:
         worker = get_current_worker()
-        report = self.bridge.index(lambda p: self.post_message(IndexProgressed(p)), lambda: worker.is_cancelled)
-        self.post_message(IndexFinished(report))
+        report, status = self.bridge.index(lambda p: self.post_message(IndexProgressed(p)), lambda: worker.is_cancelled)
+        if worker.is_cancelled:
+            return
+        self.post_message(IndexFinished(report, status))
         self.bridge.start_watcher(lambda u: self.post_message(IndexChanged(u)), lambda m: self.post_message(EngineFailed(m)))
 
     @work(thread=True, group="memory", exit_on_error=False)
     def save_memory(self, draft: MemoryDraft, revise_id: str | None) -> None:
         result = self.bridge.revise(revise_id, draft) if revise_id else self.bridge.remember(draft)
         verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
-        self.post_message(MemorySaved(f"{verb[result.outcome]} {result.memory.title}"))
+        self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
 
     @work(thread=True, group="memory", exit_on_error=False)
-    def change_memory(self, memory_id: str, close_task: bool) -> None:
+    def change_memory(self, memory: Memory, close_task: bool) -> None:
+        title = clip(memory.title, 60)
         if close_task:
-            self.bridge.close_task(memory_id)
+            self.bridge.set_task_state(memory.id, "done")
+            self.post_message(MemorySaved(f"closed the task {title} (u reopens it)", Undo("close", title, memory=memory)))
         else:
-            self.bridge.forget(memory_id)
-        self.post_message(MemorySaved("task closed" if close_task else "memory forgotten (soft; `cortex forget --purge` removes it)"))
+            self.bridge.forget(memory.id)
+            self.post_message(MemorySaved(f"forgot {title} (u brings it back)", Undo("forget", title, memory=memory)))
+
+    @work(thread=True, group="memory", exit_on_error=False)
+    def undo_memory_change(self, undo: Undo) -> None:
+        if undo.change == "close":
+            self.bridge.set_task_state(undo.memory.id, "open")
+            self.post_message(MemorySaved(f"reopened the task {undo.label}"))
+        else:
+            result = self.bridge.restore(undo.memory)
+            self.post_message(MemorySaved(f"brought back {undo.label} (version {result.memory.version})"))
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             text = str(error) if isinstance(error, CortexError) else f"{type(error).__name__}: {error}"
-            self.notify(text.splitlines()[0][:300] if text else type(error).__name__, severity="error", timeout=6)
+            self.notify(clip(text.splitlines()[0], 300) if text.strip() else type(error).__name__, severity="error",
+                        timeout=6, markup=False)
 
     # --- results arriving ------------------------------------------------------------------------------------
 
@@ -196,7 +219,7 @@ class DashboardScreen(Screen):
     def _ready(self) -> None:
         self._topbar("indexing…")
         self.refresh_all()
-        self.run_search("")
+        self.search(self.query_one(SearchPane).text)
         if self.task_text:
             self.run_select()
         self.index_in_background()
@@ -206,8 +229,7 @@ class DashboardScreen(Screen):
         self.query_one(WhatPane).show(message.what)
         self.loaded.add("what")
         git = message.what.git
-        where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
-        self._where = where
+        self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
         self._topbar()
 
     @on(TimelineLoaded)
@@ -224,20 +246,29 @@ class DashboardScreen(Screen):
 
     @on(SearchFinished)
     def _search(self, message: SearchFinished) -> None:
-        self.query_one(SearchPane).show(message.results)
+        self.query_one(SearchPane).show(message.results, message.request)
         self.loaded.add("search")
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:
-        self.selection = message.selection
-        self.query_one(BudgetPane).show(message.selection, self.fmt, self.pins)
+        if message.assembled.format != self.fmt:
+            # `f` was pressed while this was selected: the selection for the new format is on its way.
+            return
+        self.selection, self.assembled = message.selection, message.assembled
+        self._show_budget()
         self.loaded.add("select")
+
+    def _show_budget(self) -> None:
+        if self.selection is None or self.assembled is None:
+            return
+        dropped = tuple(item for key, item in self.dropped.items() if key in self.excluded)
+        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped))
 
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
         note = f"; {message.assembled.redactions} secret(s) redacted" if message.assembled.redactions else ""
         severity = "warning" if message.result.method == "file" else "information"
-        self.notify(message.result.describe(message.assembled.tokens) + note, severity=severity, timeout=6)
+        self.notify(message.result.describe(message.assembled.tokens) + note, severity=severity, timeout=6, markup=False)
 
     @on(IndexProgressed)
     def _index_progress(self, message: IndexProgressed) -> None:
@@ -246,15 +277,16 @@ class DashboardScreen(Screen):
 
     @on(IndexFinished)
     def _index_done(self, message: IndexFinished) -> None:
-        r = message.report
-        self._topbar(f"index fresh · {r.listed} files · {r.embeddings_pending} embeddings pending")
+        r, status = message.report, message.status
+        state = "index fresh" if status.fresh else "index stale"
+        self._topbar(f"{state} · {status.indexed_files} files · {status.embeddings_pending} embeddings pending")
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
         if not (r.changed or r.removed or r.embedded or self.task_text):
             return
         self.refresh_all()
-        self.run_search(self.query_one(SearchPane).text)
+        self.search(self.query_one(SearchPane).text)
         if self.task_text:
             self.run_select()
 
@@ -264,25 +296,29 @@ class DashboardScreen(Screen):
         what = "branch or HEAD moved" if u.git_state_changed else ", ".join(u.paths[:2])
         self._topbar(f"updated ({what}) in {u.seconds * 1000:.0f} ms")
         self.refresh_all()
-        self.run_search(self.query_one(SearchPane).text)
+        self.search(self.query_one(SearchPane).text)
         if self.task_text:
             self.run_select()
 
     @on(MemorySaved)
     def _memory_saved(self, message: MemorySaved) -> None:
-        self.notify(message.summary)
+        if message.undo is not None:
+            self.undo_stack.append(message.undo)
+        self.notify(message.summary, markup=False)
         self.refresh_all()
-        self.run_search(self.query_one(SearchPane).text)
+        self.search(self.query_one(SearchPane).text)
 
     @on(EngineFailed)
     def _failed(self, message: EngineFailed) -> None:
-        self.notify(message.text, severity="warning", timeout=6)
+        self.notify(message.text, severity="warning", timeout=6, markup=False)
 
     # --- what the panes ask for ------------------------------------------------------------------------------
 
     @on(SearchPane.QueryChanged)
     def _query(self, message: SearchPane.QueryChanged) -> None:
-        self.run_search(message.text)
+        # A trailing space or a second enter asks nothing new; the results shown already answer it.
+        if normalised(message.text) != self.searched:
+            self.search(message.text)
 
     @on(WhatPane.EntryChosen)
     @on(GraphPane.Recentered)
@@ -297,12 +333,24 @@ class DashboardScreen(Screen):
 
     @on(BudgetPane.ItemToggled)
     def _toggle(self, message: BudgetPane.ItemToggled) -> None:
-        if message.pin:
-            self.pins = self.pins ^ {message.key}
+        key = item_key(message.item)
+        if message.change == "drop":
+            self.excluded, self.pins = self.excluded | {key}, self.pins - {key}
+            self.dropped[key] = message.item
+            self.undo_stack.append(Undo("drop", key, key=key))
+        elif key in self.excluded:
+            # Restoring (x), or pinning (p) a dropped item, brings it back.
+            self._restore(key)
+            if message.change == "pin":
+                self.pins = self.pins | {key}
         else:
-            self.excluded = self.excluded | {message.key}
-            self.pins = self.pins - {message.key}
+            self.pins = self.pins ^ {key}
+        self._show_budget()
         self.run_select()
+
+    def _restore(self, key: str) -> None:
+        self.excluded = self.excluded - {key}
+        self.dropped.pop(key, None)
 
     @on(Tabs.TabActivated, "#narrow-tabs")
     def _tab(self, event: Tabs.TabActivated) -> None:
@@ -315,6 +363,7 @@ class DashboardScreen(Screen):
     def _show_active(self) -> None:
         for name in PANES:
             self.query_one(f"#{name}").set_class(name == self.active_pane, "active")
+        self.query_one("#narrow-tabs", Tabs).active = f"tab-{self.active_pane}"
 
     # --- actions ---------------------------------------------------------------------------------------------
 
@@ -322,24 +371,19 @@ class DashboardScreen(Screen):
         self.active_pane = "search"
         self.query_one("#search-input", Input).focus()
 
-    def action_focus_pane(self, name: str) -> None:
+    def action_focus_pane(self, number: int) -> None:
+        """Focus the pane's list, never the search box: the next key is a command, not text."""
+        name = PANES[number - 1]
         self.active_pane = name
-        pane = self.query_one(f"#{name}")
-        focusable = [w for w in pane.query("*") if w.focusable]
-        if focusable:
-            focusable[0].focus()
-
-    def action_back(self) -> None:
-        if isinstance(self.focused, Input):
-            self.action_focus_pane("search")
-            self.query_one(SearchPane).query_one("OptionList").focus()
+        self.query_one(f"#{name}", Pane).navigable().focus()
 
     def action_set_task(self) -> None:
         text = self.query_one(SearchPane).text.strip()
         if not text:
             self.notify("type the task in the search box first, then press t", severity="warning")
             return
-        self.task_text, self.pins, self.excluded = text, frozenset(), frozenset()
+        self.task_text, self.pins, self.excluded, self.dropped = text, frozenset(), frozenset(), {}
+        self.undo_stack = [u for u in self.undo_stack if u.change != "drop"]
         self.run_select()
 
     def action_copy_context(self) -> None:
@@ -353,7 +397,8 @@ class DashboardScreen(Screen):
     def action_cycle_format(self) -> None:
         self.fmt = FORMATS[(FORMATS.index(self.fmt) + 1) % len(FORMATS)]
         if self.selection is not None:
-            self.query_one(BudgetPane).show(self.selection, self.fmt, self.pins)
+            # Selected again, not just re-rendered: the same budget holds as many items as fit in this format.
+            self.run_select()
 
     def action_new_memory(self) -> None:
         self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
@@ -376,11 +421,27 @@ class DashboardScreen(Screen):
         if memory is None:
             self.notify("highlight a memory in the search results first", severity="warning")
             return
-        self.change_memory(memory.id, close_task=memory.is_open_task)
+        close = memory.is_open_task
+        question = "Close the task" if close else f"Forget this {memory.kind}"
+        self.app.push_screen(ConfirmScreen(f"{question}?", memory.title),
+                             lambda yes: yes and self.change_memory(memory, close_task=close))
+
+    def action_undo(self) -> None:
+        if not self.undo_stack:
+            self.notify("nothing to undo", severity="warning", timeout=2)
+            return
+        undo = self.undo_stack.pop()
+        if undo.change == "drop":
+            self._restore(undo.key)
+            self._show_budget()
+            self.run_select()
+            self.notify(f"restored {clip(undo.label, 80)}", timeout=3, markup=False)
+        else:
+            self.undo_memory_change(undo)
 
     def action_refresh(self) -> None:
         self.refresh_all()
-        self.run_search(self.query_one(SearchPane).text)
+        self.search(self.query_one(SearchPane).text)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
@@ -388,5 +449,4 @@ class DashboardScreen(Screen):
     def _topbar(self, status: str | None = None) -> None:
         if status is not None:
             self._status = status
-        where = getattr(self, "_where", str(self.bridge.root))
-        self.query_one("#topbar", Static).update(f"[b]cortex[/b] · {where} · {getattr(self, '_status', '')}")
+        self.query_one("#topbar", Static).update(styled(("cortex", "bold"), f" · {clip(self._where, 120)} · {self._status}"))

@@ -23,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
 
     path = Path(args.path).expanduser()
     notice = ""
+    # Only an existing directory outside git falls back to the demo; a mistyped path is an error, not a detour.
+    if not path.is_dir():
+        problem = "is not a directory" if path.exists() else "does not exist"
+        print(f"cortex-tui: error: {path} {problem}", file=sys.stderr)
+        return 2
     try:
         if gitctx.repo_root(path.resolve()) is None and not args.here and not args.db:
             from ..core.demo import demo_repository, seed_memories
@@ -48,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
     app = CortexApp(EngineBridge(engine), task=args.task, budget=args.budget, theme=args.theme)
     if notice:
-        app.call_later(app.notify, notice, timeout=10)
+        app.call_later(app.notify, notice, timeout=10, markup=False)
     app.run()
     return 0
 

@@ -13,7 +13,10 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.engine import Engine
 from ..core.errors import CortexError
@@ -31,6 +34,9 @@ agent_* tools keep a versioned log of your own work (log steps, commit milestone
 class SearchFilters(BaseModel):
     """Narrow a search; every field is optional."""
 
+    model_config = ConfigDict(extra="forbid")
+    """A misspelt filter is an error, not a silently wider search."""
+
     kinds: list[str] = Field(default_factory=list, description=f"memory kinds to keep: {', '.join(KINDS)}")
     tags: list[str] = Field(default_factory=list, description="keep memories with any of these tags")
     files: list[str] = Field(default_factory=list, description="repository paths the results must concern")
@@ -45,7 +51,12 @@ def _d(text: str) -> Any:
     return Field(description=text)
 
 
-Budget = Annotated[int, _d("token budget for the assembled context (exact tokens of the configured encoding), >= 1")]
+def _n(text: str, low: int, high: int | None = None) -> Any:
+    """A described number with its range in the schema, so clients see the bounds and bad values are refused."""
+    return Field(description=text, ge=low, le=high)
+
+
+Budget = Annotated[int, _n("token budget for the assembled context (exact tokens of the configured encoding), >= 1", 1)]
 RepoPaths = Annotated[list[str] | None, _d("repository-relative file paths this is about")]
 Branch = Annotated[str | None, _d("agent branch (default: the current one)")]
 
@@ -62,26 +73,27 @@ class CortexTools:
 
     def smart_search(self, query: Annotated[str, _d("what to look for; empty = what is being worked on now")] = "",
                      filters: SearchFilters | None = None,
-                     limit: Annotated[int, _d("results to return, 1-100")] = 10) -> dict[str, Any]:
-        if not 1 <= limit <= 100:
-            raise CortexError("limit must be between 1 and 100")
+                     limit: Annotated[int, _n("results to return, 1-100", 1, 100)] = 10,
+                     filter: Annotated[bool, _d("let the LLM configured in the user's settings reorder the top "
+                                                "candidates (pointer-only; ignored when none is configured)")] = False,
+                     ) -> dict[str, Any]:
         f = filters or SearchFilters()
         results = self.engine.search(query, Filters(
             kinds=tuple(f.kinds), tags=tuple(f.tags), files=tuple(self._path(p) for p in f.files), branch=f.branch,
             since=parse_since(f.since) if f.since else None, memories_only=f.memories_only, code_only=f.code_only,
             history=f.history,
-        ), limit)
+        ), limit, llm_filter=filter)
         return plain(results)
 
-    def what_should_i_know(self, per_section: Annotated[int, _d("items per section")] = 10) -> dict[str, Any]:
+    def what_should_i_know(self, per_section: Annotated[int, _n("items per section, 1-100", 1, 100)] = 10) -> dict[str, Any]:
         return plain(self.engine.what(per_section).to_json())
 
     def select_context(self, task: Annotated[str, _d("the task in words, as you would give it to an engineer")],
                        budget: Budget = 12000, include_tests: Literal["auto", "yes", "no"] = "auto",
-                       max_items: int | None = None, format: Literal["markdown", "xml", "json"] = "markdown") -> dict[str, Any]:
+                       max_items: Annotated[int | None, _n("at most this many items, >= 1", 1)] = None, format: Literal["markdown", "xml", "json"] = "markdown") -> dict[str, Any]:
         from ..core.assemble import assemble
 
-        sel = self.engine.select(task, budget, max_items, include_tests)
+        sel = self.engine.select(task, budget, max_items, include_tests, fmt=format)
         doc = assemble(sel, format)
         return plain({"context": doc.text, "tokens": doc.tokens, "budget": sel.budget, "encoding": sel.encoding,
                       "format": doc.format, "redactions": doc.redactions, "notes": sel.notes,
@@ -107,11 +119,10 @@ class CortexTools:
         return plain({"versions": [m.to_json() for m in self.engine.history(key)]})
 
     def graph_neighbors(self, node: Annotated[str, _d("memory id, file path, symbol, commit sha, or mem:/file:/sym:/commit: id")],
-                        depth: Annotated[int, _d("hops, 1-3")] = 1, limit: int = 100) -> dict[str, Any]:
+                        depth: Annotated[int, _n("hops, 1-3", 1, 3)] = 1,
+                        limit: Annotated[int, _n("neighbours to return, 1-1000", 1, 1000)] = 100) -> dict[str, Any]:
         from ..core.graph import neighbourhood
 
-        if not 1 <= depth <= 3:
-            raise CortexError("depth must be 1, 2 or 3")
         if node.startswith("file:"):
             node = "file:" + self._path(node[5:])
         elif "/" in node or ".." in node:
@@ -142,7 +153,7 @@ class CortexTools:
                     summary: Annotated[str | None, _d("the merge commit's contribution")] = None) -> dict[str, Any]:
         return plain(self.engine.agent_log(create=True).merge(name, target, summary))
 
-    def agent_context(self, branch: Branch = None, k: Annotated[int, _d("recent commits to show in full")] = 1) -> dict[str, Any]:
+    def agent_context(self, branch: Branch = None, k: Annotated[int, _n("recent commits to show in full, 0-100", 0, 100)] = 1) -> dict[str, Any]:
         return plain(self.engine.agent_log(create=True).context(branch, k))
 
 
@@ -177,12 +188,29 @@ DESCRIPTIONS = {
 READ_ONLY = {"smart_search", "what_should_i_know", "select_context", "memory_history", "graph_neighbors", "agent_context"}
 
 
-def build_server(tools: CortexTools):
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import ToolAnnotations
+def _fields(error: ValidationError) -> str:
+    """A pydantic validation error as one line naming each field, without echoing the rejected values."""
+    parts = []
+    for e in error.errors():
+        where = ".".join(str(part) for part in e["loc"]) or "arguments"
+        parts.append(f"{where}: {' '.join(e['msg'].split())}")
+    return "; ".join(parts)
 
-    server = MCPServer("cortex", instructions=INSTRUCTIONS)
+
+class _Server(MCPServer):
+    """The SDK's server with argument errors on one line: the SDK's own text is pydantic's multi-line dump."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"{name}: bad arguments: {_fields(exc.__cause__)}") from exc.__cause__
+            raise
+
+
+def build_server(tools: CortexTools) -> MCPServer:
+    server = _Server("cortex", instructions=INSTRUCTIONS)
     for name, description in DESCRIPTIONS.items():
         method = getattr(tools, name)
 
@@ -216,7 +244,8 @@ def keep_index_fresh(engine: Engine) -> None:
     threading.Thread(target=run, name="cortex-index", daemon=True).start()
 
 
-def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True) -> None:
+def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True, auth: bool = True,
+          show_token: bool = False) -> None:
     engine = Engine(path, db=db)
     engine.init()
     if watch:
@@ -225,4 +254,6 @@ def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True)
     if http_port is None:
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+        from .mcp_http import serve_http
+
+        serve_http(server, http_port, auth=auth, show_token=show_token)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, TextArea
 
 from ..core.records import KINDS, Memory, MemoryDraft
+from ..widgets.keymap import bindings
 
 
 class MemoryForm(ModalScreen[MemoryDraft | None]):
@@ -22,10 +22,7 @@ class MemoryForm(ModalScreen[MemoryDraft | None]):
     MemoryForm Horizontal { height: auto; align-horizontal: right; }
     MemoryForm #form-error { color: $error; height: auto; }
     """
-    BINDINGS = [
-        Binding("ctrl+s", "save", "Save", id="memory.save", tooltip="Store the memory"),
-        Binding("escape", "cancel", "Cancel", id="memory.cancel", tooltip="Close without saving"),
-    ]
+    BINDINGS = bindings("memory")
 
     def __init__(self, files: tuple[str, ...] = (), editing: Memory | None = None) -> None:
         super().__init__()

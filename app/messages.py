@@ -9,7 +9,8 @@ from textual.message import Message
 from ..core.assemble import Assembled
 from ..core.clipboard import CopyResult
 from ..core.graph import Neighbour
-from ..core.index import IndexProgress, IndexReport
+from ..core.index import IndexProgress, IndexReport, IndexStatus
+from ..core.records import Memory
 from ..core.search import SearchResults
 from ..core.select import Selection
 from ..core.timeline import Timeline
@@ -43,11 +44,16 @@ class EngineReady(Message):
 @dataclass
 class SearchFinished(Message):
     results: SearchResults
+    request: str
+    """The raw text the search was asked for (the engine's `results.query` has the inline filters taken out)."""
 
 
 @dataclass
 class SelectionMade(Message):
+    """A selection and its assembled text in one format: the meter shows the tokens of exactly that text."""
+
     selection: Selection
+    assembled: Assembled
 
 
 @dataclass
@@ -69,6 +75,8 @@ class IndexProgressed(Message):
 @dataclass
 class IndexFinished(Message):
     report: IndexReport
+    status: IndexStatus
+    """The index as `cortex index --status` reports it afterwards: the top bar's file count comes from here."""
 
 
 @dataclass
@@ -76,9 +84,22 @@ class IndexChanged(Message):
     update: WatchUpdate
 
 
+@dataclass(frozen=True)
+class Undo:
+    """What `u` can take back: a dropped context item (`key`) or a forgotten memory or closed task (`memory`)."""
+
+    change: str
+    """`drop`, `forget` or `close`."""
+    label: str
+    key: str = ""
+    memory: Memory | None = None
+
+
 @dataclass
 class MemorySaved(Message):
     summary: str
+    undo: Undo | None = None
+    """Set when the change can be taken back with `u`."""
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -12,9 +13,36 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+from ..core.secrets import redact_json, redacted
+
+
+class _TextConsole(Console):
+    """The CLI's console. Strings are never read as markup (a commit subject or a title holding `[/]` is text, not
+    a closing tag), and secrets are redacted on the way out, for rows stored before every field was checked: this
+    is the one place every text answer passes through, as `plain` is for JSON. Styles go in `style=` or `styled`."""
+
+    def print(self, *objects, **kwargs) -> None:
+        kwargs.setdefault("markup", False)
+        super().print(*(redacted(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain and styled parts, `styled((title, "bold"), "  ", (where, "dim"))`, each redacted."""
+    return Text.assemble(*((redacted(p[0]), p[1]) if isinstance(p, tuple) else redacted(p) for p in parts))
+
+
+_OPTIONS = ({"highlight": False}, {"stderr": True, "highlight": False})
+console = _TextConsole(**_OPTIONS[0])
+err_console = _TextConsole(**_OPTIONS[1])
+
+
+def redetect_terminals() -> None:
+    """Detect the terminal again (colours, NO_COLOR, size) in place: the resident server runs each command for
+    another client's terminal, and the handlers hold these two objects by import."""
+    for target, options in zip((console, err_console), _OPTIONS):
+        target.__init__(**options)
 
 
 def _default(value):
@@ -32,12 +60,13 @@ def _default(value):
 
 
 def print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, default=_default, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json.dumps(plain(data), ensure_ascii=False, indent=2) + "\n")
 
 
 def plain(data):
-    """Engine records as JSON-ready values (dates as ISO strings, dataclasses as dicts)."""
-    return json.loads(json.dumps(data, default=_default, ensure_ascii=False))
+    """Engine records as JSON-ready values (dates as ISO strings, dataclasses as dicts), secrets redacted: new rows
+    never hold one, and this is the one place every JSON answer of the CLI and the MCP server passes through."""
+    return redact_json(json.loads(json.dumps(data, default=_default, ensure_ascii=False)))
 
 
 def selection_item_json(i) -> dict:
@@ -52,11 +81,11 @@ def selection_item_json(i) -> dict:
 def table(columns: list[str], rows: list[list[str]], title: str | None = None) -> None:
     if not console.is_terminal:
         for row in rows:
-            sys.stdout.write("\t".join(row) + "\n")
+            sys.stdout.write("\t".join(redacted(cell) for cell in row) + "\n")
         return
     out = Table(*columns, title=title, show_lines=False, header_style="bold")
     for row in rows:
-        out.add_row(*row)
+        out.add_row(*(Text(redacted(cell)) for cell in row))
     console.print(out)
 
 
@@ -70,11 +99,31 @@ def age(stamp: datetime) -> str:
     return "now"
 
 
+class _ProgressLines:
+    """Progress as plain lines on standard error, for logs and CI where a bar cannot redraw: one line when the phase
+    changes and at most one every few seconds within a phase, so a long run is never silent and never floods."""
+
+    def __init__(self, description: str, every_s: float = 2.0) -> None:
+        self.description = description
+        self.every_s = every_s
+        self.phase: str | None = None
+        self.at = 0.0
+
+    def __call__(self, done: int, total: int, phase: str = "") -> None:
+        now = time.monotonic()
+        if phase == self.phase and now - self.at < self.every_s:
+            return
+        self.phase, self.at = phase, now
+        counts = f" {done:,}/{total:,}" if total else ""
+        sys.stderr.write(f"cortex: {self.description}{': ' + phase if phase else ''}{counts}\n")
+        sys.stderr.flush()
+
+
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on a terminal; nothing when output is piped."""
+def progress_bar(description: str) -> Iterator[Callable[..., None]]:
+    """`update(done, total, phase="")`: a rich progress bar on a terminal, progress lines when standard error is not one."""
     if not err_console.is_terminal:
-        yield None
+        yield _ProgressLines(description)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -84,7 +133,7 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None] | None
     ) as bar:
         task = bar.add_task(description, total=None)
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+        def update(done: int, total: int, phase: str = "") -> None:
+            bar.update(task, completed=done, total=total or None, description=f"{description} {phase}".strip())
 
         yield update

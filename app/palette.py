@@ -34,7 +34,7 @@ class _ScreenCommands(Provider):
 class PaneCommands(_ScreenCommands):
     COMMANDS = (
         ("panes: search", "focus_search", "focus the search box (/)"),
-        *((f"panes: focus {name}", f"focus_pane('{name}')", f"pane {n}") for n, name in enumerate(PANES, 1)),
+        *((f"panes: focus {name}", f"focus_pane({n})", f"pane {n}") for n, name in enumerate(PANES, 1)),
         ("panes: refresh", "refresh", "reload every pane (r)"),
         ("panes: help", "help", "every key (?)"),
     )
@@ -44,7 +44,8 @@ class MemoryCommands(_ScreenCommands):
     COMMANDS = (
         ("memory: new", "new_memory", "remember something (n)"),
         ("memory: edit highlighted", "edit_memory", "store a new version (e)"),
-        ("memory: done or forget highlighted", "done_or_forget", "close a task or forget a memory (d)"),
+        ("memory: done or forget highlighted", "done_or_forget", "close a task or forget a memory, asks first (d)"),
+        ("memory: undo", "undo", "undo the last drop, forget or task close (u)"),
     )
 
 

@@ -37,6 +37,8 @@ async def wait_until(pilot: Pilot, done, what: str, timeout: float = 120.0) -> f
     while time.perf_counter() - start < timeout:
         if done():
             return time.perf_counter() - start
+        if not pilot.app.is_running:
+            raise RuntimeError(f"the dashboard stopped before it showed {what}")
         await asyncio.sleep(0.05)
     raise TimeoutError(f"the dashboard did not show {what} within {timeout:.0f}s")
 

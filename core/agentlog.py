@@ -8,6 +8,7 @@ Step numbers are taken under a lock across processes, so agents logging to one b
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from .database import Database, quote, scan
 from .errors import CortexError
 from .records import MemoryDraft
 from .schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
+from .secret_fields import record_texts, refuse_secrets
+from .secrets import redacted
 from .store import GitPosition, MemoryStore, now
 
 MAIN = "main"
@@ -134,7 +137,7 @@ class AgentContext:
             lines.append(f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}")
         if not self.steps:
             lines.append("(none)")
-        return "\n".join(lines) + "\n"
+        return redacted("\n".join(lines) + "\n")
 
 
 def _ranges(numbers: tuple[int, ...]) -> str:
@@ -200,8 +203,19 @@ class AgentLog:
         return branch
 
     def steps(self, branch: str) -> list[AgentStep]:
+        """The branch's steps. Steps a merge copied in count only once the source branch is marked merged (the
+        merge's last write): a merge a crash interrupted shows nothing until it is run again and finishes."""
+        merged_into = {b.name: b.merged_into for b in self.branches() if b.status == "merged"}
+        return [s for s in self._stored_steps(branch)
+                if not s.origin or merged_into.get(s.origin.rsplit("#", 1)[0]) == branch]
+
+    def _stored_steps(self, branch: str) -> list[AgentStep]:
         rows = scan(self.steps_table, f"branch = {quote(branch)}")
         return sorted((AgentStep(**{k: r[k] for k in AGENT_STEPS_SCHEMA.names}) for r in rows), key=lambda s: s.n)
+
+    def _last_n(self, branch: str) -> int:
+        """The highest step number stored on a branch, hidden copies of an unfinished merge included."""
+        return max((s.n for s in self._stored_steps(branch)), default=0)
 
     def commits(self, branch: str) -> list[AgentCommit]:
         rows = scan(self.commits_table, f"branch = {quote(branch)}")
@@ -245,24 +259,26 @@ class AgentLog:
         goal = goal.strip()
         if not goal:
             raise CortexError("the goal is empty")
+        refuse_secrets(goal=goal)
         with self.db.lock(_LOCK):
             if self.is_initialised():
                 raise CortexError("the agent context already exists: extend the roadmap with `cortex agent commit --roadmap`")
             stamp = now()
-            self.db.write(lambda: self.roadmap_table.add([{"seq": 1, "text": goal, "at": stamp}]))
+            self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": 1, "text": goal, "at": stamp}]))
             self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
             self.db.set_meta(_CURRENT, MAIN)
         return self.context()
 
     def _add_branch(self, branch: AgentBranch) -> None:
-        self.db.write(lambda: self.branches_table.add([branch.__dict__]))
+        self.db.write(lambda: self.db.add(self.branches_table, [branch.__dict__]))
 
     def log_ota(self, observation: str, thought: str, action: str, branch: str | None = None) -> AgentStep:
         if not any(part.strip() for part in (observation, thought, action)):
             raise CortexError("an empty step: give an observation, a thought or an action")
+        refuse_secrets(observation=observation, thought=thought, action=action)
         with self.db.lock(_LOCK):
             name = self._active(branch or self.current()).name
-            n = max((s.n for s in self.steps(name)), default=0) + 1
+            n = self._last_n(name) + 1
             step = self._store_step(AgentStep(name, n, observation.strip(), thought.strip(), action.strip(), "",
                                               *self._git(), now(), ""))
         return step
@@ -274,7 +290,7 @@ class AgentLog:
     def _store_step(self, step: AgentStep, mirror: bool = True) -> AgentStep:
         if mirror:
             step = replace(step, memory_id=self._mirror(step_memory(step), step.git_branch, step.head))
-        self.db.write(lambda: self.steps_table.add([step.__dict__]))
+        self.db.write(lambda: self.db.add(self.steps_table, [step.__dict__]))
         return step
 
     def _mirror(self, draft: MemoryDraft, git_branch: str, head: str) -> str:
@@ -285,6 +301,7 @@ class AgentLog:
         contribution = contribution.strip()
         if not contribution:
             raise CortexError("the commit's contribution is empty")
+        refuse_secrets(contribution=contribution, summary=previous_summary, roadmap=update_roadmap)
         with self.db.lock(_LOCK):
             b = self._active(branch or self.current())
             commits = self.commits(b.name)
@@ -298,19 +315,22 @@ class AgentLog:
 
     def _append_roadmap(self, text: str) -> None:
         seq = max((e.seq for e in self.roadmap()), default=0) + 1
-        self.db.write(lambda: self.roadmap_table.add([{"seq": seq, "text": text, "at": now()}]))
+        self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": seq, "text": text, "at": now()}]))
 
     def _store_commit(self, b: AgentBranch, commits: list[AgentCommit], kind: str, contribution: str,
-                      previous_summary: str | None, steps: tuple[int, ...], merged_from: str) -> AgentCommit:
+                      previous_summary: str | None, steps: tuple[int, ...], merged_from: str,
+                      commit_id: str | None = None) -> AgentCommit:
         summary = previous_summary.strip() if previous_summary is not None else (commits[-1].progress if commits else "")
-        commit = AgentCommit(uuid.uuid4().hex[:12], b.name, len(commits) + 1, kind, b.purpose, summary, contribution,
-                             steps, merged_from, *self._git(), now(), "")
+        commit = AgentCommit(commit_id or uuid.uuid4().hex[:12], b.name, len(commits) + 1, kind, b.purpose, summary,
+                             contribution, steps, merged_from, *self._git(), now(), "")
         commit = replace(commit, memory_id=self._mirror(commit_memory(commit), commit.git_branch, commit.head))
-        self.db.write(lambda: self.commits_table.add([{**commit.__dict__, "steps": list(commit.steps)}]))
+        row = {**commit.__dict__, "steps": list(commit.steps)}
+        self.db.write(lambda: self.db.upsert(self.commits_table, "id", [row]))
         return commit
 
     def branch(self, name: str, purpose: str) -> AgentBranch:
         validate_branch_name(name)
+        refuse_secrets(branch_name=name, purpose=purpose)
         with self.db.lock(_LOCK):
             parent = self._active(self.current()).name
             if self.find_branch(name) is not None:
@@ -337,12 +357,15 @@ class AgentLog:
         return replace(branch, status="abandoned")
 
     def _set_status(self, name: str, status: str, merged_into: str) -> None:
-        self.db.write(lambda: self.branches_table.update(
-            where=f"name = {quote(name)}", values={"status": status, "merged_into": merged_into}))
+        self.db.write(lambda: self.db.update(
+            self.branches_table, f"name = {quote(name)}", {"status": status, "merged_into": merged_into}))
 
     def merge(self, name: str, target: str | None = None, summary: str | None = None) -> AgentCommit:
         """Append `name`'s steps to the target (its parent by default), write a merge commit there covering them,
-        and mark `name` merged."""
+        and mark `name` merged. Crash-safe and repeatable: the copies are one commit and stay hidden until the
+        last write marks the source merged; running the merge again after a crash reuses the copies it finds and
+        the merge commit (its id is derived from the branches), so nothing is stored twice."""
+        refuse_secrets(summary=summary)
         with self.db.lock(_LOCK):
             source = self.get_branch(name)
             into = target or source.parent or MAIN
@@ -356,15 +379,22 @@ class AgentLog:
             steps = self.steps(name)
             if not steps:
                 raise CortexError(f"nothing to merge: {name!r} has no steps")
-            start = max((s.n for s in self.steps(into)), default=0)
-            for offset, s in enumerate(steps, 1):
-                self._store_step(replace(s, branch=into, n=start + offset, origin=f"{name}#{s.n}", memory_id=""),
-                                 mirror=False)
-            source_commits = self.commits(name)
-            last = source_commits[-1].contribution if source_commits else "no commits"
-            text = (summary or "").strip() or f"Merged {name} ({source.purpose}): {last}"
-            commit = self._store_commit(dest, self.commits(into), "merge", text, None,
-                                        tuple(range(start + 1, start + len(steps) + 1)), name)
+            copied = {s.origin: s.n for s in self._stored_steps(into) if s.origin.rsplit("#", 1)[0] == name}
+            missing = [s for s in steps if f"{name}#{s.n}" not in copied]
+            start = self._last_n(into)
+            rows = [replace(s, branch=into, n=start + offset, origin=f"{name}#{s.n}", memory_id="").__dict__
+                    for offset, s in enumerate(missing, 1)]
+            if rows:
+                self.db.write(lambda: self.db.upsert(self.steps_table, ["branch", "n"], rows))
+            numbers = tuple(sorted([*copied.values(), *(r["n"] for r in rows)]))
+            commit_id = hashlib.sha1(f"merge {name} into {into} {source.created_at.isoformat()}".encode()).hexdigest()[:12]
+            into_commits = self.commits(into)
+            commit = next((c for c in into_commits if c.id == commit_id), None)
+            if commit is None:
+                source_commits = self.commits(name)
+                last = source_commits[-1].contribution if source_commits else "no commits"
+                text = (summary or "").strip() or f"Merged {name} ({source.purpose}): {last}"
+                commit = self._store_commit(dest, into_commits, "merge", text, None, numbers, name, commit_id)
             self._set_status(name, "merged", into)
             if self.current() == name:
                 self.db.set_meta(_CURRENT, into)
@@ -386,12 +416,14 @@ class AgentLog:
         from .agentlog_files import read_export
 
         data = read_export(directory)
+        refuse_secrets(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
+                                       *(c for v in data.commits.values() for c in v)]))
         with self.db.lock(_LOCK):
             if self.is_initialised():
                 raise CortexError("this database already has an agent context; import into a fresh one")
             roadmap = [e.__dict__ for e in data.roadmap]
-            self.db.write(lambda: self.roadmap_table.add(roadmap))
-            self.db.write(lambda: self.branches_table.add([b.__dict__ for b in data.branches]))
+            self.db.write(lambda: self.db.add(self.roadmap_table, roadmap))
+            self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in data.branches]))
             for steps in data.steps.values():
                 for s in steps:
                     self._store_step(s, mirror=not s.origin)
@@ -401,7 +433,7 @@ class AgentLog:
                     c = replace(c, memory_id=self._mirror(commit_memory(c), c.git_branch, c.head))
                     rows.append({**c.__dict__, "steps": list(c.steps)})
             if rows:
-                self.db.write(lambda: self.commits_table.add(rows))
+                self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
             self.db.set_meta(_CURRENT, data.current)
         return self.context()
 

@@ -23,6 +23,12 @@ class SearchWeights(BaseModel):
     """Updated or accessed in the last day."""
     recency_week: float = 0.05
     """Updated or accessed in the last week."""
+    date_window: float = 0.5
+    """The memory was made inside the time the query names ("last week", "in May 2023", "after the trip")."""
+    rerank: float = 2.0
+    """Weight of the reranker: the share of the query the candidate's own text covers (0 turns it off)."""
+    rerank_depth: int = 30
+    """How many fused candidates the reranker sees."""
 
 
 class SelectWeights(BaseModel):
@@ -36,8 +42,8 @@ class SelectWeights(BaseModel):
     """Identifiers of the task that the file defines."""
     named: float = 0.8
     """The task names the file (path, file name or dotted module)."""
-    graph: float = 0.15
-    """Import-graph proximity to the named files, the working change and the top hits."""
+    graph: float = 0.04
+    """Import-graph proximity (personalised PageRank) to the named files, the working change and the top hits."""
     recency: float = 0.05
     """How recently the file changed in git, for files already relevant by structure or text."""
     memories: float = 0.15
@@ -77,6 +83,33 @@ class Settings(BaseSettings):
     """Seconds a writer waits for another process's write to finish before giving up."""
     compact_every: int = 40
     """Compact the table once this many versions have piled up since the last compaction."""
+    llm_filter_url: str | None = None
+    """OpenAI-compatible API for the optional LLM filter (`search --filter`), e.g. http://localhost:11434/v1 for a
+    local Ollama. Unset: the filter is never called."""
+    llm_filter_model: str | None = None
+    """Model name at that endpoint, e.g. qwen2.5:7b."""
+    llm_filter_api_key: str | None = None
+    """Bearer token, for endpoints that need one (a local Ollama does not)."""
+    llm_filter_timeout: float = 20.0
+    """Seconds to wait for the model before keeping the zero-LLM ranking."""
+    llm_filter_candidates: int = 20
+    """How many top candidates the model is shown."""
+    daemon: bool = True
+    """Answer `cortex` commands from a resident server per repository (`cortex serve`), started on first use;
+    false runs every command in its own process (so do `--no-daemon` and CORTEX_NO_DAEMON=1)."""
+    daemon_idle_minutes: float = 15.0
+    """The resident server exits after this many minutes without a command."""
+    team_db: str | None = None
+    """Team store URI (s3://bucket/prefix, gs://..., az://...): memories of scope `team` live there, and reads and
+    the code index's vector cache consult it too. Credentials come from each cloud SDK's own environment/config."""
+    team_endpoint: str | None = None
+    """Endpoint of an S3-compatible server (MinIO, ...) for s3:// stores, e.g. http://127.0.0.1:9000; the standard
+    AWS_ENDPOINT_URL variable works too."""
+    remote_consistency_seconds: float = 2.0
+    """How stale a read of a remote store may be: another machine's write is seen within this many seconds, and
+    reads in between cost no round trip to check for new versions."""
+    remote_timeout_seconds: float = 10.0
+    """Timeout of one request to a remote store; an unreachable store fails within a few of these."""
     theme: str = "cortex-dark"
     """Dashboard theme."""
     search: SearchWeights = SearchWeights()

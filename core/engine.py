@@ -6,6 +6,7 @@ operations to the repository's store or the user's global one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -13,11 +14,11 @@ from pathlib import Path
 
 from . import gitctx
 from .config import Settings, load_settings
-from .database import Database, quote, scan
+from .database import Database, RemoteOptions, quote, scan
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
-from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri
+from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri, team_queue_file
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .index import CodeIndex
 from .query import Filters
@@ -42,10 +43,16 @@ class Engine:
             threads=self.settings.embed_threads,
             batch_size=self.settings.embed_batch,
         )
+        # Dashboard workers and MCP threads share one engine: lazy set-up and the graph cache happen under a lock
+        # (re-entrant: code_index() opens the store through _open()).
+        self._lock = threading.RLock()
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
         self._graph_cache: tuple[tuple, object] | None = None
+        self._team_retry_at = 0.0
+        self.team_error = ""
+        """Why the team store was left out of the last read (empty when it answered or none is configured)."""
 
     # --- locations -----------------------------------------------------------------------------------------------
 
@@ -81,12 +88,14 @@ class Engine:
     # --- stores --------------------------------------------------------------------------------------------------
 
     def _open(self, uri: str, create: bool) -> MemoryStore:
-        if uri not in self._stores:
-            db = Database(
-                uri, create=create, lock_timeout=self.settings.lock_timeout, compact_every=self.settings.compact_every
-            )
-            self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes)
-        return self._stores[uri]
+        with self._lock:
+            if uri not in self._stores:
+                remote = RemoteOptions(self.settings.team_endpoint, self.settings.remote_timeout_seconds,
+                                       self.settings.remote_consistency_seconds)
+                db = Database(uri, create=create, lock_timeout=self.settings.lock_timeout,
+                              compact_every=self.settings.compact_every, remote=remote)
+                self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes)
+            return self._stores[uri]
 
     def store(self, create: bool = False) -> MemoryStore:
         """The repository's store; writers create it (and the `.git/info/exclude` line) on first use."""
@@ -96,19 +105,26 @@ class Engine:
 
     def code_index(self, create: bool = False) -> CodeIndex:
         """The repository's code index (in the same database as its memories)."""
-        if self._index is None:
-            db = self.store(create=create).db
-            self._index = CodeIndex(
-                db, self.embedder, self.root, self.is_repo, self.settings.max_file_bytes, self.settings.encoding
-            )
-        return self._index
+        with self._lock:
+            if self._index is None:
+                db = self.store(create=create).db
+                self._index = CodeIndex(
+                    db, self.embedder, self.root, self.is_repo, self.settings.max_file_bytes, self.settings.encoding
+                )
+                if self.settings.team_db:
+                    from .team import SharedVectorCache
+
+                    team = self.team_store
+                    self._index.vector_cache = SharedVectorCache(self._index.vector_cache, lambda: team(create=True).vector_cache)
+            return self._index
 
     def agent_log(self, create: bool = False) -> AgentLog:
         """The agent context controller (in the repository's database, beside the memories it mirrors into)."""
-        if self._agent_log is None:
-            store = self.store(create=create)
-            self._agent_log = AgentLog(store.db, store, self.position)
-        return self._agent_log
+        with self._lock:
+            if self._agent_log is None:
+                store = self.store(create=create)
+                self._agent_log = AgentLog(store.db, store, self.position)
+            return self._agent_log
 
     def global_store(self, create: bool = False) -> MemoryStore | None:
         uri = global_db_uri()
@@ -121,16 +137,46 @@ class Engine:
                 raise
             return None
 
+    def team_store(self, create: bool = False) -> MemoryStore:
+        """The team's shared store (settings `team_db`); raises a one-line error when unset or unreachable."""
+        if not self.settings.team_db:
+            raise CortexError("no team store configured: set team_db in config.toml or CORTEX_TEAM_DB")
+        return self._open(self.settings.team_db, create)
+
+    def team(self):
+        """Team writes: to the team store, or queued in `.cortex/` while it is unreachable."""
+        from .team import TeamMemory, TeamQueue
+
+        # Writers create the repository's store (and its `.git/info/exclude` line) on first use; the queue lives
+        # beside it, and reads need it even on a machine that has only written to the team.
+        self.store(create=True)
+        queue = TeamQueue(team_queue_file(self.root), self.settings.lock_timeout)
+        return TeamMemory(lambda: self.team_store(create=True), queue, self.settings.max_text_bytes)
+
     def stores(self) -> list[MemoryStore]:
-        """The stores reads consult: the repository's, then the global one unless turned off."""
+        """The stores reads consult: the repository's, then the global one unless turned off, then the team's.
+        A team store that does not answer is left out (its error kept in `team_error`), so local work goes on."""
         found = [self.store()]
         if self.settings.use_global:
             other = self.global_store()
             if other is not None:
                 found.append(other)
+        if self.settings.team_db and self.settings.team_db != self.db_uri:
+            import time
+
+            # An unreachable store costs a few request timeouts to find out: a long-lived process (the dashboard,
+            # the MCP server) asks again only after a minute instead of on every read.
+            if time.monotonic() >= self._team_retry_at:
+                try:
+                    found.append(self.team_store(create=True))
+                    self.team_error = ""
+                except CortexError as exc:
+                    self.team_error, self._team_retry_at = str(exc), time.monotonic() + 60
         return found
 
     def _store_for(self, scope: str) -> MemoryStore:
+        if scope == "team":
+            return self.team_store(create=True)
         if scope == "global":
             store = self.global_store(create=True)
             if store is not None:
@@ -143,6 +189,8 @@ class Engine:
         return GitPosition(*gitctx.position(self.root))
 
     def remember(self, draft: MemoryDraft) -> RememberResult:
+        if draft.scope == "team":
+            return self.team().remember_many([draft], self.position())[0]
         return self._store_for(draft.scope).remember(draft, self.position())
 
     def remember_many(
@@ -150,13 +198,24 @@ class Engine:
     ) -> list[RememberResult]:
         pos = self.position()
         results: list[RememberResult | None] = [None] * len(drafts)
-        for scope in ("repo", "global"):
-            picked = [i for i, d in enumerate(drafts) if (d.scope == "global") == (scope == "global")]
+        for scope in ("repo", "global", "team"):
+            picked = [i for i, d in enumerate(drafts) if _store_name(d.scope) == scope]
             if picked:
-                done = self._store_for(scope).remember_many([drafts[i] for i in picked], pos, progress)
+                chosen = [drafts[i] for i in picked]
+                done = (self.team().remember_many(chosen, pos) if scope == "team"
+                        else self._store_for(scope).remember_many(chosen, pos, progress))
                 for i, result in zip(picked, done):
                     results[i] = result
         return [r for r in results if r is not None]
+
+    def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> list[str]:
+        """Exported memories restored as they were, each in the store its scope belongs to; returns the ids added."""
+        added: list[str] = []
+        for scope in ("repo", "global", "team"):
+            picked = [m for m in memories if _store_name(m.scope) == scope]
+            if picked:
+                added += self._store_for(scope).import_exact(picked, progress)
+        return added
 
     def _owner(self, memory_id: str) -> MemoryStore:
         for store in self.stores():
@@ -169,7 +228,8 @@ class Engine:
 
     def list(self, **filters) -> list[Memory]:
         limit = filters.pop("limit", None)
-        found = [m for store in self.stores() for m in store.list(**filters)]
+        # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
+        found = [m for store in self.stores() for m in store.list(**filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return found[:limit] if limit else found
 
@@ -211,19 +271,28 @@ class Engine:
                 raise CortexError(f"nothing indexed or remembered yet in {self.root}: run `cortex index` or `cortex remember`") from exc
             raise
 
-    def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False) -> SearchResults:
+    def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False,
+               llm_filter: bool = False) -> SearchResults:
+        """`llm_filter`: let the configured model reorder the top candidates by pointing at them (off by default)."""
+        from .llm_filter import LLMFilterConfig, filter_results
+
+        llm = LLMFilterConfig.from_settings(self.settings) if llm_filter else None
+        shown = max(limit, llm.candidates) if llm is not None and llm.configured else limit
         searcher = self.searcher()
         with ThreadPoolExecutor(max_workers=2) as pool:
             # Freshness needs a listing of the work tree and the git context a few git calls; both run beside the
             # query embedding and the search instead of before them.
             status = pool.submit(searcher.index.status) if searcher.index is not None else None
-            results = searcher.search(query, filters, limit, pool.submit(self.git))
+            results = searcher.search(query, filters, shown, pool.submit(self.git))
             fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
+        if llm is not None:
+            results = filter_results(results, llm)
+            results = replace(results, hits=results.hits[:limit])
         if expand:
             from .graph import expand_results
 
-            results = expand_results(self, results)
+            results = expand_results(self.graph(), results)
         return results
 
     def index_files(self) -> list[dict]:
@@ -242,9 +311,11 @@ class Engine:
             tuple(s.table.version for s in stores),
             index.files.version if index is not None else None,
             gitctx.position(self.root),
+            max_commits,
         )
-        if self._graph_cache is not None and self._graph_cache[0] == key:
-            return self._graph_cache[1]
+        with self._lock:
+            if self._graph_cache is not None and self._graph_cache[0] == key:
+                return self._graph_cache[1]
         memories = [m for s in stores for m in s.list(status="active")]
         files = self.index_files()
         defined: dict[str, list[str]] = {}
@@ -253,14 +324,17 @@ class Engine:
                 defined.setdefault(sym.rsplit(".", 1)[-1], []).append(sym)
         commits = self.git(max_commits).commits
         graph = build_graph(memories, files, commits, defined)
-        self._graph_cache = (key, graph)
+        with self._lock:
+            self._graph_cache = (key, graph)
         return graph
 
     def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto",
-               min_score: float = 0.0, pins: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset()):
+               min_score: float = 0.0, pins: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset(),
+               fmt: str = "markdown"):
+        """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly."""
         from .select import select
 
-        return select(self, task, budget, max_items, include_tests, min_score, pins, excluded)
+        return select(self, task, budget, max_items, include_tests, min_score, pins, excluded, fmt)
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
@@ -274,15 +348,30 @@ class Engine:
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
         from .timeline import branch_timeline
 
-        return branch_timeline(self, max_commits, with_memories)
+        git = self.git(max_commits)
+        try:
+            stores = self.stores() if with_memories else []
+        except CortexError:
+            stores = []
+        return branch_timeline(git, stores)
 
     def what(self, per_section: int = 10):
         from .what import what_should_i_know
 
-        return what_should_i_know(self, per_section)
+        git = self.git(50)
+        try:
+            stores = self.stores()
+        except CortexError:
+            stores = []
+        return what_should_i_know(git, stores, self.index_files, self.has_index(), per_section)
 
     def stats(self) -> list[StoreStats]:
         return [store.stats() for store in self.stores()]
 
     def gc(self) -> int:
         return sum(store.gc() for store in self.stores())
+
+
+def _store_name(scope: str) -> str:
+    """The store a scope's memories are written to (session memories stay in the repository's)."""
+    return scope if scope in ("global", "team") else "repo"

@@ -1,4 +1,4 @@
-"""The one exception type the engine raises for problems a user can act on."""
+"""The exception types the engine raises for problems a user can act on."""
 
 
 class CortexError(Exception):
@@ -6,3 +6,8 @@ class CortexError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+class DatabaseLocked(CortexError):
+    """Another process holds the database's write lock past the timeout: reads still work, so callers that can do
+    without their write (creating tables at start-up) go on and let the write that needs it report."""

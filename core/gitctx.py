@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .secrets import redacted
+
 
 @dataclass(frozen=True)
 class CommitInfo:
@@ -139,7 +141,8 @@ def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
         header, _, names = record.partition("\n")
         sha, author, stamp, subject = header.split("\x1f", 3)
         files = tuple(sorted(n for n in names.splitlines() if n.strip()))
-        commits.append(CommitInfo(sha, author, datetime.fromtimestamp(int(stamp), tz=timezone.utc), subject, files))
+        commits.append(CommitInfo(sha, redacted(author), datetime.fromtimestamp(int(stamp), tz=timezone.utc),
+                                  redacted(subject), tuple(redacted(f) for f in files)))
     return commits
 
 

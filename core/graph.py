@@ -14,16 +14,14 @@ from typing import TYPE_CHECKING
 import networkx as nx
 
 from .errors import CortexError
+from .mentions import MAX_SCAN_CHARS, extract_mentions
 from .records import Memory
 
 if TYPE_CHECKING:
-    from .engine import Engine
     from .search import SearchResults
 
 _TYPE_ORDER = {"mem": 0, "file": 1, "commit": 2, "sym": 3}
 _MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
-_PATHLIKE = re.compile(r"[\w./-]+\.\w+")
-_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
 
 
 @dataclass(frozen=True)
@@ -62,22 +60,18 @@ def build_graph(memories: list[Memory], files: list[dict], commits, defined: dic
             if path in paths:
                 g.add_edge(node, f"file:{path}", type="touched")
     ids = {m.id for m in memories}
+    qualified = {sym for targets in defined.values() for sym in targets}
     for m in memories:
         node = f"mem:{m.id}"
         g.add_node(node, type="memory", label=f"{m.kind}: {m.title}", kind=m.kind)
-        mentioned_files = set(m.files) | {p for p in _PATHLIKE.findall(m.text) if p in paths}
-        for path in mentioned_files:
+        found = extract_mentions(f"{m.title}\n{m.text}", paths, defined, qualified)
+        for path in set(m.files) | found.files:
             g.add_node(f"file:{path}", type="file", label=path)
             g.add_edge(node, f"file:{path}", type="mentions")
-        symbols = set(m.symbols)
-        for word in set(_IDENT.findall(m.text)):
-            targets = defined.get(word, ())
-            if 0 < len(targets) <= 3:
-                symbols.update(targets)
-        for sym in symbols:
+        for sym in set(m.symbols) | found.symbols:
             g.add_node(f"sym:{sym}", type="symbol", label=sym)
             g.add_edge(node, f"sym:{sym}", type="mentions")
-        for other in set(_MEMORY_ID.findall(m.text)) & ids - {m.id}:
+        for other in set(_MEMORY_ID.findall(m.text[:MAX_SCAN_CHARS])) & ids - {m.id}:
             g.add_edge(node, f"mem:{other}", type="links")
         if m.commit and f"commit:{m.commit}" in g:
             g.add_edge(node, f"commit:{m.commit}", type="made_on")
@@ -144,19 +138,6 @@ def neighbourhood(graph: nx.MultiDiGraph, name: str, depth: int = 1, limit: int 
     return Neighbourhood(centre, node_label(graph, centre), neighbours(graph, centre, depth, limit))
 
 
-def personalized_pagerank(graph: nx.MultiDiGraph, seeds: list[str]) -> dict[str, float]:
-    """Centrality from the seeds' point of view (the working change, files a task names, top hits)."""
-    if graph.number_of_nodes() == 0:
-        return {}
-    simple = nx.DiGraph(graph)
-    present = [s for s in seeds if s in simple]
-    personalization = {s: 1.0 for s in present} if present else None
-    try:
-        return nx.pagerank(simple.to_undirected(), personalization=personalization, max_iter=100, tol=1e-6)
-    except nx.PowerIterationFailedConvergence:
-        return {}
-
-
 def import_centrality(files: list[dict]) -> dict[str, float]:
     """PageRank of the file import graph: files many others depend on score high."""
     g = nx.DiGraph()
@@ -172,11 +153,10 @@ def import_centrality(files: list[dict]) -> dict[str, float]:
         return {}
 
 
-def expand_results(engine: "Engine", results: "SearchResults", top: int = 5) -> "SearchResults":
+def expand_results(graph: nx.MultiDiGraph, results: "SearchResults", top: int = 5) -> "SearchResults":
     """Add the graph neighbours of the top hits (`cortex search --expand`)."""
     from dataclasses import replace
 
-    graph = engine.graph()
     extra: list[Neighbour] = []
     seen: set[str] = set()
     for hit in results.hits[:top]:

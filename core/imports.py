@@ -6,11 +6,12 @@ indexed paths and a few repository facts (Go module path, tsconfig path aliases)
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import json5
 
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)", re.M)
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n#;]+))", re.M)
@@ -70,17 +71,23 @@ def _read(path: Path) -> str:
 
 
 def _ts_aliases(root: Path, config_path: str) -> list[tuple[str, list[str]]]:
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", _read(root / config_path), flags=re.S)
-    text = re.sub(r",(\s*[}\]])", r"\1", text)
+    # tsconfig is JSONC (comments, trailing commas). A real parser, because stripping `//` comments by pattern
+    # also eats the `//` of a `"$schema": "https://..."` line and loses every alias after it.
     try:
-        options = json.loads(text).get("compilerOptions", {})
-    except (json.JSONDecodeError, AttributeError):
+        config = json5.loads(_read(root / config_path))
+    except ValueError:
         return []
-    base = posixpath.normpath(posixpath.join(posixpath.dirname(config_path), options.get("baseUrl", ".")))
+    options = config.get("compilerOptions") if isinstance(config, dict) else None
+    if not isinstance(options, dict):
+        return []
+    base_url = options.get("baseUrl", ".")
+    base = posixpath.normpath(posixpath.join(posixpath.dirname(config_path), base_url if isinstance(base_url, str) else "."))
     base = "" if base == "." else base
     out = []
-    for pattern, targets in (options.get("paths") or {}).items():
-        out.append((pattern, [posixpath.normpath(posixpath.join(base, t)) for t in targets]))
+    paths = options.get("paths")
+    for pattern, targets in (paths.items() if isinstance(paths, dict) else ()):
+        if isinstance(targets, list):
+            out.append((pattern, [posixpath.normpath(posixpath.join(base, t)) for t in targets if isinstance(t, str)]))
     return out
 
 

@@ -9,7 +9,9 @@ id) nor re-embedded (vectors are cached by content hash).
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,9 +28,13 @@ from .languages import is_test_path, language_of
 from .schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from .store import LanceVectorCache
 from .text import WORDS_FORMAT, chunk_words
-from .walk import DEFAULT_MAX_BYTES, SourceFile, list_files, read_source
+from .walk import (
+    DEFAULT_MAX_BYTES, Listed, Listing, SourceFile, git_blob_id, list_files, read_bytes, read_source, vet_source,
+)
 
 EMBED_BATCH = 64
+WRITE_BATCH = 500
+"""Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,10 @@ class CodeIndex:
         self.edges = db.open_table("edges", EDGES_SCHEMA)
         self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
         self.vector_cache = LanceVectorCache(db)
+        self._live_lock = threading.Lock()
+        self._live = False
+        self._dirty: set[str] = set()
+        self._git_moved = False
         if db.get_meta("chunks_words") != WORDS_FORMAT:
             db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
             db.set_meta("chunks_words", WORDS_FORMAT)
@@ -116,32 +126,92 @@ class CodeIndex:
     # --- reading the index ---------------------------------------------------------------------------------------
 
     def _known(self, only: set[str] | None) -> dict[str, dict]:
+        """File rows (the markers) whose chunks are all present. A row whose `chunks` count the chunks table does
+        not match (a crash between writes, or a database written before the marker went last) is left out, so
+        the file counts as new and is read again: the index never calls itself fresh with chunks missing."""
         if only is not None and not only:
             return {}
         where = f"path IN ({', '.join(quote(p) for p in only)})" if only is not None else None
-        return {r["path"]: r for r in scan(self.files, where, ["path", "mtime_ns", "size", "blob"])}
+        rows = scan(self.files, where, ["path", "mtime_ns", "size", "blob", "chunks"])
+        present = self._chunk_counts(where)
+        return {r["path"]: r for r in rows if present.get(r["path"], 0) == r["chunks"]}
+
+    def _unmarked_paths(self) -> set[str]:
+        """Paths that have file rows, chunks or edges: leftovers of a crash or a removed file get deleted."""
+        return {r["path"] for t in (self.files, self.chunks, self.edges) for r in scan(t, None, ["path"])}
+
+    def _chunk_counts(self, where: str | None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in scan(self.chunks, where, ["path"]):
+            counts[row["path"]] = counts.get(row["path"], 0) + 1
+        return counts
 
     def status(self) -> IndexStatus:
-        listing = list_files(self.root, self.is_repo, self.max_bytes)
-        known = self._known(None)
-        listed = {f.path: f for f in listing.files}
-        skipped = {p for p, _ in self._skipped_rows()}
-        stale = new = 0
-        for path, f in listed.items():
-            row = known.get(path)
-            if row is None:
-                new += path not in skipped
-            elif row["mtime_ns"] != f.mtime_ns or row["size"] != f.size:
-                stale += 1
-        removed = sum(1 for p in known if p not in listed)
+        """How the index compares with the work tree. While a watcher keeps it live, only the paths the watcher
+        saw change and has not applied yet are looked at: no listing of the tree, no read of whole tables. Without
+        one (a one-shot command), or while a `.git` move waits for its full pass, the whole tree is listed."""
+        with self._live_lock:
+            live, dirty = self._live and not self._git_moved, set(self._dirty)
+        if not live:
+            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.files.count_rows())
+        if not dirty:
+            return self._compare(None, set(), self.files.count_rows())
+        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.files.count_rows())
+
+    def _compare(self, listing: Listing | None, scope: set[str] | None, file_rows: int) -> IndexStatus:
+        """Stale, new and removed among `scope` (every path when None), from stat and the rows of those paths."""
+        stale = new = removed = 0
+        indexed = file_rows
+        if listing is not None:
+            where = f"path IN ({', '.join(quote(p) for p in scope)})" if scope is not None else None
+            rows = {r["path"]: r for r in scan(self.files, where, ["path", "mtime_ns", "size", "chunks"])}
+            present = self._chunk_counts(where)
+            listed = {f.path: f for f in listing.files}
+            skipped = {r["path"] for r in scan(self.skipped_table, where, ["path"])}
+            for path, f in listed.items():
+                row = rows.get(path)
+                if row is None:
+                    new += path not in skipped
+                elif row["mtime_ns"] != f.mtime_ns or row["size"] != f.size or present.get(path, 0) != row["chunks"]:
+                    stale += 1
+            removed = sum(1 for p in rows if p not in listed)
+            if scope is None:
+                indexed = sum(present.get(p, 0) == r["chunks"] for p, r in rows.items())
         return IndexStatus(
-            indexed_files=len(known),
+            indexed_files=indexed,
             chunks=self.chunks.count_rows(),
             stale=stale,
             new=new,
             removed=removed,
             embeddings_pending=self.chunks.count_rows("embedded = false"),
         )
+
+    # --- live freshness (fed by a watcher) ----------------------------------------------------------------------
+
+    def go_live(self) -> None:
+        """A watcher has caught the index up with the tree and will report every change from now on."""
+        with self._live_lock:
+            self._live = True
+
+    def go_offline(self) -> None:
+        with self._live_lock:
+            self._live, self._git_moved = False, False
+            self._dirty.clear()
+
+    def mark_dirty(self, paths: Iterable[str], git_moved: bool = False) -> None:
+        """Paths seen changing that the index has not applied yet (`git_moved`: HEAD or refs moved)."""
+        with self._live_lock:
+            self._dirty.update(paths)
+            self._git_moved = self._git_moved or git_moved
+
+    def mark_clean(self, paths: Iterable[str], full: bool = False) -> None:
+        """An update has applied these paths (`full`: the whole tree, so everything is clean)."""
+        with self._live_lock:
+            if full:
+                self._dirty.clear()
+                self._git_moved = False
+            else:
+                self._dirty.difference_update(paths)
 
     def _skipped_rows(self) -> list[tuple[str, str]]:
         return [(r["path"], r["reason"]) for r in scan(self.skipped_table)]
@@ -171,39 +241,52 @@ class CodeIndex:
         known = self._known(scope)
         listed_paths = {f.path for f in listing.files}
         removed = [p for p in known if p not in listed_paths]
-        sources: list[SourceFile] = []
-        touched_only: list[tuple[str, int]] = []
-        for i, listed in enumerate(listing.files):
+        if scope is None:
+            removed.extend(sorted(self._unmarked_paths() - listed_paths - set(removed)))
+        candidates: list[Listed] = []
+        for listed in listing.files:
             row = known.get(listed.path)
             if row is not None and row["mtime_ns"] == listed.mtime_ns and row["size"] == listed.size:
                 report.unchanged += 1
-                continue
-            source, reason = read_source(self.root, listed)
-            if source is None:
-                report.skipped.append((listed.path, reason or "unreadable"))
-                if row is not None:
-                    removed.append(listed.path)
-                continue
-            if row is not None and row["blob"] == source.blob:
-                touched_only.append((listed.path, listed.mtime_ns))
-                report.unchanged += 1
-                continue
-            sources.append(source)
-            if i % 50 == 0:
-                emit(IndexProgress("reading", i, len(listing.files)))
-        report.changed = len(sources)
-        report.removed = len(removed)
+            else:
+                candidates.append(listed)
         facts = self._facts(listed_paths, scope)
-        commit_info = self._last_commits([s.path for s in sources])
-        prepared = []
-        for i, source in enumerate(sources):
-            prepared.append(self._prepare(source, facts, commit_info.get(source.path)))
-            if i % 20 == 0:
-                emit(IndexProgress("reading", i, len(sources)))
-        self._reuse_cached_vectors(prepared)
-        emit(IndexProgress("writing", 0, len(prepared)))
-        self._write(prepared, removed, touched_only, report.skipped, scope)
-        report.chunks = sum(len(p.chunk_rows) for p in prepared)
+        commit_info = self._last_commits([c.path for c in candidates])
+        touched_only: list[tuple[str, int]] = []
+        written: list[str] = []
+        appeared: list[str] = []
+        # Read, chunk and write one batch of files at a time: memory stays bounded by a batch, not by the tree.
+        for lo in range(0, len(candidates), WRITE_BATCH):
+            emit(IndexProgress("reading", lo, len(candidates)))
+            prepared = []
+            for listed in candidates[lo : lo + WRITE_BATCH]:
+                row = known.get(listed.path)
+                data, reason = read_bytes(self.root, listed)
+                # Same bytes as indexed: only the stat moved (a checkout, a touch). Checked before decoding and
+                # secret redaction, which cost far more than hashing.
+                if data is not None and row is not None and row["blob"] == git_blob_id(data):
+                    touched_only.append((listed.path, listed.mtime_ns))
+                    report.unchanged += 1
+                    continue
+                source, reason = vet_source(listed, data) if data is not None else (None, reason)
+                if source is None:
+                    report.skipped.append((listed.path, reason or "unreadable"))
+                    if row is not None:
+                        removed.append(listed.path)
+                    continue
+                if row is None:
+                    appeared.append(listed.path)
+                prepared.append(self._prepare(source, facts, commit_info.get(source.path)))
+            emit(IndexProgress("writing", min(lo + WRITE_BATCH, len(candidates)), len(candidates)))
+            if prepared:
+                self._reuse_cached_vectors(prepared)
+                self.db.write(lambda: self._write_batch(prepared, [p.file_row["path"] for p in prepared]))
+                report.chunks += sum(len(p.chunk_rows) for p in prepared)
+                written += [p.file_row["path"] for p in prepared]
+        report.changed = len(written)
+        report.removed = len(removed)
+        self._finish(removed, touched_only, report.skipped, scope, written)
+        self._reresolve_dependents(appeared, removed, facts, set(written))
         report.lexical_seconds = time.perf_counter() - start
         if embed:
             t0 = time.perf_counter()
@@ -216,8 +299,58 @@ class CodeIndex:
     def _facts(self, listed: set[str], scope: set[str] | None) -> RepoFacts:
         paths = set(listed)
         if scope is not None:
-            paths |= set(self._known(None))
+            # A watcher's batch: the other paths come from the files table's path column alone.
+            paths |= {r["path"] for r in scan(self.files, None, ["path"])} - (scope - listed)
         return RepoFacts.build(self.root, paths)
+
+    def _reresolve_dependents(self, appeared: list[str], removed: list[str], facts: RepoFacts, done: set[str]) -> None:
+        """Imports resolve against the set of indexed paths, so when a path appears, disappears or moves, files
+        that did not change themselves may gain or lose an edge (`from pkg import b` once `pkg/b.py` exists).
+        Candidates: files importing a removed path, and files whose code names an appeared module's stem. Each is
+        re-resolved from disk if its stat still matches its row (otherwise its own update is due anyway)."""
+        if not appeared and not removed:
+            return
+        candidates: set[str] = set()
+        if removed:
+            targets = ", ".join(quote(p) for p in sorted(set(removed)))
+            candidates |= {r["path"] for r in scan(self.files, f"array_has_any(imports, [{targets}])", ["path"])}
+        stems = sorted({_module_stem(p) for p in appeared} - {""})
+        if stems:
+            pattern = quote(r"\b(" + "|".join(re.escape(s) for s in stems) + r")\b")
+            candidates |= {r["path"] for r in scan(self.chunks, f"regexp_like(text, {pattern})", ["path"])}
+        candidates -= done | set(removed)
+        if not candidates:
+            return
+        where = f"path IN ({', '.join(quote(p) for p in sorted(candidates))})"
+        rows = scan(self.files, where, ["path", "mtime_ns", "size", "imports"])
+        changed: dict[str, list[str]] = {}
+        for row in rows:
+            listed = Listed(row["path"], row["size"], row["mtime_ns"])
+            try:
+                st = (self.root / listed.path).lstat()
+            except OSError:
+                continue
+            if (st.st_size, st.st_mtime_ns) != (listed.size, listed.mtime_ns):
+                continue
+            source, _ = read_source(self.root, listed)
+            if source is None:
+                continue
+            imports = resolve_imports(source.path, source.text, language_of(source.path), facts)
+            if imports != list(row["imports"] or []):
+                changed[source.path] = imports
+        if changed:
+            self.db.write(lambda: self._replace_imports(changed))
+
+    def _replace_imports(self, changed: dict[str, list[str]]) -> None:
+        import pyarrow as pa
+
+        where = f"kind = 'imports' AND path IN ({', '.join(quote(p) for p in sorted(changed))})"
+        self.db.delete(self.edges, where)
+        edges = [{"src": p, "dst": t, "kind": "imports", "path": p} for p, targets in changed.items() for t in targets]
+        if edges:
+            self.db.add(self.edges, edges)
+        data = pa.table({"path": list(changed), "imports": pa.array(list(changed.values()), pa.list_(pa.string()))})
+        self.db.upsert(self.files, "path", data, insert=False)
 
     def _last_commits(self, paths: list[str]) -> dict[str, tuple[datetime, str]]:
         """Last commit time and author per path: one `git log` walk for many files, one call each for a few."""
@@ -299,41 +432,66 @@ class CodeIndex:
             if vector is not None:
                 row["vector"], row["embedded"] = vector.tolist(), True
 
-    def _write(self, prepared, removed, touched_only, skipped, scope) -> None:
-        changed = [p.file_row["path"] for p in prepared]
-        gone = sorted(set(changed) | set(removed))
-        skipped_paths = sorted({p for p, _ in skipped})
+    def _finish(self, removed: list[str], touched_only: list[tuple[str, int]], skipped: list[tuple[str, str]],
+                scope: set[str] | None, written: list[str]) -> None:
+        """After the batches of new content (each written in the order that keeps a crash harmless: a file's old
+        chunks and edges go, its new ones are added, and only then its file row, the marker): removed files go,
+        files whose stat alone changed get their new stat in one commit for all of them (one commit per file
+        would pile up table versions), and the skip list is brought up to date."""
+        gone = sorted(set(removed))
+        if gone:
+            self.db.write(lambda: self._write_batch([], gone))
+        if touched_only:
+            import pyarrow as pa
+
+            data = pa.table({"path": [p for p, _ in touched_only], "mtime_ns": pa.array([m for _, m in touched_only], pa.int64())})
+            self.db.write(lambda: self.db.upsert(self.files, "path", data, insert=False))
+        self._write_skipped(skipped, scope, sorted(set(removed) | set(written)))
+        self.db.write(self._tidy)
+
+    def _write_batch(self, batch: list[_Prepared], gone: list[str]) -> None:
+        where = f"path IN ({', '.join(quote(p) for p in gone)})"
+        chunks = [row for p in batch for row in p.chunk_rows]
+        edges = [row for p in batch for row in p.edge_rows]
+        for table, rows in ((self.chunks, chunks), (self.edges, edges)):
+            if table.count_rows(where):
+                self.db.delete(table, where)
+            if rows:
+                self.db.add(table, rows)
+        files = [p.file_row for p in batch]
+        if files:
+            self.db.upsert(self.files, "path", files, delete_where=where)
+        elif self.files.count_rows(where):
+            self.db.delete(self.files, where)
+
+    def _write_skipped(self, skipped: list[tuple[str, str]], scope: set[str] | None, changed: list[str]) -> None:
+        """Replace the skip list (all of it after a full pass, the affected paths after a partial one), only when
+        it differs: an update that changed nothing makes no commit."""
+        rows = sorted(set(skipped))
+        if scope is None:
+            if rows == sorted(self._skipped_rows()):
+                return
+            where = "true"
+        else:
+            affected = sorted({p for p, _ in rows} | set(changed))
+            if not affected:
+                return
+            where = f"path IN ({', '.join(quote(p) for p in affected)})"
+            if rows == sorted((r["path"], r["reason"]) for r in scan(self.skipped_table, where)):
+                return
 
         def apply():
-            for lo in range(0, len(gone), 500):
-                where = f"path IN ({', '.join(quote(p) for p in gone[lo : lo + 500])})"
-                self.chunks.delete(where)
-                self.files.delete(where)
-                self.edges.delete(where)
-            files = [p.file_row for p in prepared]
-            chunks = [row for p in prepared for row in p.chunk_rows]
-            edges = [row for p in prepared for row in p.edge_rows]
-            if files:
-                self.files.add(files)
-            if chunks:
-                self.chunks.add(chunks)
-            if edges:
-                self.edges.add(edges)
-            for path, mtime in touched_only:
-                self.files.update(where=f"path = {quote(path)}", values={"mtime_ns": mtime})
-            if scope is None:
-                self.skipped_table.delete("true")
-            elif skipped_paths or gone:
-                affected = sorted(set(skipped_paths) | set(gone) | set(changed))
-                self.skipped_table.delete(f"path IN ({', '.join(quote(p) for p in affected)})")
-            if skipped:
-                self.skipped_table.add([{"path": p, "reason": r} for p, r in skipped])
-            self.db.ensure_text_indexes(self.chunks)
-            for table in (self.chunks, self.files, self.edges, self.skipped_table):
-                self.db.maybe_compact(table)
+            if self.skipped_table.count_rows(where if where != "true" else None):
+                self.db.delete(self.skipped_table, where)
+            if rows:
+                self.db.add(self.skipped_table, [{"path": p, "reason": r} for p, r in rows])
 
-        if gone or prepared or touched_only or skipped or scope is None:
-            self.db.write(apply)
+        self.db.write(apply)
+
+    def _tidy(self) -> None:
+        self.db.ensure_text_indexes(self.chunks)
+        for table in (self.chunks, self.files, self.edges, self.skipped_table):
+            self.db.maybe_compact(table)
 
     # --- embeddings ----------------------------------------------------------------------------------------------
 
@@ -344,25 +502,50 @@ class CodeIndex:
         priority: Iterable[str] = (),
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded."""
-        pending = scan(self.chunks, "embedded = false", ["id", "path", "symbols", "text"])
-        first = {p: i for i, p in enumerate(priority)}
-        pending.sort(key=lambda r: (first.get(r["path"], len(first)), r["path"], r["id"]))
-        if limit is not None:
-            pending = pending[:limit]
+        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded.
+
+        Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
+        index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""
+        wanted = list(dict.fromkeys(priority))
+        total = self.chunks.count_rows("embedded = false") if progress else 0
+        if limit is not None and progress:
+            total = min(total, limit)
         done = 0
-        for lo in range(0, len(pending), EMBED_BATCH):
+        previous: set[str] = set()
+        stuck: set[str] = set()
+        while limit is None or done < limit:
             if should_stop and should_stop():
                 break
-            batch = pending[lo : lo + EMBED_BATCH]
+            size = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
+            batch = self._next_pending(wanted, size, stuck)
+            # A row the last write did not flip (replaced meanwhile by a re-index) is left out from then on,
+            # so the loop cannot spin on it; normally this set stays empty.
+            again = {r["id"] for r in batch} & previous
+            if again:
+                stuck |= again
+                batch = [r for r in batch if r["id"] not in again]
+            if not batch:
+                break
             vectors, _ = self.embedder.embed(
                 [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache
             )
             self._store_vectors([r["id"] for r in batch], vectors)
+            previous = {r["id"] for r in batch}
             done += len(batch)
             if progress:
-                progress(IndexProgress("embedding", done, len(pending)))
+                progress(IndexProgress("embedding", done, max(total, done)))
         return done
+
+    def _next_pending(self, priority: list[str], size: int, seen: set[str]) -> list[dict]:
+        columns = ["id", "path", "symbols", "text"]
+        exclude = f" AND id NOT IN ({', '.join(quote(i) for i in sorted(seen))})" if seen else ""
+        if priority:
+            first = f"embedded = false AND path IN ({', '.join(quote(p) for p in priority)}){exclude}"
+            rows = self.chunks.search().where(first).select(columns).limit(size).to_list()
+            if rows:
+                return rows
+            priority.clear()
+        return self.chunks.search().where(f"embedded = false{exclude}").select(columns).limit(size).to_list()
 
     def _store_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
         import pyarrow as pa
@@ -376,11 +559,21 @@ class CodeIndex:
         )
 
         def apply():
-            self.chunks.merge_insert("id").when_matched_update_all().execute(data)
+            self.db.upsert(self.chunks, "id", data, insert=False)
             self.db.ensure_search_indexes(self.chunks, bitmap=("embedded",), btree=("id", "path"))
             self.db.maybe_compact(self.chunks)
 
         self.db.write(apply)
+
+
+def _module_stem(path: str) -> str:
+    """The name other files import a path by: its file name without extension, or its directory's name for a
+    package's index file (`__init__.py`, `index.ts`, `mod.rs`)."""
+    parts = path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem in {"__init__", "index", "mod", "main", "lib"} and len(parts) > 1:
+        stem = parts[-2]
+    return stem
 
 
 def embed_text(path: str, symbols: list[str], text: str) -> str:

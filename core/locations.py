@@ -36,6 +36,24 @@ def is_remote_uri(uri: str) -> bool:
     return "://" in uri and not uri.startswith("file://")
 
 
+def team_queue_file(root: Path) -> Path:
+    """Team writes made while the team store was unreachable, waiting for `cortex sync`."""
+    return cortex_dir(root) / "team-queue.jsonl"
+
+
+def remote_storage_options(uri: str, endpoint: str | None, timeout_s: float) -> dict[str, str]:
+    """LanceDB storage options for an object-storage URI: timeouts and an S3-compatible endpoint, never credentials
+    (those stay in each SDK's environment variables or config files, so nothing stores or prints them)."""
+    seconds = f"{max(timeout_s, 0.1):g}s"
+    options = {"timeout": seconds, "connect_timeout": seconds, "client_max_retries": "1",
+               "client_retry_timeout": f"{max(int(timeout_s), 1)}"}
+    if endpoint and uri.startswith("s3://"):
+        options["endpoint"] = endpoint
+        if endpoint.startswith("http://"):
+            options["allow_http"] = "true"
+    return options
+
+
 def confine(root: Path, path: str) -> str:
     """A path a client gave, as a repository-relative POSIX path, refused when it leads outside the repository
     (`../`, an absolute path elsewhere, or a symlink pointing out)."""

@@ -89,7 +89,11 @@ def parse_since(value: str) -> datetime:
     now = datetime.now(timezone.utc)
     if match:
         n, unit = int(match.group(1)), match.group(2)
-        return now - {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n), "m": timedelta(minutes=n)}[unit]
+        try:
+            return now - {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n), "m": timedelta(minutes=n)}[unit]
+        except OverflowError as exc:
+            # Python dates stop at year 1; a window reaching further back is a typo, not "everything".
+            raise CortexError(f"since {value!r} reaches back before the year 1; use a smaller number or an ISO date") from exc
     try:
         stamp = datetime.fromisoformat(value)
     except ValueError as exc:

@@ -14,36 +14,53 @@ from .gitctx import GitContext
 
 RRF_K = 10
 """Smaller than the customary 60 so a list's top ranks count for more than agreement far down two lists."""
-LIST_WEIGHTS = {"vector": 0.5, "text": 1.0}
+LIST_WEIGHTS = {"vector": 0.5, "text": 1.0, "change": 2.0}
 """Full-text evidence (names, identifiers, rare words) outweighs the small embedding model's similarity. K and these
-weights were chosen on LoCoMo dev (`cortex bench locomo`); there is no held-out split to confirm them."""
+weights were chosen on LoCoMo dev (`cortex bench locomo`); there is no held-out split to confirm them. `change`
+(the working change's own chunks and memories) exists only for searches with no query, which are about it: it
+outweighs a first place in both other lists, so the working change leads."""
 
 
 @dataclass
 class Fused:
-    """A candidate's fused relevance and its rank in each list it appeared in (1-based)."""
+    """A candidate's fused relevance, its rank in each list it appeared in (1-based), and the share of the query's
+    words it contains when full-text search found it."""
 
     score: float = 0.0
     ranks: dict[str, int] = field(default_factory=dict)
+    coverage: float | None = None
 
 
-def fuse(lists: dict[str, list[str]]) -> dict[str, Fused]:
-    """Lists are named `<source>.<kind>` (`memory.vector`, `code.text`); ranks are reported by kind."""
+def fuse(lists: dict[str, list[str]], credit: dict[str, dict[str, float]] | None = None) -> dict[str, Fused]:
+    """One list per signal (`vector`, `text`, `change`), each holding memories and code alike so both compete on
+    one scale. A rank counts in proportion to the strength of its evidence (`credit`, 0..1 per list and key): a
+    full-text hit by the share of the query's words it contains, a vector hit by how clearly it is similar."""
+    credit = credit or {}
     fused: dict[str, Fused] = {}
-    for full_name, ids in lists.items():
-        name = full_name.rsplit(".", 1)[-1]
+    for name, keys in lists.items():
         weight = LIST_WEIGHTS.get(name, 1.0)
-        for rank, key in enumerate(ids, 1):
+        strength = credit.get(name, {})
+        for rank, key in enumerate(keys, 1):
             entry = fused.setdefault(key, Fused())
-            if name not in entry.ranks:
-                entry.ranks[name] = rank
-                entry.score += weight / (RRF_K + rank)
+            if name in entry.ranks:
+                continue
+            entry.ranks[name] = rank
+            share = strength.get(key, 1.0)
+            if name == "text":
+                entry.coverage = share
+            entry.score += share * weight / (RRF_K + rank)
     return fused
 
 
-def best_possible(lists: Iterable[str]) -> float:
-    """The fused score of a candidate ranked first in every list; relevance is reported as a share of it."""
-    return sum(LIST_WEIGHTS.get(name.rsplit(".", 1)[-1], 1.0) / (RRF_K + 1) for name in lists)
+def similarity_credit(similarity: float, floor: float, strong: float) -> float:
+    """0 at the floor of a match, 1 from `strong` up: rank alone would make the best of poor candidates look sure."""
+    return min(1.0, max(0.0, (similarity - floor) / (strong - floor)))
+
+
+def best_possible(signals: Iterable[str]) -> float:
+    """The fused score of a candidate ranked first in every signal searched, with every query word matched;
+    relevance is reported as a share of it, so a hit found by one signal alone never looks like a perfect match."""
+    return sum(LIST_WEIGHTS.get(name, 1.0) / (RRF_K + 1) for name in signals)
 
 
 @dataclass(frozen=True)
@@ -91,5 +108,6 @@ def boosts_for(
 
 
 def total_score(relevance: float, boosts: dict[str, float]) -> float:
-    """Boosts multiply relevance, so context lifts relevant results but never floats an irrelevant one to the top."""
+    """Boosts multiply relevance, so context lifts relevant results but never floats an irrelevant one to the top,
+    and creates nothing: a candidate is one only when a query word or the query's meaning matched it."""
     return relevance * (1.0 + sum(boosts.values()))

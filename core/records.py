@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 KINDS = ("decision", "note", "task", "fact", "observation", "link", "agent")
-SCOPES = ("session", "repo", "global")
+SCOPES = ("session", "repo", "global", "team")
 STATUSES = ("active", "superseded", "deleted")
 TASK_STATES = ("open", "done")
 
@@ -58,12 +58,19 @@ class Memory:
     vector: list[float] | None = field(default=None, repr=False)
 
     @property
+    def store(self) -> str:
+        """Which store holds this memory: the engine writes each scope to its own store (session and repo
+        memories to the repository's), so the scope names it."""
+        return self.scope if self.scope in ("global", "team") else "repo"
+
+    @property
     def is_open_task(self) -> bool:
         return self.kind == "task" and self.task_state == "open" and self.status == "active"
 
     def to_json(self) -> dict:
         """A JSON-ready view; the vector is left out."""
         out = {k: v for k, v in self.__dict__.items() if k != "vector"}
+        out["store"] = self.store
         for key in ("created_at", "updated_at", "accessed_at"):
             out[key] = out[key].isoformat()
         return out

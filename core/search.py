@@ -16,21 +16,31 @@ from .embed import Embedder
 from .gitctx import GitContext
 from .index import CodeIndex
 from .query import Filters, ParsedQuery, parse_query
-from .rank import GitSignals, best_possible, boosts_for, fuse, total_score
+from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
+from .refine import depth, refine
 from .records import Memory
+from .snippet import Snippet, best_window
 from .store import MemoryStore, _row_to_memory
-from .text import split_identifier
+from .text import query_stems, split_identifier, word_stems
 
 CANDIDATES = 50
 SEARCH_THREADS = 4
+CHANGED_FILES = 10
+"""Files of the working change a search with no query is about (untracked scratch files can be many)."""
 CONTEXT_BOOST = 0.3
-"""Weight of the branch-name and commit-subject words folded into every full-text query: a nudge, not the ask."""
-MIN_SIMILARITY = 0.1
-"""Vector candidates less similar than this are noise (unrelated MiniLM pairs score about 0 to 0.1), and rank
-fusion would otherwise promote them whenever few candidates exist."""
+"""Weight of the branch-name and commit-subject words folded into every full-text query: a nudge among the items
+that match the query, never a match by itself."""
+MATCH_SIMILARITY = 0.25
+"""A hit no query word matched must be at least this similar in meaning. Measured on pallets/click: nonsense
+queries ("xylophone quantum zeppelin", "purple elephant dancing") reach 0.19-0.23 against code chunks (short,
+identifier-heavy texts sit closer to everything), unrelated memories 0.0-0.15, while a paraphrase with no shared
+word ("which storage engine did we choose" / "LanceDB was picked as our embedded vector database") scores 0.30."""
+STRONG_SIMILARITY = 0.6
+"""From here a vector hit earns its rank's full weight (click's shell-completion docs score 0.58-0.68 for "shell
+completion zsh"); between the floor and here, a share of it."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
 _MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
-_CHUNK_LIGHT = ["id", "path"]
+_CHUNK_LIGHT = ["id", "path", "start_line"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 
@@ -39,20 +49,23 @@ class ScoreBreakdown:
     """Why a hit ranks where it does."""
 
     ranks: dict[str, int]
-    """1-based rank in each candidate list it came from: `vector`, `text` (git-context words folded in at a low
-    boost)."""
+    """1-based rank in each candidate list it came from, memories and code together: `vector`, `text` (git-context
+    words folded in at a low boost), `change` (searches with no query: the working change's own items)."""
     relevance: float
-    """Fused RRF score as a share of the best possible (1.0 = first in every list)."""
+    """Fused RRF score as a share of the best possible (1.0 = first in every signal searched, every word matched)."""
     similarity: float | None
     """Cosine similarity of the query and the hit's embedding, when it came from vector search."""
     boosts: dict[str, float]
     total: float
+    coverage: float | None = None
+    """Share of the query's words the hit contains, when full-text search found it; its text rank counts that much."""
 
     def explain(self) -> str:
         ranks = " ".join(f"{k}#{v}" for k, v in sorted(self.ranks.items()))
         boosts = " ".join(f"+{k} {v:.2f}" for k, v in self.boosts.items())
+        words = f" words {self.coverage:.0%}" if self.coverage is not None else ""
         sim = f" cos {self.similarity:.2f}" if self.similarity is not None else ""
-        return f"{self.total:.3f} = rel {self.relevance:.3f} ({ranks}{sim})" + (f" x (1 {boosts})" if boosts else "")
+        return f"{self.total:.3f} = rel {self.relevance:.3f} ({ranks}{words}{sim})" + (f" x (1 {boosts})" if boosts else "")
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,8 @@ class SearchHit:
     tokens: int = 0
     is_test: bool = False
     memory: Memory | None = None
+    snippet: Snippet | None = None
+    """The lines that match the query best (a few lines, numbered as in the file for code)."""
 
     @property
     def location(self) -> str:
@@ -83,8 +98,9 @@ class SearchHit:
             "source": self.source, "id": self.id, "kind": self.kind, "title": self.title, "text": self.text,
             "score": self.score.total, "breakdown": {
                 "ranks": self.score.ranks, "relevance": self.score.relevance, "similarity": self.score.similarity,
-                "boosts": self.score.boosts,
+                "coverage": self.score.coverage, "boosts": self.score.boosts,
             },
+            "snippet": self.snippet.to_json() if self.snippet is not None else None,
         }
         if self.source == "code":
             out.update(path=self.path, start_line=self.start_line, end_line=self.end_line, symbols=list(self.symbols))
@@ -165,8 +181,10 @@ class Searcher:
         index_fresh: bool | None = None,
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
+        now: datetime | None = None,
     ) -> SearchResults:
-        """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code."""
+        """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
+        `now` is the reference date of time words in the query (default: the current time)."""
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
@@ -185,9 +203,41 @@ class Searcher:
                 git = git.result()
             vector = embedding.result() if embedding is not None else None
         extra = tuple(t for t in context_terms(git) if t not in parsed.terms) if "context" in signals else ()
-        scored: dict[str, list[tuple[float, str]]] = {}
-        light: dict[str, dict] = {}
-        similarity: dict[str, float] = {}
+        # A search with no query is about the working change: its own chunks and memories are a list of their own.
+        changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
+        found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text)
+        stems = query_stems(parsed.terms)
+        lists, light, similarity, coverage = _candidate_lists(found, stems, changed)
+        closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
+        fused = fuse(lists, {"text": coverage, "vector": closeness})
+        searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed))) if used]
+        best = best_possible(searched) or 1.0
+        git_signals = GitSignals.from_context(git) if boost else None
+        scores = {key: self._score(key, light[key], fused[key], best, similarity.get(key), git_signals) for key in fused}
+        # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
+        # cover (its words come from the git context), so it keeps the working change's order.
+        rerank = boost and not implicit
+        top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
+        hits = self._materialise(top, scores, stems)
+        if rerank:
+            refined = refine(hits, text, parsed.terms, self.weights, now)
+            hits = refined.hits[:limit]
+            notes.extend(refined.notes)
+        if not hits:
+            said = "what you are working on" if implicit else repr(query.strip())
+            notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
+        if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
+            notes.append("code embeddings are still being computed; code matches are lexical only")
+        return SearchResults(
+            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
+            embeddings_pending=self._pending(), elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+        )
+
+    def _candidates(
+        self, terms: tuple[str, ...], vector, extra: tuple[str, ...], filters: Filters, changed: list[str],
+        use_vector: bool, use_text: bool,
+    ) -> list[tuple[str, str, list[dict]]]:
+        """Every candidate list, as (source, signal, light rows), read from all tables at once."""
         jobs = []
         with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
             if not filters.code_only:
@@ -197,7 +247,10 @@ class Searcher:
                     if use_vector:
                         jobs.append((source, "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_LIGHT)))
                     if use_text:
-                        jobs.append((source, "text", pool.submit(_fts, store.table, parsed.terms, extra, where, _MEMORY_LIGHT)))
+                        jobs.append((source, "text", pool.submit(_fts, store.table, terms, extra, where, _MEMORY_LIGHT)))
+                    if changed:
+                        tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
+                        jobs.append((source, "change", pool.submit(_rows, store.table, tied, _MEMORY_LIGHT)))
             code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
             if code_ok:
                 where = _code_where(filters)
@@ -206,34 +259,11 @@ class Searcher:
                 if use_vector:
                     jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
                 if use_text:
-                    jobs.append(("code", "text", pool.submit(_fts, table, parsed.terms, extra, where, _CHUNK_LIGHT)))
-            for source, list_name, future in jobs:
-                for row in future.result():
-                    if "_distance" in row and 1.0 - float(row["_distance"]) / 2.0 < MIN_SIMILARITY:
-                        continue
-                    key = f"{source}:{row['id']}"
-                    light.setdefault(key, row)
-                    scored.setdefault(f"{source}.{list_name}", []).append((_list_order(list_name, row), key))
-                    if "_distance" in row:
-                        similarity[key] = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
-        lists = {name: [key for _, key in sorted(entries)] for name, entries in scored.items()}
-        fused = fuse(lists)
-        sources = {key.split(":", 1)[0] for key in fused}
-        best = {
-            source: best_possible(n for n in lists if n.startswith(source + ".")) or 1.0
-            for source in sources
-        }
-        git_signals = GitSignals.from_context(git) if boost else None
-        scores = {key: self._score(key, light[key], fused[key], best[key.split(":", 1)[0]], similarity.get(key), git_signals)
-                  for key in fused}
-        top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:limit]
-        hits = self._materialise(top, scores)
-        if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
-            notes.append("code embeddings are still being computed; code matches are lexical only")
-        return SearchResults(
-            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
-            embeddings_pending=self._pending(), elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
-        )
+                    jobs.append(("code", "text", pool.submit(_fts, table, terms, extra, where, _CHUNK_LIGHT)))
+                if changed:
+                    mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
+                    jobs.append(("code", "change", pool.submit(_rows, table, mine, _CHUNK_LIGHT)))
+            return [(source, signal, future.result()) for source, signal, future in jobs]
 
     def _pending(self) -> int:
         return self.index.chunks.count_rows("embedded = false") if self.index is not None else 0
@@ -250,9 +280,9 @@ class Searcher:
                 boosts = boosts_for(row["files"] or [], row["branch"], touched, signals, self.weights)
             else:
                 boosts = boosts_for([row["path"]], None, None, signals, self.weights)
-        return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts))
+        return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
 
-    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown]) -> list[SearchHit]:
+    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str]) -> list[SearchHit]:
         """Read the full rows of the winners only: candidate lists carry ids and the few fields ranking needs."""
         wanted: dict[str, list[str]] = {}
         for key in keys:
@@ -279,12 +309,13 @@ class Searcher:
             if key.startswith("memory"):
                 memory = _row_to_memory(row)
                 hits.append(SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score,
-                                      symbols=tuple(memory.symbols), memory=memory))
+                                      symbols=tuple(memory.symbols), memory=memory,
+                                      snippet=best_window(memory.text, stems)))
             else:
                 hits.append(SearchHit(
                     "code", row["id"], "code", ", ".join(row["symbols"][:3]) or row["path"], row["text"], score,
                     path=row["path"], start_line=row["start_line"], end_line=row["end_line"], symbols=tuple(row["symbols"]),
-                    tokens=row["tokens"], is_test=row["is_test"],
+                    tokens=row["tokens"], is_test=row["is_test"], snippet=best_window(row["text"], stems, row["start_line"]),
                 ))
         return hits
 
@@ -295,11 +326,56 @@ def _utc(stamp: datetime) -> datetime:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
-def _list_order(name: str, row: dict) -> float:
-    """Sort key within one candidate list: distance for vectors, negated BM25 score for full text."""
-    if name == "vector":
-        return float(row.get("_distance", 0.0))
-    return -float(row.get("_score", 0.0))
+def _candidate_lists(
+    found: list[tuple[str, str, list[dict]]], stems: frozenset[str], changed: list[str]
+) -> tuple[dict[str, list[str]], dict[str, dict], dict[str, float], dict[str, float]]:
+    """One list per signal across all sources, ordered on scales that mean the same for memories and code:
+    cosine similarity for vectors; for full text the hit's BM25 score as a share of its own table's best (raw BM25
+    is not comparable across tables: a store of five memories gives every word a tiny IDF), the share of the
+    query's words it contains breaking ties and crediting its rank in `fuse`; the working change by file.
+    (Ordering full text by the share of words first cost 2 points of R@1 on LoCoMo dev: BM25 weighs rare words.)"""
+    light: dict[str, dict] = {}
+    similarity: dict[str, float] = {}
+    coverage: dict[str, float] = {}
+    entries: dict[str, list[tuple[tuple, str]]] = {}
+    top_bm25 = {source: max((float(r["_score"]) for r in rows), default=1.0)
+                for source, signal, rows in found if signal == "text"}
+    # The working change is ordered by how much of the query it matched, so full-text lists go first.
+    for source, signal, rows in sorted(found, key=lambda job: job[1] == "change"):
+        for row in rows:
+            key = f"{source}:{row['id']}"
+            if signal == "vector":
+                sim = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
+                if sim < MATCH_SIMILARITY:
+                    continue
+                similarity[key] = sim
+                order: tuple = (-sim,)
+            elif signal == "text":
+                # Full-text search matched at least one query word, even if it lies past the part read here.
+                matched = max(len(stems & word_stems(row.pop("words", ""))), 1)
+                coverage[key] = matched / max(len(stems), 1)
+                order = (-float(row["_score"]) / (top_bm25[source] or 1.0), -coverage[key])
+            else:
+                files = [row["path"]] if source == "code" else [f for f in row["files"] or [] if f in changed]
+                order = (min(changed.index(f) for f in files), -coverage.get(key, 0.0), row.get("start_line", 0))
+            light.setdefault(key, row)
+            entries.setdefault(signal, []).append((order, key))
+    lists = {signal: [key for _, key in sorted(found_here)] for signal, found_here in entries.items()}
+    if "change" in lists:
+        lists["change"] = _round_robin(lists["change"], entries["change"])
+    return lists, light, similarity, coverage
+
+
+def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]:
+    """The working change's items, one file at a time: each file's best-matching item, then each one's second...,
+    so one long modified file cannot fill the list before the others appear."""
+    file_of = {key: order[0] for order, key in entries}
+    turn: dict[str, int] = {}
+    seen: dict[int, int] = {}
+    for key in keys:  # already ordered by file, then query words matched, then line
+        turn[key] = seen.get(file_of[key], 0)
+        seen[file_of[key]] = turn[key] + 1
+    return sorted(keys, key=lambda k: (turn[k], file_of[k]))
 
 
 def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
@@ -312,7 +388,8 @@ def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
 
 
 def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
-    """BM25 over the `words` column; git-context words are folded into the same query at a low boost."""
+    """BM25 over the `words` column; git-context words are folded into the same query at a low boost. Rows carry
+    `words`, from which the query words each hit contains are read."""
     if not terms or table.count_rows() == 0 or not _has_fts(table):
         return []
     # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
@@ -320,12 +397,20 @@ def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | N
 
     match = MatchQuery(" ".join(terms), "words")
     if context:
-        match = BooleanQuery([(Occur.SHOULD, match), (Occur.SHOULD, MatchQuery(" ".join(context), "words", boost=CONTEXT_BOOST))])
+        # MUST: context words reorder the items that match the query and never make an item a match.
+        match = BooleanQuery([(Occur.MUST, match), (Occur.SHOULD, MatchQuery(" ".join(context), "words", boost=CONTEXT_BOOST))])
     query = table.search(match, query_type="fts")
-    query = query.select(columns + ["_score"]).limit(CANDIDATES)
+    query = query.select(columns + ["words", "_score"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
     return query.to_list()
+
+
+def _rows(table, where: str, columns: list[str]) -> list[dict]:
+    """Plain rows matching a filter (the working change's chunks and memories), at most a candidate list's worth."""
+    if table.count_rows() == 0:
+        return []
+    return table.search().where(where).select(columns).limit(CANDIDATES).to_list()
 
 
 def _has_fts(table) -> bool:

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
+import pyarrow as pa
 
 from .database import Database, quote
 from .embed import Embedder, text_hash
 from .errors import CortexError
 from .records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft, RememberResult, StoreStats
-from .secrets import find_secrets
+from .secret_fields import secure_draft
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from .text import WORDS_FORMAT, identifier_words, path_words
 
@@ -54,7 +55,7 @@ class LanceVectorCache:
 
     def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         rows = [{"hash": h, "model": model, "vector": v.tolist()} for h, v in vectors.items()]
-        self.db.write(lambda: self.table.add(rows))
+        self.db.write(lambda: self.db.add(self.table, rows))
 
 
 def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
@@ -67,9 +68,6 @@ def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
         raise CortexError(f"unknown kind {draft.kind!r}; choose one of {', '.join(KINDS)}")
     if draft.task_state and draft.task_state not in TASK_STATES:
         raise CortexError(f"unknown task state {draft.task_state!r}; choose one of {', '.join(TASK_STATES)}")
-    secrets = find_secrets(draft.text)
-    if secrets:
-        raise CortexError(f"text looks like it contains a secret ({secrets[0].kind}); it was not stored")
     if draft.scope not in SCOPES:
         raise CortexError(f"unknown scope {draft.scope!r}; choose one of {', '.join(SCOPES)}")
 
@@ -111,7 +109,7 @@ class MemoryStore:
             query = query.where(where)
         if not with_vector:
             query = query.select(_FIELDS)
-        rows = query.limit(limit or max(self.table.count_rows(), 1)).to_list()
+        rows = query.limit(limit or None).to_list()
         return [_row_to_memory(r) for r in rows]
 
     def get(self, memory_id: str) -> Memory:
@@ -151,9 +149,36 @@ class MemoryStore:
             clauses.append(f"scope = {quote(scope)}")
         if where:
             clauses.append(where)
-        found = self._query(" AND ".join(clauses) or None)
+        where = " AND ".join(clauses) or None
+        if limit:
+            return self._newest_created(where, limit)
+        found = self._query(where)
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
-        return found[:limit] if limit else found
+        return found
+
+    def _newest_created(self, where: str | None, limit: int) -> list[Memory]:
+        """The first `limit` of list()'s order without reading every match: look back through widening windows of
+        `updated_at` (BTree-indexed) reading only ids and times. A row outside the window was created before its
+        cut-off (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
+        stubs: list[dict] = []
+        for days in (7, 30, 180, None):
+            since = _since_clause(days)
+            clauses = [c for c in (where, since) if c]
+            query = self.table.search().select(["id", "created_at", "version"])
+            if clauses:
+                query = query.where(" AND ".join(f"({c})" for c in clauses))
+            stubs = query.limit(None).to_list()
+            if days is not None:
+                cutoff = datetime.now(timezone.utc) - timedelta(days=days)
+                if sum(r["created_at"] >= cutoff for r in stubs) < limit:
+                    continue
+            break
+        stubs.sort(key=lambda r: (r["created_at"], r["version"]), reverse=True)
+        ids = [r["id"] for r in stubs[:limit]]
+        if not ids:
+            return []
+        found = {m.id: m for m in self._query(f"id IN ({', '.join(quote(i) for i in ids)})", len(ids))}
+        return [found[i] for i in ids if i in found]
 
     def newest(self, where: str | None, limit: int) -> list[Memory]:
         """The newest `limit` memories matching a filter. LanceDB has no ORDER BY, so look back through widening
@@ -164,7 +189,7 @@ class MemoryStore:
             query = self.table.search().select(["id", "updated_at"])
             if clauses:
                 query = query.where(" AND ".join(f"({c})" for c in clauses))
-            stubs = query.limit(max(self.table.count_rows(), 1)).to_list()
+            stubs = query.limit(None).to_list()
             if len(stubs) >= limit:
                 break
         stubs.sort(key=lambda r: r["updated_at"], reverse=True)
@@ -198,45 +223,49 @@ class MemoryStore:
         position: GitPosition = GitPosition(),
         progress: Callable[[int, int], None] | None = None,
     ) -> list[RememberResult]:
-        """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write."""
+        """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write whose
+        changes (new versions, superseded ones, refreshed duplicates) are a single commit."""
+        drafts = [secure_draft(d) for d in drafts]
         for draft in drafts:
             validate_draft(draft, self.max_text_bytes)
         if not drafts:
             return []
         vectors, _ = self.embedder.embed([_embed_text(d) for d in drafts], self.vector_cache, progress)
-        return self.db.write(lambda: self._write_batch(drafts, vectors, position))
-
-    def _write_batch(self, drafts, vectors, position: GitPosition) -> list[RememberResult]:
+        # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
+        ids = [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
+        return self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp))
+
+    def _write_batch(self, drafts, vectors, position: GitPosition, ids: list[str], stamp: datetime) -> list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]
         existing = {
             (m.scope, m.text_hash): m
-            for m in self._query(f"status = 'active' AND text_hash IN ({', '.join(quote(h) for h in set(hashes))})")
+            for m in self._query(f"status = 'active' AND text_hash IN ({', '.join(quote(h) for h in set(hashes))})",
+                                 with_vector=True)
         }
         keys = sorted({d.source_key for d in drafts if d.source_key})
         by_key: dict[str, list[Memory]] = {}
         if keys:
-            for m in self._query(f"source_key IN ({', '.join(quote(k) for k in keys)})"):
+            for m in self._query(f"source_key IN ({', '.join(quote(k) for k in keys)})", with_vector=True):
                 by_key.setdefault(m.source_key, []).append(m)
         results: list[RememberResult] = []
-        rows: list[dict] = []
-        touched: list[str] = []
-        superseded: list[str] = []
-        for draft, digest, vector in zip(drafts, hashes, vectors):
+        changed: dict[str, Memory] = {}
+        """Every row this batch writes, by id: new versions, the versions they supersede, duplicates read again."""
+        for draft, digest, vector, new_id in zip(drafts, hashes, vectors, ids):
             dup = existing.get((draft.scope, digest))
             if dup is not None and (not draft.source_key or dup.source_key in ("", draft.source_key)):
                 dup.accessed_at = stamp
-                touched.append(dup.id)
+                changed[dup.id] = dup
                 results.append(RememberResult(dup, "duplicate"))
                 continue
             versions = by_key.get(draft.source_key, []) if draft.source_key else []
-            active = [m for m in versions if m.status == "active"]
-            superseded.extend(m.id for m in active)
-            for m in active:
-                m.status = "superseded"
+            for m in versions:
+                if m.status == "active":
+                    m.status, m.updated_at = "superseded", stamp
+                    changed[m.id] = m
             created = draft.created_at or stamp
             memory = Memory(
-                id=uuid.uuid4().hex[:12],
+                id=new_id,
                 kind=draft.kind,
                 title=draft.title or _default_title(draft.text),
                 text=draft.text,
@@ -260,24 +289,17 @@ class MemoryStore:
             if draft.source_key:
                 by_key.setdefault(draft.source_key, []).append(memory)
             existing[(draft.scope, digest)] = memory
-            rows.append(_memory_to_row(memory))
+            changed[memory.id] = memory
             results.append(RememberResult(memory, "new_version" if versions else "created"))
-        if superseded:
-            self.table.update(where=f"id IN ({', '.join(quote(i) for i in superseded)})", values={"status": "superseded", "updated_at": stamp})
-        if rows:
-            self.table.add(rows)
-        if touched:
-            self.table.update(where=f"id IN ({', '.join(quote(i) for i in touched)})", values={"accessed_at": stamp})
+        if changed:
+            # One merge on id: a new version and the one it supersedes land in the same commit, so a crash can
+            # never leave a key with no active version (nor with two).
+            data = pa.Table.from_pylist([_memory_to_row(m) for m in changed.values()], schema=self.table.schema)
+            self.db.upsert(self.table, "id", data)
         self.db.ensure_text_indexes(self.table)
         self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
         self.db.maybe_compact(self.table)
         return results
-
-    def touch(self, ids: Sequence[str]) -> None:
-        """Record that memories were read (feeds the recency boost)."""
-        if ids:
-            where = f"id IN ({', '.join(quote(i) for i in ids)})"
-            self.db.write(lambda: self.table.update(where=where, values={"accessed_at": now()}))
 
     def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
         """Soft-delete the active version (by id or key); with purge, remove every version for good."""
@@ -299,16 +321,16 @@ class MemoryStore:
 
         def apply():
             if purge:
-                self.table.delete(where)
+                self.db.delete(self.table, where)
             else:
-                self.table.update(where=where, values={"status": "deleted", "updated_at": now()})
+                self.db.update(self.table, where, {"status": "deleted", "updated_at": now()})
             self.db.maybe_compact(self.table)
 
         self.db.write(apply)
         return chosen
 
     def set_source_key(self, memory_id: str, key: str) -> None:
-        self.db.write(lambda: self.table.update(where=f"id = {quote(memory_id)}", values={"source_key": key}))
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
 
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         memory = self.get(memory_id)
@@ -317,9 +339,7 @@ class MemoryStore:
         if memory.status != "active":
             raise CortexError(f"memory {memory_id} is {memory.status}; only active tasks can change state")
         stamp = now()
-        self.db.write(
-            lambda: self.table.update(where=f"id = {quote(memory_id)}", values={"task_state": state, "updated_at": stamp})
-        )
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"task_state": state, "updated_at": stamp}))
         memory.task_state, memory.updated_at = state, stamp
         return memory
 
@@ -331,21 +351,72 @@ class MemoryStore:
         return max(before - len(self.table.list_versions()), 0)
 
     def stats(self) -> StoreStats:
-        memories = self._query(None)
-        active = [m for m in memories if m.status == "active"]
-        by_kind: dict[str, int] = {}
-        for m in active:
-            by_kind[m.kind] = by_kind.get(m.kind, 0) + 1
+        # Counts answered by the bitmap indexes on status and kind: no version's text is read.
+        active = "status = 'active'"
+        by_kind = {k: n for k in KINDS if (n := self.table.count_rows(f"{active} AND kind = {quote(k)}"))}
         return StoreStats(
             uri=self.db.uri,
             schema_version=SCHEMA_VERSION,
-            memories=len(memories),
-            active=len(active),
+            memories=self.table.count_rows(),
+            active=self.table.count_rows(active),
             by_kind=by_kind,
-            open_tasks=sum(m.is_open_task for m in active),
+            open_tasks=self.table.count_rows(f"{active} AND kind = 'task' AND task_state = 'open'"),
             table_versions=len(self.table.list_versions()),
             disk_bytes=self.db.disk_bytes(),
         )
+
+    def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> list[str]:
+        """Store memories exactly as exported (ids, versions, status, times, git position) in one commit; returns the
+        ids added. Ids already here are left alone, so importing an export twice changes nothing. A key never ends
+        with two active versions: the highest version stays active. Imported versions whose numbers are taken here
+        by other memories of the key are numbered after them, in their own order."""
+        from dataclasses import replace
+
+        def ids_here(ids: Sequence[str]) -> set[str]:
+            found: set[str] = set()
+            for lo in range(0, len(ids), 500):
+                where = f"id IN ({', '.join(quote(i) for i in ids[lo : lo + 500])})"
+                found.update(r["id"] for r in self.table.search().where(where).select(["id"]).limit(500).to_list())
+            return found
+
+        present = ids_here([m.id for m in memories])
+        new = [m for m in memories if m.id not in present]
+        vectors, _ = self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new else ([], None)
+
+        def apply() -> list[str]:
+            # Another process may have imported some of them while we embedded: check again under the lock.
+            again = ids_here([m.id for m in new])
+            adding = [replace(m, title=m.title or _default_title(m.text), vector=v.tolist())
+                      for m, v in zip(new, vectors) if m.id not in again]
+            keys = sorted({m.source_key for m in memories if m.source_key})
+            here = [m for lo in range(0, len(keys), 500)
+                    for m in self._query(f"source_key IN ({', '.join(quote(k) for k in keys[lo : lo + 500])})", with_vector=True)]
+            changed: list[Memory] = []
+            for key in keys:
+                mine = [m for m in adding if m.source_key == key]
+                theirs = [m for m in here if m.source_key == key]
+                their_ids = {m.id for m in theirs}
+                taken = {m.version for m in theirs}
+                if any(m.version in taken for m in mine):
+                    base = max(taken)
+                    for n, m in enumerate(sorted(mine, key=lambda m: (m.version, m.created_at, m.id)), 1):
+                        m.version = base + n
+                active = sorted((m for m in mine + theirs if m.status == "active"), key=lambda m: (m.version, m.created_at, m.id))
+                for m in active[:-1]:
+                    m.status = "superseded"
+                    if m.id in their_ids:
+                        m.updated_at = now()
+                        changed.append(m)
+            if adding or changed:
+                # One merge commit for the new rows and the versions they supersede: a crash leaves all or nothing.
+                rows = [_memory_to_row(m) for m in adding + changed]
+                self.db.upsert(self.table, "id", rows)
+                self.db.ensure_text_indexes(self.table)
+                self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
+                self.db.maybe_compact(self.table)
+            return [m.id for m in adding]
+
+        return self.db.write(apply)
 
 
 def _since_clause(days: int | None) -> str:

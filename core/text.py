@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -43,3 +44,32 @@ def path_words(path: str) -> str:
 def chunk_words(path: str, text: str) -> str:
     """The one full-text column of a code chunk: its text, the parts of its identifiers, its path's words."""
     return f"{text}\n{identifier_words(path + ' ' + text)} {path_words(path)}"
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    # The same Snowball English stemmer (rust-stemmers) that LanceDB's full-text index applies with `stem=True`,
+    # so a word counts as matched here exactly when the index would match it.
+    from py_rust_stemmers import SnowballStemmer
+
+    return SnowballStemmer("english")
+
+
+def stem_words(words: list[str]) -> list[str]:
+    """Snowball English stems of lower-case words."""
+    return _stemmer().stem_words(words)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+MATCH_SCAN_CHARS = 200_000
+"""Which query words a text contains is read from its first 200k characters: a bound on a megabyte memory."""
+
+
+def word_stems(text: str) -> frozenset[str]:
+    """The stems of a text's words, split as the full-text index splits them (on anything not a letter or digit)."""
+    return frozenset(stem_words(list(set(_WORD.findall(text[:MATCH_SCAN_CHARS].lower())))))
+
+
+def query_stems(terms: tuple[str, ...]) -> frozenset[str]:
+    """The distinct words a query asks the full-text index for (`parse_config` is `parse` and `config` there)."""
+    return word_stems(" ".join(terms))

@@ -3,16 +3,15 @@ on each, and the other branches."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .agentlog import STEP_TAG
+from .database import quote
 from .errors import CortexError
-from .gitctx import CommitInfo
+from .gitctx import CommitInfo, GitContext
 from .records import Memory
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .store import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -39,18 +38,25 @@ class Timeline:
     branches: tuple[str, ...] = ()
 
 
-def branch_timeline(engine: "Engine", max_commits: int = 50, with_memories: bool = True) -> Timeline:
-    """`with_memories=False` reads git alone, without opening the database: what the dashboard paints first."""
-    git = engine.git(max_commits)
+LOOSE_SHOWN = 20
+"""Memories made off the shown commits that the timeline lists at its head."""
+
+
+def branch_timeline(git: GitContext, stores: Sequence[MemoryStore]) -> Timeline:
+    """The timeline from a git context and the stores to read (none: git alone, what the dashboard paints first).
+    Only the memories of the shown commits and the newest loose ones are read, never the whole store."""
+    shas = [c.sha for c in git.commits]
+    on_commits = f"`commit` IN ({', '.join(quote(s) for s in shas)})" if shas else "false"
+    off_commits = f"(`commit` IS NULL OR NOT ({on_commits}))" if shas else "true"
+    this_branch = "(branch IS NULL OR branch = ''" + (f" OR branch = {quote(git.branch)})" if git.branch else ")")
     try:
-        memories = [m for s in engine.stores() for m in s.list(status="active")] if with_memories else []
+        memories = [m for s in stores for m in s.list(status="active", where=on_commits)] if shas else []
+        loose = [m for s in stores for m in s.list(status="active", where=f"{off_commits} AND {this_branch}", limit=LOOSE_SHOWN)]
     except CortexError:
-        memories = []
+        memories, loose = [], []
     by_commit: dict[str, list[Memory]] = {}
     for m in memories:
         by_commit.setdefault(m.commit, []).append(m)
     entries = [TimelineEntry(c, tuple(sorted(by_commit.get(c.sha, []), key=lambda m: m.created_at))) for c in git.commits]
-    shown = {c.sha for c in git.commits}
-    loose = tuple(sorted((m for m in memories if m.commit not in shown and (not m.branch or m.branch == git.branch)),
-                         key=lambda m: m.created_at, reverse=True))
-    return Timeline(git.branch or ("detached" if git.detached else ""), entries, loose[:20], git.branches)
+    loose.sort(key=lambda m: m.created_at, reverse=True)
+    return Timeline(git.branch or ("detached" if git.detached else ""), entries, tuple(loose[:LOOSE_SHOWN]), git.branches)

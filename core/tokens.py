@@ -11,6 +11,9 @@ ENCODINGS = ("cl100k_base", "o200k_base")
 # bpe-openai refuses one call over 200,000 tokens; a character is at most 4 tokens (one per UTF-8 byte).
 _MAX_PIECE_CHARS = 50_000
 _PIECE_BOUNDARY = re.compile(r"\n(?=\S)")
+# Where a long line has no such newline: before a lone space that follows a non-space and precedes a letter, which
+# both encodings' pre-tokenizers also always split at (the space starts the next word's token).
+_WORD_BOUNDARY = re.compile(r"(?<=\S) (?=[^\W\d_])")
 
 
 @lru_cache(maxsize=4)
@@ -30,11 +33,23 @@ def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
         return len(enc.encode_ordinary(text))
     total, start = 0, 0
     while start < len(text):
-        cut = _PIECE_BOUNDARY.search(text, start + _MAX_PIECE_CHARS)
-        end = cut.end() if cut else len(text)
+        end = _cut(text, start)
         total += len(enc.encode_ordinary(text[start:end]))
         start = end
     return total
+
+
+def _cut(text: str, start: int) -> int:
+    """The end of the next piece: a pre-tokenizer boundary past `_MAX_PIECE_CHARS`, so the count stays exact, within
+    twice that. Text with no boundary at all (a megabyte of one character) is cut hard, which can add one token a cut."""
+    if len(text) - start <= _MAX_PIECE_CHARS:
+        return len(text)
+    limit = start + 2 * _MAX_PIECE_CHARS
+    for boundary in (_PIECE_BOUNDARY, _WORD_BOUNDARY):
+        cut = boundary.search(text, start + _MAX_PIECE_CHARS, limit)
+        if cut:
+            return cut.end() if boundary is _PIECE_BOUNDARY else cut.start()
+    return min(limit, len(text))
 
 
 def count_many(texts: list[str], encoding: str = "cl100k_base") -> list[int]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pathspec
 
-from .secrets import find_secrets, is_secret_path
+from .secrets import is_secret_path, redact, redacted
 
 DEFAULT_MAX_BYTES = 1_000_000
 _GENERATED_NAMES = re.compile(
@@ -58,12 +58,24 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _git_paths(root: Path) -> list[str] | None:
+_MAX_PATHSPECS = 256
+"""Beyond this many paths git's pathspec matching (every spec against every file) costs more than listing the
+tree and filtering: a checkout of thousands of files takes the listing."""
+
+full_listings = 0
+"""How many whole-tree listings this process has made: the hot paths (status, a watcher's batch) must not add
+to it, and tests read it to prove so."""
+
+
+def _git_paths(root: Path, only: set[str] | None = None) -> list[str] | None:
+    """Git's candidates: the whole tree, or just `only` (literal pathspecs, so a batch costs what it names)."""
+    args = ["git", "--literal-pathspecs", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    if only is not None and len(only) <= _MAX_PATHSPECS:
+        if not only:
+            return []
+        args += ["--", *sorted(only)]
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, check=True,
-        ).stdout
+        out = subprocess.run(args, cwd=root, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
     names = out.decode("utf-8", "surrogateescape").split("\0")
@@ -110,6 +122,46 @@ def _walk_paths(root: Path, skipped: list[tuple[str, str]]) -> list[str]:
     return sorted(found)
 
 
+def _scoped_walk_paths(root: Path, only: set[str], skipped: list[tuple[str, str]]) -> list[str]:
+    """A plain directory's candidates among `only`: each path is checked against the .gitignore files of its own
+    ancestors, instead of walking the whole tree for a handful of saved files."""
+    specs: dict[str, pathspec.PathSpec | None] = {}
+
+    def spec_of(rel_dir: str) -> pathspec.PathSpec | None:
+        if rel_dir not in specs:
+            ignore = root / rel_dir / ".gitignore"
+            try:
+                lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines() if ignore.is_file() else None
+            except OSError:
+                skipped.append((f"{rel_dir}/.gitignore".lstrip("/"), "unreadable"))
+                lines = None
+            specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines is not None else None
+        return specs[rel_dir]
+
+    found = []
+    for rel in sorted(only):
+        parts = rel.split("/")
+        if any(p in {".git", ".cortex", ".hg", ".svn"} for p in parts[:-1]):
+            continue
+        ignored = False
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            spec = spec_of(base)
+            if spec is None:
+                continue
+            # Every ancestor directory and the file itself, relative to this .gitignore's directory.
+            for end in range(depth + 1, len(parts) + 1):
+                sub = "/".join(parts[depth:end]) + ("/" if end < len(parts) else "")
+                if spec.match_file(sub):
+                    ignored = True
+                    break
+            if ignored:
+                break
+        if not ignored:
+            found.append(rel)
+    return found
+
+
 def _cortexignore(root: Path) -> pathspec.PathSpec | None:
     path = root / ".cortexignore"
     if not path.is_file():
@@ -119,10 +171,16 @@ def _cortexignore(root: Path) -> pathspec.PathSpec | None:
 
 def list_files(root: Path, is_repo: bool, max_bytes: int = DEFAULT_MAX_BYTES, only: set[str] | None = None) -> Listing:
     """Candidate files with their stat; `only` restricts the listing to some paths (a watcher's batch)."""
+    global full_listings
     listing = Listing()
-    paths = _git_paths(root) if is_repo else None
+    paths = _git_paths(root, only) if is_repo else None
+    if paths is None and only is not None and not is_repo:
+        paths = _scoped_walk_paths(root, only, listing.skipped)
     if paths is None:
+        full_listings += 1
         paths = _walk_paths(root, listing.skipped)
+    elif only is None or len(only) > _MAX_PATHSPECS:
+        full_listings += 1
     extra = _cortexignore(root)
     for rel in paths:
         if only is not None and rel not in only:
@@ -131,7 +189,7 @@ def list_files(root: Path, is_repo: bool, max_bytes: int = DEFAULT_MAX_BYTES, on
             continue
         full = root / rel
         if is_secret_path(rel):
-            listing.skipped.append((rel, "secret file"))
+            listing.skipped.append((redacted(rel), "secret file"))
             continue
         if _GENERATED_NAMES.search(rel):
             listing.skipped.append((rel, "generated or lock file"))
@@ -157,12 +215,23 @@ def list_files(root: Path, is_repo: bool, max_bytes: int = DEFAULT_MAX_BYTES, on
 
 def read_source(root: Path, listed: Listed) -> tuple[SourceFile | None, str | None]:
     """Read and vet one file; returns the file or the reason it is skipped (it may vanish or change meanwhile)."""
+    data, reason = read_bytes(root, listed)
+    if data is None:
+        return None, reason
+    return vet_source(listed, data)
+
+
+def read_bytes(root: Path, listed: Listed) -> tuple[bytes | None, str | None]:
     try:
-        data = (root / listed.path).read_bytes()
+        return (root / listed.path).read_bytes(), None
     except FileNotFoundError:
         return None, "deleted while indexing"
     except OSError as exc:
         return None, exc.strerror or "unreadable"
+
+
+def vet_source(listed: Listed, data: bytes) -> tuple[SourceFile | None, str | None]:
+    """Decode and vet a file's bytes (binary, encoding, minified, generated), redacting secret values."""
     if b"\0" in data[:8192]:
         return None, "binary"
     try:
@@ -173,9 +242,9 @@ def read_source(root: Path, listed: Listed) -> tuple[SourceFile | None, str | No
         return None, "minified"
     if _GENERATED_MARKER.search(text[:1000]):
         return None, "generated"
-    secrets = find_secrets(text)
-    if secrets:
-        return None, f"contains a secret ({secrets[0].kind})"
+    # Secret values are redacted rather than the file skipped, so the code around them stays findable; the blob
+    # id stays that of the bytes on disk, so change detection is unaffected.
+    text, _ = redact(text, listed.path)
     return SourceFile(listed.path, text, len(data), git_blob_id(data), listed.mtime_ns), None
 
 

@@ -1,10 +1,13 @@
 """Keeping the index fresh while something runs (dashboard, `cortex watch`, MCP server).
 
-A background thread listens with watchfiles. Events are debounced (300 ms by default) so a burst such as a
-`git checkout` of hundreds of files becomes one update. A change under `.git/` (HEAD, refs: a branch switch,
-pull or rebase) triggers a full incremental pass, which re-reads only files whose stat changed; otherwise only the
-changed paths are looked at. Between bursts, pending embeddings are filled in one batch at a time, so a new save
-is never stuck behind a long embedding run.
+A background thread listens with watchfiles. Once the watch is in place it makes one catch-up pass (a file saved
+while start-up indexing or embedding ran is picked up) and then marks the index live: from then on `status()`
+reads the watcher's dirty set instead of listing the tree. Events are debounced (300 ms by default) so a burst
+such as a `git checkout` of hundreds of files becomes one update. A change under `.git/` (HEAD, refs: a branch
+switch, pull or rebase) triggers a full incremental pass, which re-reads only files whose stat changed; otherwise
+only the changed paths are looked at. Between bursts, pending embeddings are filled in one batch at a time, so a
+new save is never stuck behind a long embedding run; with nothing pending the thread blocks on the file system
+watch alone (no timer, no database reads).
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CortexError
-from .index import CodeIndex, IndexReport
+from .index import EMBED_BATCH, CodeIndex, IndexReport
 
 _GIT_STATE = ("HEAD", "packed-refs", "refs/", "FETCH_HEAD", "ORIG_HEAD")
+_EMBED_TICK_MS = 400
+"""How long the watch waits for events before embedding the next batch, while embeddings are pending."""
 _NOISE_DIRS = {"__pycache__", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "venv"}
 
 
@@ -51,6 +56,7 @@ class IndexWatcher:
         self.embed = embed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._embeddings_waiting = False
         self.ready = threading.Event()
         """Set once the file system watch is in place (events before that may be missed)."""
 
@@ -89,47 +95,69 @@ class IndexWatcher:
             return None
 
     def _run(self) -> None:
-        import watchfiles
+        from watchfiles._rust_notify import RustNotify
 
         try:
-            for changes in watchfiles.watch(
-                self.root,
-                watch_filter=self._relevant,
-                debounce=self.debounce_ms,
-                step=50,
-                stop_event=self._stop,
-                rust_timeout=400,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
+            # RustNotify directly rather than watchfiles.watch(): the wait's timeout changes with the work at hand
+            # (short while embeddings are pending, none when idle), and the watch is known to be in place as soon
+            # as it is constructed.
+            with RustNotify([str(self.root)], False, False, 300, True, True) as notify:
                 self.ready.set()
-                if self._stop.is_set():
-                    break
-                if changes:
-                    self._apply(changes, time.perf_counter())
-                elif self.embed:
-                    self._embed_one_batch()
+                self._catch_up()
+                while not self._stop.is_set():
+                    timeout = _EMBED_TICK_MS if self.embed and self._embeddings_waiting else 0
+                    raw = notify.watch(self.debounce_ms, 50, timeout, self._stop)
+                    if raw in ("stop", "signal"):
+                        break
+                    if raw == "timeout":
+                        self._embed_one_batch()
+                        continue
+                    changes = {(c, p) for c, p in raw if self._relevant(c, p)}
+                    if changes:
+                        self._apply(changes, time.perf_counter())
         except Exception as exc:  # the watcher must never take its host down
             if self.on_error:
                 self.on_error(f"file watcher stopped: {exc}")
+        finally:
+            self.index.go_offline()
+
+    def _catch_up(self) -> None:
+        """One full incremental pass once events are being recorded: whatever changed before (during start-up
+        indexing, or while nothing watched) is applied, and after it the dirty set alone describes freshness."""
+        try:
+            report = self.index.update(embed=False)
+        except CortexError as exc:
+            if self.on_error:
+                self.on_error(str(exc))
+            return
+        self.index.mark_clean((), full=True)
+        self.index.go_live()
+        self._embeddings_waiting = report.embeddings_pending > 0
+        if self.on_update and (report.changed or report.removed):
+            self.on_update(WatchUpdate((), False, report, 0.0))
 
     def _apply(self, changes, started: float) -> None:
         rels = sorted({r for _, p in changes if (r := self._relative(p)) is not None})
         git_state = any(r.startswith(".git/") for r in rels)
         paths = [r for r in rels if not r.startswith(".git/")]
+        self.index.mark_dirty(paths, git_state)
         try:
             report = self.index.update(only=None if git_state else paths, embed=False)
         except CortexError as exc:
             if self.on_error:
                 self.on_error(str(exc))
             return
+        self.index.mark_clean(paths, full=git_state)
+        self._embeddings_waiting = report.embeddings_pending > 0
         if self.on_update:
             self.on_update(WatchUpdate(tuple(paths), git_state, report, time.perf_counter() - started))
 
     def _embed_one_batch(self) -> None:
         try:
-            self.index.embed_pending(limit=64, should_stop=self._stop.is_set)
+            done = self.index.embed_pending(limit=EMBED_BATCH, should_stop=self._stop.is_set)
         except CortexError as exc:
             if self.on_error:
                 self.on_error(str(exc))
+            return
+        # A short batch means the queue ran dry: stop waking up until an update adds chunks again.
+        self._embeddings_waiting = done >= EMBED_BATCH

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -26,12 +27,25 @@ def _isolated_cache(tmp_path_factory):
     os.environ["CORTEX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     os.environ["CORTEX_CONFIG"] = str(tmp_path_factory.mktemp("config") / "config.toml")
     os.environ.update(GIT_ENV)
+    # Tests that run `cortex` as a process test that process, not a resident server left behind by another test;
+    # tests/test_serve.py turns the server back on for itself.
+    os.environ["CORTEX_NO_DAEMON"] = "1"
 
 
 @pytest.fixture(autouse=True)
 def _isolated_global(tmp_path, monkeypatch):
     monkeypatch.setenv("CORTEX_GLOBAL_DB", str(tmp_path / "global-db"))
     monkeypatch.delenv("CORTEX_DB", raising=False)
+
+
+def wait_for(predicate, seconds=15.0) -> bool:
+    """Poll `predicate` until it holds (True) or `seconds` pass (False): for work another thread or process does."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def git(cwd: Path, *args: str) -> str:

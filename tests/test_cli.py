@@ -127,3 +127,81 @@ def test_import_of_invalid_utf8_stores_nothing(cli, tmp_path):
     code, _, err = cli("import", str(bad))
     assert code == 1 and "not valid UTF-8" in err and "b.md" in err
     assert [m["text"] for m in cli.json("list")] == ["already here"]
+
+
+def run_cortex(*args: str, cwd=None, stdin: str | None = None):
+    """`cortex` as a real process (standard error is then not a terminal)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_global_options_before_or_after_the_command(repo, tmp_path, capsys):
+    from cortex_tui.app.cli import main
+
+    db = str(tmp_path / "elsewhere-db")
+    assert main(["--db", db, "-C", str(repo), "remember", "kept in another database", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert main(["--json", "--db", db, "--no-global", "-C", str(repo), "list"]) == 0
+    assert [m["id"] for m in json.loads(capsys.readouterr().out)] == [made["memory"]["id"]]
+    assert main(["list", "-C", str(repo), "--db", db, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 1
+    assert not (repo / ".cortex").exists(), "--db given before the command was honoured"
+    # nested subcommands: options before the group, between the group and the op, and after it
+    assert main(["-C", str(repo), "--db", db, "agent", "--json", "init", "a goal"]) == 0
+    assert json.loads(capsys.readouterr().out)["branch"]["name"] == "main"
+    assert main(["--json", "agent", "-C", str(repo), "log", "--db", db, "--obs", "seen"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 1
+
+
+def test_missing_path_before_the_command_is_one_line(tmp_path):
+    done = run_cortex("-C", str(tmp_path / "nonexistent"), "search", "x")
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1 and "does not exist" in done.stderr and "invalid choice" not in done.stderr
+    usage = run_cortex("--json", "bogus-command")
+    assert usage.returncode == 2 and usage.stderr.count("\n") == 1 and "invalid choice" in usage.stderr
+
+
+def test_since_too_far_back_is_one_line(cli):
+    cli.json("remember", "anything at all")
+    for since in ("99999999d", "99999999999999999999w"):
+        code, _, err = cli("search", "x", "--since", since)
+        assert code == 1 and err.count("\n") == 1 and "OverflowError" not in err and since in err
+
+
+@pytest.mark.parametrize("args", [("list", "--limit", "-1"), ("search", "x", "--limit", "0"), ("what", "--limit", "0"),
+                                  ("select", "x", "--max-items", "-1"), ("context", "x", "--max-items", "0"),
+                                  ("graph", "x", "--depth", "0"), ("agent", "context", "-k", "-1")])
+def test_out_of_range_numbers_are_refused_in_one_line(repo, capsys, args):
+    from cortex_tui.app.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["-C", str(repo), *args])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "less than" in err
+
+
+def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(repo):
+    from .conftest import commit_file
+
+    commit_file(repo, ".env", "TOKEN=x\n", "Add an env file")
+    commit_file(repo, "blob.bin", "\x00\x01binary", "Add a binary")
+    before = run_cortex("index", "--skipped", "-C", str(repo))
+    assert before.returncode == 1 and before.stderr.count("\n") == 1
+    done = run_cortex("index", "--no-embed", "-C", str(repo))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith("cortex: indexing") for line in lines)
+    assert {"listing", "writing", "done"} <= {line.split(": ")[2].split()[0] for line in lines}
+    assert "index --skipped` lists them" in done.stdout
+
+    (repo / "src" / "app.py").write_text("def main():\n    return 2\n")
+    listed = run_cortex("--json", "index", "--skipped", "-C", str(repo))
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert {".env", "blob.bin"} <= {s["path"] for s in json.loads(listed.stdout)}
+    status = run_cortex("index", "--status", "--json", "-C", str(repo))
+    assert json.loads(status.stdout)["stale"] == 1, "--skipped did not index the changed file"

@@ -223,3 +223,308 @@ async def test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in
         assert saved.parent == shop / ".cortex" / "clipboard" and saved.read_text() == copied.assembled.text
         await pilot.pause()
         assert any(str(saved) in n.message for n in app._notifications)
+
+
+@pytest.mark.parametrize("size", [(100, 40), (180, 50)])
+async def test_markup_in_commit_subjects_and_memory_titles_is_shown_as_text(repo, size):
+    commit_file(repo, "src/paths.py", "def split(p):\n    return p.split('/')\n", "Handle [/] in paths")
+    Engine(repo).remember(MemoryDraft(text="The [bold] tag must be closed.", title="fix [/] closing tag", kind="note"))
+    app = RecordingApp(EngineBridge(Engine(repo)), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        await pilot.press("4")
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelinePane)
+        table = timeline.query_one("DataTable")
+        assert table.has_focus
+        head = timeline.timeline.entries[0].commit.sha
+        table.move_cursor(row=table.get_row_index(head))
+        await pilot.pause()
+        detail = str(timeline.query_one("#timeline-detail").render())
+        assert "Handle [/] in paths" in detail and "fix [/] closing tag" in detail
+        assert "Handle [/] in paths" in str(table.get_row(head)[2])
+        assert app.is_running
+
+
+def _cursor(pane) -> int | None:
+    widget = pane.navigable()
+    return widget.cursor_line if hasattr(widget, "cursor_line") else (
+        widget.highlighted if hasattr(widget, "highlighted") else widget.cursor_row)
+
+
+@pytest.mark.parametrize("size", [(140, 45), (100, 40)])
+async def test_keys_move_in_every_pane_and_pane_numbers_never_type(shop, size):
+    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        screen = app.screen
+        search = screen.query_one(SearchPane)
+        box = search.query_one("Input")
+        await pilot.press("slash", *"tax")
+        assert box.has_focus and box.value == "tax"
+        await pilot.press("enter")
+        assert search.navigable().has_focus and box.value == "tax"
+        await settle(pilot, SearchFinished)
+        await wait_until(pilot, lambda: len(search.hits) >= 2, "two hits")
+        await pilot.press("j")
+        assert search.highlighted_hit() is search.hits[1] and box.value == "tax"
+        await pilot.press("2", "3", "4", "5", "1")
+        assert box.value == "tax" and screen.query_one(WhatPane).navigable().has_focus
+        await pilot.press("slash", "escape")
+        assert search.navigable().has_focus and box.value == "tax"
+        for number, pane_type in enumerate([WhatPane, SearchPane, GraphPane, TimelinePane, BudgetPane], 1):
+            await pilot.press(str(number))
+            pane = screen.query_one(pane_type)
+            assert pane.navigable().has_focus, pane_type.__name__
+            before = _cursor(pane)
+            await pilot.press("j")
+            moved = _cursor(pane)
+            assert moved != before, f"j did not move in {pane_type.__name__}"
+            await pilot.press("k")
+            assert _cursor(pane) == before, f"k did not move back in {pane_type.__name__}"
+
+
+async def test_footer_names_one_quit(shop):
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        shown = [b for _, b, enabled, _ in app.screen.active_bindings.values() if b.show]
+        assert [b.description for b in shown].count("Quit") == 1
+        assert {b.id for b in shown if b.description == "Quit"} == {"dash.quit"}
+
+
+@pytest.mark.parametrize("size", [(180, 50), (100, 40)])
+async def test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back(shop, size):
+    commit_file(shop, "shop/tax.py", "from .pricing import TAX\n\ndef with_tax(price):\n    return price * (1 + TAX)\n", "Add tax helper")
+    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart total", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        await wait_until(pilot, lambda: len(budget.items) >= 3, "three context items")
+        third = budget.items[2]
+        await pilot.press("5", "j", "j", "x")
+        await wait_until(pilot, lambda: all(i.key != third.key for i in budget.items), "the third item dropped")
+        assert [(i.key, dropped) for i, dropped in budget.rows if dropped] == [(third.key, True)]
+        table = budget.query_one("DataTable")
+        assert str(table.get_row_at(len(budget.items))[0]) == "dropped"
+        await pilot.press("u")
+        await wait_until(pilot, lambda: any(i.key == third.key for i in budget.items), "the item back after u")
+        assert not any(dropped for _, dropped in budget.rows)
+        first = budget.items[0]
+        table.move_cursor(row=0)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: budget.rows and budget.rows[-1] == (first, True), "the first item dropped")
+        table.move_cursor(row=len(budget.rows) - 1)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: any(i.key == first.key for i in budget.items), "the item restored with x")
+
+
+async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop):
+    from cortex_tui.app.confirm import ConfirmScreen
+
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, WhatLoaded)
+        await pilot.press("slash", *"prices include tax twice", "enter")
+        pane = app.screen.query_one(SearchPane)
+        await wait_until(pilot, lambda: pane.hits and pane.hits[0].memory is not None, "the decision as first hit")
+        target = pane.hits[0].memory
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert isinstance(app.screen, DashboardScreen)
+        await pilot.pause(0.2)
+        assert Engine(shop).get(target.id).status == "active"
+        app.messages.clear()
+        await pilot.press("d", "y")
+        await settle(pilot, MemorySaved)
+        assert Engine(shop).get(target.id).status == "deleted"
+        assert any("u brings it back" in n.message for n in app._notifications)
+        app.messages.clear()
+        await pilot.press("u")
+        await settle(pilot, MemorySaved)
+        engine = Engine(shop)
+        versions = engine.history(target.id)
+        assert [v.status for v in versions] == ["deleted", "active"]
+        assert versions[-1].text == target.text and versions[-1].kind == target.kind
+
+
+@pytest.mark.parametrize("typed", ["kind:decision tax", "kind:decision tax ", "tax "])
+async def test_inline_filters_and_trailing_spaces_show_their_results(shop, typed):
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SearchFinished)
+        pane = app.screen.query_one(SearchPane)
+        await pilot.press("slash", *typed)
+        await wait_until(pilot, lambda: pane.hits and any("tax" in h.text.lower() for h in pane.hits), "the hits")
+        await settle(pilot)
+        if typed.startswith("kind:"):
+            assert {h.kind for h in pane.hits} == {"decision"}
+        assert pane.query_one("OptionList").option_count == len(pane.hits) > 0
+
+
+async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_path, monkeypatch):
+    from cortex_tui.core.tokens import count_tokens
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "clipboard.txt"
+    script = bin_dir / "xclip"
+    script.write_text(f"#!/bin/sh\n/bin/cat > {record}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart", remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        seen = {}
+        for fmt in ("markdown", "xml", "json"):
+            if fmt != "markdown":
+                await pilot.press("f")
+                await wait_until(pilot, lambda: budget.view.assembled.format == fmt, f"the {fmt} meter")
+            bar = budget.query_one("#budget-bar").content.plain
+            shown = int(bar.split("\n")[1].split(" / ")[0].replace(",", ""))
+            app.messages.clear()
+            await pilot.press("c")
+            await settle(pilot, ContextCopied)
+            payload = record.read_text()
+            assert shown == count_tokens(payload, budget.view.selection.encoding), fmt
+            toast = list(app._notifications)[-1].message
+            assert f"{shown:,} tokens" in toast or f"{shown} tokens" in toast, toast
+            seen[fmt] = shown
+        assert len(set(seen.values())) == 3, "the formats differ in size, and the meter says so"
+
+
+async def test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size(shop):
+    text = "Nearlimit tariff notes. " + "lorem ipsum dolor sit amet " * 36_000
+    Engine(shop).remember(MemoryDraft(text=text, title="nearlimit", kind="note"))
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, WhatLoaded)
+        pane = app.screen.query_one(SearchPane)
+        await pilot.press("slash", *"nearlimit tariff", "enter")
+        await wait_until(pilot, lambda: any(h.title == "nearlimit" for h in pane.hits), "the large memory")
+        position = next(i for i, h in enumerate(pane.hits) if h.title == "nearlimit")
+        await pilot.press(*["j"] * position)
+        await pilot.pause()
+        body = pane.query_one("#search-preview").content.renderables[1]
+        assert len(body.plain) < 25_000 and f"{len(text.encode()):,} bytes" in body.plain
+        await pilot.press("q")
+    assert not app.is_running
+
+
+def test_a_missing_path_is_one_line_error_not_the_demo(tmp_path):
+    import subprocess
+    import sys
+
+    for path, problem in ((tmp_path / "nonexistent", "does not exist"), (Path(__file__), "is not a directory")):
+        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.main", str(path)], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode != 0 and done.stdout == ""
+        assert done.stderr.strip() == f"cortex-tui: error: {path} {problem}"
+
+
+async def test_the_top_bar_counts_the_files_index_status_counts(shop):
+    (shop / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    (shop / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    git(shop, "add", "logo.png", "latin1.txt")
+    git(shop, "commit", "-q", "-m", "Add a logo and a latin-1 note")
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished)
+        report = app.seen(IndexFinished).report
+        status = Engine(shop).code_index().status()
+        assert report.listed == status.indexed_files + 2
+        top = str(app.screen.query_one("#topbar").content)
+        assert f" {status.indexed_files} files" in top and f" {report.listed} files" not in top
+
+
+STUCK_ENGINE_CALL = '''
+import sys, threading
+from pathlib import Path
+from cortex_tui.app import bridge, main
+
+def graph_that_never_returns(self, node):
+    # An engine call that does not come back (a pathological memory, a hung disk): the worker stays busy for good.
+    Path(sys.argv[2]).write_text("busy")
+    threading.Event().wait()
+
+bridge.EngineBridge.graph = graph_that_never_returns
+sys.exit(main.main([sys.argv[1]]))
+'''
+
+
+@pytest.mark.parametrize("key", [b"q", b"\x03"], ids=["q", "ctrl+c"])
+def test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running(shop, tmp_path, key):
+    """The real `cortex-tui` entry point in a real terminal (a pty): the key must end the process even though a
+    worker thread is still inside an engine call."""
+    import fcntl
+    import pty
+    import signal
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import threading
+    import time
+
+    script, busy = tmp_path / "stuck.py", tmp_path / "busy"
+    script.write_text(STUCK_ENGINE_CALL)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+    child = subprocess.Popen([sys.executable, str(script), str(shop), str(busy)], stdin=slave, stdout=slave,
+                             stderr=slave, start_new_session=True, env={**os.environ, "TERM": "xterm-256color"})
+    os.close(slave)
+    screen = bytearray()
+
+    def drain() -> None:  # the terminal must be read, or the app blocks writing its frames
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            screen.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not busy.exists() and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.1)
+        assert busy.exists(), bytes(screen[-2000:]).decode(errors="replace")
+        time.sleep(0.5)
+        os.write(master, key)
+        assert child.wait(timeout=60) == 0
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        os.close(master)
+
+
+@pytest.mark.parametrize("size", [(180, 50), (240, 60)])
+async def test_wide_terminals_show_whole_paths_ranges_why_and_subjects(shop, size):
+    commit_file(shop, "shop/payments/card_gateway.py",
+                "from shop.pricing import TAX\n\ndef charge_with_tax(amount):\n    return amount * (1 + TAX)\n",
+                "Charge cards with tax applied once, not twice")
+    app = RecordingApp(EngineBridge(Engine(shop)), task="charge cards with tax applied once", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one("DataTable")
+        for row, item in enumerate(budget.items):
+            kind, tokens, label, why = table.get_row_at(row)
+            if item.kind != "memory":
+                assert label.plain.startswith(f"{item.path}:{item.ranges[0][0]}-") and "…" not in label.plain
+            assert why.plain and "…" not in why.plain
+        timeline = app.screen.query_one(TimelinePane)
+        rows = timeline.query_one("DataTable")
+        subject = rows.get_row_at(0)[2]
+        assert subject.plain == "Charge cards with tax applied once, not twice"
+        assert "mem ⚑" in [str(c.label) for c in rows.columns.values()]
+        for pane in (budget, timeline):
+            table = pane.query_one("DataTable")
+            used = sum(c.width + 2 * table.cell_padding for c in table.columns.values())
+            assert used <= pane.content_size.width

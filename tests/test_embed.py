@@ -30,3 +30,15 @@ def test_cache_and_repeats_are_never_embedded_twice():
     vecs, second = emb.embed(["gamma", "alpha beta"], cache)
     assert second.computed == 0 and second.cached == 2
     assert vecs.shape == (2, 384)
+
+
+def test_e5_embeds_queries_and_passages_in_their_roles_and_keys_its_cache_apart():
+    from cortex_tui.core.embed import E5_MODEL
+
+    e5, cache = Embedder(E5_MODEL), DictCache()
+    passages, _ = e5.embed(["parse the config file", "the cat sat on the mat", "bad \udcff bytes \x00 here"], cache)
+    query = e5.embed_one("how do we read configuration")
+    assert passages.shape == (3, 384) and np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-3)
+    assert query @ passages[0] > query @ passages[1] + 0.05
+    assert not np.allclose(query, e5.embed_uncached(["how do we read configuration"])[0])  # query != passage role
+    assert {model for model, _ in cache.data} == {e5.model_id} != {Embedder().model_id}

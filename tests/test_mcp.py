@@ -117,6 +117,25 @@ async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_p
         assert "outside the repository" in await error(client, "graph_neighbors", node="../../etc/passwd")
         assert "outside the repository" in await error(client, "smart_search", query="x", filters={"files": ["escape/a"]})
         assert "empty" in await error(client, "agent_init", goal="  ")
+        one_line = [
+            (await error(client, tool, **arguments), field) for tool, arguments, field in (
+                ("select_context", {"task": "x", "max_items": -1}, "max_items"),
+                ("select_context", {"task": "x", "budget": -5}, "budget"),
+                ("smart_search", {"query": "x", "limit": 0}, "limit"),
+                ("smart_search", {"query": "x", "filters": {"kinds": "decision", "since": 5}}, "filters.kinds"),
+                ("smart_search", {"query": "x", "filters": {"sinse": "7d"}}, "filters.sinse"),
+                ("smart_search", {"query": "x", "filters": {"since": "99999999d"}}, "since"),
+                ("remember", {}, "text"),
+                ("remember", {"text": ["a"], "tags": "x"}, "tags"),
+                ("graph_neighbors", {"node": "x", "depth": 9}, "depth"),
+                ("graph_neighbors", {"node": "x", "limit": 0}, "limit"),
+                ("what_should_i_know", {"per_section": -1}, "per_section"),
+                ("agent_context", {"k": -1}, "k"),
+                ("forget", {"id": 5}, "id"),
+            )
+        ]
+        for message, field in one_line:
+            assert "\n" not in message and field in message, message
         assert (await call(client, "what_should_i_know"))["branch"] == "main", "still serving"
     assert not any(p.name == ".cortex" for p in outside.iterdir())
     written = {p.relative_to(shop).parts[0] for p in shop.rglob("*") if p.is_file() and p.stat().st_mtime > time.time() - 600}
@@ -137,28 +156,82 @@ async def test_the_server_keeps_the_index_fresh(shop):
             pytest.fail("the new file never became searchable")
 
 
-async def test_http_transport_listens_on_localhost_only(shop):
+def _free_port() -> int:
     import socket
-    import subprocess
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "mcp", "-C", str(shop), "--no-watch",
-                             "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return probe.getsockname()[1]
+
+
+async def _wait_listening(port: int) -> None:
+    import socket
+
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        await asyncio.sleep(0.3)
+    pytest.fail("the HTTP server never listened")
+
+
+def _status_of_post(port: int, headers: dict[str, str]) -> int:
+    import urllib.error
+    import urllib.request
+
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await asyncio.sleep(0.3)
-        else:
-            pytest.fail("the HTTP server never listened")
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+async def test_http_transport_needs_the_bearer_token_and_listens_on_localhost_only(shop):
+    import subprocess
+
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from cortex_tui.app.mcp_http import token_path
+
+    token_file = token_path()
+    token_file.unlink(missing_ok=True)
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "mcp", "-C", str(shop), "--no-watch",
+                             "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        await _wait_listening(port)
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert len(token) >= 32
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {token}"},
+                        {"Authorization": f"Bearer {token[:-1]}"}):
+            assert _status_of_post(port, headers) == 401, headers
+        with pytest.raises(BaseException):
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                await client.list_tools()
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
             assert (await call(client, "what_should_i_know"))["branch"] == "main"
         listening = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout if shutil.which("ss") else ""
         assert f"0.0.0.0:{port}" not in listening
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        _, err = proc.communicate(timeout=20)
+    assert str(token_file) in err and token not in err, "the path is printed, never the token"
+
+
+def test_the_token_file_is_made_0600_once_and_refused_when_others_can_read_it(tmp_path):
+    from cortex_tui.app.mcp_http import load_or_create_token
+    from cortex_tui.core.errors import CortexError
+
+    path = tmp_path / "config" / "mcp-token"
+    token = load_or_create_token(path)
+    assert path.stat().st_mode & 0o777 == 0o600 and load_or_create_token(path) == token
+    path.chmod(0o644)
+    with pytest.raises(CortexError, match="readable by others"):
+        load_or_create_token(path)

@@ -32,12 +32,29 @@ def still_repo(empty_repo, monkeypatch):
     return empty_repo
 
 
-@pytest.mark.parametrize("theme", ["cortex-dark", "cortex-light"])
-def test_main_screen(still_repo, snap_compare, theme):
-    app = CortexApp(EngineBridge(Engine(still_repo)), task="cart total rounds prices", theme=theme, remember_theme=False)
+SIZES = {100: 40, 140: 45, 180: 50, 240: 60}
+
+
+@pytest.mark.parametrize("width", sorted(SIZES))
+def test_main_screen(still_repo, snap_compare, width):
+    """Below 110 columns one pane at a time (tabs); from 140 on all five, the timeline and the context budget
+    sharing the bottom row so subjects, paths with line ranges and the "why" column fit."""
+    app = CortexApp(EngineBridge(Engine(still_repo)), task="cart total rounds prices", theme="cortex-dark",
+                    remember_theme=False)
 
     async def loaded(pilot):
         await settle(pilot)
         await pilot.pause(0.1)
 
-    assert snap_compare(app, terminal_size=(160, 45), run_before=loaded)
+    assert snap_compare(app, terminal_size=(width, SIZES[width]), run_before=loaded)
+
+
+def test_main_screen_light(still_repo, snap_compare):
+    app = CortexApp(EngineBridge(Engine(still_repo)), task="cart total rounds prices", theme="cortex-light",
+                    remember_theme=False)
+
+    async def loaded(pilot):
+        await settle(pilot)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(180, 50), run_before=loaded)

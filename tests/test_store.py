@@ -165,3 +165,37 @@ def test_versions_are_compacted_automatically_and_on_demand(repo):
         engine.remember(MemoryDraft(text=f"more {i}"))
     assert len(store.table.list_versions()) <= 6
     assert store.count() == 24
+
+
+def test_writes_retry_only_commit_conflicts_and_only_idempotent_commits(tmp_path):
+    from cortex_tui.core.database import Database, is_commit_conflict
+
+    db = Database(str(tmp_path / "db"), create=True)
+    calls: list[int] = []
+
+    def failing(message: str):
+        def fn():
+            calls.append(1)
+            raise RuntimeError(message)
+        return fn
+
+    # An error that merely mentions a commit is not a conflict: it used to be retried six times.
+    with pytest.raises(RuntimeError):
+        db.write(failing("cannot commit: column type mismatch"))
+    assert len(calls) == 1
+    conflict = "lance error: Too many concurrent writers. Attempted 10 retries., /root/lance-13.0.0/src/retry.rs:103:9"
+    calls.clear()
+    with pytest.raises(RuntimeError):
+        db.commit(failing(conflict), idempotent=False)  # an append is never repeated
+    assert len(calls) == 1
+    calls.clear()
+
+    def lands_third_time():
+        calls.append(1)
+        if len(calls) < 3:
+            raise RuntimeError("lance error: Retryable commit conflict for version 7: an update moved the rows")
+
+    db.commit(lands_third_time)
+    assert len(calls) == 3
+    assert is_commit_conflict(RuntimeError(conflict))
+    assert not is_commit_conflict(RuntimeError("lance error: Incompatible transaction: the schema changed"))

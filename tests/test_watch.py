@@ -1,21 +1,11 @@
 """The watcher keeps the index fresh on a real work tree: a save, a new file, a deletion, a branch switch."""
 
 import queue
-import time
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.watch import IndexWatcher
 
-from .conftest import commit_file, git
-
-
-def wait_for(predicate, seconds=15.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+from .conftest import commit_file, git, wait_for
 
 
 def test_watcher_picks_up_saves_deletes_and_branch_switches(repo):

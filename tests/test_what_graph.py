@@ -1,7 +1,10 @@
 """`what` on a crafted repository, the memory graph, and `--expand`."""
 
+import os
+import subprocess
+
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.graph import neighbours, personalized_pagerank, resolve_node
+from cortex_tui.core.graph import neighbours, resolve_node
 from cortex_tui.core.query import Filters
 from cortex_tui.core.records import MemoryDraft
 
@@ -31,11 +34,37 @@ def test_what_returns_every_section(repo):
     assert on_branch.id in [m.id for m in w.branch_memories]
     assert [m.id for m in w.file_memories] == [about_file.id]
     assert [m.id for m in w.open_tasks][:1] == [task.id] and other.id in [m.id for m in w.open_tasks]
-    assert {m.id for m in w.recent_memories} >= {on_branch.id, task.id}
+    sections = [w.branch_memories, w.file_memories, w.open_tasks, w.recent_memories]
+    shown = [m.id for section in sections for m in section]
+    assert len(shown) == len(set(shown)) and {on_branch.id, task.id} <= set(shown)
     assert [c.subject for c in w.recent_commits][:1] == ["Add cli"]
     assert [f.path for f in w.changed_files][0] == "src/util.py"
     assert {f.state for f in w.changed_files} == {"modified", "untracked"}
     assert w.changed_files[0].imported_by == 2
+
+
+def test_what_groups_sections_caps_agent_steps_and_keeps_old_commits(repo):
+    engine = crafted(repo)
+    git(repo, "checkout", "-q", "main")
+    long_ago = {**os.environ, "GIT_COMMITTER_DATE": "2001-01-01T00:00:00", "GIT_AUTHOR_DATE": "2001-01-01T00:00:00"}
+    for subject in ("Old work", "Older still"):
+        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", subject], cwd=repo, check=True, env=long_ago)
+    notes = [engine.remember(MemoryDraft(text=f"Note {n} about the parser.", kind="note")).memory for n in range(3)]
+    log = engine.agent_log(create=True)
+    log.init("Speed up the parser")
+    for n in range(7):
+        log.log_ota(f"observed {n}", f"thought {n}", f"action {n}")
+    log.commit("Parser profiled")
+    log.log_ota("observed again", "", "tuned")
+    log.commit("Parser tuned")
+    w = engine.what()
+    sections = [w.branch_memories, w.file_memories, w.open_tasks, w.recent_memories]
+    shown = [m for section in sections for m in section]
+    assert len({m.id for m in shown}) == len(shown)
+    assert {n.id for n in notes} <= {m.id for m in shown}
+    agent = [m for m in shown if m.kind == "agent"]
+    assert [m.title for m in agent] == [next(m.title for m in engine.list(kind="agent") if "Parser tuned" in m.text)]
+    assert [c.subject for c in w.recent_commits][:2] == ["Older still", "Old work"]
 
 
 def test_what_on_an_empty_repository_is_a_helpful_empty_state(empty_repo):
@@ -47,7 +76,7 @@ def test_what_on_an_empty_repository_is_a_helpful_empty_state(empty_repo):
 
 def test_graph_edges_and_neighbours(repo):
     engine = crafted(repo)
-    first = engine.remember(MemoryDraft(text="src/core.py calls helper on every request", kind="decision")).memory
+    first = engine.remember(MemoryDraft(text="src/core.py calls helper() on every request", kind="decision")).memory
     second = engine.remember(MemoryDraft(text=f"Follow-up to {first.id}: keep helper small.", files=("src/util.py",))).memory
     graph = engine.graph()
     types = {d["type"] for _, _, d in graph.edges(data=True)}
@@ -58,8 +87,6 @@ def test_graph_edges_and_neighbours(repo):
     assert "file:src/util.py" in two and "sym:helper" in two
     assert resolve_node(graph, "src/util.py") == "file:src/util.py"
     assert resolve_node(graph, "helper") == "sym:helper"
-    ranks = personalized_pagerank(graph, ["file:src/util.py"])
-    assert ranks["file:src/util.py"] > ranks["file:src/cli.py"]
 
 
 def test_search_expand_adds_linked_neighbours(repo):

@@ -1,24 +1,46 @@
-"""Pane 5: the selected-context budget meter — used vs budget by kind, the chosen items and why, what was left out."""
+"""Pane 5: the selected-context budget meter — the tokens of exactly what `c` copies, the chosen items and why,
+the items the person dropped (restorable), and what was left out."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from ..core.assemble import Assembled
 from ..core.select import Item, Selection
-from .format import clip
+from .format import clip, clip_left, styled
+from .keymap import bindings
 from .pane import Pane
+from .table import fit_columns
 
-BAR_MAX = 40
+BAR_MAX = 60
+COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
+SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency": "recent", "memories": "mem"}
+"""Short names for the selector's signals, so the two strongest fit the "why" column."""
+
+
+def item_key(item: Item) -> str:
+    """How the selector names an item in pins and exclusions: a memory by its key, code by its path."""
+    return item.key if item.kind == "memory" else item.path
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    """Everything the pane shows: the selection, its assembled text in the chosen format, pins and dropped items."""
+
+    selection: Selection
+    assembled: Assembled
+    pins: frozenset[str]
+    dropped: tuple[Item, ...]
 
 
 class BudgetPane(Pane):
-    """Shows a `Selection`; its keys pin or drop the highlighted item, the screen does the rest."""
+    """Shows a `BudgetView`; its keys pin, drop or restore the highlighted item, the screen does the rest."""
 
     DEFAULT_CSS = """
     BudgetPane #budget-task { padding: 0 1; color: $text; height: auto; max-height: 3; }
@@ -27,18 +49,16 @@ class BudgetPane(Pane):
     BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 4; }
     """
     PANE_TITLE = "5 Selected context"
-    BINDINGS = [
-        Binding("x", "drop", "Drop item", id="budget.drop", tooltip="Leave the highlighted item out of the context"),
-        Binding("p", "pin", "Pin item", id="budget.pin", tooltip="Always include the highlighted item"),
-    ]
+    LIST = "budget-table"
+    BINDINGS = bindings("budget")
 
     @dataclass
     class ItemToggled(Message):
-        """The person pinned (`pin=True`) or dropped an item; `key` is a path or `memory:<id>`."""
+        """The person dropped, restored or pinned an item (`change` is `drop`, `restore` or `pin`)."""
 
         pane: "BudgetPane"
-        key: str
-        pin: bool
+        item: Item
+        change: str
 
         @property
         def control(self) -> "BudgetPane":
@@ -46,70 +66,120 @@ class BudgetPane(Pane):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.items: list[Item] = []
+        self.view: BudgetView | None = None
+        self.rows: list[tuple[Item, bool]] = []
+        """Row by row: the item and whether it is a dropped one."""
+        self.shown_tokens: int | None = None
+        """The meter's total: the token count of the assembled text that `c` copies."""
+        self._width = 0
 
     def compose(self) -> ComposeResult:
-        yield Static("[dim]no task yet: type a search and press t[/dim]", id="budget-task")
+        yield Static(styled(("no task yet: type a search and press t", "dim")), id="budget-task")
         yield Static("", id="budget-bar")
-        table = DataTable(id="budget-table", cursor_type="row")
-        # Fixed widths: auto-sized columns keep the widths of earlier, longer rows after a clear.
-        for label, width in (("kind", 7), ("tokens", 6), ("item", 40), ("why", 30)):
-            table.add_column(label, width=width)
-        yield table
+        yield DataTable(id="budget-table", cursor_type="row")
         yield Static("", id="budget-left")
 
-    def show(self, selection: Selection, fmt: str, pins: frozenset[str]) -> None:
-        self.items = selection.chosen
-        self.query_one("#budget-task", Static).update(f"[b]task:[/b] {clip(selection.task, 120)}  [dim]({fmt})[/dim]")
-        self.query_one("#budget-bar", Static).update(self._bar(selection))
-        table = self.query_one(DataTable)
-        table.clear()
-        for item in selection.chosen:
-            key = item.key if item.kind == "memory" else item.path
-            pin = "📌" if key in pins else ""
-            why = ", ".join(f"{k} {v:.2f}" for k, v in sorted(item.signals.items(), key=lambda kv: -kv[1])[:2] if k != "role")
-            table.add_row(f"{pin}{item.kind}", Text(f"{item.tokens:,}", justify="right"), clip(_label(item), 40), why,
-                          key=item.key)
-        left = ", ".join(f"{clip(_label(i), 30)} ({i.tokens:,})" for i in selection.left_out[:6])
-        notes = "; ".join(selection.notes)
-        self.query_one("#budget-left", Static).update(
-            "\n".join(filter(None, [f"left out: {left}" if left else "", notes])))
+    @property
+    def items(self) -> list[Item]:
+        return self.view.selection.chosen if self.view else []
 
-    def _bar(self, selection: Selection) -> Text:
-        used_memory = sum(i.tokens for i in selection.chosen if i.kind == "memory")
-        used_code = selection.tokens - used_memory
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width and self.view is not None:
+            self._fill()
+
+    def show(self, view: BudgetView) -> None:
+        self.view = view
+        selection, assembled = view.selection, view.assembled
+        task = styled(("task: ", "bold"), clip(selection.task, 300), (f"  ({assembled.format})", "dim"))
+        task.no_wrap = False
+        self.query_one("#budget-task", Static).update(task)
+        self.shown_tokens = assembled.tokens
+        self.query_one("#budget-bar", Static).update(self._bar(selection, assembled, len(view.dropped)))
+        self._fill()
+        notes = list(selection.notes)
+        if assembled.dropped:
+            notes.append(f"{len(assembled.dropped)} item(s) did not fit once rendered as {assembled.format}: "
+                         + ", ".join(_label(i, 40) for i in assembled.dropped[:4]))
+        left = ", ".join(f"{_label(i, 40)} ({i.tokens:,})" for i in selection.left_out[:6])
+        lines = [f"left out: {left}" if left else "", *notes]
+        self.query_one("#budget-left", Static).update(Text(clip("\n".join(filter(None, lines)), 2000)))
+
+    def _fill(self) -> None:
+        """(Re)build the rows for the pane's width, keeping the highlighted row."""
+        view = self.view
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        self._width = self.size.width
+        widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20)
+        self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
+        for item, dropped in self.rows:
+            pin = "📌" if item_key(item) in view.pins else ""
+            kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{item.kind}")
+            why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
+            label = styled((_label(item, widths["item"]), "dim strike" if dropped else ""))
+            table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),
+                          key=("dropped:" if dropped else "") + item.key)
+        if table.row_count:
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+
+    def _bar(self, selection: Selection, assembled: Assembled, dropped: int) -> Text:
+        kept = assembled.items
+        used_memory = sum(i.tokens for i in kept if i.kind == "memory")
+        used_code = sum(i.tokens for i in kept if i.kind != "memory")
         width = max(min(self.size.width - 4, BAR_MAX), 10)
-        scale = width / max(selection.budget, 1)
+        # The cells split the assembled total (headers included) in proportion to the items' own tokens.
+        scale = width * assembled.tokens / max(selection.budget, 1) / max(used_memory + used_code, 1)
         memory_cells, code_cells = round(used_memory * scale), round(used_code * scale)
         variables = self.app.theme_variables
         bar = Text()
         bar.append("█" * memory_cells, style=variables.get("budget-memory", "magenta"))
         bar.append("█" * code_cells, style=variables.get("budget-code", "blue"))
         bar.append("░" * max(width - memory_cells - code_cells, 0), style="dim")
-        share = selection.tokens / max(selection.budget, 1)
+        share = assembled.tokens / max(selection.budget, 1)
         style = variables.get("budget-warn", "red") if share > 0.95 else ""
-        bar.append(f"\n{selection.tokens:,} / {selection.budget:,} tokens ({selection.encoding})", style=style)
-        bar.append(f"\nmemories {used_memory:,} · code {used_code:,} · {len(selection.chosen)} items", style="dim")
+        bar.append(f"\n{assembled.tokens:,} / {selection.budget:,} tokens ({selection.encoding}, {assembled.format})",
+                   style=style)
+        bar.append(f"\nmemories {used_memory:,} · code {used_code:,} · {len(kept)} items", style="dim")
+        if dropped:
+            bar.append(f" · {dropped} dropped (at the end of the list; x or u restores)", style="dim")
         return bar
 
-    def _highlighted(self) -> Item | None:
-        table = self.query_one(DataTable)
-        row = table.cursor_row
-        return self.items[row] if self.items and 0 <= row < len(self.items) else None
+    def _highlighted(self) -> tuple[Item, bool] | None:
+        row = self.query_one(DataTable).cursor_row
+        return self.rows[row] if 0 <= row < len(self.rows) else None
 
     def action_drop(self) -> None:
-        item = self._highlighted()
-        if item is not None:
-            self.post_message(self.ItemToggled(self, item.key if item.kind == "memory" else item.path, pin=False))
+        found = self._highlighted()
+        if found is not None:
+            item, dropped = found
+            self.post_message(self.ItemToggled(self, item, "restore" if dropped else "drop"))
 
     def action_pin(self) -> None:
-        item = self._highlighted()
-        if item is not None:
-            self.post_message(self.ItemToggled(self, item.key if item.kind == "memory" else item.path, pin=True))
+        found = self._highlighted()
+        if found is not None:
+            self.post_message(self.ItemToggled(self, found[0], "pin"))
 
 
-def _label(item: Item) -> str:
-    """People recognise a memory by its kind and title, a code item by its path and lines."""
+def _strongest(signals: dict[str, float]) -> list[tuple[str, float]]:
+    """The two signals that did most for an item (the role factor scales them all, so it is no reason)."""
+    return sorted(((k, v) for k, v in signals.items() if k != "role" and v > 0), key=lambda kv: -kv[1])[:2]
+
+
+def _label(item: Item, width: int) -> str:
+    """People recognise a memory by its kind and title, a code item by its path and lines. The path stays whole
+    (it is cut from the left only when it alone is too wide); adjacent line ranges are shown as one, and ranges that
+    do not fit end in `…`."""
     if item.memory is not None:
-        return f"{item.memory.kind}: {item.memory.title or item.memory.text}"
-    return item.provenance
+        return clip(f"{item.memory.kind}: {item.memory.title or item.memory.text[:200]}", width)
+    spans: list[list[int]] = []
+    for start, end in item.ranges:
+        if spans and start <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    ranges = ",".join(f"{a}-{b}" for a, b in spans)
+    path = clip_left(item.path, max(width - min(len(ranges), 10) - 1, 8)) if ranges else clip_left(item.path, width)
+    if not ranges:
+        return path
+    room = width - len(path) - 1
+    return f"{path}:{ranges if len(ranges) <= room else clip(ranges, max(room, 2))}"

@@ -1,9 +1,26 @@
-"""Small text helpers shared by the panes."""
+"""Small text helpers shared by the panes.
+
+Everything a user, a repository or an agent wrote (commit subjects, titles, paths, branch names, task text) reaches
+Textual through these helpers as `rich.text.Text`, never as markup: a subject like `Handle [/] in paths` is text to
+show, not a closing tag. Control characters are shown as visible symbols so an escape sequence in a memory cannot
+drive the terminal.
+"""
 
 from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
+
+from rich.text import Text
+
+PREVIEW_CHARS = 20_000
+"""How much of one text a pane renders; a megabyte memory would otherwise stall every repaint."""
+
+# C0 controls (but newline and tab, which `one_line` folds) and DEL become their Unicode control pictures (␛, ␡);
+# C1 controls become the replacement character.
+_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE[0x7F] = 0x2421
+_VISIBLE.update({c: 0xFFFD for c in range(0x80, 0xA0)})
 
 
 def now() -> datetime:
@@ -23,6 +40,39 @@ def age(stamp: datetime | None) -> str:
     return "now"
 
 
+def visible(text: str) -> str:
+    """The text with control characters replaced by visible symbols (newlines and tabs kept)."""
+    return text.translate(_VISIBLE)
+
+
 def clip(text: str, width: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """One line of at most `width` characters; only a bounded prefix is looked at, so megabytes cost nothing."""
+    head = text[: width * 4 + 64] if len(text) > width * 4 + 64 else text
+    line = visible(" ".join(head.split()))
+    return line if len(line) <= width and head is text else line[: max(width - 1, 0)] + "…"
+
+
+def clip_left(text: str, width: int) -> str:
+    """Like `clip`, but keeps the end: a path's file name and line ranges matter more than its first folders."""
+    line = visible(" ".join(text.split())) if len(text) <= width * 4 + 64 else clip(text, width * 4)
+    return line if len(line) <= width else "…" + line[len(line) - width + 1 :]
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A line assembled from plain strings and (string, style) pairs; the strings are never read as markup."""
+    out = Text(no_wrap=True, overflow="ellipsis", end="")
+    for part in parts:
+        text, style = (part, "") if isinstance(part, str) else part
+        out.append(visible(text), style=style)
+    return out
+
+
+def bounded(text: str, limit: int = PREVIEW_CHARS) -> Text:
+    """A long text as a prefix and its full size, so showing a megabyte memory costs what showing 20 kB does."""
+    if len(text) <= limit:
+        return Text(visible(text))
+    size = len(text.encode("utf-8", "surrogatepass"))
+    shown = Text(visible(text[:limit]))
+    shown.append(f"\n… {size:,} bytes in all; the first {limit:,} characters are shown "
+                 "(`cortex show ID` prints the whole text)", style="dim italic")
+    return shown

@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import Tree
 
 from ..core.graph import Neighbour
-from .format import clip
+from .format import clip, styled
 from .pane import Pane
 
 _ICONS = {"mem": "◆", "file": "▤", "sym": "ƒ", "commit": "●"}
@@ -20,9 +20,10 @@ class GraphPane(Pane):
     """Neighbours grouped by edge type under the centre node."""
 
     DEFAULT_CSS = """
-    GraphPane Tree { height: 1fr; background: $surface; }
+    GraphPane Tree { height: 1fr; background: $surface; text-wrap: nowrap; text-overflow: ellipsis; }
     """
     PANE_TITLE = "3 Memory graph"
+    LIST = "graph-tree"
 
     @dataclass
     class Recentered(Message):
@@ -41,15 +42,15 @@ class GraphPane(Pane):
     def show(self, centre: str, label: str, found: list[Neighbour]) -> None:
         tree = self.query_one(Tree)
         tree.clear()
-        tree.root.set_label(f"{_ICONS.get(centre.split(':', 1)[0], '')} {clip(label, 60)}")
+        tree.root.set_label(styled(f"{_ICONS.get(centre.split(':', 1)[0], '')} ", clip(label, 200)))
         tree.root.data = centre
         groups: dict[str, list[Neighbour]] = {}
         for n in found:
             groups.setdefault(n.via, []).append(n)
         for via, members in groups.items():
-            branch = tree.root.add(f"[dim]{via}[/dim] ({len(members)})", expand=len(groups) <= 4)
+            branch = tree.root.add(styled((clip(via, 60), "dim"), f" ({len(members)})"), expand=len(groups) <= 4)
             for n in members:
-                branch.add_leaf(f"{_ICONS.get(n.node.split(':', 1)[0], '')} {clip(n.label, 56)}", data=n.node)
+                branch.add_leaf(styled(f"{_ICONS.get(n.node.split(':', 1)[0], '')} ", clip(n.label, 200)), data=n.node)
         tree.root.expand()
 
     @on(Tree.NodeSelected, "#graph-tree")

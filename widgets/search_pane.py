@@ -9,37 +9,42 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..core.search import SearchHit, SearchResults
-from .format import age, clip
+from .format import PREVIEW_CHARS, age, bounded, clip, clip_left, styled, visible
+from .keymap import bindings
 from .pane import Pane
 
 
+def normalised(query: str) -> str:
+    """What decides whether two inputs ask the same thing: a trailing space does not make a new search."""
+    return " ".join(query.split())
+
+
 class SearchPane(Pane):
-    """Typing asks for a search (debounced by the screen's exclusive worker); results arrive through `show`."""
+    """Typing asks for a search (the screen's exclusive worker runs it); results arrive through `show`, and only
+    results for what the box holds now are shown."""
 
     DEFAULT_CSS = """
     SearchPane Input { margin: 0 0; border: tall $panel; }
-    SearchPane #search-status { color: $text-muted; padding: 0 1; height: 1; }
-    SearchPane #search-results { height: 1fr; border: none; background: $surface; }
+    SearchPane #search-status { color: $text-muted; padding: 0 1; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    SearchPane #search-results { height: 1fr; border: none; background: $surface; text-wrap: nowrap; text-overflow: ellipsis; }
     SearchPane #search-preview { height: 1fr; padding: 0 1; background: $panel; overflow-y: auto; }
     """
     PANE_TITLE = "2 Smart search"
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False, id="search.down", tooltip="Next result"),
-        Binding("k", "cursor_up", "Up", show=False, id="search.up", tooltip="Previous result"),
-    ]
+    LIST = "search-results"
+    BINDINGS = bindings("search")
 
     @dataclass
     class QueryChanged(Message):
-        """The person typed; the screen starts a search."""
+        """The person typed (or pressed enter: `submitted`); the screen starts a search."""
 
         pane: "SearchPane"
         text: str
+        submitted: bool = False
 
         @property
         def control(self) -> "SearchPane":
@@ -61,7 +66,9 @@ class SearchPane(Pane):
         self.hits: list[SearchHit] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="search memories and code…  kind:decision file:src/app.py since:7d", id="search-input")
+        # select_on_focus off: `/` must not arm the next key to replace the whole query.
+        yield Input(placeholder="search memories and code…  kind:decision file:src/app.py since:7d",
+                    id="search-input", select_on_focus=False)
         yield Static("", id="search-status")
         yield OptionList(id="search-results")
         yield Static("", id="search-preview")
@@ -74,21 +81,31 @@ class SearchPane(Pane):
     def _changed(self, event: Input.Changed) -> None:
         self.post_message(self.QueryChanged(self, event.value))
 
-    def show(self, results: SearchResults) -> None:
-        if results.query != self.text:
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.navigable().focus()
+        self.post_message(self.QueryChanged(self, event.value, submitted=True))
+
+    def action_leave_input(self) -> None:
+        self.navigable().focus()
+
+    def show(self, results: SearchResults, request: str) -> None:
+        """`request` is the raw text the search was asked for; results for an older text are dropped."""
+        if normalised(request) != normalised(self.text):
             return
         self.hits = results.hits
         listing = self.query_one(OptionList)
         listing.clear_options()
         for hit in results.hits:
-            where = hit.location if hit.source == "code" else f"{hit.kind}"
+            where = hit.location if hit.source == "code" else hit.kind
             when = age(hit.memory.updated_at) if hit.memory else ""
-            listing.add_option(Option(f"{hit.score.total:5.2f} [b]{clip(hit.title, 36)}[/b] [dim]{clip(where, 34)} {when}[/dim]"))
-        fresh = {True: "index fresh", False: "[yellow]index stale[/yellow]", None: "no code index"}[results.index_fresh]
+            listing.add_option(Option(styled(f"{hit.score.total:5.2f} ", (clip(hit.title, 40), "bold"),
+                                             (f"  {clip_left(where, 48)} {when}", "dim"))))
+        fresh = {True: ("index fresh", ""), False: ("index stale", "yellow"), None: ("no code index", "")}[results.index_fresh]
         pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
         label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
         notes = ("  " + "; ".join(results.notes)) if results.notes else ""
-        self.query_one("#search-status", Static).update(f"{label} · {fresh}{pending}{notes}")
+        self.query_one("#search-status", Static).update(styled(f"{label} · ", fresh, f"{pending}{clip(notes, 300)}"))
         if results.hits:
             listing.highlighted = 0
         else:
@@ -104,16 +121,16 @@ class SearchPane(Pane):
         if hit is None:
             return
         head = Text()
-        head.append(f"{hit.title}\n", style="bold")
-        head.append(f"{hit.location}  ·  {hit.score.explain()}\n", style="dim")
-        if hit.source == "code":
+        head.append(f"{visible(clip(hit.title, 300))}\n", style="bold")
+        head.append(f"{visible(clip(hit.location, 300))}  ·  {hit.score.explain()}\n", style="dim")
+        if hit.source == "code" and len(hit.text) <= PREVIEW_CHARS:
             # Verbatim, indentation kept, numbered as in the file.
             theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
             lexer = Syntax.guess_lexer(hit.path, hit.text)
-            body = Syntax(hit.text, lexer, theme=theme, line_numbers=True, start_line=hit.start_line,
+            body = Syntax(visible(hit.text), lexer, theme=theme, line_numbers=True, start_line=hit.start_line,
                           background_color="default", word_wrap=True)
         else:
-            body = Text(hit.text)
+            body = bounded(hit.text)
         self.query_one("#search-preview", Static).update(Group(head, body))
 
     @on(OptionList.OptionSelected, "#search-results")
@@ -121,9 +138,3 @@ class SearchPane(Pane):
         hit = self.highlighted_hit()
         if hit is not None:
             self.post_message(self.HitChosen(self, hit))
-
-    def action_cursor_down(self) -> None:
-        self.query_one(OptionList).action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self.query_one(OptionList).action_cursor_up()

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual import on
+from rich.text import Text
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.timeline import Timeline
-from .format import age, clip
+from .format import age, clip, clip_left, styled
 from .pane import Pane
+from .table import fit_columns
+
+COLUMNS = [("commit", 8), ("age", 4), ("subject", 0), ("mem ⚑", 6)]
 
 
 class TimelinePane(Pane):
@@ -22,6 +26,7 @@ class TimelinePane(Pane):
     TimelinePane #timeline-detail { height: 1fr; padding: 0 1; background: $panel; overflow-y: auto; }
     """
     PANE_TITLE = "4 Branch timeline"
+    LIST = "timeline-table"
 
     @dataclass
     class CommitChosen(Message):
@@ -37,44 +42,66 @@ class TimelinePane(Pane):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.timeline: Timeline | None = None
+        self._width = 0
 
     def compose(self) -> ComposeResult:
-        table = DataTable(id="timeline-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("commit", "age", "subject", "mem")
-        yield table
+        yield DataTable(id="timeline-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="timeline-detail")
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width and self.timeline is not None:
+            self._fill()
 
     def show(self, timeline: Timeline) -> None:
         self.timeline = timeline
-        self.border_title = f"{self.PANE_TITLE} · {timeline.branch or 'no branch'}"
-        table = self.query_one(DataTable)
-        table.clear()
-        if timeline.uncommitted:
-            table.add_row("(now)", "", f"{len(timeline.uncommitted)} memories since the last commit", str(len(timeline.uncommitted)), key="now")
-        for entry in timeline.entries:
-            marks = f"{len(entry.memories)}" + (f" ⚑{len(entry.agent_commits)}" if entry.agent_commits else "")
-            table.add_row(entry.commit.short, age(entry.commit.time), clip(entry.commit.subject, 48),
-                          marks if entry.memories else "", key=entry.commit.sha)
+        self.border_title = styled(f"{self.PANE_TITLE} · ", clip(timeline.branch or "no branch", 60))
+        self._fill()
         others = [b for b in timeline.branches if b != timeline.branch]
         detail = self.query_one("#timeline-detail", Static)
-        detail.update(f"[dim]other branches: {', '.join(others) or 'none'}[/dim]" if timeline.entries else
-                      "[dim]no commits yet[/dim]")
+        detail.update(styled(("other branches: " + clip(", ".join(others) or "none", 2000), "dim")) if timeline.entries
+                      else styled(("no commits yet", "dim")))
+
+    def _fill(self) -> None:
+        """(Re)build the rows for the pane's width, keeping the highlighted row."""
+        timeline = self.timeline
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        self._width = self.size.width
+        widths = fit_columns(table, COLUMNS, self.content_size.width)
+        if timeline.uncommitted:
+            table.add_row("(now)", "", f"{len(timeline.uncommitted)} memories since the last commit",
+                          str(len(timeline.uncommitted)), key="now")
+        for entry in timeline.entries:
+            marks = f"{len(entry.memories)}" + (f" ⚑{len(entry.agent_commits)}" if entry.agent_commits else "")
+            table.add_row(entry.commit.short, age(entry.commit.time), styled(clip(entry.commit.subject, widths["subject"])),
+                          marks if entry.memories else "", key=entry.commit.sha)
+        if table.row_count:
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
 
     @on(DataTable.RowHighlighted, "#timeline-table")
     def _detail(self, event: DataTable.RowHighlighted) -> None:
         if self.timeline is None or event.row_key is None:
             return
         key = event.row_key.value
+        text = Text()
         if key == "now":
-            lines = [f"◆ {m.kind}: {m.title}" for m in self.timeline.uncommitted]
+            memories = self.timeline.uncommitted
         else:
             entry = next((e for e in self.timeline.entries if e.commit.sha == key), None)
             if entry is None:
                 return
-            lines = [f"[b]{entry.commit.subject}[/b] — {entry.commit.author}"]
-            lines += [f"◆ {m.kind}: {m.title}" for m in entry.memories]
-            lines += [f"  {f}" for f in entry.commit.files[:20]]
-        self.query_one("#timeline-detail", Static).update("\n".join(lines))
+            memories = entry.memories
+            text.append_text(styled((clip(entry.commit.subject, 300), "bold"), f" — {clip(entry.commit.author, 80)}"))
+            text.append("\n")
+        for m in memories:
+            text.append_text(styled(f"◆ {m.kind}: ", clip(m.title, 300)))
+            text.append("\n")
+        if key != "now":
+            for path in entry.commit.files[:20]:
+                text.append_text(styled(f"  {clip_left(path, 300)}"))
+                text.append("\n")
+        text.rstrip()
+        self.query_one("#timeline-detail", Static).update(text)
 
     @on(DataTable.RowSelected, "#timeline-table")
     def _chosen(self, event: DataTable.RowSelected) -> None:

@@ -1,9 +1,10 @@
-"""`cortex bench localize`: does the selector pick the files a real bug fix changed?
+"""`cortex bench localize`: does the context a method builds show the code a real bug fix changed?
 
 Each task is a commit's message (file names stripped) and the non-test source files it changed. The tree at the
 parent commit is extracted from a bare git directory (`git archive`, read-only) and every method runs on that same
-tree with the same budget: our selector, BM25 over whole files, identifier grep, random, and cognitive-cache through
-its Python API. Fields that reveal the answer (`task_raw`, `commit`, `all_changed_files`) never reach any method.
+tree with the same budget: our selector (lexical index, and optionally with the candidate files embedded), BM25
+over whole files, identifier grep, random, and cognitive-cache through its Python API. Fields that reveal the answer
+(`task_raw`, `commit`, `all_changed_files`) never reach any method; only the scorer (`scoring.py`) reads the fix.
 """
 
 from __future__ import annotations
@@ -27,59 +28,37 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Settings
+from ..database import quote
 from ..engine import Engine
 from ..errors import CortexError
 from ..languages import is_test_path, language_of
+from ..locations import cache_dir
 from ..query import STOP_WORDS
 from ..text import split_identifier
 from ..tokens import count_tokens
 from ..walk import list_files
+from .scoring import MethodScore, Shown, edit_lines
+from .vectors import DiskVectorCache
 
-METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
+METHODS = ("cortex", "cortex+embed", "bm25", "grep", "random", "cognitive-cache")
+DEFAULT_METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
+EMBED_FILES = 20
+"""`cortex+embed` embeds the chunks of this many candidate files (the lexical ranking's best) per task: a user's
+index would have every chunk embedded, but embedding whole trees per task costs minutes on two cores."""
 _SOURCE_LANGS = {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "ruby", "c", "cpp"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
 class Task:
-    """One localisation task."""
+    """One localisation task. `commit` is for the scorer alone (to read the fix's diff); no method receives it."""
 
     id: str
     git_dir: Path
     parent: str
     task: str
     gold: tuple[str, ...]
-
-
-@dataclass
-class MethodScore:
-    """Sums over tasks for one method."""
-
-    recall_budget: float = 0.0
-    recall_at: dict[int, float] | None = None
-    hit5: float = 0.0
-    times: list[float] | None = None
-    tasks: int = 0
-
-    def add(self, gold: set[str], selected: list[str], ranked: list[str], seconds: float) -> None:
-        self.recall_at = self.recall_at or {1: 0.0, 5: 0.0, 10: 0.0}
-        self.times = self.times or []
-        self.tasks += 1
-        self.recall_budget += len(gold & set(selected)) / len(gold)
-        for k in self.recall_at:
-            self.recall_at[k] += len(gold & set(ranked[:k])) / len(gold)
-        self.hit5 += 1.0 if gold & set(ranked[:5]) else 0.0
-        self.times.append(seconds)
-
-    def row(self) -> dict:
-        n = max(self.tasks, 1)
-        return {
-            "recall@budget": round(self.recall_budget / n, 3),
-            **{f"R@{k}": round(v / n, 3) for k, v in (self.recall_at or {}).items()},
-            "hit@5": round(self.hit5 / n, 3),
-            "median_s": round(statistics.median(self.times), 2) if self.times else 0.0,
-            "tasks": self.tasks,
-        }
+    commit: str = ""
 
 
 def load_tasks(path: Path, mirrors: Path) -> list[Task]:
@@ -91,7 +70,7 @@ def load_tasks(path: Path, mirrors: Path) -> list[Task]:
         git_dir = mirrors / row["mirror_git_dir_name"] / "repo"
         if not git_dir.exists():
             raise CortexError(f"task {row['id']}: no bare git directory at {git_dir} (fetch the repository first)")
-        tasks.append(Task(row["id"], git_dir, row["parent"], row["task"], tuple(row["gold_files"])))
+        tasks.append(Task(row["id"], git_dir, row["parent"], row["task"], tuple(row["gold_files"]), row["commit"]))
     return tasks
 
 
@@ -116,7 +95,7 @@ def mine_tasks(repo: Path, limit: int = 30, scan: int = 3000) -> list[Task]:
         text = _strip_names(message, files)
         if len(text.split()) < 8:
             continue
-        tasks.append(Task(sha[:12], git_dir, parents.split()[0], text, tuple(source)))
+        tasks.append(Task(sha[:12], git_dir, parents.split()[0], text, tuple(source), sha))
         if len(tasks) >= limit:
             break
     return tasks
@@ -168,14 +147,15 @@ class _Files:
                 token_cache[key] = count_tokens(text)
             self.tokens[path] = token_cache[key]
 
-    def pack(self, ranked: list[str], budget: int) -> list[str]:
-        chosen, used = [], 0
+    def shown(self, ranked: list[str], budget: int, seconds: float) -> Shown:
+        """Whole files in ranked order while they fit the budget."""
+        texts, used = {}, 0
         for path in ranked:
             cost = self.tokens.get(path, 0)
             if used + cost <= budget:
-                chosen.append(path)
+                texts[path] = self.texts[path]
                 used += cost
-        return chosen
+        return Shown(ranked, texts, used, seconds)
 
 
 def _terms(text: str) -> list[str]:
@@ -222,43 +202,78 @@ def grep_rank(files: _Files, task: str) -> list[str]:
     return sorted(scores, key=lambda p: (-scores[p], p))
 
 
-def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = METHODS,
-        progress: Callable[[str], None] | None = None, settings: Settings | None = None) -> dict[str, dict]:
+def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = DEFAULT_METHODS,
+        progress: Callable[[str], None] | None = None, settings: Settings | None = None,
+        vector_cache: Path | None = None) -> dict[str, dict]:
+    """Every method on every task, in one process; returns a row of scores per method."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise CortexError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
     settings = settings or Settings()
     scores = {m: MethodScore() for m in methods}
     token_cache: dict[str, int] = {}
+    cache = DiskVectorCache(vector_cache or cache_dir() / "bench" / "vectors.sqlite") if "cortex+embed" in methods else None
     if "cognitive-cache" in methods:
         offline_tiktoken()
         from cognitive_cache import select_context_from_repo
     for number, task in enumerate(tasks, 1):
-        gold = set(task.gold)
+        gold = {path: edit_lines(task.git_dir, task.parent, task.commit, path) for path in task.gold}
         with tempfile.TemporaryDirectory() as tmp:
             tree = Path(tmp) / "tree"
             tree.mkdir()
             extract(task, tree)
             files = _Files(tree, token_cache)
+            shown: dict[str, Shown] = {}
             if "cortex" in methods:
-                t0 = time.perf_counter()
-                engine = Engine(tree, db=str(Path(tmp) / "db"), settings=settings)
-                engine.code_index(create=True).update(embed=False)
-                sel = engine.select(task.task, budget, include_tests="no")
-                scores["cortex"].add(gold, sel.files, sel.ranked_files, time.perf_counter() - t0)
+                shown["cortex"] = _cortex(tree, Path(tmp) / "db", task.task, budget, settings)
+            if "cortex+embed" in methods:
+                shown["cortex+embed"] = _cortex(tree, Path(tmp) / "db-embed", task.task, budget, settings, cache)
             for name, ranker in (("bm25", bm25_rank), ("grep", grep_rank)):
                 if name in methods:
                     t0 = time.perf_counter()
                     ranked = ranker(files, task.task)
-                    scores[name].add(gold, files.pack(ranked, budget), ranked, time.perf_counter() - t0)
+                    shown[name] = files.shown(ranked, budget, time.perf_counter() - t0)
             if "random" in methods:
                 t0 = time.perf_counter()
                 ranked = sorted(files.texts)
                 random.Random(task.id).shuffle(ranked)
-                scores["random"].add(gold, files.pack(ranked, budget), ranked, time.perf_counter() - t0)
+                shown["random"] = files.shown(ranked, budget, time.perf_counter() - t0)
             if "cognitive-cache" in methods:
                 t0 = time.perf_counter()
                 result = select_context_from_repo(str(tree), task.task, budget=budget, include_tests=False)
                 picked = [s.source.path for s in result.selected]
-                scores["cognitive-cache"].add(gold, picked, picked, time.perf_counter() - t0)
+                # Its content may be cut down to the regions it found relevant: score what it actually gave.
+                texts = {s.source.path: s.source.content for s in result.selected}
+                shown["cognitive-cache"] = Shown(picked, texts, result.total_tokens, time.perf_counter() - t0)
+        line = []
+        for name, s in shown.items():
+            edit, present = scores[name].add(gold, s)
+            line.append(f"{name} {edit:.2f}/{present:.2f}")
         if progress:
-            progress(f"[{number}/{len(tasks)}] {task.id}: " + ", ".join(
-                f"{m} {s.recall_budget / max(s.tasks, 1):.2f}" for m, s in scores.items()))
+            progress(f"[{number}/{len(tasks)}] {task.id} (edit/file): " + ", ".join(line))
+    if cache is not None:
+        cache.close()
     return {m: s.row() for m, s in scores.items()}
+
+
+def _cortex(tree: Path, db: Path, task: str, budget: int, settings: Settings, cache: DiskVectorCache | None = None) -> Shown:
+    """Index the tree from scratch and select. With a vector cache, first embed the chunks of the lexical
+    ranking's best files (vectors shared across tasks by content hash), then select again with both signals."""
+    t0 = time.perf_counter()
+    engine = Engine(tree, db=str(db), settings=settings)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    sel = engine.select(task, budget, include_tests="no")
+    if cache is not None:
+        candidates = sel.ranked_files[:EMBED_FILES]
+        if candidates:
+            # The index's own cache lives in this task's temporary database; the disk cache outlives it.
+            index.vector_cache = cache
+            wanted = index.chunks.count_rows(f"path IN ({', '.join(quote(p) for p in candidates)})")
+            index.embed_pending(priority=candidates, limit=wanted)
+            sel = engine.select(task, budget, include_tests="no")
+    texts: dict[str, str] = {}
+    for item in sel.chosen:
+        if item.kind != "memory":
+            texts[item.path] = texts.get(item.path, "") + item.text
+    return Shown(sel.ranked_files, texts, sel.tokens, time.perf_counter() - t0)

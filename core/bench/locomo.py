@@ -3,8 +3,9 @@
 Every turn of a conversation becomes a memory (dated with its session's date, with the neighbouring turns as
 its search context); every question of categories 1-4
 (5 is adversarial) is asked four ways in the same run: full-text only, vector only, hybrid RRF, and the full smart
-search. Reported: evidence recall@1/@5/@10 (share of a question's evidence turns in the top k) and MRR of the first
-evidence turn.
+search (reranker and time words on top of the fusion); with an LLM filter configured, a fifth: smart search then
+the pointer-only filter. Time words are read relative to the conversation's last session, its "now". Reported:
+evidence recall@1/@5/@10 (share of a question's evidence turns in the top k) and MRR of the first evidence turn.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..config import Settings
 from ..database import Database
 from ..embed import Embedder
 from ..errors import CortexError
+from ..llm_filter import LLMFilterConfig, filter_results
 from ..records import MemoryDraft
 from ..search import Searcher
 from ..store import MemoryStore
@@ -32,6 +34,7 @@ MODES = {
     "smart search": dict(signals=("vector", "text", "context"), boost=True),
 }
 KS = (1, 5, 10)
+FILTERED = "smart + LLM filter"
 
 
 @dataclass
@@ -89,7 +92,9 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
     except (OSError, json.JSONDecodeError) as exc:
         raise CortexError(f"cannot read LoCoMo data {data}: {exc}") from exc
     embedder = Embedder(settings.embed_model, settings.embed_model_path, settings.embed_threads, settings.embed_batch)
-    scores = {mode: ModeScore() for mode in MODES}
+    llm = LLMFilterConfig.from_settings(settings)
+    modes = dict(MODES, **({FILTERED: MODES["smart search"]} if llm.configured else {}))
+    scores = {mode: ModeScore() for mode in modes}
     for conv in conversations[:limit_conversations]:
         with tempfile.TemporaryDirectory() as tmp:
             store = MemoryStore(Database(str(Path(tmp) / "db"), create=True), embedder)
@@ -104,15 +109,20 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
             key_of = {r.memory.id: r.memory.source_key for r in results}
             valid = {d for d, _, _ in items}
             searcher = Searcher([store], None, embedder, settings.search)
+            now = max((w for _, _, w in items if w), default=None)
             questions = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")
                          and all(e in valid for e in q["evidence"])]
             if progress:
                 progress(f"{conv.get('sample_id', '?')}: asking {len(questions)} questions")
             for q in questions:
                 gold = set(q["evidence"])
-                for mode, options in MODES.items():
+                for mode, options in modes.items():
                     t0 = time.perf_counter()
-                    hits = searcher.search(q["question"], limit=max(KS), **options).hits
+                    if mode == FILTERED:
+                        found = searcher.search(q["question"], limit=max(max(KS), llm.candidates), now=now, **options)
+                        hits = filter_results(found, llm).hits[: max(KS)]
+                    else:
+                        hits = searcher.search(q["question"], limit=max(KS), now=now, **options).hits
                     scores[mode].seconds += time.perf_counter() - t0
                     ranked = [key_of.get(h.id) for h in hits]
                     score = scores[mode]
@@ -122,3 +132,4 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
                     first = next((i for i, key in enumerate(ranked, 1) if key in gold), None)
                     score.rr += 1.0 / first if first else 0.0
     return {mode: s.row() for mode, s in scores.items()}
+

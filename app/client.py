@@ -1,0 +1,345 @@
+"""The `cortex` entry point: send the command to the repository's resident server, or run it in-process.
+
+This module and what it imports before a command is sent (`protocol`, the argument parser in `cli`) use the
+standard library only, so a served command costs a Python start-up and a socket round trip, not the seconds of
+importing LanceDB and loading the model. The parser is the CLI's own: a command is served only when it parses, so
+usage errors and `--help` print in-process exactly as before.
+
+Served: the commands that answer and exit (search, what, remember, list, show, select, context, graph, ...).
+In-process: long-lived or interactive ones (watch, mcp, serve, bench), the ones that draw a progress bar
+(index, import), `context --copy` (it writes to the client's terminal), and `-` on a terminal's standard input.
+When no server can be reached or started, or the daemon is turned off, the command runs in-process as it always did.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import socket
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import protocol
+from .protocol import ALIVE_SECONDS, Request, ServerPaths
+
+SERVED = frozenset({
+    "init", "remember", "show", "list", "history", "forget", "done", "export", "stats", "git", "gc", "search", "what",
+    "graph", "select", "context", "agent", "index",
+})
+CONNECT_SECONDS = 2.0
+START_SECONDS = 15.0
+"""How long a client waits for a server it started to listen (a Python start-up and the standard library, so well
+under a second on an idle machine; generous for a loaded one)."""
+SILENCE_SECONDS = ALIVE_SECONDS * 15
+"""A server that says nothing for this long (it sends `alive` every second while working) is taken as hung."""
+NO_DAEMON_FLAG = "--no-daemon"
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a command goes: the server of this (repository root, database), with this request."""
+
+    root: str
+    db: str
+    request: Request
+
+
+class _Retry(Exception):
+    """The server did not take the command (it is retiring, or went away first): it did not run; try a new one."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, no_daemon = _strip_no_daemon(argv)
+    route = None if no_daemon or not daemon_wanted() else _route(argv)
+    if route is not None:
+        code = _send(route)
+        if code is not None:
+            return code
+    from . import cli
+
+    return cli.main(argv)
+
+
+def _strip_no_daemon(argv: list[str]) -> tuple[list[str], bool]:
+    """`--no-daemon` anywhere before a `--`; after it, it is an argument like any other."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != NO_DAEMON_FLAG] + argv[end:]
+    return kept, len(kept) != len(argv)
+
+
+def daemon_wanted() -> bool:
+    """False when CORTEX_NO_DAEMON is set, or the setting `daemon` (env CORTEX_DAEMON or config.toml) is false."""
+    if os.environ.get("CORTEX_NO_DAEMON", "") not in ("", "0"):
+        return False
+    falsy = ("0", "false", "no", "off", "f", "n")
+    explicit = os.environ.get("CORTEX_DAEMON")
+    if explicit is not None:
+        return explicit.strip().lower() not in falsy
+    try:
+        path = _config_file()
+        if not path.is_file():
+            return True
+        import tomllib
+
+        value = tomllib.loads(path.read_text(encoding="utf-8")).get("daemon", True)
+    except Exception:  # a broken config file: run in-process, where the settings report it properly
+        return False
+    return str(value).strip().lower() not in falsy
+
+
+def _config_file() -> Path:
+    """The user's config.toml as `core.locations.user_config_file` finds it, without importing platformdirs on
+    Linux (a tenth of a warm command's budget on a busy machine): the XDG rule, which a test holds equal."""
+    explicit = os.environ.get("CORTEX_CONFIG")
+    if explicit:
+        return Path(explicit)
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
+        return Path(base) / "cortex-tui" / "config.toml"
+    from ..core.locations import user_config_file
+
+    return user_config_file()
+
+
+def _route(argv: list[str]) -> Route | None:
+    from . import cli
+
+    try:
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            args = cli.build_parser().parse_args(argv)
+    except SystemExit:
+        return None  # --help or a usage error: printed in-process, as before
+    handler = getattr(args, "handler", None)
+    if handler not in SERVED or (handler == "index" and not args.status) or getattr(args, "copy", False):
+        return None
+    stdin = None
+    if _reads_stdin(handler, args):
+        if sys.stdin is None or sys.stdin.isatty():
+            return None  # the command would read the terminal: interactive, so in-process
+        stdin = base64.b64encode(sys.stdin.buffer.read()).decode("ascii")
+    key = server_key(getattr(args, "target", None) or getattr(args, "path", None) or ".", getattr(args, "db", None))
+    if key is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if protocol.forwarded(k)}
+    if "COLUMNS" not in env and (size := _terminal_size()) is not None:
+        env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
+    request = Request(
+        op="run", fingerprint=protocol.fingerprint(), argv=tuple(argv), cwd=os.getcwd(), env=env,
+        stdout_tty=_isatty(sys.stdout), stderr_tty=_isatty(sys.stderr),
+        stdout_encoding=getattr(sys.stdout, "encoding", None) or "utf-8",
+        stderr_encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
+        stdin=stdin, stdin_encoding=getattr(sys.stdin, "encoding", None) or "utf-8",
+        stdin_errors=getattr(sys.stdin, "errors", None) or "strict",
+    )
+    return Route(*key, request)
+
+
+def _reads_stdin(handler: str, args) -> bool:
+    """The handlers that read standard input when given `-` (`cortex remember -`, `cortex select -`); only then is it
+    read here, since reading a pipe that nobody closes would block where the command itself never reads it."""
+    if handler == "remember":
+        return args.text == "-"
+    return handler in ("select", "context") and " ".join(args.task) == "-"
+
+
+def server_key(path: str, db: str | None) -> tuple[str, str] | None:
+    """(repository root, database) naming the server for a command's `-C` and `--db`; None if the path is missing."""
+    root = repository_root(Path(path))
+    if root is None:
+        return None
+    db = db or os.environ.get("CORTEX_DB") or ""
+    return str(root), os.path.abspath(db) if db and "://" not in db else db
+
+
+def repository_root(path: Path) -> Path | None:
+    """The enclosing work tree (a `.git` directory or file), else the directory itself; None if it does not exist.
+    Only names the server: the server's engine finds the root with git itself."""
+    try:
+        start = path.expanduser().resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def _terminal_size() -> tuple[int, int] | None:
+    """The size rich would find in-process: the first of stdin, stdout and stderr that is a terminal."""
+    for fd in (0, 1, 2):
+        try:
+            return tuple(os.get_terminal_size(fd))
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False
+
+
+def _send(route: Route) -> int | None:
+    """The command's exit code, or None when it did not run in a server (then the caller runs it in-process)."""
+    try:
+        paths = protocol.server_paths(route.root, route.db)
+    except OSError:
+        return None
+    for attempt in range(2):
+        # After a retry the old server is on its way out: let it finish (it answers every command it took) and
+        # start the new one, instead of reaching its closing socket again.
+        if attempt and not wait_stopped(paths, START_SECONDS):
+            return None
+        conn = (None if attempt else connect(paths)) or _start(paths, route.root, route.db)
+        if conn is None:
+            return None
+        try:
+            with conn:
+                return _exchange(conn, route.request)
+        except _Retry:
+            continue
+    return None
+
+
+def connect(paths: ServerPaths) -> socket.socket | None:
+    """A connection to a live server of this user, or None (no socket, a stale one from a dead server, another
+    user's process at the other end)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(CONNECT_SECONDS)
+    try:
+        conn.connect(str(paths.socket))
+        uid = protocol.peer_uid(conn)
+        if uid is not None and uid != os.getuid():
+            raise ConnectionRefusedError("the server belongs to another user")
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def _start(paths: ServerPaths, root: str, db: str) -> socket.socket | None:
+    """Start a detached server and wait until it listens. Two clients may both start one: the lifetime lock lets
+    one live, and both connect to it."""
+    import subprocess
+
+    try:
+        log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "cortex_tui.app.serve", "--root", root, "--db", db],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd="/", start_new_session=True,
+            )
+        finally:
+            os.close(log)
+    except OSError:
+        return None
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        conn = connect(paths)
+        if conn is not None:
+            return conn
+        if server.poll() not in (None, 0):
+            return None  # it failed before listening (its reason is in the log)
+        time.sleep(0.02)
+    return None
+
+
+def _exchange(conn: socket.socket, request: Request) -> int | None:
+    conn.settimeout(SILENCE_SECONDS)
+    accepted = False
+    try:
+        protocol.send(conn, request.to_json())
+        while True:
+            reply = protocol.receive(conn)
+            kind = reply.get("type") if reply else None
+            if kind == "accepted":
+                accepted = True
+            elif kind == "done":
+                return _write(reply.get("output") or [], int(reply.get("exit", 1)))
+            elif kind == "alive":
+                continue
+            elif not accepted and kind in (None, "retired"):
+                raise _Retry()
+            elif not accepted:
+                return None  # refused: run in-process
+            else:
+                return _fail("the resident server stopped while running the command; it may or may not have "
+                             "taken effect (check, then run it again)")
+    except (socket.timeout, TimeoutError):
+        if not accepted:
+            return None
+        return _fail(f"the resident server said nothing for {SILENCE_SECONDS:.0f} s; stop it with "
+                     "`cortex serve --stop` or run with --no-daemon")
+    except (OSError, protocol.ProtocolError) as exc:
+        if not accepted:
+            raise _Retry() from exc
+        return _fail(f"lost the resident server while running the command ({exc}); it may or may not have "
+                     "taken effect")
+
+
+def _write(output: list, code: int) -> int:
+    """Replay the command's output on the client's own streams, in the order it was written."""
+    try:
+        for number, text in output:
+            stream = sys.stdout if number == 1 else sys.stderr
+            stream.write(text)
+            stream.flush()
+    except BrokenPipeError:
+        return 0  # as in-process: a closed pipe (`| head`) is not an error
+    except UnicodeEncodeError as exc:
+        return _fail(f"UnicodeEncodeError: {exc}")
+    return code
+
+
+def _fail(message: str) -> int:
+    print(f"cortex: error: {message}", file=sys.stderr)
+    return 1
+
+
+# --- `cortex serve --status / --stop` ---------------------------------------------------------------------------
+
+
+def ask(paths: ServerPaths, op: str) -> dict | None:
+    """The server's answer to `status` or `stop`, or None when none is running."""
+    conn = connect(paths)
+    if conn is None:
+        return None
+    with conn:
+        try:
+            conn.settimeout(SILENCE_SECONDS)
+            protocol.send(conn, Request(op=op).to_json())
+            return protocol.receive(conn)
+        except (OSError, protocol.ProtocolError):
+            return None
+
+
+def wait_stopped(paths: ServerPaths, seconds: float) -> bool:
+    """True once no process holds the server's lifetime lock (it has finished its last command and exited)."""
+    import fcntl
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fd = os.open(paths.lock, os.O_RDWR)
+        except FileNotFoundError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+        finally:
+            os.close(fd)
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,458 @@
+"""`cortex serve`: one resident process per (repository, database) that keeps the engine warm for the CLI.
+
+The process owns its engines (stores, code index, embedder, graph cache) and answers `cortex` commands sent by the
+thin client (`client.py`) over a Unix socket in a private runtime directory. A command runs exactly as it would
+in-process, through `cli.main`, with the client's arguments, working directory, environment and terminal; its
+output is captured and sent back, and a write is committed before the answer leaves.
+
+Commands run one at a time on a single worker thread. A command reads `sys.stdout`, `sys.stdin`, the working
+directory and the environment, which are process-wide: running them serially is what makes each one see its own
+client's, and it keeps the engine single-threaded as the CLI always was. The costs are small: a warm command takes
+tens of milliseconds, and a client waiting behind a long one is told every second that the server is alive.
+
+The process holds an exclusive lock on its lock file for its whole life, so two starters end with one server and a
+killed server's leftover socket is recognisably stale. It exits after an idle period, on `cortex serve --stop`,
+on SIGTERM, or when a client with another installed version (fingerprint) asks it to retire.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import fcntl
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from pathlib import Path
+
+from . import protocol
+from .protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
+
+LOCK_WAIT_SECONDS = 5.0
+"""A starter that finds the lock held waits this long for its holder (a server retiring) before giving up."""
+READ_SECONDS = 10.0
+"""A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
+MAX_ENGINES = 4
+"""Engines kept warm (one per repository root, database and settings); the model is shared between them."""
+
+
+class EngineCache:
+    """Hands `cli.engine_from` a warm Engine instead of a new one per command.
+
+    Keyed by repository root, database and the effective settings, so a command whose environment or config
+    differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
+    yields a fresh engine, as a new process would."""
+
+    def __init__(self) -> None:
+        self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
+
+    def __call__(self, path: Path, db: str | None, settings):
+        from ..core import gitctx
+        from ..core.engine import Engine
+        from ..core.locations import default_db_uri
+
+        start = Path(path).expanduser()
+        if not start.exists():
+            return Engine(start, db=db, settings=settings)  # raises the one-line error the CLI prints
+        resolved = start.resolve()
+        root = gitctx.repo_root(resolved) or resolved
+        uri = db or settings.db or default_db_uri(root)
+        key = (str(root), uri, settings.model_dump_json())
+        stamp = _directory_stamp(uri)
+        found = self._engines.get(key)
+        if found is not None and found[1] == stamp:
+            self._engines.move_to_end(key)
+            return found[0]
+        engine = Engine(start, db=db, settings=settings)
+        self._engines[key] = (engine, stamp)
+        self._engines.move_to_end(key)
+        while len(self._engines) > MAX_ENGINES:
+            self._engines.popitem(last=False)
+        return engine
+
+
+def _directory_stamp(uri: str) -> tuple | None:
+    try:
+        st = os.stat(uri)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+class _Stream(io.TextIOBase):
+    """Standard output or error of one client: collects what the command writes, in order, with the other stream,
+    and answers `isatty` and `encoding` as the client's own stream would, so rich picks the same colours, width
+    and characters it would pick in the client's terminal."""
+
+    def __init__(self, number: int, tty: bool, encoding: str, sink: list[list]) -> None:
+        self._number = number
+        self._tty = tty
+        self._encoding = encoding
+        self._sink = sink
+
+    @property
+    def encoding(self) -> str:
+        return self._encoding
+
+    @property
+    def errors(self) -> str:
+        return "strict"
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            if self._sink and self._sink[-1][0] == self._number:
+                self._sink[-1][1] += text
+            else:
+                self._sink.append([self._number, text])
+        return len(text)
+
+
+class Server:
+    """The resident process's life: a listening socket, one worker thread for commands, an idle clock."""
+
+    def __init__(self, root: str, db: str, paths: ServerPaths, idle_seconds: float | None, log) -> None:
+        self.root = root
+        self.db = db
+        self.paths = paths
+        self.fingerprint = protocol.fingerprint()
+        self.idle_seconds = idle_seconds
+        """None until the settings are read (in the warm-up); an explicit `--idle-minutes` wins."""
+        self._log_file = log
+        self._stopping = threading.Event()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cortex-command")
+        self._jobs = 0
+        self._jobs_lock = threading.Lock()
+        self._last_activity = time.monotonic()
+        self._handlers: set[threading.Thread] = set()
+        self._started = time.time()
+        self._served = 0
+        self._base_env = dict(os.environ)
+        self._engines = EngineCache()
+
+    # --- life ----------------------------------------------------------------------------------------------------
+
+    def log(self, message: str) -> None:
+        try:
+            self._log_file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} [{os.getpid()}] {message}\n")
+            self._log_file.flush()
+        except (OSError, ValueError):
+            pass
+
+    def serve(self, listener: socket.socket) -> None:
+        self._submit(self._warm_up)
+        listener.settimeout(0.25)
+        self.log(f"serving {self.root} (database {self.db or 'default'}) on {self.paths.socket}")
+        try:
+            while not self._stopping.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except socket.timeout:
+                    if self._idle():
+                        self.log("idle, exiting")
+                        break
+                    continue
+                except OSError as exc:
+                    self.log(f"accept failed: {exc}")
+                    break
+                handler = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+                self._handlers.add(handler)
+                handler.start()
+        except KeyboardInterrupt:  # `cortex serve` in the foreground: Ctrl+C ends it like --stop
+            self.log("interrupted")
+        listener.close()
+        self._retire_files()
+        # Every accepted command still runs to its end and is answered: a client that was told `accepted` may
+        # have written something.
+        self._worker.shutdown(wait=True)
+        for handler in list(self._handlers):
+            handler.join(ALIVE_SECONDS * 3)
+        self.log("stopped")
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def _idle(self) -> bool:
+        with self._jobs_lock:
+            busy = self._jobs > 0
+        limit = self.idle_seconds if self.idle_seconds is not None else 15 * 60
+        return not busy and time.monotonic() - self._last_activity > limit
+
+    def _retire_files(self) -> None:
+        """Remove the socket and the status file, unless a successor has already put its own there."""
+        try:
+            if os.stat(self.paths.socket).st_ino == self._socket_inode:
+                os.unlink(self.paths.socket)
+        except (OSError, AttributeError):
+            pass
+        try:
+            if json.loads(self.paths.info.read_text()).get("pid") == os.getpid():
+                self.paths.info.unlink()
+        except (OSError, ValueError):
+            pass
+
+    def bind(self) -> socket.socket:
+        try:
+            os.unlink(self.paths.socket)  # we hold the lock, so whatever is there is a dead server's
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is created 0600, never briefly open to others
+        try:
+            listener.bind(str(self.paths.socket))
+        finally:
+            os.umask(old)
+        os.chmod(self.paths.socket, 0o600)
+        self._socket_inode = os.stat(self.paths.socket).st_ino
+        listener.listen(64)
+        fd = os.open(self.paths.info, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as info:
+            json.dump(self._status(), info)
+        return listener
+
+    def _status(self) -> dict:
+        import cortex_tui
+
+        return {
+            "pid": os.getpid(), "root": self.root, "db": self.db, "version": cortex_tui.__version__,
+            "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": str(self.paths.socket),
+            "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
+            "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": _rss_bytes(),
+        }
+
+    # --- requests ------------------------------------------------------------------------------------------------
+
+    def _submit(self, job, *args):
+        with self._jobs_lock:
+            self._jobs += 1
+            self._last_activity = time.monotonic()
+        future = self._worker.submit(job, *args)
+        future.add_done_callback(self._job_done)
+        return future
+
+    def _job_done(self, _future) -> None:
+        with self._jobs_lock:
+            self._jobs -= 1
+            self._last_activity = time.monotonic()
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                conn.settimeout(READ_SECONDS)
+                uid = protocol.peer_uid(conn)
+                if uid is not None and uid != os.getuid():
+                    self.log(f"refused a connection from user {uid}")
+                    protocol.send(conn, {"type": "refused", "message": "this server belongs to another user"})
+                    return
+                message = protocol.receive(conn)
+                if message is None:
+                    return
+                request = Request.from_json(message)
+                self._answer(conn, request)
+        except (OSError, protocol.ProtocolError, TypeError, ValueError) as exc:
+            # One client's broken connection or malformed request never reaches the other clients or the engine.
+            self.log(f"connection dropped: {type(exc).__name__}: {exc}")
+        finally:
+            self._handlers.discard(threading.current_thread())
+
+    def _answer(self, conn: socket.socket, request: Request) -> None:
+        if request.version != PROTOCOL_VERSION or (request.op == "run" and request.fingerprint != self.fingerprint):
+            self.log("a client of another version arrived: retiring")
+            protocol.send(conn, {"type": "retired", "message": "this server is from another cortex install"})
+            self.stop()
+            return
+        if request.op == "status":
+            protocol.send(conn, {"type": "status", **self._status()})
+            return
+        if request.op == "stop":
+            protocol.send(conn, {"type": "stopping", "pid": os.getpid()})
+            self.log("asked to stop")
+            self.stop()
+            return
+        if request.op != "run":
+            protocol.send(conn, {"type": "refused", "message": f"unknown request {request.op!r}"})
+            return
+        if self._stopping.is_set():
+            protocol.send(conn, {"type": "retired", "message": "this server is stopping"})
+            return
+        future = self._submit(self._run, request)
+        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        while True:
+            try:
+                output, code = future.result(timeout=ALIVE_SECONDS)
+                break
+            except FutureTimeout:
+                protocol.send(conn, {"type": "alive"})
+        protocol.send(conn, {"type": "done", "output": output, "exit": code})
+
+    def _run(self, request: Request) -> tuple[list[list], int]:
+        """Run one command as the client would have in-process. Never raises: whatever goes wrong is the command's
+        own one-line error, and the server goes on."""
+        self._served += 1
+        sink: list[list] = []
+        saved = sys.stdin, sys.stdout, sys.stderr
+        try:
+            self._adopt_environment(request.env)
+            os.chdir(request.cwd)
+            sys.stdin = io.TextIOWrapper(io.BytesIO(base64.b64decode(request.stdin or "")),
+                                         encoding=request.stdin_encoding, errors=request.stdin_errors)
+            sys.stdout = _Stream(1, request.stdout_tty, request.stdout_encoding, sink)
+            sys.stderr = _Stream(2, request.stderr_tty, request.stderr_encoding, sink)
+            started = time.perf_counter()
+            code = self._main(request.argv)
+            # Never the arguments: they may hold anything (a memory's text, a secret it was refused for).
+            self.log(f"command {self._served} exit {code} in {time.perf_counter() - started:.3f} s")
+            return sink, code
+        except BaseException as exc:  # noqa: BLE001 - nothing a command does may end the server
+            sink.append([2, f"cortex: error: {type(exc).__name__}: {exc}\n"])
+            return sink, 1
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+            try:
+                os.chdir("/")
+            except OSError:
+                pass
+
+    def _main(self, argv: tuple[str, ...]) -> int:
+        from . import cli, output
+
+        cli.engine_source = self._engines
+        output.redetect_terminals()
+        try:
+            return int(cli.main(list(argv)) or 0)
+        except SystemExit as exc:  # argparse, or a handler calling sys.exit
+            if exc.code is None or isinstance(exc.code, int):
+                return exc.code or 0
+            print(exc.code, file=sys.stderr)
+            return 1
+        except BaseException:  # noqa: BLE001 - CORTEX_DEBUG re-raises: print the traceback as Python would
+            traceback.print_exc()
+            return 1
+
+    def _adopt_environment(self, client_env: dict[str, str]) -> None:
+        """Make the forwarded variables the client's, touching only those that differ (see protocol)."""
+        wanted = {k: v for k, v in self._base_env.items() if not protocol.forwarded(k)}
+        wanted.update({k: v for k, v in client_env.items() if protocol.forwarded(k)})
+        for name in [k for k in os.environ if protocol.forwarded(k) and k not in wanted]:
+            del os.environ[name]
+        for name, value in wanted.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+
+    def _warm_up(self) -> None:
+        """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""
+        started = time.perf_counter()
+        try:
+            import lancedb  # noqa: F401 - the largest single import (seconds), paid here instead of by a command
+
+            from ..core.config import load_settings
+            from ..core.errors import CortexError
+            from . import commands  # noqa: F401 - the handlers and rich
+
+            settings = load_settings()
+            if self.idle_seconds is None:
+                self.idle_seconds = settings.daemon_idle_minutes * 60
+            engine = self._engines(Path(self.root), self.db or None, settings)
+            engine.embedder.embed_one("warm up")
+            try:
+                engine.stores()
+                engine.has_index()
+            except CortexError:
+                pass  # nothing stored yet: the first write creates it
+            self.log(f"warm in {time.perf_counter() - started:.1f} s")
+        except Exception as exc:  # a command will meet (and report) the same problem
+            self.log(f"warm-up failed: {type(exc).__name__}: {exc}")
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _take_lock(paths: ServerPaths) -> int | None:
+    """The lifetime lock, or None when another live server has it (it answers on the socket) or keeps it past
+    LOCK_WAIT_SECONDS."""
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline or _answers(paths.socket):
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+
+
+def _answers(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+            return True
+        except OSError:
+            return False
+
+
+def run(root: str, db: str, idle_minutes: float | None = None, log=None) -> int:
+    """Be the server for (root, db) until idle or stopped; 0 also when another server already is."""
+    paths = protocol.server_paths(root, db)
+    log = log or sys.stderr
+    lock = _take_lock(paths)
+    if lock is None:
+        print(f"cortex: a server for {root} is already running", file=log)
+        return 0
+    server = Server(root, db, paths, idle_minutes * 60 if idle_minutes is not None else None, log)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    try:
+        listener = server.bind()
+        server.serve(listener)
+    finally:
+        os.close(lock)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The detached server the client starts: `python -m cortex_tui.app.serve --root ROOT [--db DB]`."""
+    parser = argparse.ArgumentParser(prog="cortex-serve")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--db", default="")
+    args = parser.parse_args(argv)
+    os.chdir("/")  # never keep a directory (or an unmounted disk) busy between commands
+    _trim_log()
+    return run(args.root, args.db)
+
+
+def _trim_log(limit: int = 1 << 20) -> None:
+    """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte."""
+    try:
+        if os.fstat(2).st_size > limit:
+            os.ftruncate(2, 0)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""`cortex serve [--status | --stop]`: run the resident server in the foreground, report on it, or stop it."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ..core.errors import CortexError
+from . import client, serve
+from .output import console, print_json
+from .protocol import fingerprint, server_paths
+
+
+def run(args) -> int:
+    key = client.server_key(args.path, args.db)
+    if key is None:
+        raise CortexError(f"path {args.path} does not exist")
+    try:
+        paths = server_paths(*key)
+    except OSError as exc:
+        raise CortexError(f"no private runtime directory for the server: {exc}") from exc
+    if args.status:
+        return _status(args, paths)
+    if args.stop:
+        return _stop(args, paths)
+    console.print(f"serving {key[0]} on {paths.socket} (Ctrl+C to stop)", style="dim")
+    try:
+        return serve.run(*key, idle_minutes=args.idle_minutes, log=sys.stderr)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _status(args, paths) -> int:
+    found = client.ask(paths, "status")
+    if found is not None:
+        found.pop("type", None)
+    if args.json:
+        print_json({"running": found is not None, **(found or {})})
+        return 0
+    if found is None:
+        console.print("no resident server for this repository (the next command starts one)")
+        return 0
+    rss = f"{found['rss_bytes'] / 2**20:.0f} MiB" if found.get("rss_bytes") else "unknown"
+    idle_limit = found.get("idle_seconds") or 15 * 60
+    current = "current" if found.get("fingerprint") == fingerprint() else "another install: replaced on next use"
+    console.out(
+        f"server pid {found['pid']} for {found['root']}, version {found['version']} ({current})\n"
+        f"  up {time.time() - found['started']:.0f} s, {found['commands']} commands, idle {found['idle_for']:.0f} s"
+        f" (exits after {idle_limit / 60:.0f} min), memory {rss}\n"
+        f"  socket {found['socket']}"
+    )
+    return 0
+
+
+def _stop(args, paths) -> int:
+    answer = client.ask(paths, "stop")
+    stopped = answer is None or client.wait_stopped(paths, 30.0)
+    if args.json:
+        print_json({"was_running": answer is not None, "stopped": stopped})
+    elif answer is None:
+        console.print("no resident server was running for this repository")
+    elif stopped:
+        console.print(f"stopped server pid {answer.get('pid')}")
+    else:
+        raise CortexError(f"server pid {answer.get('pid')} did not stop within 30 s (still finishing a command?)")
+    return 0

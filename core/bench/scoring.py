@@ -1,0 +1,99 @@
+"""Scoring a localisation context the way a person reading it would: can they see the lines the fix changed?
+
+Only the scorer reads the fix (`git diff -U1 PARENT COMMIT -- FILE`); no method ever sees it.
+
+Edit recall: for each gold file, take the old side of the fix's hunks with one line of context, keep lines with
+8 or more non-space characters, and count the file when at least half of those lines appear verbatim
+(whitespace-stripped) in the text the context gives for that file. A gold file whose old side has no such line
+(a pure insertion between short lines) counts when any part of it is shown, as file recall does.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MIN_CHARS = 8
+"""Lines shorter than this (`}`, `return`, `else:`) prove nothing: they appear everywhere."""
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What one method put in front of the reader for one task."""
+
+    ranked: list[str]
+    """Every file the method ranked, best first (for R@k)."""
+    texts: dict[str, str]
+    """The text the context gives for each file it includes (whole, reduced or a chunk)."""
+    tokens: int
+    seconds: float
+
+
+def edit_lines(git_dir: Path, parent: str, commit: str, path: str) -> list[str]:
+    """The old side of the fix's hunks in `path` with one line of context, whitespace-stripped, 8+ visible chars."""
+    diff = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "diff", "-U1", "--no-color", "--no-ext-diff", parent, commit, "--", path],
+        capture_output=True, text=True, errors="replace", check=True,
+    ).stdout
+    lines, in_hunk = [], False
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            in_hunk = True
+            continue
+        if not in_hunk or not line or line[0] not in " -" or line.startswith("--- "):
+            continue
+        body = line[1:].strip()
+        if sum(not c.isspace() for c in body) >= MIN_CHARS:
+            lines.append(body)
+    return lines
+
+
+def edit_visible(lines: list[str], shown: str | None) -> bool:
+    if shown is None:
+        return False
+    if not lines:
+        return True
+    visible = {line.strip() for line in shown.splitlines()}
+    return sum(line in visible for line in lines) * 2 >= len(lines)
+
+
+@dataclass
+class MethodScore:
+    """Sums and samples over tasks for one method."""
+
+    edit: float = 0.0
+    files: float = 0.0
+    recall_at: dict[int, float] = field(default_factory=lambda: {1: 0.0, 5: 0.0, 10: 0.0})
+    tokens: list[int] = field(default_factory=list)
+    file_counts: list[int] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    tasks: int = 0
+
+    def add(self, gold: dict[str, list[str]], shown: Shown) -> tuple[float, float]:
+        """`gold` maps each gold file to its edit lines; returns this task's (edit recall, file recall)."""
+        n = len(gold)
+        edit = sum(edit_visible(lines, shown.texts.get(path)) for path, lines in gold.items()) / n
+        present = sum(path in shown.texts for path in gold) / n
+        self.tasks += 1
+        self.edit += edit
+        self.files += present
+        for k in self.recall_at:
+            self.recall_at[k] += len(set(gold) & set(shown.ranked[:k])) / n
+        self.tokens.append(shown.tokens)
+        self.file_counts.append(len(shown.texts))
+        self.times.append(shown.seconds)
+        return edit, present
+
+    def row(self) -> dict:
+        n = max(self.tasks, 1)
+        return {
+            "edit_recall": round(self.edit / n, 3),
+            "file_recall": round(self.files / n, 3),
+            **{f"R@{k}": round(v / n, 3) for k, v in self.recall_at.items()},
+            "tokens_median": int(statistics.median(self.tokens)) if self.tokens else 0,
+            "files_median": statistics.median(self.file_counts) if self.file_counts else 0,
+            "s_per_task": round(statistics.mean(self.times), 2) if self.times else 0.0,
+            "tasks": self.tasks,
+        }

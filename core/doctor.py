@@ -1,0 +1,161 @@
+"""`cortex doctor`: check every table of a database and repair what is damaged.
+
+Each table is opened, counted and read in full (a truncated data file fails only when its rows are read). What
+can be rebuilt is rebuilt: the code index (files, chunks, edges, skipped) from the work tree, the vector cache
+from nothing. What cannot (memories, the agent log, meta) goes back to its newest readable version: LanceDB keeps
+the versions younger than the compaction window, and a damaged newest manifest is set aside so the one before it
+opens. Nothing is deleted that might hold memories: what cannot be read at all is moved under `.doctor/`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .database import Database
+from .embed import Embedder
+from .errors import CortexError
+from .schema import META_SCHEMA, SCHEMA_VERSION
+
+INDEX_TABLES = ("files", "chunks", "edges", "skipped")
+CACHE_TABLES = ("vector_cache",)
+ASIDE = ".doctor"
+_V2_MANIFEST = 1 << 63
+"""Lance names manifests `u64::MAX - version` (20 digits, newest sorts first) or, in older tables, `version`."""
+
+
+@dataclass(frozen=True)
+class TableHealth:
+    name: str
+    rows: int | None
+    problem: str
+    """The first line of what failed ("" when the table opened and read back whole)."""
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    tables: tuple[TableHealth, ...]
+    actions: tuple[str, ...]
+    """What was repaired, one line each; empty when every table was healthy."""
+
+    def to_json(self) -> dict:
+        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions)}
+
+
+def check_table(conn, name: str) -> TableHealth:
+    try:
+        table = conn.open_table(name)
+        rows = table.count_rows()
+        table.to_arrow()
+    except Exception as exc:  # any failure to read a table is what the doctor reports and repairs
+        return TableHealth(name, None, _first_line(exc))
+    return TableHealth(name, rows, "")
+
+
+def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
+               lock_timeout: float = 30.0) -> DoctorReport:
+    if not Path(uri).is_dir():
+        raise CortexError(f"no cortex database at {uri}")
+    db = Database(uri, create=False, lock_timeout=lock_timeout, check=False)
+    names = sorted(db.table_names())
+    if "meta" not in names:
+        raise CortexError(f"{uri} is not a cortex database (no meta table)")
+    health = tuple(check_table(db.conn, name) for name in names)
+    actions: list[str] = []
+    rebuild_index = False
+    with db.write_lock():
+        for table in health:
+            if not table.problem:
+                continue
+            if table.name in INDEX_TABLES:
+                rebuild_index = True
+            elif table.name in CACHE_TABLES:
+                db.conn.drop_table(table.name)
+                actions.append(f"{table.name}: unreadable; dropped (a cache, refilled as embeddings are made)")
+            else:
+                actions.append(_restore(db, table.name))
+        if rebuild_index:
+            for name in INDEX_TABLES:
+                if name in names:
+                    db.conn.drop_table(name)
+    if "meta" not in db.table_names():
+        db.open_table("meta", META_SCHEMA)
+        db.set_meta("schema_version", str(SCHEMA_VERSION))
+    if rebuild_index:
+        actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
+    return DoctorReport(health, tuple(actions))
+
+
+def _restore(db: Database, name: str) -> str:
+    """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside."""
+    set_aside = 0
+    while True:
+        try:
+            table = db.conn.open_table(name)
+            versions = sorted((v["version"] for v in table.list_versions()), reverse=True)
+            break
+        except Exception:
+            if not _set_aside_newest_manifest(Path(db.uri), name):
+                return _move_aside(db, name, "no readable version")
+            set_aside += 1
+    note = f" after setting {set_aside} damaged manifest(s) aside" if set_aside else ""
+    for version in versions:
+        try:
+            table.checkout(version)
+            rows = table.to_arrow().num_rows
+        except Exception:
+            continue
+        table.checkout_latest()
+        if version != versions[0]:
+            db.commit(lambda: table.restore(version))
+        lost = versions.index(version) + set_aside
+        return f"{name}: restored version {version} ({rows} rows){note}; {lost} newer version(s) could not be read"
+    return _move_aside(db, name, f"none of its {len(versions)} versions reads back")
+
+
+def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
+    versions = uri / f"{name}.lance" / "_versions"
+    manifests = [p for p in versions.glob("*.manifest") if p.stem.isdigit()]
+    if not manifests:
+        return False
+    newest = max(manifests, key=lambda p: _manifest_version(p.stem))
+    aside = uri / ASIDE / name / "_versions"
+    aside.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(newest), aside / newest.name)
+    # The hint names the newest version; without it Lance lists the manifests that are left.
+    (versions / "latest_version_hint.json").unlink(missing_ok=True)
+    return True
+
+
+def _manifest_version(stem: str) -> int:
+    number = int(stem)
+    return (2**64 - 1) - number if number >= _V2_MANIFEST else number
+
+
+def _move_aside(db: Database, name: str, why: str) -> str:
+    """Nothing readable: keep the files for a manual look, and let the table start empty."""
+    stamp = re.sub(r"\D", "", datetime.now().isoformat(timespec="seconds"))
+    target = Path(db.uri) / ASIDE / f"{name}-{stamp}.lance"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(Path(db.uri) / f"{name}.lance"), target)
+    return f"{name}: {why}; its files were moved to {target} and it starts empty"
+
+
+def _rebuild_index(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
+                   lock_timeout: float) -> str:
+    from .index import CodeIndex
+    from .store import MemoryStore
+
+    db = Database(uri, create=False, lock_timeout=lock_timeout)
+    MemoryStore(db, embedder)  # creates tables a restore moved aside, and the vector cache the index reads
+    report = CodeIndex(db, embedder, root, is_repo, max_file_bytes, encoding).update(embed=False)
+    return (f"code index: unreadable; rebuilt from the work tree ({report.changed} files, {report.chunks} chunks; "
+            f"{report.embeddings_pending} embeddings pending, `cortex index` fills them)")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:200]

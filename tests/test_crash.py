@@ -1,0 +1,251 @@
+"""Crash injection: real `cortex` processes killed (SIGKILL) right after each commit of an operation, then restarted.
+
+CORTEX_CRASH_AFTER_COMMITS=N makes a process kill itself after its Nth LanceDB commit. Each test prepares a state,
+then for N = 1, 2, ... runs the operation on a fresh copy of that state until a run survives (N is past the last
+commit), and after every kill checks what a restart finds: a consistent state, nothing acknowledged lost, and a
+next run that finishes the job. The next run is a new engine in this process (what a restarted `cortex` opens),
+which keeps the suite to one process start per commit boundary.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cortex_tui.core.database import CRASH_ENV, scan
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.importer import plan_import
+from cortex_tui.core.records import MemoryDraft
+
+from .conftest import commit_file, git
+
+MAX_COMMITS = 20
+"""No operation here makes more commits; a run still killed at this N means the loop would never end."""
+
+
+def cortex(cwd: Path, *args: str, crash_after: int | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, CRASH_ENV: str(crash_after or 0)}
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", *args, "-C", str(cwd)], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def killed(proc) -> bool:
+    return proc.returncode == -signal.SIGKILL
+
+
+def boundaries(base: Path, work: Path, run: Callable[[Path, int], bool]) -> Iterator[tuple[int, Path]]:
+    """Yield (N, copy) for every N at which `run(copy, N)` was killed, each on a fresh copy of `base`."""
+    for n in range(1, MAX_COMMITS + 1):
+        copy = work / f"n{n}"
+        shutil.copytree(base, copy, symlinks=True)
+        if not run(copy, n):
+            assert n > 1, "the operation made no commit at all"
+            return
+        yield n, copy
+    pytest.fail(f"still killed after {MAX_COMMITS} commits")
+
+
+def chunk_ids(root: Path) -> dict[str, set[str]]:
+    index = Engine(root).code_index()
+    out: dict[str, set[str]] = {}
+    for row in scan(index.chunks, columns=["path", "id"]):
+        out.setdefault(row["path"], set()).add(row["id"])
+    return out
+
+
+def reference_chunks(repo: Path, tmp: Path) -> dict[str, set[str]]:
+    """The chunks a clean index of the same tree has (chunk ids depend only on path, lines and content)."""
+    db = tmp / "reference-db"
+    shutil.rmtree(db, ignore_errors=True)
+    Engine(repo, db=str(db)).code_index(create=True).update(embed=False)
+    index = Engine(repo, db=str(db)).code_index()
+    out: dict[str, set[str]] = {}
+    for row in scan(index.chunks, columns=["path", "id"]):
+        out.setdefault(row["path"], set()).add(row["id"])
+    return out
+
+
+def assert_index_recovers(copy: Path, expected: dict[str, set[str]]) -> None:
+    """After a kill: the index may be behind, but never says fresh while chunks are missing; the next update
+    (a new engine, as a restarted process opens it) brings back every file's chunks, and nothing else."""
+    status = Engine(copy).code_index().status()
+    if status.fresh:
+        assert chunk_ids(copy) == expected
+    assert status.chunks > 0 or not status.fresh
+    Engine(copy).code_index(create=True).update(embed=False)
+    assert chunk_ids(copy) == expected
+    after = Engine(copy).code_index().status()
+    assert after.fresh and after.indexed_files == len(expected)
+
+
+SOURCES = {
+    "pkg/core.py": "def parse(text):\n    return text.split()\n\n\nclass Reader:\n    def read(self):\n        return 1\n",
+    "pkg/util.py": "from pkg.core import parse\n\n\ndef words(s):\n    return parse(s)\n",
+    "app.js": "export function start() {\n  return 1;\n}\n",
+}
+
+
+@pytest.fixture
+def small_repo(empty_repo) -> Path:
+    for path, text in SOURCES.items():
+        commit_file(empty_repo, path, text, f"Add {path}")
+    return empty_repo
+
+
+def index_killed_at_every_commit_recovers(repo: Path, tmp_path: Path) -> int:
+    """Kill `cortex index` after each of its commits in turn, on copies of `repo`; every copy must recover to the
+    index a clean run builds. Returns how many commit boundaries were tried."""
+    expected = reference_chunks(repo, tmp_path)
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+    seen = 0
+    for _, copy in boundaries(base, tmp_path, lambda c, n: killed(cortex(c, "index", "--no-embed", crash_after=n))):
+        assert_index_recovers(copy, expected)
+        seen += 1
+    return seen
+
+
+def test_fresh_index_killed_at_every_commit_recovers(small_repo, tmp_path):
+    Engine(small_repo).init()
+    assert index_killed_at_every_commit_recovers(small_repo, tmp_path) >= 5
+
+
+def test_incremental_index_killed_at_every_commit_recovers(small_repo, tmp_path):
+    Engine(small_repo).code_index(create=True).update(embed=False)
+    (small_repo / "pkg/core.py").write_text(SOURCES["pkg/core.py"] + "\n\ndef extra():\n    return 2\n", encoding="utf-8")
+    (small_repo / "pkg/new.py").write_text("def fresh():\n    return 3\n", encoding="utf-8")
+    (small_repo / "app.js").unlink()
+    assert index_killed_at_every_commit_recovers(small_repo, tmp_path) >= 3
+
+
+def _watch_once(copy: Path, n: int) -> bool:
+    """Start `cortex watch`, save, add and delete files, and report whether the watcher was killed."""
+    env = {**os.environ, CRASH_ENV: str(n)}
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "watch", "--no-embed", "-C", str(copy)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "watching" in proc.stdout.readline()
+        time.sleep(1.0)  # the file system watch is set up just after the line is printed
+        (copy / "pkg/util.py").write_text(SOURCES["pkg/util.py"] + "\n\ndef more(s):\n    return s\n", encoding="utf-8")
+        (copy / "lib.py").write_text("def helper():\n    return 4\n", encoding="utf-8")
+        (copy / "app.js").unlink()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return killed(proc)
+            status = Engine(copy).code_index().status()
+            if status.fresh and status.new == 0:
+                time.sleep(0.5)  # let a kill after the last commit happen before calling it survived
+                return proc.poll() is not None and killed(proc)
+            time.sleep(0.3)
+        pytest.fail("the watcher neither updated the index nor died")
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_watcher_update_killed_at_every_commit_recovers(small_repo, tmp_path):
+    Engine(small_repo).code_index(create=True).update(embed=False)
+    base = tmp_path / "base"
+    shutil.copytree(small_repo, base, symlinks=True)
+    target = tmp_path / "target"
+    shutil.copytree(small_repo, target, symlinks=True)
+    (target / "pkg/util.py").write_text(SOURCES["pkg/util.py"] + "\n\ndef more(s):\n    return s\n", encoding="utf-8")
+    (target / "lib.py").write_text("def helper():\n    return 4\n", encoding="utf-8")
+    (target / "app.js").unlink()
+    expected = reference_chunks(target, tmp_path)
+    seen = 0
+    for _, copy in boundaries(base, tmp_path, _watch_once):
+        assert_index_recovers(copy, expected)
+        seen += 1
+    assert seen >= 3
+
+
+def test_keyed_upsert_killed_at_every_commit_keeps_one_active_version(repo, tmp_path):
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="deploy with make release", source_key="deploy"))
+    engine.remember(MemoryDraft(text="an unrelated note that must survive"))
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+    seen = 0
+    run = lambda c, n: killed(cortex(c, "remember", "deploy with make ship", "--key", "deploy", crash_after=n))  # noqa: E731
+    for _, copy in boundaries(base, tmp_path, run):
+        versions = Engine(copy).history("deploy")
+        active = [v for v in versions if v.status == "active"]
+        assert len(active) == 1 and active[0].version == max(v.version for v in versions)
+        assert {v.text for v in versions} <= {"deploy with make release", "deploy with make ship"}
+        assert [m.text for m in Engine(copy).list() if not m.source_key] == ["an unrelated note that must survive"]
+        Engine(copy).remember(MemoryDraft(text="deploy with make ship", source_key="deploy"))
+        versions = Engine(copy).history("deploy")
+        assert [(v.version, v.status, v.text) for v in versions] == [
+            (1, "superseded", "deploy with make release"), (2, "active", "deploy with make ship")]
+        seen += 1
+    assert seen >= 2
+
+
+def test_import_killed_at_every_commit_is_all_or_nothing(repo, tmp_path):
+    Engine(repo).remember(MemoryDraft(text="an acknowledged memory"))
+    notes = repo / "notes.md"
+    notes.write_text("# One\nfirst imported section\n\n# Two\nsecond imported section\n\n# Three\nthird one\n",
+                     encoding="utf-8")
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+    sections = ("first imported section", "second imported section", "third one")
+
+    def imported(copy: Path) -> list[str]:
+        texts = [m.text for m in Engine(copy).list(status="all", limit=None)]
+        assert texts.count("an acknowledged memory") == 1
+        return sorted(next(s for s in sections if s in t) for t in texts if t != "an acknowledged memory")
+
+    seen = 0
+    for _, copy in boundaries(base, tmp_path, lambda c, n: killed(cortex(c, "import", str(c / "notes.md"), crash_after=n))):
+        assert imported(copy) in ([], sorted(sections))
+        Engine(copy).remember_many(plan_import(copy / "notes.md").drafts)
+        assert imported(copy) == sorted(sections)
+        seen += 1
+    assert seen >= 2
+
+
+def test_agent_merge_killed_at_every_commit_never_duplicates_steps(repo, tmp_path):
+    log = Engine(repo).agent_log(create=True)
+    log.init("ship the parser")
+    log.log_ota("main starts", "plan", "read code")
+    log.branch("feature", "try a faster tokenizer")
+    log.log_ota("slow tokenizer", "cache it", "add a cache")
+    log.log_ota("cache works", "measure", "bench")
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+
+    def merged_state(copy: Path):
+        log = Engine(copy).agent_log()
+        return log.find_branch("feature").status, log.steps("main"), log.commits("main")
+
+    seen = 0
+    for _, copy in boundaries(base, tmp_path, lambda c, n: killed(cortex(c, "agent", "merge", "feature", crash_after=n))):
+        status, steps, commits = merged_state(copy)
+        copies = [s for s in steps if s.origin]
+        if status == "merged":
+            assert len(copies) == 2 and [c.kind for c in commits] == ["merge"]
+        else:
+            assert copies == [] and status == "active"
+        if status != "merged":
+            Engine(copy).agent_log().merge("feature")
+        status, steps, commits = merged_state(copy)
+        assert status == "merged"
+        assert [(s.n, s.origin) for s in steps] == [(1, ""), (2, "feature#1"), (3, "feature#2")]
+        assert [(c.kind, c.steps) for c in commits] == [("merge", (2, 3))]
+        merge_memories = Engine(copy).list(tag="agent-commit", status="all", limit=None)
+        assert len(merge_memories) == 1
+        seen += 1
+    assert seen >= 3

@@ -1,0 +1,131 @@
+"""`cortex import` and `cortex export` on real databases: bad records by line, exact round trips, keys and versions."""
+
+import json
+
+import pytest
+
+from .conftest import Cli
+
+AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
+
+
+def jsonl(path, *records) -> str:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    return str(path)
+
+
+def failure(cli, *args) -> str:
+    code, _, err = cli(*args)
+    assert code == 1 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_a_bad_record_names_its_line_and_nothing_is_stored(cli, tmp_path):
+    cli.json("remember", "already here")
+    source = jsonl(tmp_path / "notes.jsonl", {"text": "first"}, "", {"text": "second"}, '{"text": "third",', {"text": "5"})
+    err = failure(cli, "import", source)
+    assert "notes.jsonl line 4: invalid JSON" in err and "nothing was imported" in err and "--skip-bad" in err
+    bad_kind = jsonl(tmp_path / "kinds.jsonl", {"text": "fine"}, {"text": "x", "kind": "gossip " * 5000})
+    err = failure(cli, "import", bad_kind)
+    assert "kinds.jsonl line 2: unknown kind 'gossip gossip" in err and "characters)" in err and len(err) < 400
+    wrong_type = jsonl(tmp_path / "types.jsonl", {"text": "fine"}, {"text": "x"}, {"text": "y", "tags": "a,b"})
+    assert "types.jsonl line 3: tags must be a list of strings" in failure(cli, "import", wrong_type)
+    (tmp_path / "bytes.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "caf\xe9"}\n')
+    assert "bytes.jsonl line 2: not valid UTF-8" in failure(cli, "import", str(tmp_path / "bytes.jsonl"))
+    array = tmp_path / "list.json"
+    array.write_text(json.dumps([{"text": "a"}, {"text": "b", "created_at": "yesterday"}]))
+    assert "list.json record 2: created_at 'yesterday' is not an ISO date" in failure(cli, "import", str(array))
+    assert [m["text"] for m in cli.json("list")] == ["already here"]
+
+
+def test_a_secret_record_aborts_unless_skip_bad_which_stores_the_rest(cli, tmp_path):
+    source = jsonl(tmp_path / "mixed.jsonl", {"text": "keep me"}, {"text": f"deploy with {AWS_KEY}"},
+                   {"text": "keep me too", "title": "[bold]markup[/] is text"}, "not json")
+    err = failure(cli, "import", source)
+    assert "mixed.jsonl line 2: text contains a secret (AWS key)" in err and AWS_KEY not in err
+    assert "1 more bad record" in err
+    with pytest.raises(Exception):
+        cli.json("list")
+    report = cli.json("import", source, "--skip-bad")
+    assert report["created"] == 2 and [b["where"].rsplit(" ", 2)[-2:] for b in report["bad"]] == [["line", "2"], ["line", "4"]]
+    assert AWS_KEY not in json.dumps(report)
+    stored = cli.json("list")
+    assert sorted(m["text"] for m in stored) == ["keep me", "keep me too"]
+    assert "[bold]markup[/] is text" in {m["title"] for m in stored}
+    code, out, _ = cli("import", source, "--skip-bad")
+    assert code == 0 and "skipped bad record" in out and "line 2" in out
+
+
+def test_two_plain_records_with_one_key_leave_one_active(cli, tmp_path):
+    source = jsonl(tmp_path / "keyed.jsonl", {"text": "deploy on fridays", "key": "deploy"}, {"text": "unrelated"},
+                   {"text": "never deploy on fridays", "key": "deploy"})
+    report = cli.json("import", source)
+    assert (report["created"], report["new_version"]) == (2, 1)
+    versions = cli.json("history", "deploy")
+    assert [(v["version"], v["status"], v["text"]) for v in versions] == [
+        (1, "superseded", "deploy on fridays"), (2, "active", "never deploy on fridays")]
+    assert [m["text"] for m in cli.json("list") if m["source_key"] == "deploy"] == ["never deploy on fridays"]
+
+
+def _build_history(cli) -> dict:
+    """Several versions per key, a deleted memory, a closed task, tags, files and markup in titles."""
+    for n in range(1, 5):
+        cli.json("remember", f"retry policy, revision {n}", "--key", "retry", "--tags", "net,policy", "--files", "src/app.py")
+    for n in range(1, 3):
+        cli.json("remember", f"[red]style[/] rule {n}", "--key", "style", "--title", "[b]Style[/b]")
+    gone = cli.json("remember", "a note that is forgotten later")["memory"]["id"]
+    cli.json("forget", gone)
+    task = cli.json("remember", "ship the importer", "--kind", "task")["memory"]["id"]
+    cli.json("done", task)
+    cli.json("remember", "plain fact", "--kind", "fact", "--symbols", "main")
+    return {"gone": gone, "task": task, "first_retry": cli.json("history", "retry")[0]["id"]}
+
+
+def test_export_import_export_is_byte_identical_with_versions_ids_status_and_times(cli, repo, tmp_path, capsys):
+    made = _build_history(cli)
+    source = tmp_path / "all.jsonl"
+    cli("export", "--all-versions", "-o", str(source), "--no-global")
+    assert len(source.read_text().splitlines()) == 9
+    fresh = Cli(tmp_path, capsys)
+    db = ["--db", str(tmp_path / "fresh-db"), "--no-global"]
+    report = fresh.json("import", str(source), *db)
+    assert report["restored"] == 9 and report["created"] == 0
+
+    again = tmp_path / "again.jsonl"
+    fresh("export", "--all-versions", "-o", str(again), *db)
+    assert again.read_bytes() == source.read_bytes()
+    active, active_again = tmp_path / "active.jsonl", tmp_path / "active-again.jsonl"
+    cli("export", "-o", str(active), "--no-global")
+    fresh("export", "-o", str(active_again), *db)
+    assert active_again.read_bytes() == active.read_bytes()
+
+    old = fresh.json("show", made["first_retry"], *db)
+    assert (old["version"], old["status"], old["tags"], old["files"]) == (1, "superseded", ["net", "policy"], ["src/app.py"])
+    assert fresh.json("show", made["gone"], *db)["status"] == "deleted"
+    assert fresh.json("show", made["task"], *db)["task_state"] == "done"
+    assert [v["status"] for v in fresh.json("history", "retry", *db)] == ["superseded"] * 3 + ["active"]
+    assert [m["text"] for m in fresh.json("list", *db) if m["source_key"] == "retry"] == ["retry policy, revision 4"]
+
+    # importing the same export again, here or into the database it came from, changes nothing
+    assert fresh.json("import", str(source), *db)["already_present"] == 9
+    assert cli.json("import", str(source), "--no-global")["restored"] == 0
+    fresh("export", "--all-versions", "-o", str(again), *db)
+    assert again.read_bytes() == source.read_bytes()
+    assert len(cli.json("list", "--status", "all", "--no-global")) == 9
+
+
+def test_exact_records_that_disagree_still_leave_one_active_version_per_key(cli, tmp_path):
+    cli.json("remember", "local first version", "--key", "shared")
+    cli.json("remember", "local second version", "--key", "shared")
+    stamp = "2024-05-01T10:00:00+00:00"
+    source = jsonl(tmp_path / "exact.jsonl",
+                   {"id": "aaaaaaaaaaa1", "text": "imported one", "key": "shared", "version": 1, "status": "active", "created_at": stamp},
+                   {"id": "aaaaaaaaaaa2", "text": "imported two", "key": "shared", "version": 2, "status": "active", "created_at": stamp},
+                   {"id": "aaaaaaaaaaa3", "text": "lonely", "key": "other", "version": 7, "status": "active", "created_at": stamp})
+    assert cli.json("import", source)["restored"] == 3
+    versions = cli.json("history", "shared")
+    assert [(v["version"], v["status"]) for v in versions] == [(1, "superseded"), (2, "superseded"), (3, "superseded"), (4, "active")]
+    assert versions[-1]["id"] == "aaaaaaaaaaa2" and versions[2]["id"] == "aaaaaaaaaaa1"
+    assert cli.json("show", "aaaaaaaaaaa3")["version"] == 7
+    twice = jsonl(tmp_path / "twice.jsonl", {"id": "bbbbbbbbbbb1", "text": "a"}, {"id": "bbbbbbbbbbb1", "text": "b"})
+    assert "twice.jsonl line 2: id bbbbbbbbbbb1 appears twice" in failure(cli, "import", twice)

@@ -1,0 +1,191 @@
+"""Hot paths that must not grow with the tree or the store: freshness without a listing, batched writes, a
+catch-up pass after start-up, an embedding queue fetched batch by batch, a thread-safe engine."""
+
+import os
+import threading
+import time
+
+from cortex_tui.core import walk
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.watch import IndexWatcher
+
+from .conftest import commit_file, wait_for
+
+
+def many_files(repo, count):
+    for i in range(count):
+        path = repo / "gen" / f"m{i // 50}" / f"mod_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"def fn_{i}():\n    return {i}\n")
+
+
+def test_status_reads_the_dirty_set_not_a_listing_once_live(repo):
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    index.go_live()
+    before = walk.full_listings
+    assert index.status().fresh
+    (repo / "src/app.py").write_text("def main():\n    return 2\n")
+    os.utime(repo / "src/app.py", ns=(1, 1))
+    assert index.status().fresh  # nothing reported the save yet: the tree is not listed to find it
+    index.mark_dirty(["src/app.py"])
+    status = index.status()
+    assert (status.stale, status.new, status.removed) == (1, 0, 0)
+    (repo / "src/new.py").write_text("x = 1\n")
+    index.mark_dirty(["src/new.py"])
+    assert index.status().new == 1
+    index.update(only=["src/app.py", "src/new.py"], embed=False)
+    index.mark_clean(["src/app.py", "src/new.py"])
+    assert index.status().fresh
+    assert walk.full_listings == before
+    index.mark_dirty([], git_moved=True)  # after .git moves, freshness needs the whole tree again
+    index.status()
+    assert walk.full_listings == before + 1
+
+
+def test_watcher_status_lists_the_tree_only_at_start_up(repo):
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    with IndexWatcher(index, embed=False) as watcher:
+        assert watcher.ready.wait(10)
+        assert wait_for(lambda: index._live)
+        before = walk.full_listings
+        (repo / "src/app.py").write_text("def main():\n    return 'livetoken'\n")
+        assert wait_for(lambda: index.chunks.count_rows("text LIKE '%livetoken%'") == 1)
+        assert wait_for(lambda: index.status().fresh)
+        for _ in range(5):
+            index.status()
+        assert walk.full_listings == before
+
+
+def test_a_save_during_start_up_indexing_is_caught_up(repo):
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    # Saved after the first index read the file but before any watcher ran (as while embedding at start-up).
+    (repo / "src/app.py").write_text("def main():\n    return 'caughtup'\n")
+    with IndexWatcher(index, embed=False) as watcher:
+        assert watcher.ready.wait(10)
+        assert wait_for(lambda: index.chunks.count_rows("text LIKE '%caughtup%'") == 1, 10)
+        assert wait_for(lambda: index.status().fresh, 10)
+
+
+def test_touching_many_unchanged_files_is_one_commit(repo):
+    many_files(repo, 300)
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    versions = {name: t.version for name, t in (("files", index.files), ("chunks", index.chunks))}
+    for path in (repo / "gen").rglob("*.py"):
+        os.utime(path, ns=(time.time_ns(), time.time_ns()))
+    report = index.update(embed=False)
+    assert report.changed == 0 and report.unchanged >= 300
+    assert index.files.version - versions["files"] <= 2
+    assert index.chunks.version == versions["chunks"]
+    assert index.status().fresh
+    # The same through a watcher's scoped update.
+    paths = [p.relative_to(repo).as_posix() for p in (repo / "gen").rglob("*.py")]
+    for path in paths:
+        os.utime(repo / path, ns=(time.time_ns(), time.time_ns()))
+    before = index.files.version
+    index.update(only=paths, embed=False)
+    assert index.files.version - before <= 2
+
+
+def test_embedding_queue_takes_priority_files_first_in_bounded_batches(repo):
+    many_files(repo, 120)
+    commit_file(repo, "src/first.py", "def first():\n    return 1\n", "First")
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    pending = index.chunks.count_rows("embedded = false")
+    assert pending > 100
+    assert index.embed_pending(limit=5, priority=["src/first.py"]) == 5
+    assert index.chunks.count_rows("embedded = true AND path = 'src/first.py'") >= 1
+    assert index.chunks.count_rows("embedded = false") == pending - 5
+    assert index.embed_pending() == pending - 5
+    assert index.embed_pending() == 0
+
+
+def test_engine_set_up_is_shared_by_concurrent_threads(repo):
+    Engine(repo).code_index(create=True)
+    engine = Engine(repo)
+    start = threading.Barrier(6)
+    seen = []
+
+    def open_index():
+        start.wait()
+        seen.append(engine.code_index())
+
+    threads = [threading.Thread(target=open_index) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 6 and len({id(i) for i in seen}) == 1
+
+
+def test_graph_cache_is_keyed_by_its_commit_window(repo):
+    for i in range(4):
+        commit_file(repo, f"src/c{i}.py", f"x = {i}\n", f"Commit {i}")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+
+    def commits(graph):
+        return {n for n in graph.nodes if n.startswith("commit:")}
+
+    assert len(commits(engine.graph(max_commits=1))) == 1
+    assert len(commits(engine.graph(max_commits=5))) == 5
+    assert engine.graph(max_commits=5) is engine.graph(max_commits=5)
+
+
+def test_newest_memories_and_stats_agree_with_a_full_read(repo):
+    from cortex_tui.core.records import MemoryDraft
+
+    engine = Engine(repo)
+    for i in range(12):
+        engine.remember(MemoryDraft(text=f"note number {i}", kind="task" if i % 3 == 0 else "note"))
+    first = engine.list()[0]
+    engine.forget(first.id)
+    everything = engine.list()
+    assert [m.id for m in engine.list(limit=4)] == [m.id for m in everything[:4]]
+    assert [m.id for m in engine.list(limit=4, kind="task")] == [m.id for m in everything if m.kind == "task"][:4]
+    (stats,) = [s for s in engine.stats() if s.uri == engine.db_uri]
+    assert (stats.memories, stats.active) == (12, 11)
+    assert stats.by_kind == {"task": sum(m.kind == "task" for m in everything), "note": sum(m.kind == "note" for m in everything)}
+    assert stats.open_tasks == sum(m.is_open_task for m in everything)
+
+
+def test_import_edges_follow_a_target_file_appearing_and_disappearing(repo):
+    commit_file(repo, "pkg/__init__.py", "", "Package")
+    commit_file(repo, "a.py", "from pkg import b\n\ndef use():\n    return b.VALUE\n", "Importer")
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+
+    def imports_of_a():
+        (row,) = [r for r in index.files.search().where("path = 'a.py'").select(["imports"]).limit(1).to_list()]
+        edges = {r["dst"] for r in index.edges.search().where("kind = 'imports' AND path = 'a.py'").limit(None).to_list()}
+        return set(row["imports"] or []), edges
+
+    assert "pkg/b.py" not in imports_of_a()[0]
+    (repo / "pkg/b.py").write_text("VALUE = 1\n")
+    index.update(only=["pkg/b.py"], embed=False)
+    imports, edges = imports_of_a()
+    assert "pkg/b.py" in imports and imports == edges
+    (repo / "pkg/b.py").unlink()
+    index.update(only=["pkg/b.py"], embed=False)
+    assert "pkg/b.py" not in imports_of_a()[0] | imports_of_a()[1]
+    assert index.status().fresh
+
+
+def test_timeline_reads_shown_commits_and_newest_loose_memories(repo):
+    from cortex_tui.core.records import MemoryDraft
+    from cortex_tui.core.timeline import LOOSE_SHOWN, branch_timeline
+
+    engine = Engine(repo)
+    made = [engine.remember(MemoryDraft(text=f"note {i}")).memory.id for i in range(LOOSE_SHOWN + 3)]
+    commit_file(repo, "src/later.py", "x = 1\n", "Later")
+    git_ctx = engine.git(1)  # only the newest commit is shown: every memory, made before it, is loose
+    timeline = branch_timeline(git_ctx, engine.stores())
+    assert [e.commit.sha for e in timeline.entries] == [git_ctx.commits[0].sha]
+    assert [m.id for m in timeline.uncommitted] == made[::-1][:LOOSE_SHOWN]
+    wide = branch_timeline(engine.git(5), engine.stores())
+    assert sorted(m.id for e in wide.entries for m in e.memories) == sorted(made) and wide.uncommitted == ()
+    assert branch_timeline(git_ctx, []).uncommitted == ()

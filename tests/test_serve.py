@@ -1,0 +1,382 @@
+"""The resident server and the thin client, with real processes: `cortex` run as the entry point runs it.
+
+Each test gets its own runtime directory (under a short temporary path: socket addresses are limited to 108
+bytes) and stops every server it caused at the end. Nothing here is timed; waits have deadlines only so that a
+broken server fails the test instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cortex_tui.app import client, protocol
+
+HEAVY = ("lancedb", "pyarrow", "numpy", "rich", "textual", "pydantic", "fastembed", "git", "onnxruntime", "platformdirs")
+
+
+@pytest.fixture
+def runtime(monkeypatch):
+    path = Path(tempfile.mkdtemp(prefix="cx-"))
+    monkeypatch.setenv("CORTEX_RUNTIME_DIR", str(path))
+    monkeypatch.setenv("CORTEX_DAEMON_IDLE_MINUTES", "5")  # a safety net should a test die before its teardown
+    monkeypatch.delenv("CORTEX_NO_DAEMON", raising=False)
+    monkeypatch.delenv("CORTEX_DAEMON", raising=False)
+    yield path
+    for log in path.glob("*.log"):  # shown by pytest when the test failed
+        print(f"--- {log.name}\n{log.read_text(errors='replace')}")
+    for info in path.glob("*.json"):
+        _stop_server(path, info)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _stop_server(runtime: Path, info: Path) -> None:
+    try:
+        pid = json.loads(info.read_text())["pid"]
+    except (OSError, ValueError, KeyError):
+        return
+    paths = protocol.ServerPaths(*(info.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
+    os.kill(pid, signal.SIGCONT) if _alive(pid) else None
+    if client.ask(paths, "stop") is None or not client.wait_stopped(paths, 60):
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def cortex(repo: Path, *args: str, served: bool = True, stdin: bytes | None = None, env: dict | None = None):
+    """`cortex ARGS` in a new process: through the client (the installed entry point) or straight in-process."""
+    module = "cortex_tui.app.client" if served else "cortex_tui.app.cli"
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=repo, input=stdin, capture_output=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+
+
+def status(repo: Path) -> dict:
+    out = cortex(repo, "serve", "--status", "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def server_paths(repo: Path) -> protocol.ServerPaths:
+    return protocol.server_paths(*client.server_key(str(repo), None))
+
+
+def wait_until(condition, seconds: float = 120.0, what: str = "") -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.05)
+
+
+def test_served_commands_print_exactly_what_they_print_in_process(repo, runtime):
+    hostile = "Use [bold]rich[/] for output, not [red]print[/red]; see \\[docs]"
+    assert cortex(repo, "remember", hostile, "--kind", "decision", "--tags", "ui", served=False).returncode == 0
+    first = cortex(repo, "remember", "Cache the parsed config in memory", "--key", "cache")
+    assert first.returncode == 0, first.stderr
+    assert status(repo)["running"], "the first command started a server"
+    memory_id = json.loads(cortex(repo, "list", "--json", served=False).stdout)[0]["id"]
+    # The first selection indexes the repository (and says so): let that happen before comparing.
+    assert cortex(repo, "select", "warm up", served=False).returncode == 0
+    big = ("retry the upload with backoff " * 12_000).encode()
+    commands = [
+        ("list", "--json"), ("show", memory_id), ("show", memory_id, "--json"), ("ss", "rich output"),
+        ("ss", "config", "--json"), ("search", "kind:decision", "--explain"), ("what", "--json"), ("history", "cache"),
+        ("stats", "--json"), ("git", "--json"), ("graph", "src/app.py", "--json"), ("index", "--status", "--json"),
+        ("show", "no-such-id"), ("ss", "--limit", "0"), ("ss", "--bogus"), ("--help",), ("remember", "-", "--json"),
+        ("select", "make the app return two", "--budget", "2000", "--json"),
+    ]
+    for args in commands:
+        stdin = b"\xff\xfe not utf-8" if args[0] == "remember" else None
+        here, there = cortex(repo, *args, served=False, stdin=stdin), cortex(repo, *args, stdin=stdin)
+        assert (there.returncode, _timeless(there.stdout), there.stderr) == \
+            (here.returncode, _timeless(here.stdout), here.stderr), args
+    # Standard input crosses over: a 360 kB memory through `-`, stored once, read back whole.
+    stored = cortex(repo, "remember", "-", "--json", stdin=big)
+    assert stored.returncode == 0, stored.stderr
+    shown = cortex(repo, "show", json.loads(stored.stdout)["memory"]["id"], "--json", served=False)
+    assert json.loads(shown.stdout)["text"] == big.decode()
+    served = server_paths(repo).log.read_text().count(" exit ")  # every server's commands, should one be replaced
+    # The client parses first: a usage error (`--limit 0`, `--bogus`) or `--help` is printed in-process; the first
+    # remember and the big one through `-` were served too.
+    parsed_locally = 3
+    assert served >= len(commands) - parsed_locally + 2
+
+
+def _timeless(out: bytes) -> bytes:
+    """Search results report how long they took; everything else must match byte for byte."""
+    import re
+
+    return re.sub(rb'"elapsed_ms": [0-9.]+', b'"elapsed_ms": 0', out)
+
+
+def _on_terminal(repo: Path, args: tuple[str, ...], served: bool) -> bytes:
+    module = "cortex_tui.app.client" if served else "cortex_tui.app.cli"
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "72", "LINES": "30"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=repo, stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=600)
+    os.close(leader)
+    return b"".join(chunks)
+
+
+def test_on_a_terminal_the_colours_and_layout_are_the_same(repo, runtime):
+    assert cortex(repo, "remember", "Tables use [bold]box[/] drawing", "--kind", "decision").returncode == 0
+    memory_id = json.loads(cortex(repo, "list", "--json").stdout)[0]["id"]
+    for args in (("show", memory_id), ("ss", "box drawing"), ("list",)):
+        here, there = _on_terminal(repo, args, served=False), _on_terminal(repo, args, served=True)
+        assert b"\x1b[" in here, "rich coloured its output on a terminal"
+        assert there == here, args
+
+
+def test_three_clients_remembering_at_once_store_every_memory_once_in_one_server(repo, runtime):
+    results: list[subprocess.CompletedProcess] = []
+
+    def remember_ten(name: str) -> None:
+        for i in range(10):
+            results.append(cortex(repo, "remember", f"client {name} note {i}", "--json"))
+
+    threads = [threading.Thread(target=remember_ten, args=(name,)) for name in "abc"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r.stderr for r in results if r.returncode] == []
+    memories = json.loads(cortex(repo, "list", "--limit", "100", "--json", served=False).stdout)
+    texts = sorted(m["text"] for m in memories)
+    assert texts == sorted(f"client {n} note {i}" for n in "abc" for i in range(10))
+    assert len({json.loads(r.stdout)["memory"]["id"] for r in results}) == 30
+    assert len(list(runtime.glob("*.json"))) == 1
+
+
+def _servers_for(runtime: Path) -> list[int]:
+    """Live server processes started with this runtime directory (started by this test's clients)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"cortex_tui.app.serve" in cmdline and f"CORTEX_RUNTIME_DIR={runtime}".encode() in environ:
+            if _alive(int(proc.name)):
+                found.append(int(proc.name))
+    return found
+
+
+def test_starters_racing_end_with_one_server(repo, runtime):
+    procs = [subprocess.Popen([sys.executable, "-m", "cortex_tui.app.client", "what", "--json"], cwd=repo,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [e for _, e in outs]
+    assert len({o for o, _ in outs}) == 1
+    wait_until(lambda: len(_servers_for(runtime)) == 1, what="the losing starters to exit")
+    assert _servers_for(runtime) == [status(repo)["pid"]]
+
+
+def test_kill_9_mid_write_loses_no_acknowledged_memory_and_the_stale_socket_is_replaced(repo, runtime):
+    assert cortex(repo, "remember", "before the crash", "--json").returncode == 0
+    first = status(repo)["pid"]
+    acknowledged, failed = [], []
+
+    def writer() -> None:
+        for i in range(12):
+            r = cortex(repo, "remember", f"write {i}", "--json")
+            if r.returncode == 0:
+                acknowledged.append(json.loads(r.stdout)["memory"]["id"])
+            else:
+                failed.append(r.stderr.decode())
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    wait_until(lambda: len(acknowledged) >= 3, what="three acknowledged writes")
+    os.kill(first, signal.SIGKILL)
+    thread.join()
+    assert server_paths(repo).socket.exists() or acknowledged, "the killed server left its socket behind"
+    for message in failed:  # at most the write in flight, with one clear line
+        assert message.startswith("cortex: error: ") and message.count("\n") == 1, message
+    assert len(failed) <= 1
+    stored = {m["id"] for m in json.loads(cortex(repo, "list", "--limit", "100", "--json", served=False).stdout)}
+    assert set(acknowledged) <= stored
+    assert len(acknowledged) + len(failed) == 12
+    after = status(repo)
+    assert after["running"] and after["pid"] != first
+
+
+def test_a_stale_socket_of_a_killed_server_is_replaced(repo, runtime):
+    assert cortex(repo, "what", "--json").returncode == 0
+    first = status(repo)["pid"]
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: not _alive(first), what="the killed server to go")
+    assert server_paths(repo).socket.exists(), "a killed server cannot remove its socket"
+    again = cortex(repo, "remember", "after the crash", "--json")
+    assert again.returncode == 0, again.stderr
+    second = status(repo)
+    assert second["running"] and second["pid"] != first
+
+
+def test_a_new_install_replaces_the_running_server(repo, runtime):
+    assert cortex(repo, "remember", "old server note").returncode == 0
+    old = status(repo)
+    package_file = Path(client.__file__).with_name("__init__.py")
+    before = package_file.stat()
+    try:
+        # An upgrade rewrites the package's files; a new time on one of them is the smallest such change.
+        os.utime(package_file, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        assert protocol.fingerprint() != old["fingerprint"]
+        listed = cortex(repo, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert [m["text"] for m in json.loads(listed.stdout)] == ["old server note"]
+        new = status(repo)
+        assert new["pid"] != old["pid"] and new["fingerprint"] == protocol.fingerprint()
+        wait_until(lambda: not _alive(old["pid"]), what="the old server to exit")
+    finally:
+        os.utime(package_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_failing_and_malformed_requests_leave_the_server_running(repo, runtime):
+    assert cortex(repo, "remember", "still here").returncode == 0
+    pid = status(repo)["pid"]
+    bad = cortex(repo, "show", "missing")
+    assert bad.returncode == 1 and bad.stderr.decode().startswith("cortex: error: no memory with id")
+    path = str(server_paths(repo).socket)
+    for garbage in (b"\x00\x00\x00\x05hello", b"\xff\xff\xff\xff", b"\x00\x00\x00\x02[]", b"\x00\x00"):
+        with socket.socket(socket.AF_UNIX) as raw:
+            raw.connect(path)
+            raw.sendall(garbage)
+    nowhere = cortex(repo, "list", "--json")
+    assert nowhere.returncode == 0
+    assert status(repo)["pid"] == pid
+    assert [m["text"] for m in json.loads(nowhere.stdout)] == ["still here"]
+
+
+def test_a_stopped_server_does_not_hang_the_client(repo, runtime):
+    assert cortex(repo, "remember", "answered anyway").returncode == 0
+    pid = status(repo)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        # The request is never taken, so the client runs the command itself.
+        out = cortex(repo, "list", "--json")
+        assert out.returncode == 0, out.stderr
+        assert [m["text"] for m in json.loads(out.stdout)] == ["answered anyway"]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_no_daemon_flag_env_and_setting_run_in_process(repo, runtime, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("daemon = false\n")
+    for args, env in ((("remember", "one", "--no-daemon"), {}), (("remember", "two"), {"CORTEX_NO_DAEMON": "1"}),
+                      (("remember", "three"), {"CORTEX_CONFIG": str(config)})):
+        out = cortex(repo, *args, env=env)
+        assert out.returncode == 0, out.stderr
+    assert list(runtime.glob("*.sock")) == []
+    assert len(json.loads(cortex(repo, "list", "--json", served=False).stdout)) == 3
+
+
+def test_the_server_exits_when_idle(repo, runtime):
+    assert cortex(repo, "what", "--json", env={"CORTEX_DAEMON_IDLE_MINUTES": "0.02"}).returncode == 0
+    wait_until(lambda: client.wait_stopped(server_paths(repo), 0), what="the idle server to exit")
+    assert list(runtime.glob("*.sock")) == [] and list(runtime.glob("*.json")) == []
+
+
+def test_stop_and_status(repo, runtime):
+    assert status(repo) == {"running": False}
+    assert cortex(repo, "what").returncode == 0
+    assert status(repo)["root"] == str(repo.resolve())
+    stopped = cortex(repo, "serve", "--stop", "--json")
+    assert json.loads(stopped.stdout) == {"was_running": True, "stopped": True}
+    assert status(repo) == {"running": False}
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
+def test_another_user_cannot_connect(repo, runtime):
+    assert cortex(repo, "what").returncode == 0
+    path = str(server_paths(repo).socket)
+
+    def as_nobody() -> int:
+        """0: could not connect; 1: the server refused; 2: the server listened to another user."""
+        pid = os.fork()
+        if pid == 0:
+            code = 2
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                with socket.socket(socket.AF_UNIX) as conn:
+                    conn.settimeout(30)
+                    conn.connect(path)
+                    protocol.send(conn, protocol.Request(op="status").to_json())
+                    reply = protocol.receive(conn)
+                    code = 1 if reply is None or reply.get("type") == "refused" else 2
+            except PermissionError:
+                code = 0
+            except (ConnectionResetError, BrokenPipeError):
+                code = 1  # refused by closing at once, which can race the request being sent
+            except BaseException:
+                code = 3
+            os._exit(code)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+    assert as_nobody() == 0, "the private directory keeps other users out"
+    os.chmod(runtime, 0o755)
+    os.chmod(path, 0o666)
+    assert as_nobody() == 1, "with the files opened up, the peer check still refuses"
+
+
+def test_the_client_path_imports_nothing_heavy(repo):
+    code = (
+        "import sys\n"
+        "from cortex_tui.app import client\n"
+        f"route = client._route(['ss', 'progress bar', '-C', {str(repo)!r}])\n"
+        "assert route is not None and route.request.argv[0] == 'ss'\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("xdg", [None, "/somewhere/else", "  "])
+def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg):
+    from cortex_tui.core.locations import user_config_file
+
+    monkeypatch.delenv("CORTEX_CONFIG", raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
+    assert client._config_file() == user_config_file()

@@ -1,0 +1,281 @@
+"""The team store on a real S3-API server (moto's server mode in a subprocess): the team scope and where results
+come from, several machines writing at once, reads within the consistency interval, writes queued while the
+store is unreachable and sent by `cortex sync`, the shared vector cache, and credentials kept out of output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cortex_tui.core.config import load_settings
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+
+from .conftest import Cli, commit_file
+from .s3server import TEST_KEYS, S3Server
+
+WRITES = int(os.environ.get("CORTEX_TEAM_TEST_WRITES") or 30)
+"""Writes per machine in the three-machine test (100 is the goal; 30 keeps the suite quick on two cores)."""
+
+
+@pytest.fixture(scope="module")
+def s3():
+    server = S3Server()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def team(s3, monkeypatch) -> str:
+    """A fresh bucket on the server, named by the settings as this test's team store."""
+    bucket = "team-" + uuid.uuid4().hex[:10]
+    s3.make_bucket(bucket)
+    uri = f"s3://{bucket}/cortex"
+    for key, value in TEST_KEYS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CORTEX_TEAM_DB", uri)
+    monkeypatch.setenv("CORTEX_TEAM_ENDPOINT", s3.endpoint)
+    monkeypatch.setenv("CORTEX_REMOTE_TIMEOUT_SECONDS", "2")
+    monkeypatch.setenv("CORTEX_REMOTE_CONSISTENCY_SECONDS", "1")
+    return uri
+
+
+def _create_team_store(root: Path) -> None:
+    """The first machine creates the store's tables before the others start (see the README's team store)."""
+    Engine(root, settings=load_settings(use_global=False)).team_store(create=True)
+
+
+def _team_memories(uri: str) -> list:
+    """Every active memory in the team store, read by a fresh engine (no cached connection)."""
+    engine = Engine(Path.cwd(), settings=load_settings(use_global=False))
+    return engine.team_store().list(status="active")
+
+
+def test_team_scope_is_written_to_the_team_store_and_read_with_the_local_ones(repo, team, capsys):
+    cli = Cli(repo, capsys)
+    team_mem = cli.json("remember", "team decision: retries back off [bold]exponentially[/]", "--scope", "team")
+    local_mem = cli.json("remember", "local note about the parser", "--kind", "note")
+    assert team_mem["outcome"] == "created" and team_mem["memory"]["store"] == "team"
+    assert local_mem["memory"]["store"] == "repo"
+
+    listed = {m["text"]: m["store"] for m in cli.json("list")}
+    assert listed == {"team decision: retries back off [bold]exponentially[/]": "team",
+                      "local note about the parser": "repo"}
+    code, out, _ = cli("list")
+    assert code == 0 and "team" in out and "repo" in out
+
+    found = cli.json("search", "retries back off")
+    hit = next(h for h in found["hits"] if h.get("memory"))
+    assert hit["memory"]["store"] == "team"
+    code, out, _ = cli("search", "retries back off")
+    assert "(team)" in " ".join(out.split())
+    # The memory lives in the team store only, not in the repository's database.
+    assert [m.text for m in _team_memories(team)] == ["team decision: retries back off [bold]exponentially[/]"]
+    assert Engine(repo).store().count("scope = 'team'") == 0
+
+
+WRITER = """
+import sys
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+root, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+engine = Engine(root)
+for i in range(n):
+    result = engine.remember(MemoryDraft(text=f"machine {name} write {i}", scope="team"))
+    # A request that outlives the short test timeout on a loaded machine queues the write: sent below.
+    assert result.outcome in ("created", "queued"), result.outcome
+"""
+
+
+def test_three_machines_write_to_one_team_store_without_loss_or_repeats(tmp_path, team):
+    machines = []
+    for name in "abc":
+        root = tmp_path / f"machine-{name}"
+        root.mkdir()
+        machines.append((root, name))
+    env = {**os.environ, "CORTEX_GLOBAL_DB": str(tmp_path / "unused-global")}
+    _create_team_store(machines[0][0])
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root), name, str(WRITES)], env=env,
+                              stderr=subprocess.PIPE, text=True) for root, name in machines]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+    for root, _ in machines:
+        assert Engine(root).team().sync().waiting == 0
+    texts = [m.text for m in _team_memories(team)]
+    assert len(texts) == len(set(texts)) == 3 * WRITES
+    assert set(texts) == {f"machine {name} write {i}" for _, name in machines for i in range(WRITES)}
+    for root, _ in machines:
+        assert not (root / ".cortex" / "team-queue.jsonl").exists()
+
+
+SAME = """
+import sys
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+import time
+engine = Engine(sys.argv[1])
+engine.team_store(create=True)
+engine.embedder.embed(["warm up the model"])
+time.sleep(max(float(sys.argv[2]) - time.time(), 0))  # all machines write at the same instant
+engine.remember_many([MemoryDraft(text=f"shared fact {i}", scope="team") for i in range(10)])
+"""
+
+
+def test_machines_storing_the_same_memories_at_once_store_them_once(tmp_path, team):
+    roots = [tmp_path / f"machine-{n}" for n in range(3)]
+    for root in roots:
+        root.mkdir()
+    _create_team_store(roots[0])
+    start = str(time.time() + 25)
+    procs = [subprocess.Popen([sys.executable, "-c", SAME, str(root), start], stderr=subprocess.PIPE, text=True)
+             for root in roots]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+    engine = Engine(tmp_path, settings=load_settings(use_global=False))
+    active = engine.team_store().list(status="active")
+    assert sorted(m.text for m in active) == sorted(f"shared fact {i}" for i in range(10))
+
+
+def test_a_reader_sees_another_machines_write_within_the_consistency_interval(tmp_path, team):
+    reader = Engine(tmp_path, settings=load_settings(use_global=False))
+    reader.init()
+    assert reader.list(scope="team") == []  # opens the team store (and keeps its connection)
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run([sys.executable, "-c", WRITER, str(other), "x", "1"], check=True, timeout=300)
+    interval = load_settings().remote_consistency_seconds
+    deadline = time.monotonic() + interval + 1.0
+    seen = []
+    while time.monotonic() < deadline and not seen:
+        seen = reader.list(scope="team")
+        time.sleep(0.1)
+    assert [m.text for m in seen] == ["machine x write 0"]
+
+
+def test_team_writes_queue_while_the_store_is_down_and_sync_sends_them(repo, team, s3, capsys):
+    cli = Cli(repo, capsys)
+    assert cli.json("remember", "before the outage", "--scope", "team")["outcome"] == "created"
+    s3.pause()
+    try:
+        start = time.monotonic()
+        code, out, err = cli("remember", "typed during the outage", "--scope", "team", "--tags", "x")
+        assert code == 0 and "queued" in out, err
+        code, out, err = cli("list")
+        assert code == 0 and "unreachable" in err and len(err.strip().splitlines()) == 1, err
+        code, out, err = cli("sync")
+        assert code == 1 and "1 still waiting" in out
+        assert time.monotonic() - start < 90
+    finally:
+        s3.resume()
+    queue = repo / ".cortex" / "team-queue.jsonl"
+    assert json.loads(queue.read_text(encoding="utf-8"))["draft"]["text"] == "typed during the outage"
+    # The next team write sends the queue first.
+    assert cli.json("remember", "after the outage", "--scope", "team")["outcome"] == "created"
+    assert not queue.exists()
+    assert sorted(m.text for m in _team_memories(team)) == ["after the outage", "before the outage",
+                                                            "typed during the outage"]
+    assert cli.json("sync") == {"sent": 0, "waiting": 0, "error": ""}
+
+
+STREAM = """
+import sys, time
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+engine = Engine(sys.argv[1])
+for i in range(int(sys.argv[2])):
+    print(engine.remember(MemoryDraft(text=f"stream write {i}", scope="team")).outcome, flush=True)
+    time.sleep(0.2)
+"""
+
+
+def test_server_stopped_mid_write_and_restarted_loses_and_repeats_nothing(tmp_path, team, s3):
+    n = 12
+    proc = subprocess.Popen([sys.executable, "-c", STREAM, str(tmp_path), str(n)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    outcomes = [proc.stdout.readline().strip() for _ in range(3)]  # the writer is mid-stream
+    s3.pause()
+    try:
+        while len(outcomes) < 6 and proc.poll() is None:
+            outcomes.append(proc.stdout.readline().strip())
+    finally:
+        s3.resume()
+    rest, err = proc.communicate(timeout=300)
+    outcomes += rest.split()
+    assert proc.returncode == 0, err[-2000:]
+    assert "queued" in outcomes and len(outcomes) == n
+    engine = Engine(tmp_path, settings=load_settings(use_global=False))
+    result = engine.team().sync()
+    assert result.waiting == 0
+    texts = [m.text for m in _team_memories(team)]
+    assert sorted(texts) == sorted(f"stream write {i}" for i in range(n))
+
+
+def _copy_repo(src: Path, dst: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(src), str(dst)], check=True)
+    return dst
+
+
+def test_a_teammate_indexing_the_same_repository_computes_under_5_percent_of_vectors(repo, tmp_path, team):
+    for i in range(30):
+        body = "\n\n".join(f"def handler_{i}_{j}(request):\n    return request.get('field_{i}_{j}')\n" for j in range(6))
+        commit_file(repo, f"pkg/module_{i}.py", body, f"Add module {i}")
+    first = Engine(repo).code_index(create=True).update()
+    assert first.embedded > 30
+    teammate = _copy_repo(repo, tmp_path / "teammate")
+    second = Engine(teammate).code_index(create=True).update()
+    assert second.chunks >= first.chunks
+    assert second.embedded < 0.05 * first.embedded, (second.embedded, first.embedded)
+    # The teammate's index is complete: nothing waits for an embedding.
+    assert Engine(teammate).code_index().status().embeddings_pending == 0
+
+
+def test_credentials_are_never_printed_nor_stored(repo, team, s3, capsys):
+    secret = TEST_KEYS["AWS_SECRET_ACCESS_KEY"]
+    cli = Cli(repo, capsys)
+    outputs = [cli("remember", "shared fact", "--scope", "team"), cli("stats"), cli("stats", "--json"),
+               cli("list", "--json")]
+    s3.pause()
+    try:
+        outputs += [cli("list"), cli("remember", "queued fact", "--scope", "team"), cli("sync")]
+    finally:
+        s3.resume()
+    for _, out, err in outputs:
+        assert secret not in out and secret not in err
+        assert TEST_KEYS["AWS_ACCESS_KEY_ID"] not in out + err
+    assert secret not in (repo / ".cortex" / "team-queue.jsonl").read_text(encoding="utf-8")
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
+    bucket = team.split("/")[2]
+    for item in client.list_objects_v2(Bucket=bucket).get("Contents", []):
+        body = client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
+        assert secret.encode() not in body and TEST_KEYS["AWS_ACCESS_KEY_ID"].encode() not in body
+
+
+def test_an_unreachable_team_store_is_one_line_and_local_work_goes_on(repo, team, monkeypatch, capsys):
+    monkeypatch.setenv("CORTEX_TEAM_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
+    cli = Cli(repo, capsys)
+    assert cli.json("remember", "local still works")["outcome"] == "created"
+    code, out, err = cli("remember", "for the team", "--scope", "team")
+    assert code == 0 and "queued" in out
+    code, out, err = cli("list")
+    assert code == 0 and "local still works" in out and "for the team" not in out
+    assert err.count("\n") == 1 and "unreachable" in err
+    code, out, err = cli("sync")
+    assert code == 1 and "still waiting" in out and "\n" not in out.strip()
+
+
+def test_bench_team_measures_the_team_store_beside_a_local_one(repo, team, capsys):
+    rows = Cli(repo, capsys).json("bench", "team", "--writes", "3", "--searches", "2")
+    assert [r["store"] for r in rows] == ["local", "team"]
+    assert rows[1]["uri"].startswith(team + "/bench-") and rows[1]["writes"] == 3 and rows[1]["searches"] == 2

@@ -1,0 +1,97 @@
+"""Every key of the dashboard in one table: the bindings, the footer, the help screen and the README are read from it.
+
+A key belongs to one scope: `app` (works everywhere, even while typing), `dashboard` (the main screen, unless the
+search box has the keyboard), `pane` (every pane's list), `budget`, `search`, and the dialogs. Keys that a Textual
+widget already answers to (enter in a list, esc in the search box) are listed with no action, so the help stays
+complete without binding them twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    """One row of the keymap."""
+
+    id: str
+    """Binding id (stable; Textual keymaps refer to it)."""
+    keys: str
+    """Textual key names, comma separated."""
+    shown: str
+    """How people write the key (help screen and README)."""
+    action: str
+    """The action, or "" when a widget handles the key itself."""
+    label: str
+    """Short footer label."""
+    help: str
+    """One line for the help screen, the README and the tooltip."""
+    scope: str
+    footer: bool = False
+    priority: bool = False
+
+
+KEYMAP: tuple[Key, ...] = (
+    Key("app.quit", "ctrl+q,ctrl+c", "ctrl+q / ctrl+c", "quit", "Quit", "quit, even while typing or while work runs",
+        "app", priority=True),
+    Key("dash.quit", "q", "q", "app.quit", "Quit", "quit", "dashboard", footer=True),
+    Key("dash.panes", "1,2,3,4,5", "1 … 5", "", "Panes",
+        "focus a pane: what, search results, graph, timeline, context (never the search box)", "dashboard"),
+    Key("dash.search", "slash", "/", "focus_search", "Search", "type in the search box", "dashboard", footer=True),
+    Key("search.submit", "", "enter (in the box)", "", "", "search now and move to the results", "search"),
+    Key("search.leave", "escape", "esc (in the box)", "leave_input", "Results", "back to the results, the text kept",
+        "search"),
+    Key("pane.down", "j,down", "j / ↓", "cursor_down", "Down", "move down in the focused pane", "pane"),
+    Key("pane.up", "k,up", "k / ↑", "cursor_up", "Up", "move up in the focused pane", "pane"),
+    Key("pane.open", "", "enter", "", "", "in panes 1-4: re-centre the graph on the highlighted memory, file, commit or hit",
+        "pane"),
+    Key("dash.task", "t", "t", "set_task", "Task", "use the search text as the task of the context budget",
+        "dashboard", footer=True),
+    Key("budget.drop", "x", "x", "drop", "Drop", "drop the highlighted context item, or restore a dropped one",
+        "budget"),
+    Key("budget.pin", "p", "p", "pin", "Pin", "pin (always include) the highlighted context item, or unpin it",
+        "budget"),
+    Key("dash.copy", "c", "c", "copy_context", "Copy", "copy the assembled context (what the meter counts)",
+        "dashboard", footer=True),
+    Key("dash.more", "plus,equals_sign", "+", "budget(2000)", "+Budget", "raise the token budget by 2,000",
+        "dashboard"),
+    Key("dash.less", "minus", "-", "budget(-2000)", "-Budget", "lower the token budget by 2,000", "dashboard"),
+    Key("dash.format", "f", "f", "cycle_format", "Format", "switch the context format: markdown, xml, json",
+        "dashboard"),
+    Key("dash.new", "n", "n", "new_memory", "New", "new memory (files prefilled from the working change)",
+        "dashboard", footer=True),
+    Key("dash.edit", "e", "e", "edit_memory", "Edit", "edit the highlighted search hit's memory (a new version)",
+        "dashboard"),
+    Key("dash.done", "d", "d", "done_or_forget", "Done/Forget",
+        "close the highlighted task, or forget the highlighted memory (asks first)", "dashboard"),
+    Key("dash.undo", "u", "u", "undo", "Undo", "undo the last drop, forget or task close", "dashboard", footer=True),
+    Key("dash.refresh", "r", "r", "refresh", "Refresh", "refresh every pane", "dashboard"),
+    Key("dash.palette", "", "ctrl+p", "", "", "command palette: every action, themes", "dashboard"),
+    Key("dash.help", "question_mark,f1", "? / f1", "help", "Help", "this help", "dashboard", footer=True),
+    Key("confirm.yes", "y", "y", "answer(True)", "Yes", "confirm (forget, close)", "confirm", footer=True),
+    Key("confirm.no", "n,escape", "n / esc", "answer(False)", "No", "keep it", "confirm", footer=True),
+    Key("help.close", "escape,q,question_mark,f1", "esc / q / ?", "dismiss", "Close", "close this help", "help"),
+    Key("memory.save", "ctrl+s", "ctrl+s", "save", "Save", "save the memory in the form", "memory", footer=True),
+    Key("memory.cancel", "escape", "esc (in the form)", "cancel", "Cancel", "close the form without saving",
+        "memory", footer=True),
+)
+
+
+def bindings(scope: str) -> list[Binding]:
+    """The Textual bindings of one scope (rows without an action are documentation only)."""
+    out: list[Binding] = []
+    for key in KEYMAP:
+        if key.scope != scope or not key.action or not key.keys:
+            continue
+        out.append(Binding(key.keys, key.action, key.label, show=key.footer, priority=key.priority, id=key.id,
+                           tooltip=key.help))
+    return out
+
+
+def pane_bindings() -> list[Binding]:
+    """Keys 1 to 5 focus the panes; one binding each so every pane has its own id."""
+    return [Binding(str(n), f"focus_pane({n})", f"Pane {n}", show=False, id=f"dash.pane{n}",
+                    tooltip=f"focus pane {n}") for n in range(1, 6)]
