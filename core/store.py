@@ -151,10 +151,10 @@ class MemoryStore:
             clauses.append(where)
         where = " AND ".join(clauses) or None
         if limit:
-            return self._newest_created(where, limit)
+            return without_repeats(self._newest_created(where, limit))
         found = self._query(where)
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
-        return found
+        return without_repeats(found)
 
     def _newest_created(self, where: str | None, limit: int) -> list[Memory]:
         """The first `limit` of list()'s order without reading every match: look back through widening windows of
@@ -449,3 +449,16 @@ def _memory_to_row(memory: Memory) -> dict:
     row["vector"] = memory.vector
     row["words"] = memory_words(row)
     return row
+
+
+def without_repeats(memories: list[Memory]) -> list[Memory]:
+    """One active memory per text. Two machines writing the same text to a shared store at once can both insert
+    it; the writer that commits last marks all but the smallest id superseded, but a writer killed between its
+    commit and that step leaves the repeat until the text is written again. Readers show the row it would keep."""
+    keep: dict[tuple[str, str], str] = {}
+    for m in memories:
+        if m.status == "active" and not m.source_key:
+            key = (m.scope, m.text_hash)
+            keep[key] = min(keep.get(key, m.id), m.id)
+    return [m for m in memories
+            if m.status != "active" or m.source_key or keep[(m.scope, m.text_hash)] == m.id]

@@ -164,7 +164,10 @@ def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[Re
     different ids, so neither commit conflicts). After its own commit each writer reads the latest version, where
     the later of the two commits sees both rows, and keeps the one with the smallest id active. Both writers pick
     the same row, and marking the others superseded is an update by filter, so doing it twice changes nothing."""
-    created = {r.memory.text_hash for r in results if r.outcome == "created" and not r.memory.source_key}
+    # Duplicates count too: a write sent again from the queue after its first settle failed (timed out, or the
+    # process was killed between commit and settle) finds its rows as duplicates, and settles them now.
+    created = {r.memory.text_hash for r in results
+               if r.outcome in ("created", "duplicate") and not r.memory.source_key}
     if not created:
         return results
     # A table opened now reads the newest version; the store's own handle may serve one up to the consistency
