@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -317,7 +318,8 @@ class Database:
             except Exception as exc:
                 if not idempotent or attempt == _ATTEMPTS - 1 or not is_commit_conflict(exc):
                     raise
-                time.sleep(0.05 * 2**attempt)
+                # Jittered, so writers that lost to each other do not retry in step and collide again.
+                time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
         COMMITS.committed()
         return result
 
@@ -441,17 +443,28 @@ class Database:
         for columns, config in ((bitmap, Bitmap), (label_lists, LabelList), (btree, BTree)):
             for column in columns:
                 if (column,) not in have:
-                    self.commit(lambda: table.create_index(column, config=config()))
-                    built = True
+                    built |= self._build_index(lambda: table.create_index(column, config=config()))
         if ("vector",) not in have and table.count_rows() >= ann_min_rows:
             from lancedb.index import HnswSq
 
             # Few partitions: each holds its own HNSW graph, and searching many small graphs cost more here
             # (50k rows: 6.7 ms p50 with 2 partitions, 9.7 ms with 12; brute force 106 ms).
             partitions = max(1, table.count_rows() // 50_000)
-            self.commit(lambda: table.create_index("vector", config=HnswSq(distance_type="l2", num_partitions=partitions)))
-            built = True
+            built |= self._build_index(
+                lambda: table.create_index("vector", config=HnswSq(distance_type="l2", num_partitions=partitions)))
         return built
+
+    def _build_index(self, create: Callable[[], object]) -> bool:
+        """Build one index; when other writers keep winning the race (several machines sharing a store all build
+        the same indexes after their first writes), leave it: indexes only speed reads, the rows are committed
+        already, and the next write checks again."""
+        try:
+            self.commit(create)
+        except Exception as exc:
+            if not is_commit_conflict(exc):
+                raise
+            return False
+        return True
 
     def compact(self, table, keep: timedelta = timedelta(0)) -> None:
         import warnings
