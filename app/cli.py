@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -57,7 +58,10 @@ def _common_options(top: bool) -> argparse.ArgumentParser:
     return common
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """Built once per process: building it is a tenth of a warm served command (argparse looks up a translation
+    for every help string), and parsing leaves it unchanged, so the resident server reuses one."""
     nested = _common_options(top=False)
 
     parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
