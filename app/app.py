@@ -11,6 +11,7 @@ from ..core.config import save_user_setting
 from ..themes import BUILTIN_THEMES
 from ..widgets.keymap import bindings
 from .bridge import EngineBridge
+from .remote_bridge import RemoteBridge
 from .dashboard import DashboardScreen
 from .palette import ContextCommands, MemoryCommands, PaneCommands, ThemeCommands
 from .threads import DaemonExecutor
@@ -25,7 +26,7 @@ class CortexApp(App):
     # ctrl+q and ctrl+c quit from anywhere, typing included; the footer names only `q`.
     BINDINGS = bindings("app")
 
-    def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000, theme: str | None = None,
+    def __init__(self, bridge: EngineBridge | RemoteBridge, task: str = "", budget: int = 12000, theme: str | None = None,
                  remember_theme: bool = True) -> None:
         super().__init__()
         self.bridge = bridge
@@ -34,7 +35,7 @@ class CortexApp(App):
         self.remember_theme = remember_theme
         for item in BUILTIN_THEMES.values():
             self.register_theme(item)
-        wanted = theme or bridge.engine.settings.theme
+        wanted = theme or bridge.settings.theme
         self.theme = wanted if wanted in self.available_themes else "cortex-dark"
 
     def on_load(self) -> None:
