@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
 from ..core.config import save_user_setting
 from ..themes import BUILTIN_THEMES
 from ..widgets.keymap import bindings
-from .bridge import EngineBridge
-from .remote_bridge import RemoteBridge
 from .dashboard import DashboardScreen
 from .palette import ContextCommands, MemoryCommands, PaneCommands, ThemeCommands
 from .threads import DaemonExecutor
+
+if TYPE_CHECKING:  # importing the engine's bridge loads pyarrow: a dashboard attached to the server never needs it
+    from .bridge import EngineBridge
+    from .remote_bridge import RemoteBridge
 
 
 class CortexApp(App):

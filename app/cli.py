@@ -252,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("tui", help="seconds from the command to the first painted dashboard with results", parents=[nested])
     b.add_argument("repo", nargs="?", default=".", help="repository (indexed first if needed)")
     b.add_argument("--runs", type=int, default=5)
+    b.add_argument("--attached", action="store_true", help="the dashboards attach to a warm resident server")
     b = bench.add_parser("cli", help="wall time and memory of cortex commands: cold, warm server, in-process, git grep", parents=[nested])
     b.add_argument("repo", nargs="?", default=".", help="repository to run the commands in")
     b.add_argument("--words", default="progress bar color", help="the search words (also given to git grep)")

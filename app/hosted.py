@@ -42,6 +42,7 @@ class Hosted:
         self._indexing = False
         self._indexed: tuple | None = None
         self._watching = None
+        self._closing = threading.Event()
         self.calls = 0
 
     # --- calls ---------------------------------------------------------------------------------------------------
@@ -105,12 +106,15 @@ class Hosted:
         bridge = EngineBridge(self._engine())
         try:
             bridge.open()
-            indexed = bridge.index(lambda progress: self._publish("progress", progress), lambda: False)
+            # A server on its way out stops the pass between files instead of finishing a long embedding run.
+            indexed = bridge.index(lambda progress: self._publish("progress", progress), self._closing.is_set)
         except Exception as exc:  # noqa: BLE001 - told to the subscribers; the next one tries again
             self._log(f"index pass failed: {type(exc).__name__}: {exc}")
             with self._lock:
                 self._indexing = False
             self._publish("failed", str(exc) or type(exc).__name__)
+            return
+        if self._closing.is_set():
             return
         bridge.start_watcher(lambda update: self._publish("update", update), lambda text: self._publish("failed", text))
         with self._lock:
@@ -120,6 +124,7 @@ class Hosted:
         self._log("indexed; watching the work tree")
 
     def close(self) -> None:
+        self._closing.set()
         self._pool.shutdown(wait=True)
         if self._watching is not None:
             self._watching.stop()

@@ -320,7 +320,11 @@ class Server:
         protocol.send(conn, {"type": "done", "output": output, "exit": code})
 
     def _answer_call(self, conn: socket.socket, request: Request) -> None:
-        args, kwargs = protocol.unpack(request.payload) if request.payload else ((), {})
+        try:
+            args, kwargs = protocol.unpack(request.payload) if request.payload else ((), {})
+        except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
+            protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
+            return
         future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs)))
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
         try:
