@@ -466,3 +466,27 @@ def _processes_with(word: bytes) -> list[int]:
         if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and _alive(int(proc.name)):
             found.append(int(proc.name))
     return found
+
+
+def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, runtime):
+    from cortex_tui.app.remote import Remote
+    from cortex_tui.app.remote_bridge import RemoteBridge
+
+    assert cortex(repo, "what", "--json").returncode == 0
+    first = status(repo)["pid"]
+    bridge = RemoteBridge(Remote.attach(repo, None, start=True))  # as `cortex-tui` attaches
+    report, indexed = bridge.index(lambda progress: None, lambda: False)
+    assert indexed.indexed_files == 2
+    updates, errors = [], []
+    bridge.start_watcher(updates.append, errors.append)
+    try:
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: not _alive(first), what="the killed server to go")
+        # The next call starts a successor; the dashboard subscribes to it, and its watcher reports the change.
+        assert bridge.what().git.branch == "main"
+        wait_until(lambda: (s := status(repo))["attached"] == 1 and s["watching"], what="the successor's watcher")
+        assert status(repo)["pid"] != first
+        (repo / "src" / "late.py").write_text("def arrived_after_the_crash():\n    return 1\n")
+        wait_until(lambda: any("src/late.py" in u.paths for u in updates), what="the successor's update")
+    finally:
+        bridge.stop()
