@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
 from ..core.config import save_user_setting
 from ..themes import BUILTIN_THEMES
 from ..widgets.keymap import bindings
-from .bridge import EngineBridge
 from .dashboard import DashboardScreen
 from .palette import ContextCommands, MemoryCommands, PaneCommands, ThemeCommands
 from .threads import DaemonExecutor
+
+if TYPE_CHECKING:  # importing the engine's bridge loads pyarrow: a dashboard attached to the server never needs it
+    from .bridge import EngineBridge
+    from .remote_bridge import RemoteBridge
 
 
 class CortexApp(App):
@@ -25,7 +29,7 @@ class CortexApp(App):
     # ctrl+q and ctrl+c quit from anywhere, typing included; the footer names only `q`.
     BINDINGS = bindings("app")
 
-    def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000, theme: str | None = None,
+    def __init__(self, bridge: EngineBridge | RemoteBridge, task: str = "", budget: int = 12000, theme: str | None = None,
                  remember_theme: bool = True) -> None:
         super().__init__()
         self.bridge = bridge
@@ -34,7 +38,7 @@ class CortexApp(App):
         self.remember_theme = remember_theme
         for item in BUILTIN_THEMES.values():
             self.register_theme(item)
-        wanted = theme or bridge.engine.settings.theme
+        wanted = theme or bridge.settings.theme
         self.theme = wanted if wanted in self.available_themes else "cortex-dark"
 
     def on_load(self) -> None:

@@ -51,6 +51,10 @@ class EngineBridge:
     def root(self) -> Path:
         return self.engine.root
 
+    @property
+    def settings(self):
+        return self.engine.settings
+
     def open(self) -> None:
         """Create or open the database and its code-index tables (this imports LanceDB, seconds on a cold start);
         before any other worker, so workers starting together never race to create them (a reader that lists a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -57,7 +58,10 @@ def _common_options(top: bool) -> argparse.ArgumentParser:
     return common
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """Built once per process: building it is a tenth of a warm served command (argparse looks up a translation
+    for every help string), and parsing leaves it unchanged, so the resident server reuses one."""
     nested = _common_options(top=False)
 
     parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
@@ -248,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("tui", help="seconds from the command to the first painted dashboard with results", parents=[nested])
     b.add_argument("repo", nargs="?", default=".", help="repository (indexed first if needed)")
     b.add_argument("--runs", type=int, default=5)
+    b.add_argument("--attached", action="store_true", help="the dashboards attach to a warm resident server")
     b = bench.add_parser("cli", help="wall time and memory of cortex commands: cold, warm server, in-process, git grep", parents=[nested])
     b.add_argument("repo", nargs="?", default=".", help="repository to run the commands in")
     b.add_argument("--words", default="progress bar color", help="the search words (also given to git grep)")

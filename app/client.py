@@ -55,6 +55,9 @@ class _Retry(Exception):
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     argv, no_daemon = _strip_no_daemon(argv)
+    if no_daemon:
+        # Also for what runs in-process and would attach to a server itself (`cortex mcp`), and its children.
+        os.environ["CORTEX_NO_DAEMON"] = "1"
     route = None if no_daemon or not daemon_wanted() else _route(argv)
     if route is not None:
         code = _send(route)
@@ -197,7 +200,7 @@ def _send(route: Route) -> int | None:
         # start the new one, instead of reaching its closing socket again.
         if attempt and not wait_stopped(paths, START_SECONDS):
             return None
-        conn = (None if attempt else connect(paths)) or _start(paths, route.root, route.db)
+        conn = (None if attempt else connect(paths)) or start_server(paths, route.root, route.db)
         if conn is None:
             return None
         try:
@@ -224,7 +227,7 @@ def connect(paths: ServerPaths) -> socket.socket | None:
     return conn
 
 
-def _start(paths: ServerPaths, root: str, db: str) -> socket.socket | None:
+def start_server(paths: ServerPaths, root: str, db: str) -> socket.socket | None:
     """Start a detached server and wait until it listens. Two clients may both start one: the lifetime lock lets
     one live, and both connect to it."""
     import subprocess

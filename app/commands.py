@@ -256,12 +256,13 @@ def cmd_bench(args) -> int:
     if args.bench == "tui":
         from . import bench_tui
 
-        r = bench_tui.run(Path(args.repo).resolve(), max(args.runs, 1))
+        r = bench_tui.run(Path(args.repo).resolve(), max(args.runs, 1), attached=args.attached)
         if args.json:
             print_json(r)
         else:
             p50 = statistics.median
-            console.print(f"dashboard on {r.repo} ({r.files} files, indexed), {r.runs} fresh processes:\n"
+            how = "attached to a warm resident server" if r.attached else "each with its own engine"
+            console.print(f"dashboard on {r.repo} ({r.files} files, indexed), {r.runs} fresh processes {how}:\n"
                           f"  first results (git timeline)   p50 {p50(r.first_paint_s):.2f} s, max {max(r.first_paint_s):.2f} s\n"
                           f"  what, search, graph, timeline  p50 {p50(r.all_panes_s):.2f} s, max {max(r.all_panes_s):.2f} s")
         return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Grid
@@ -21,7 +23,6 @@ from ..widgets.pane import Pane
 from ..widgets.search_pane import SearchPane, normalised
 from ..widgets.timeline_pane import TimelinePane
 from ..widgets.what_pane import WhatPane
-from .bridge import EngineBridge
 from .confirm import ConfirmScreen
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
@@ -29,6 +30,9 @@ from .messages import (
     ContextCopied, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemorySaved,
     SearchFinished, SelectionMade, TimelineLoaded, Undo, WhatLoaded,
 )
+
+if TYPE_CHECKING:  # the engine's bridge loads pyarrow; an attached dashboard has a RemoteBridge instead
+    from .bridge import EngineBridge
 
 PANES = ("what", "search", "graph", "timeline", "budget")
 """In the order of their numbers, which is also their reading order on screen."""

@@ -15,11 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=12000, help="token budget of the selected context")
     parser.add_argument("--theme", help="cortex-dark, cortex-light or any Textual theme")
     parser.add_argument("--here", action="store_true", help="outside git, use this plain directory instead of the demo")
+    parser.add_argument("--no-daemon", action="store_true",
+                        help="build the engine in this process instead of attaching to the resident server")
     args = parser.parse_args(argv)
-
-    from ..core import gitctx
-    from ..core.engine import Engine
-    from ..core.errors import CortexError
 
     path = Path(args.path).expanduser()
     notice = ""
@@ -28,6 +26,51 @@ def main(argv: list[str] | None = None) -> int:
         problem = "is not a directory" if path.exists() else "does not exist"
         print(f"cortex-tui: error: {path} {problem}", file=sys.stderr)
         return 2
+    if args.budget <= 0:
+        print("cortex-tui: error: --budget must be a positive number of tokens", file=sys.stderr)
+        return 1
+    bridge = _attached(path, args)
+    if bridge is None:
+        made = _in_process(path, args)
+        if made is None:
+            return 1
+        bridge, notice = made
+
+    from .app import CortexApp
+
+    app = CortexApp(bridge, task=args.task, budget=args.budget, theme=args.theme)
+    if notice:
+        app.call_later(app.notify, notice, timeout=10, markup=False)
+    app.run()
+    return 0
+
+
+def _attached(path: Path, args):
+    """A bridge to the repository's resident server (started if need be) when the daemon is wanted; None outside
+    git without --here or --db (the demo is in-process), or when no server can be reached or started."""
+    from .client import daemon_wanted, repository_root
+
+    root = repository_root(path)
+    if args.no_daemon or not daemon_wanted() or root is None or (not (root / ".git").exists() and not args.here and not args.db):
+        return None
+    from .remote import Remote
+
+    remote = Remote.attach(path, args.db, start=True)
+    if remote is None:
+        return None
+    from .remote_bridge import RemoteBridge
+
+    return RemoteBridge(remote)
+
+
+def _in_process(path: Path, args):
+    """(bridge over an engine of this process, notice), or None after printing why not."""
+    from ..core import gitctx
+    from ..core.engine import Engine
+    from ..core.errors import CortexError
+    from .bridge import EngineBridge
+
+    notice = ""
     try:
         if gitctx.repo_root(path.resolve()) is None and not args.here and not args.db:
             from ..core.demo import demo_repository, seed_memories
@@ -43,19 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             engine = Engine(path, db=args.db)
     except CortexError as exc:
         print(f"cortex-tui: error: {exc}", file=sys.stderr)
-        return 1
-    if args.budget <= 0:
-        print("cortex-tui: error: --budget must be a positive number of tokens", file=sys.stderr)
-        return 1
-
-    from .app import CortexApp
-    from .bridge import EngineBridge
-
-    app = CortexApp(EngineBridge(engine), task=args.task, budget=args.budget, theme=args.theme)
-    if notice:
-        app.call_later(app.notify, notice, timeout=10, markup=False)
-    app.run()
-    return 0
+        return None
+    return EngineBridge(engine), notice
 
 
 if __name__ == "__main__":

@@ -8,8 +8,11 @@ confined to the repository; engine errors come back as tool errors with their on
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -209,22 +212,32 @@ class _Server(MCPServer):
             raise
 
 
-def build_server(tools: CortexTools) -> MCPServer:
+Runner = Callable[[str, tuple, dict], Any]
+"""Runs a tool by name with its arguments: on this process's engine, or in the resident server's."""
+
+
+def build_server(run: Runner) -> MCPServer:
+    from .remote import RemoteError
+
     server = _Server("cortex", instructions=INSTRUCTIONS)
     for name, description in DESCRIPTIONS.items():
-        method = getattr(tools, name)
+        method = getattr(CortexTools, name)
 
-        def make(method):
+        def make(name, method):
             @functools.wraps(method)
             def call(*args, **kwargs):
                 try:
-                    return method(*args, **kwargs)
-                except CortexError as exc:
+                    return run(name, args, kwargs)
+                except (CortexError, RemoteError) as exc:
                     raise ToolError(str(exc).splitlines()[0]) from exc
+
+            # The tool's schema is the method's signature without `self`.
+            signature = inspect.signature(method, eval_str=True)
+            call.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
             return call
 
         server.tool(name=name, description=description,
-                    annotations=ToolAnnotations(read_only_hint=name in READ_ONLY))(make(method))
+                    annotations=ToolAnnotations(read_only_hint=name in READ_ONLY))(make(name, method))
     return server
 
 
@@ -244,13 +257,43 @@ def keep_index_fresh(engine: Engine) -> None:
     threading.Thread(target=run, name="cortex-index", daemon=True).start()
 
 
+def attach(path: Path, db: str | None, watch: bool) -> Runner | None:
+    """Tools answered by the repository's resident server (started if need be), which is then the one engine and,
+    with `watch`, the one watcher: None when the daemon is turned off or no server can be reached or started."""
+    from .client import daemon_wanted
+    from .remote import Remote, RemoteError
+
+    remote = Remote.attach(path, db, start=True) if daemon_wanted() else None
+    if remote is None:
+        return None
+    if watch:
+        def follow() -> None:
+            # Subscribing starts the server's index pass and watcher, and keeps the server from going idle while
+            # this process is attached; a server that goes away is followed by its successor.
+            while True:
+                try:
+                    for kind, value in remote.watch():
+                        if kind == "failed":
+                            print(f"cortex mcp: {value}", file=sys.stderr)
+                except RemoteError as exc:
+                    print(f"cortex mcp: {exc}", file=sys.stderr)
+                time.sleep(2.0)
+
+        threading.Thread(target=follow, name="cortex-follow", daemon=True).start()
+    return lambda name, args, kwargs: remote.call("tools", name, *args, **kwargs)
+
+
 def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True, auth: bool = True,
           show_token: bool = False) -> None:
-    engine = Engine(path, db=db)
-    engine.init()
-    if watch:
-        keep_index_fresh(engine)
-    server = build_server(CortexTools(engine))
+    run = attach(path, db, watch)
+    if run is None:
+        engine = Engine(path, db=db)
+        engine.init()
+        if watch:
+            keep_index_fresh(engine)
+        tools = CortexTools(engine)
+        run = lambda name, args, kwargs: getattr(tools, name)(*args, **kwargs)  # noqa: E731
+    server = build_server(run)
     if http_port is None:
         server.run("stdio")
     else:

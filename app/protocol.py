@@ -8,6 +8,14 @@ One connection carries one request: the client sends a `Request`; the server ans
 and checked it, `alive` every second while the command waits or runs, and finally `done` (the command's output in
 order and its exit code), or `retired` (this server is being replaced and ran nothing) or `refused` (it ran nothing).
 A client that saw no `accepted` knows the command did not run and may retry it elsewhere.
+
+Processes that attach to the server instead of building an engine of their own (the dashboard, `cortex mcp`) send
+`call` (one method of the dashboard's bridge or of the MCP tools, answered by `result` or `error`) and `watch` (a
+subscription to the repository's one index watcher: `progress` while the first update runs, `indexed`, then an
+`update` per change, with `alive` in between, until the client hangs up). Their arguments and answers are the
+engine's own dataclasses, pickled: both ends are processes of the same user running the same install (the socket
+is private to the user, the peer's uid is checked, and the fingerprint must match), so nothing crosses a trust
+boundary, and every dataclass crosses without a serialiser of its own to keep in step.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_FRAME = 256 * 1024 * 1024
 """Larger frames are refused: nothing cortex prints comes near, and a corrupt length must not allocate gigabytes."""
 ALIVE_SECONDS = 1.0
@@ -51,7 +59,7 @@ class Request:
     """One `cortex` invocation as the client saw it."""
 
     op: str
-    """`run` a command, report `status`, or `stop` the server."""
+    """`run` a command, `call` a method, `watch` the index, report `status`, or `stop` the server."""
     fingerprint: str = ""
     argv: tuple[str, ...] = ()
     cwd: str = ""
@@ -66,6 +74,11 @@ class Request:
     that are not valid text fail the same way in both places."""
     stdin_encoding: str = "utf-8"
     stdin_errors: str = "strict"
+    facade: str = ""
+    """For `call`: `bridge` (the dashboard's) or `tools` (the MCP server's)."""
+    method: str = ""
+    payload: str = ""
+    """For `call`: the arguments, `pack((args, kwargs))`."""
     version: int = PROTOCOL_VERSION
 
     def to_json(self) -> dict:
@@ -131,6 +144,20 @@ def fingerprint() -> str:
         if entry.endswith("site-packages") and os.path.isdir(entry):
             parts.append(f"{entry}:{os.stat(entry).st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def pack(value) -> str:
+    import base64
+    import pickle
+
+    return base64.b64encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
+
+
+def unpack(text: str):
+    import base64
+    import pickle
+
+    return pickle.loads(base64.b64decode(text))
 
 
 def send(sock: socket.socket, message: dict) -> None:

@@ -23,6 +23,7 @@ import fcntl
 import io
 import json
 import os
+import queue
 import signal
 import socket
 import sys
@@ -34,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from pathlib import Path
 
 from . import protocol
+from .hosted import Hosted
 from .protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
 
 LOCK_WAIT_SECONDS = 5.0
@@ -53,8 +55,14 @@ class EngineCache:
 
     def __init__(self) -> None:
         self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
+        self._lock = threading.Lock()
+        """Commands and attached processes' calls ask for engines from different threads."""
 
     def __call__(self, path: Path, db: str | None, settings):
+        with self._lock:
+            return self._get(path, db, settings)
+
+    def _get(self, path: Path, db: str | None, settings):
         from ..core import gitctx
         from ..core.engine import Engine
         from ..core.locations import default_db_uri
@@ -144,6 +152,8 @@ class Server:
         self._served = 0
         self._base_env = dict(os.environ)
         self._engines = EngineCache()
+        self._hosted = Hosted(self._engine, self.log)
+        self._settings = None
 
     # --- life ----------------------------------------------------------------------------------------------------
 
@@ -180,6 +190,7 @@ class Server:
         # Every accepted command still runs to its end and is answered: a client that was told `accepted` may
         # have written something.
         self._worker.shutdown(wait=True)
+        self._hosted.close()
         for handler in list(self._handlers):
             handler.join(ALIVE_SECONDS * 3)
         self.log("stopped")
@@ -190,6 +201,7 @@ class Server:
     def _idle(self) -> bool:
         with self._jobs_lock:
             busy = self._jobs > 0
+        busy = busy or self._hosted.subscribers > 0  # an attached dashboard or MCP server keeps it alive
         limit = self.idle_seconds if self.idle_seconds is not None else 15 * 60
         return not busy and time.monotonic() - self._last_activity > limit
 
@@ -233,15 +245,20 @@ class Server:
             "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": str(self.paths.socket),
             "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": _rss_bytes(),
+            "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
         }
 
     # --- requests ------------------------------------------------------------------------------------------------
 
     def _submit(self, job, *args):
+        return self._tracked(lambda: self._worker.submit(job, *args))
+
+    def _tracked(self, submit):
+        """A job counted as work for the idle clock while it waits or runs."""
         with self._jobs_lock:
             self._jobs += 1
             self._last_activity = time.monotonic()
-        future = self._worker.submit(job, *args)
+        future = submit()
         future.add_done_callback(self._job_done)
         return future
 
@@ -271,7 +288,8 @@ class Server:
             self._handlers.discard(threading.current_thread())
 
     def _answer(self, conn: socket.socket, request: Request) -> None:
-        if request.version != PROTOCOL_VERSION or (request.op == "run" and request.fingerprint != self.fingerprint):
+        checked = request.op in ("run", "call", "watch")
+        if request.version != PROTOCOL_VERSION or (checked and request.fingerprint != self.fingerprint):
             self.log("a client of another version arrived: retiring")
             protocol.send(conn, {"type": "retired", "message": "this server is from another cortex install"})
             self.stop()
@@ -284,21 +302,62 @@ class Server:
             self.log("asked to stop")
             self.stop()
             return
-        if request.op != "run":
+        if request.op not in ("run", "call", "watch"):
             protocol.send(conn, {"type": "refused", "message": f"unknown request {request.op!r}"})
             return
         if self._stopping.is_set():
             protocol.send(conn, {"type": "retired", "message": "this server is stopping"})
             return
+        if request.op == "call":
+            self._answer_call(conn, request)
+            return
+        if request.op == "watch":
+            self._stream_watch(conn)
+            return
         future = self._submit(self._run, request)
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
-        while True:
-            try:
-                output, code = future.result(timeout=ALIVE_SECONDS)
-                break
-            except FutureTimeout:
-                protocol.send(conn, {"type": "alive"})
+        output, code = _result_saying_alive(conn, future)
         protocol.send(conn, {"type": "done", "output": output, "exit": code})
+
+    def _answer_call(self, conn: socket.socket, request: Request) -> None:
+        try:
+            args, kwargs = protocol.unpack(request.payload) if request.payload else ((), {})
+        except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
+            protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
+            return
+        future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs)))
+        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        try:
+            value = _result_saying_alive(conn, future)
+        except Exception as exc:  # noqa: BLE001 - the caller's error, raised again on its side
+            try:
+                payload = protocol.pack(exc)
+            except Exception:  # noqa: BLE001 - an exception that cannot be pickled crosses as its message
+                from ..core.errors import CortexError
+
+                payload = protocol.pack(CortexError(f"{type(exc).__name__}: {exc}"))
+            protocol.send(conn, {"type": "error", "payload": payload})
+            return
+        protocol.send(conn, {"type": "result", "payload": protocol.pack(value)})
+
+    def _stream_watch(self, conn: socket.socket) -> None:
+        """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""
+        events = self._hosted.subscribe()
+        try:
+            protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+            while not self._stopping.is_set():
+                try:
+                    kind, value = events.get(timeout=ALIVE_SECONDS)
+                except queue.Empty:
+                    protocol.send(conn, {"type": "alive"})  # also how a subscriber that went away is noticed
+                    continue
+                protocol.send(conn, {"type": kind, "payload": protocol.pack(value)})
+        except OSError:
+            pass  # the subscriber hung up (its dashboard closed): the usual end, not worth a log line
+        finally:
+            self._hosted.unsubscribe(events)
+            with self._jobs_lock:
+                self._last_activity = time.monotonic()
 
     def _run(self, request: Request) -> tuple[list[list], int]:
         """Run one command as the client would have in-process. Never raises: whatever goes wrong is the command's
@@ -344,6 +403,15 @@ class Server:
             traceback.print_exc()
             return 1
 
+    def _engine(self):
+        """The warm engine of this server's repository for attached processes: the server's own settings, read in
+        the warm-up, since a call cannot read the environment while a command has the client's in place."""
+        if self._settings is None:
+            from ..core.config import load_settings
+
+            self._settings = load_settings()
+        return self._engines(Path(self.root), self.db or None, self._settings)
+
     def _adopt_environment(self, client_env: dict[str, str]) -> None:
         """Make the forwarded variables the client's, touching only those that differ (see protocol)."""
         wanted = {k: v for k, v in self._base_env.items() if not protocol.forwarded(k)}
@@ -364,7 +432,7 @@ class Server:
             from ..core.errors import CortexError
             from . import commands  # noqa: F401 - the handlers and rich
 
-            settings = load_settings()
+            settings = self._settings = load_settings()
             if self.idle_seconds is None:
                 self.idle_seconds = settings.daemon_idle_minutes * 60
             engine = self._engines(Path(self.root), self.db or None, settings)
@@ -377,6 +445,15 @@ class Server:
             self.log(f"warm in {time.perf_counter() - started:.1f} s")
         except Exception as exc:  # a command will meet (and report) the same problem
             self.log(f"warm-up failed: {type(exc).__name__}: {exc}")
+
+
+def _result_saying_alive(conn: socket.socket, future):
+    """The job's result (or its exception), telling the client every second meanwhile that the server is alive."""
+    while True:
+        try:
+            return future.result(timeout=ALIVE_SECONDS)
+        except FutureTimeout:
+            protocol.send(conn, {"type": "alive"})
 
 
 def _rss_bytes() -> int | None:

@@ -47,6 +47,8 @@ def _status(args, paths) -> int:
         f"server pid {found['pid']} for {found['root']}, version {found['version']} ({current})\n"
         f"  up {time.time() - found['started']:.0f} s, {found['commands']} commands, idle {found['idle_for']:.0f} s"
         f" (exits after {idle_limit / 60:.0f} min), memory {rss}\n"
+        f"  {found.get('attached', 0)} attached (dashboards, MCP servers), {found.get('calls', 0)} calls, "
+        f"{'watching the work tree' if found.get('watching') else 'not watching'}\n"
         f"  socket {found['socket']}"
     )
     return 0

@@ -6,6 +6,8 @@ a detached HEAD, a worktree or a submodule (GitPython follows their `.git` files
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -100,37 +102,137 @@ def repo_root(path: Path) -> Path | None:
 
 
 def read_git_context(path: Path, max_commits: int = 20) -> GitContext:
+    """The history (branch, HEAD, commits, branches) comes from a cache while no ref has moved; the working change
+    is read every time, in one `git status`: an edit to a tracked file changes nothing under `.git`."""
     repo = find_repo(path)
     if repo is None or repo.working_tree_dir is None:
         return GitContext(root=path.resolve(), notes=("not a git repository",))
     root = Path(repo.working_tree_dir)
-    notes: list[str] = []
-    detached = repo.head.is_detached
-    branch = "" if detached else repo.head.reference.name
-    has_commits = repo.head.is_valid()
-    head = repo.head.commit.hexsha if has_commits else ""
-    commits: list[CommitInfo] = []
-    if has_commits:
-        commits = read_commits(repo, head, max_commits)
-    else:
-        notes.append("no commits yet")
-    untracked = tuple(repo.untracked_files)
-    modified = tuple(sorted({d.a_path for d in repo.index.diff(None)}))
-    staged = tuple(sorted({(d.b_path or d.a_path) for d in repo.index.diff("HEAD")})) if has_commits else _staged_without_head(repo)
+    history = _history(repo, max_commits)
+    staged, modified, untracked = _working_change(repo)
     return GitContext(
         root=root,
         is_repo=True,
-        branch=branch,
-        detached=detached,
-        head=head,
-        commits=tuple(commits),
+        branch=history.branch,
+        detached=history.detached,
+        head=history.head,
+        commits=history.commits,
         modified=modified,
         staged=staged,
         untracked=untracked,
-        recent_files=_recent_files(commits),
-        branches=tuple(sorted(h.name for h in repo.heads)),
-        notes=tuple(notes),
+        recent_files=_recent_files(history.commits),
+        branches=history.branches,
+        notes=history.notes,
     )
+
+
+@dataclass(frozen=True)
+class _History:
+    branch: str
+    detached: bool
+    head: str
+    commits: tuple[CommitInfo, ...]
+    branches: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+_HISTORIES: dict[tuple, _History] = {}
+"""Keyed by git directory, commit count and `_refs_stamp`: a long-lived process (the resident server, the
+dashboard) reads HEAD's history once per ref change instead of spawning git for it on every request."""
+_HISTORIES_KEPT = 16
+_HISTORIES_LOCK = threading.Lock()
+
+
+def _history(repo, max_commits: int) -> _History:
+    stamp = _refs_stamp(repo)
+    key = (repo.git_dir, max_commits, stamp)
+    if stamp is not None:
+        with _HISTORIES_LOCK:
+            found = _HISTORIES.get(key)
+        if found is not None:
+            return found
+    detached = repo.head.is_detached
+    has_commits = repo.head.is_valid()
+    head = repo.head.commit.hexsha if has_commits else ""
+    history = _History(
+        branch="" if detached else repo.head.reference.name,
+        detached=detached,
+        head=head,
+        commits=tuple(read_commits(repo, head, max_commits)) if has_commits else (),
+        branches=tuple(sorted(h.name for h in repo.heads)),
+        notes=() if has_commits else ("no commits yet",),
+    )
+    if stamp is not None:
+        with _HISTORIES_LOCK:
+            if len(_HISTORIES) >= _HISTORIES_KEPT:
+                _HISTORIES.pop(next(iter(_HISTORIES)))
+            _HISTORIES[key] = history
+    return history
+
+
+def _refs_stamp(repo) -> tuple | None:
+    """What changes whenever HEAD, the branch it names or the list of branches moves: HEAD's text, the text of a
+    loose ref it names, and the identity (inode, size, mtime) of packed-refs and of every file and folder under
+    refs/heads. Git replaces a ref file by renaming a new one over it, so an update is a new inode as well as a new
+    text. None (no caching) for a reftable repository, or when something cannot be read."""
+    git_dir, common = Path(repo.git_dir), Path(repo.common_dir)
+    try:
+        if (common / "reftable").exists():
+            return None
+        head = (git_dir / "HEAD").read_bytes()
+        parts: list = [head]
+        if head.startswith(b"ref: "):
+            target = head[5:].strip().decode("utf-8", "surrogateescape")
+            loose = common / target
+            parts.append(loose.read_bytes() if loose.is_file() else None)
+        parts.append(_identity(common / "packed-refs"))
+        for folder, _dirs, files in os.walk(common / "refs" / "heads"):
+            parts.append((folder, _identity(Path(folder))))
+            parts.extend((folder, name, _identity(Path(folder) / name)) for name in files)
+        return tuple(parts)
+    except OSError:
+        return None
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+_UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
+
+
+def _working_change(repo) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(staged, modified, untracked) from one `git status`: staged is the index against HEAD (every entry before
+    the first commit), modified the work tree against the index (deletions included), untracked what is neither
+    tracked nor ignored; a conflicted path is both staged and modified."""
+    out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all")
+    staged: set[str] = set()
+    modified: set[str] = set()
+    untracked: list[str] = []
+    fields = iter(out.split("\0"))
+    for entry in fields:
+        if len(entry) < 4:
+            continue
+        xy, name = entry[:2], entry[3:]
+        if xy[0] in "RC":
+            next(fields, None)  # the path it was renamed or copied from
+        if xy == "??":
+            untracked.append(name)
+        elif xy == "!!":
+            continue
+        elif xy in _UNMERGED:
+            staged.add(name)
+            modified.add(name)
+        else:
+            if xy[0] in "MADRCT":
+                staged.add(name)
+            if xy[1] in "MADT":
+                modified.add(name)
+    return tuple(sorted(staged)), tuple(sorted(modified)), tuple(sorted(untracked))
 
 
 def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
@@ -144,11 +246,6 @@ def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
         commits.append(CommitInfo(sha, redacted(author), datetime.fromtimestamp(int(stamp), tz=timezone.utc),
                                   redacted(subject), tuple(redacted(f) for f in files)))
     return commits
-
-
-def _staged_without_head(repo) -> tuple[str, ...]:
-    """Before the first commit every entry in the index is staged."""
-    return tuple(sorted(str(path) for path, _stage in repo.index.entries))
 
 
 def _recent_files(commits: list[CommitInfo]) -> tuple[FileTouch, ...]:
@@ -168,6 +265,5 @@ def position(path: Path) -> tuple[str, str]:
     repo = find_repo(path)
     if repo is None:
         return "", ""
-    branch = "" if repo.head.is_detached else repo.head.reference.name
-    head = repo.head.commit.hexsha if repo.head.is_valid() else ""
-    return branch, head
+    history = _history(repo, 0)
+    return history.branch, history.head

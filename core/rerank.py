@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .text import split_identifier
 
@@ -35,15 +36,22 @@ def stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> set[str]:
+def words(text: str) -> frozenset[str]:
     """Stemmed words of a text, with the parts of compound identifiers (`parseConfig` -> parse, config)."""
+    return _words(text[:MAX_CHARS])
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    # Kept per text: a long-lived process (the resident server, the dashboard) meets the same chunks query after
+    # query, and tokenising 30 of them is most of a warm search's own time.
     out: set[str] = set()
     # Each distinct token once: code repeats its names, and splitting identifiers is the costly part.
-    for token in set(_WORD.findall(text[:MAX_CHARS])):
+    for token in set(_WORD.findall(text)):
         out.add(stem(token.lower()))
         if "_" in token or not (token.islower() or token.isupper()):
             out.update(stem(p) for p in split_identifier(token))
-    return out
+    return frozenset(out)
 
 
 def coverage(terms: Sequence[str], texts: Sequence[str]) -> list[float]:

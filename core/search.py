@@ -226,11 +226,13 @@ class Searcher:
         if not hits:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
-        if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
+        pending = self._pending()
+        # Every chunk still waiting for its embedding, from one filtered count (the total is table metadata).
+        if pending and pending == self.index.chunks.count_rows():
             notes.append("code embeddings are still being computed; code matches are lexical only")
         return SearchResults(
             query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
-            embeddings_pending=self._pending(), elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+            embeddings_pending=pending, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
         )
 
     def _candidates(
@@ -267,9 +269,6 @@ class Searcher:
 
     def _pending(self) -> int:
         return self.index.chunks.count_rows("embedded = false") if self.index is not None else 0
-
-    def _embedded_any(self) -> bool:
-        return self.index is not None and self.index.chunks.count_rows("embedded = true") > 0
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None) -> ScoreBreakdown:
         relevance = fused.score / best

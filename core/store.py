@@ -23,6 +23,8 @@ MEMORY_BITMAPS = ("status", "kind", "scope", "task_state")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 _FIELDS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
+WHOLE_READ_ROWS = 20_000
+"""Up to this many memories, `newest` reads the ids and times of every match at once (a few hundred kilobytes)."""
 
 
 def now() -> datetime:
@@ -161,7 +163,10 @@ class MemoryStore:
         `updated_at` (BTree-indexed) reading only ids and times. A row outside the window was created before its
         cut-off (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
         stubs: list[dict] = []
-        for days in (7, 30, 180, None):
+        # On a small table one read of every match costs less than the look-back's four reads (a warm `cortex
+        # what` runs four of these at once); the windows pay off only where reading every match is costly.
+        windows = (None,) if self.table.count_rows() <= WHOLE_READ_ROWS else (7, 30, 180, None)
+        for days in windows:
             since = _since_clause(days)
             clauses = [c for c in (where, since) if c]
             query = self.table.search().select(["id", "created_at", "version"])
@@ -184,7 +189,10 @@ class MemoryStore:
         """The newest `limit` memories matching a filter. LanceDB has no ORDER BY, so look back through widening
         time windows (a BTree index on updated_at keeps each cheap) and read only ids and times until enough match."""
         stubs: list[dict] = []
-        for days in (7, 30, 180, None):
+        # On a small table one read of every match costs less than the look-back's four reads (a warm `cortex
+        # what` runs four of these at once); the windows pay off only where reading every match is costly.
+        windows = (None,) if self.table.count_rows() <= WHOLE_READ_ROWS else (7, 30, 180, None)
+        for days in windows:
             clauses = [c for c in (where, _since_clause(days)) if c]
             query = self.table.search().select(["id", "updated_at"])
             if clauses:

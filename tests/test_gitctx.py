@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from cortex_tui.core.gitctx import read_git_context
+from cortex_tui.core.gitctx import position, read_git_context
 
 from .conftest import commit_file, git
 
@@ -55,3 +55,31 @@ def test_worktree_and_submodule(repo, tmp_path):
     git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub_src), "vendor/lib")
     sub = read_git_context(Path(repo / "vendor" / "lib"))
     assert sub.root == repo / "vendor" / "lib" and sub.commits[0].subject == "Library"
+
+
+def test_a_long_lived_process_sees_every_commit_branch_and_edit_at_once(repo):
+    """The history is cached until a ref moves; the working change is read fresh every time."""
+    first = read_git_context(repo)
+    assert read_git_context(repo) == first
+    (repo / "README.md").write_text("# edited\n")
+    assert read_git_context(repo).modified == ("README.md",)
+    commit_file(repo, "README.md", "# edited\n", "Edit the readme")
+    after = read_git_context(repo)
+    assert after.head != first.head and after.commits[0].subject == "Edit the readme" and after.modified == ()
+    assert position(repo) == ("main", after.head)
+    git(repo, "commit", "-q", "--amend", "-m", "Edit the readme again")
+    assert read_git_context(repo).commits[0].subject == "Edit the readme again"
+    git(repo, "branch", "side")
+    assert read_git_context(repo).branches == ("main", "side")
+    git(repo, "pack-refs", "--all")
+    git(repo, "checkout", "-q", "side")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "On the side")
+    side = read_git_context(repo)
+    assert side.branch == "side" and side.commits[0].subject == "On the side"
+    git(repo, "branch", "-q", "-D", "main")
+    assert read_git_context(repo).branches == ("side",)
+
+
+def test_a_staged_rename_counts_the_new_path(repo):
+    git(repo, "mv", "src/app.py", "src/main.py")
+    assert read_git_context(repo).staged == ("src/main.py",)

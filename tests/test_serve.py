@@ -380,3 +380,113 @@ def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg
     else:
         monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
     assert client._config_file() == user_config_file()
+
+
+def _mapped(pid: int, library: str) -> bool:
+    """Whether a process has loaded a native library (LanceDB is one, so an engine of its own maps it)."""
+    return library in Path(f"/proc/{pid}/maps").read_text(errors="replace")
+
+
+async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(repo, runtime):
+    from cortex_tui.app.messages import IndexChanged, IndexFinished, MemorySaved, WhatLoaded
+    from cortex_tui.app.remote import Remote
+    from cortex_tui.app.remote_bridge import RemoteBridge
+    from cortex_tui.app.showcase import FIRST_PAINT, RecordingApp, wait_loaded
+    from cortex_tui.app.showcase import wait_until as wait_for
+    from cortex_tui.core.records import MemoryDraft
+
+    assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
+    server = status(repo)["pid"]
+    remote = Remote.attach(repo, None, start=False)
+    assert remote is not None and remote.root == repo.resolve()
+    app = RecordingApp(RemoteBridge(remote), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await wait_loaded(pilot, FIRST_PAINT + ("index",), timeout=300)
+        shown = app.seen(WhatLoaded).what
+        assert [m.text for m in shown.branch_memories + shown.recent_memories] == ["Pricing rounds half up"]
+        assert app.seen(IndexFinished).status.indexed_files == 2
+        attached = status(repo)
+        assert attached["pid"] == server and attached["attached"] == 1 and attached["watching"]
+        assert attached["calls"] >= 4, "the panes were read through the server"
+        # The server's watcher indexes a new file, and the dashboard hears of it.
+        (repo / "src" / "ledger.py").write_text("def balance_the_ledger():\n    return 0\n")
+        await wait_for(pilot, lambda: app.seen(IndexChanged) is not None, "the server's index update", timeout=120)
+        # A memory saved in the dashboard is written by the server, where the CLI reads it.
+        pilot.app.screen.save_memory(MemoryDraft(text="The ledger balances nightly", kind="note"), None)
+        await wait_for(pilot, lambda: app.seen(MemorySaved) is not None, "the saved memory")
+    texts = [m["text"] for m in json.loads(cortex(repo, "list", "--json").stdout)]
+    assert "The ledger balances nightly" in texts
+    wait_until(lambda: status(repo)["attached"] == 0, what="the closed dashboard to hang up")
+
+
+def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(repo, runtime):
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    assert cortex(repo, "what", "--json").returncode == 0
+    server = status(repo)["pid"]
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_", "HOME", "PATH"))}
+
+    async def session() -> dict:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.client", "mcp"],
+                                       env=env, cwd=str(repo))
+        async with Client(params, read_timeout_seconds=300) as client:
+            made = await client.call_tool("remember", {"text": "Invoices are numbered per year", "kind": "decision"})
+            assert not made.is_error, made.content
+            found = await client.call_tool("smart_search", {"query": "invoice numbering"})
+            assert not found.is_error, found.content
+            assert "Invoices are numbered per year" in json.dumps(found.structured_content)
+            bad = await client.call_tool("forget", {"id": "000000000000"})
+            assert bad.is_error and "no memory" in bad.content[0].text
+            mcp_pid = next(p for p in _processes_with(b"mcp") if p != os.getpid())
+            return {"status": status(repo), "lancedb": _mapped(mcp_pid, "lancedb")}
+
+    seen = asyncio.run(session())
+    assert seen["status"]["pid"] == server and seen["status"]["calls"] >= 3
+    assert seen["status"]["attached"] == 1, "the MCP server follows the server's watcher"
+    assert not seen["lancedb"], "the attached MCP server built no engine of its own"
+    texts = [m["text"] for m in json.loads(cortex(repo, "list", "--json", served=False).stdout)]
+    assert texts == ["Invoices are numbered per year"]
+
+
+def _processes_with(word: bytes) -> list[int]:
+    """Live processes of this test's runtime directory whose command line has this word."""
+    runtime = os.environ["CORTEX_RUNTIME_DIR"].encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and _alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
+
+
+def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, runtime):
+    from cortex_tui.app.remote import Remote
+    from cortex_tui.app.remote_bridge import RemoteBridge
+
+    assert cortex(repo, "what", "--json").returncode == 0
+    first = status(repo)["pid"]
+    bridge = RemoteBridge(Remote.attach(repo, None, start=True))  # as `cortex-tui` attaches
+    report, indexed = bridge.index(lambda progress: None, lambda: False)
+    assert indexed.indexed_files == 2
+    updates, errors = [], []
+    bridge.start_watcher(updates.append, errors.append)
+    try:
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: not _alive(first), what="the killed server to go")
+        # The next call starts a successor; the dashboard subscribes to it, and its watcher reports the change.
+        assert bridge.what().git.branch == "main"
+        wait_until(lambda: (s := status(repo))["attached"] == 1 and s["watching"], what="the successor's watcher")
+        assert status(repo)["pid"] != first
+        (repo / "src" / "late.py").write_text("def arrived_after_the_crash():\n    return 1\n")
+        wait_until(lambda: any("src/late.py" in u.paths for u in updates), what="the successor's update")
+    finally:
+        bridge.stop()

@@ -1,0 +1,130 @@
+"""What the resident server does for attached processes: method calls on its warm engine and the one index watcher.
+
+An attached dashboard calls its bridge's methods here (`EngineBridge` over the server's engine), an attached
+`cortex mcp` its tools' (`CortexTools`); neither builds an engine, opens LanceDB or loads the model itself. Calls run
+on a small pool of their own, beside the command worker: they read no process-wide stream, directory or variable
+the way a command does, and the engine is safe to share between threads.
+
+The first subscriber to `watch` starts the repository's one index pass and then its one watcher; every subscriber
+receives the pass's progress, its outcome, and each update the watcher makes. A subscriber that comes later gets
+the outcome at once. A failed pass (another process holding the write lock) is tried again by the next subscriber.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+BRIDGE_CALLS = frozenset({
+    "open", "warm_model", "what", "search", "graph", "timeline", "select", "remember", "revise", "forget", "restore",
+    "set_task_state", "changed_files",
+})
+"""The dashboard bridge's methods an attached dashboard may call; indexing and watching go through `watch`, and
+copying and assembling stay in the dashboard (they need its terminal, not the engine)."""
+TOOL_CALLS = frozenset({
+    "smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history", "graph_neighbors",
+    "agent_init", "agent_log", "agent_commit", "agent_branch", "agent_switch", "agent_merge", "agent_context",
+})
+CALL_THREADS = 4
+
+
+class Hosted:
+    """Calls and the watcher over the engine that `engine()` hands out (the server's warm one for its repository)."""
+
+    def __init__(self, engine: Callable[[], object], log: Callable[[str], None]) -> None:
+        self._engine = engine
+        self._log = log
+        self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="cortex-call")
+        self._lock = threading.Lock()
+        self._subscribers: list[queue.Queue] = []
+        self._indexing = False
+        self._indexed: tuple | None = None
+        self._watching = None
+        self._closing = threading.Event()
+        self.calls = 0
+
+    # --- calls ---------------------------------------------------------------------------------------------------
+
+    def submit(self, facade: str, method: str, args: tuple, kwargs: dict) -> Future:
+        with self._lock:
+            self.calls += 1
+        return self._pool.submit(self._call, facade, method, args, kwargs)
+
+    def _call(self, facade: str, method: str, args: tuple, kwargs: dict):
+        from ..core.errors import CortexError
+
+        if facade == "bridge" and method in BRIDGE_CALLS:
+            from .bridge import EngineBridge
+
+            target = EngineBridge(self._engine())
+        elif facade == "tools" and method in TOOL_CALLS:
+            from .mcp_server import CortexTools
+
+            target = CortexTools(self._engine())
+        else:
+            raise CortexError(f"the resident server has no call {facade}.{method}")
+        return getattr(target, method)(*args, **kwargs)
+
+    # --- the one watcher -----------------------------------------------------------------------------------------
+
+    @property
+    def subscribers(self) -> int:
+        with self._lock:
+            return len(self._subscribers)
+
+    @property
+    def watching(self) -> bool:
+        return self._watching is not None
+
+    def subscribe(self) -> queue.Queue:
+        """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message)."""
+        events: queue.Queue = queue.Queue()
+        with self._lock:
+            self._subscribers.append(events)
+            if self._indexed is not None:
+                events.put(("indexed", self._indexed))
+            elif not self._indexing:
+                self._indexing = True
+                self._pool.submit(self._index_then_watch)
+        return events
+
+    def unsubscribe(self, events: queue.Queue) -> None:
+        with self._lock:
+            if events in self._subscribers:
+                self._subscribers.remove(events)
+
+    def _publish(self, kind: str, value) -> None:
+        with self._lock:
+            for events in self._subscribers:
+                events.put((kind, value))
+
+    def _index_then_watch(self) -> None:
+        from .bridge import EngineBridge
+
+        bridge = EngineBridge(self._engine())
+        try:
+            bridge.open()
+            # A server on its way out stops the pass between files instead of finishing a long embedding run.
+            indexed = bridge.index(lambda progress: self._publish("progress", progress), self._closing.is_set)
+        except Exception as exc:  # noqa: BLE001 - told to the subscribers; the next one tries again
+            self._log(f"index pass failed: {type(exc).__name__}: {exc}")
+            with self._lock:
+                self._indexing = False
+            self._publish("failed", str(exc) or type(exc).__name__)
+            return
+        if self._closing.is_set():
+            return
+        bridge.start_watcher(lambda update: self._publish("update", update), lambda text: self._publish("failed", text))
+        with self._lock:
+            self._indexed, self._indexing, self._watching = indexed, False, bridge
+            for events in self._subscribers:
+                events.put(("indexed", indexed))
+        self._log("indexed; watching the work tree")
+
+    def close(self) -> None:
+        self._closing.set()
+        self._pool.shutdown(wait=True)
+        if self._watching is not None:
+            self._watching.stop()

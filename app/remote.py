@@ -1,0 +1,134 @@
+"""An attached process's side of the resident server: method calls and the index watcher's events.
+
+The dashboard and `cortex mcp` use this instead of an engine of their own when a server is reachable, so the
+repository has one engine, one model in memory and one watcher however many of them are open. Each call is its own
+connection, like a command: a server replaced meanwhile (a new install, a crash) is started again and asked anew.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import client, protocol
+from .protocol import Request
+
+
+class RemoteError(Exception):
+    """The server could not be reached, or went away before it took the call (so the call did not run)."""
+
+
+class Remote:
+    """One (repository root, database)'s server, as an attached process reaches it."""
+
+    def __init__(self, root: str, db: str, paths: protocol.ServerPaths, start: bool) -> None:
+        self.root = Path(root)
+        self.db = db
+        self.paths = paths
+        self.start = start
+        self.fingerprint = protocol.fingerprint()
+        """This process's install, taken once: a long-lived process keeps running the code it started with."""
+
+    @classmethod
+    def attach(cls, path: Path | str, db: str | None, start: bool) -> "Remote | None":
+        """The server for `path`'s repository when one answers (or, with `start`, once one is started); else None,
+        and the caller hosts the engine itself."""
+        key = client.server_key(str(path), db)
+        if key is None:
+            return None
+        try:
+            paths = protocol.server_paths(*key)
+        except OSError:
+            return None
+        conn = client.connect(paths) or (client.start_server(paths, *key) if start else None)
+        if conn is None:
+            return None
+        conn.close()
+        return cls(key[0], key[1], paths, start)
+
+    def _connect(self) -> socket.socket:
+        conn = client.connect(self.paths)
+        if conn is None and self.start:
+            conn = client.start_server(self.paths, str(self.root), self.db)
+        if conn is None:
+            raise RemoteError(f"the resident server for {self.root} is not running (restart to run without it)")
+        return conn
+
+    def _open(self, request: Request) -> socket.socket:
+        """A connection whose request the server has accepted; one retry when the server was retiring."""
+        for attempt in range(2):
+            if attempt:
+                client.wait_stopped(self.paths, client.START_SECONDS)
+            conn = self._connect()
+            try:
+                conn.settimeout(client.SILENCE_SECONDS)
+                protocol.send(conn, request.to_json())
+                reply = protocol.receive(conn)
+            except (OSError, protocol.ProtocolError):
+                conn.close()
+                continue
+            kind = reply.get("type") if reply else None
+            if kind == "accepted":
+                return conn
+            conn.close()
+            if kind not in (None, "retired"):
+                raise RemoteError(f"the resident server refused: {reply.get('message', kind)}")
+        raise RemoteError("the resident server went away before it took the request")
+
+    def call(self, facade: str, method: str, *args, **kwargs):
+        """`facade.method(*args, **kwargs)` in the server; its exception is raised here as it was raised there."""
+        request = Request(op="call", fingerprint=self.fingerprint, facade=facade, method=method,
+                          payload=protocol.pack((args, kwargs)))
+        with self._open(request) as conn:
+            try:
+                while True:
+                    reply = protocol.receive(conn)
+                    kind = reply.get("type") if reply else None
+                    if kind == "alive":
+                        continue
+                    if kind == "result":
+                        return protocol.unpack(reply["payload"])
+                    if kind == "error":
+                        raise protocol.unpack(reply["payload"])
+                    raise RemoteError("the resident server stopped while answering; it may or may not have "
+                                      "taken effect")
+            except (socket.timeout, TimeoutError) as exc:
+                raise RemoteError(f"the resident server said nothing for {client.SILENCE_SECONDS:.0f} s") from exc
+            except (OSError, protocol.ProtocolError) as exc:
+                raise RemoteError(f"lost the resident server while it answered ({exc}); it may or may not have "
+                                  "taken effect") from exc
+
+    def watch(self) -> "Subscription":
+        return Subscription(self._open(Request(op="watch", fingerprint=self.fingerprint)))
+
+
+class Subscription:
+    """The index watcher's events, as (kind, value): `progress`, `indexed`, `update`, `failed`. Iteration ends when
+    the server goes away or `close()` is called (from any thread)."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self.closed = False
+
+    def __iter__(self) -> Iterator[tuple[str, object]]:
+        try:
+            while not self.closed:
+                reply = protocol.receive(self._conn)
+                kind = reply.get("type") if reply else None
+                if kind is None:
+                    return
+                if kind == "alive":
+                    yield "alive", None  # lets the reader check whether it should stop
+                    continue
+                yield kind, protocol.unpack(reply["payload"])
+        except (OSError, protocol.ProtocolError):
+            return
+
+    def close(self) -> None:
+        self.closed = True
+        try:
+            self._conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._conn.close()
