@@ -5,8 +5,8 @@ Three stages, split where the data changes shape:
 1. Files: every candidate file gets a value from weighted signals (`SelectWeights`): lexical (BM25 rank of its best
    chunk), semantic (cosine of its best chunk), identifiers of the task it defines, being named in the task,
    import-graph proximity (personalised PageRank), git recency (for files already relevant), linked memories, the
-   working change; times its role (tests, docs and translations, changelogs and release notes count only when the
-   task is about them).
+   working change; times its role (tests, docs and translations, changelogs and release notes, CI files and
+   licences, examples and fixtures count only when the task is about them).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
@@ -66,7 +66,6 @@ _META_WORDS = {"ci", "workflow", "workflows", "github", "actions", "lint", "lint
                "templates", "funding", "sponsor", "sponsors", "maintainers", "authors"}
 _CONFIG_WORDS = {"config", "configuration", "settings", "pyproject", "package", "dependency", "dependencies", "ci"}
 
-EXAMPLE_ROLE = 0.1
 REGION_FILES = 12
 """Files whose chunks are scored and may enter: the ranking's head, where almost every edit lies."""
 GUARANTEED = 3
@@ -343,7 +342,8 @@ def _import_proximity(files: dict[str, dict], seeds: list[str]) -> dict[str, flo
 
 def _role_factor(c: _FileCandidate, topics: dict[str, bool], tests_wanted: bool) -> float:
     """Changelogs and release notes only for tasks about releases or history; docs and translations only for
-    tasks about docs: otherwise they match every word of an API task and crowd out the code."""
+    tasks about docs; CI files, templates and licences, example trees and test fixtures likewise only for tasks
+    about them: otherwise they match every word of an API task and crowd out the code."""
     if c.is_test:
         return 1.0 if tests_wanted else 0.35
     if _FIXTURE_DIRS.search(c.path):
@@ -357,7 +357,7 @@ def _role_factor(c: _FileCandidate, topics: dict[str, bool], tests_wanted: bool)
     if c.path.endswith(_CONFIG_SUFFIXES):
         return 1.0 if topics["config"] else 0.5
     if _EXAMPLE_DIRS.search(c.path):
-        return 1.0 if topics["examples"] else EXAMPLE_ROLE
+        return 1.0 if topics["examples"] else 0.1
     return 1.0
 
 
