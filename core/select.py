@@ -5,8 +5,8 @@ Three stages, split where the data changes shape:
 1. Files: every candidate file gets a value from weighted signals (`SelectWeights`): lexical (BM25 rank of its best
    chunk), semantic (cosine of its best chunk), identifiers of the task it defines, being named in the task,
    import-graph proximity (personalised PageRank), git recency (for files already relevant), linked memories, the
-   working change; times its role (tests, docs and translations, changelogs and release notes count only when the
-   task is about them).
+   working change; times its role (tests, docs and translations, changelogs and release notes, CI files and
+   licences, examples and fixtures count only when the task is about them).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
@@ -48,12 +48,22 @@ _HISTORY = re.compile(
     r"(^|/)(changes|changelog|history|news|whatsnew|release[-_]?notes?|releases)([-_.][^/]*)?$"
     r"|(^|/)(changes|changelog|changelog\.d|release[-_]?notes|releases|history)/", re.I)
 _EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|_?scripts)/", re.I)
+# Project housekeeping: CI definitions and repository templates, and the all-capitals files at the root (LICENSE,
+# CONTRIBUTING.md, CODE_OF_CONDUCT.md, SECURITY.md, ...) that govern the project rather than implement or document
+# it (README and FAQ are documentation).
+_META = re.compile(r"(^|/)\.(github|gitlab|circleci)/|^\.?(travis|appveyor|gitlab-ci|codecov|golangci)\.ya?ml$"
+                   r"|(^|/)(pull_request_template\.md|ISSUE_TEMPLATE/)"
+                   r"|^(?!README|FAQ)[A-Z][A-Z0-9_-]+(\.(md|markdown|rst|txt|adoc))?$")
+_FIXTURE_DIRS = re.compile(r"(^|/)(testdata|fixtures?)/", re.I)
 _CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".lock")
 _TEST_WORDS = {"test", "tests", "testing", "pytest", "unittest", "spec", "fixture", "fixtures"}
 _DOC_WORDS = {"doc", "docs", "documentation", "readme", "tutorial", "tutorials", "guide", "translation",
               "translations", "translated", "typo", "typos", "spelling", "wording"}
 _HISTORY_WORDS = {"changelog", "changelogs", "release", "releases", "history", "news", "whatsnew"}
 _EXAMPLE_WORDS = {"example", "examples", "sample", "samples", "demo", "benchmark", "benchmarks", "script", "scripts"}
+_META_WORDS = {"ci", "workflow", "workflows", "github", "actions", "lint", "linter", "license", "licence", "licensing",
+               "copyright", "contributing", "contributor", "contributors", "conduct", "governance", "policy", "template",
+               "templates", "funding", "sponsor", "sponsors", "maintainers", "authors"}
 _CONFIG_WORDS = {"config", "configuration", "settings", "pyproject", "package", "dependency", "dependencies", "ci"}
 
 REGION_FILES = 12
@@ -282,7 +292,8 @@ def _rank_files(weights, task, files, code_hits, memory_hits, changed, pins, nam
     mentions = _memory_mentions(memory_hits)
     now = datetime.now(timezone.utc)
     topics = {name: task_mentions(task, words_) for name, words_ in
-              (("docs", _DOC_WORDS), ("history", _HISTORY_WORDS), ("examples", _EXAMPLE_WORDS), ("config", _CONFIG_WORDS))}
+              (("docs", _DOC_WORDS), ("history", _HISTORY_WORDS), ("examples", _EXAMPLE_WORDS), ("config", _CONFIG_WORDS),
+               ("meta", _META_WORDS))}
     for c in candidates.values():
         short = {s.rsplit(".", 1)[-1].lower() for s in c.symbols} | {s.lower() for s in c.symbols}
         overlap = len(task_idents & short)
@@ -331,17 +342,22 @@ def _import_proximity(files: dict[str, dict], seeds: list[str]) -> dict[str, flo
 
 def _role_factor(c: _FileCandidate, topics: dict[str, bool], tests_wanted: bool) -> float:
     """Changelogs and release notes only for tasks about releases or history; docs and translations only for
-    tasks about docs: otherwise they match every word of an API task and crowd out the code."""
+    tasks about docs; CI files, templates and licences, example trees and test fixtures likewise only for tasks
+    about them: otherwise they match every word of an API task and crowd out the code."""
     if c.is_test:
         return 1.0 if tests_wanted else 0.35
+    if _FIXTURE_DIRS.search(c.path):
+        return 1.0 if tests_wanted else 0.1
     if _HISTORY.search(c.path):
         return 1.0 if topics["history"] else 0.0
+    if _META.search(c.path):
+        return 1.0 if topics["meta"] else 0.1
     if c.path.endswith(_DOC_SUFFIXES) or _DOC_DIRS.search(c.path):
         return 1.0 if topics["docs"] else 0.1
     if c.path.endswith(_CONFIG_SUFFIXES):
         return 1.0 if topics["config"] else 0.5
     if _EXAMPLE_DIRS.search(c.path):
-        return 1.0 if topics["examples"] else 0.5
+        return 1.0 if topics["examples"] else 0.1
     return 1.0
 
 

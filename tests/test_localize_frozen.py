@@ -80,6 +80,18 @@ CONVERT_MODULE = (_filler("convert_length", 40, "py")
                   + "    value = (reading - offset) * 0.125\n    return value\n\n\n"
                   + _filler("convert_mass", 40, "py"))
 
+STATIC_JS = ("'use strict'\n\nconst fs = require('fs')\n\n"
+             + "".join(f"function mime{i} (name) {{\n  if (name.endsWith('.t{i}')) {{\n    return 'text/t{i}'\n  }}\n  return null\n}}\n\n"
+                       for i in range(40))
+             + "function etagOf (stat) {\n  const mtime = Math.floor(stat.mtimeMs / 1000)\n  return `W/\"${stat.size}-${mtime}\"`\n}\n\n"
+             + "function serveStatic (root, options = {}) {\n  return function (req, res) {\n    const stat = fs.statSync(root + req.path)\n"
+             + "    res.setHeader('ETag', etagOf(stat))\n    res.end(fs.readFileSync(root + req.path))\n  }\n}\n\n"
+             + "module.exports = { serveStatic, etagOf }\n")
+EXAMPLE_APP = ("'use strict'\n// Serve static files with an ETag so browsers revalidate a changed file.\n"
+               "const {{ serveStatic }} = require('static-files')\n\n"
+               + "// A static file changed within the same second keeps its ETag: revalidate by size as well.\n" * 6
+               + "module.exports = serveStatic('{name}', {{ etag: true, maxAge: 0 }})\n")
+
 CASES = [
     Case(
         "a changelog repeats the task's words",
@@ -159,6 +171,21 @@ CASES = [
         {"CHANGELOG.md": "# Changelog\n\n## 2.0\n\n- Drop Python 3.8.\n\n## 1.9\n\n- Faster start-up (twice as fast).\n\n## 1.8\n\n- New cache.\n"},
     ),
     Case(
+        "example apps and project housekeeping repeat the task's words",
+        "A static file changed within the same second keeps its stale ETag",
+        {
+            "lib/static.js": STATIC_JS,
+            **{f"examples/{name}/app.js": EXAMPLE_APP.format(name=name)
+               for name in ("etag", "static-files", "cache", "downloads", "public", "assets", "spa", "cdn")},
+            "LICENSE": "Static file serving with ETag: permission is granted to serve static files; the ETag and the "
+                       "same second are provided as is.\n" * 20,
+            "CONTRIBUTING.md": "Report a stale ETag for a static file changed within the same second with a failing test.\n" * 12,
+            ".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  etag:\n    runs-on: ubuntu-latest\n"
+                                        "    steps:\n      - run: npm test  # serveStatic ETag same second changed file\n",
+        },
+        {"lib/static.js": None},
+    ),
+    Case(
         "JavaScript: behaviour in words, no identifier",
         "Cookies with an expiry date in the past are still sent with the request",
         {
@@ -196,6 +223,7 @@ def _fixed(case: Case, path: str) -> str:
         "client/retry.py": ("    if header.isdigit():\n        return int(header)", "    if header.isdigit():\n        return max(int(header), 0)"),
         "src/router.js": ("const clean = normalize(path)", "const clean = normalize(path).replace(/(.)\\/$/, '$1')"),
         "sensors/convert.py": ("    value = (reading - offset) * 0.125\n", "    value = max(reading - offset, 0) * 0.125\n"),
+        "lib/static.js": ("  const mtime = Math.floor(stat.mtimeMs / 1000)\n", "  const mtime = Math.floor(stat.mtimeMs)\n"),
         "router.go": ("\tr.NotFound.ServeHTTP(w, req)\n", "\tif r.NotFound == nil {\n\t\thttp.NotFound(w, req)\n\t\treturn\n\t}\n\tr.NotFound.ServeHTTP(w, req)\n"),
         "src/size.rs": ("    (len + block - 1) / block\n", "    len / block + u64::from(len % block != 0)\n"),
         "lib/cookies.js": ("    return this.cookies\n      .map(", "    return this.cookies\n      .filter(c => !c.expires || c.expires > now)\n      .map("),

@@ -230,3 +230,28 @@ def test_pinned_file_and_memory_go_in_and_excluded_ones_stay_out(shop):
     assert "shop/shipping.py" in sel.files and memory.key in {i.key for i in sel.chosen}
     assert "shop/cart.py" not in sel.files and "shop/cart.py" not in sel.ranked_files
     assert sel.tokens <= 150
+
+
+def test_housekeeping_examples_and_fixtures_rank_under_the_code_unless_the_task_is_about_them(tmp_path):
+    """A licence, a CI workflow, an example app and a test fixture that repeat the task's words more often than the
+    code does rank under the code for a code task, and come first once the task is about them."""
+    words = "The shipping surcharge for heavy parcels is rounded down instead of up.\n"
+    files = {
+        "shop/shipping.py": "import math\n\n\ndef surcharge(weight):\n    \"\"\"Shipping surcharge for heavy parcels.\"\"\"\n"
+                            "    return math.floor(weight / 10)\n",
+        "LICENSE": words * 30,
+        ".github/workflows/ci.yml": "name: ci\njobs:\n  shipping:\n    steps:\n" + "".join(f"      - run: echo {words}" for _ in range(10)),
+        "examples/parcels/app.py": "".join(f"# {words}" for _ in range(30)) + "from shop.shipping import surcharge\n",
+        "shop/testdata/parcels.txt": words * 30,
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    engine = Engine(tmp_path)
+    engine.code_index(create=True).update(embed=False)
+    ranked = engine.select("shipping surcharge for heavy parcels is rounded down", 4000).ranked_files
+    assert ranked[0] == "shop/shipping.py", ranked
+    for path, about in (("LICENSE", "licence"), (".github/workflows/ci.yml", "ci workflow"),
+                        ("examples/parcels/app.py", "example"), ("shop/testdata/parcels.txt", "tests")):
+        on_topic = engine.select(f"{about}: shipping surcharge for heavy parcels is rounded down", 4000)
+        assert on_topic.ranked_files.index(path) < on_topic.ranked_files.index("shop/shipping.py"), (about, on_topic.ranked_files)
