@@ -19,7 +19,7 @@ from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from .text import WORDS_FORMAT, identifier_words, path_words
 
 MEMORIES = "memories"
-MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model")
+MEMORY_BITMAPS = ("status", "kind", "scope", "task_state")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
@@ -97,6 +97,7 @@ class MemoryStore:
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim))
         self.vector_cache = LanceVectorCache(db)
+        self._vectors_current = False
         if db.get_meta("memories_words") != WORDS_FORMAT:
             needed = ["title", "text", "tags", "files", "symbols", "context"]
             db.rewrite_column(self.table, "words", needed, memory_words)
@@ -353,8 +354,13 @@ class MemoryStore:
         return f"vector_model IS NULL OR vector_model != {quote(self.embedder.model_id)}"
 
     def stale_vectors(self) -> int:
-        """How many memories wait to be embedded again by the current model; full text finds them meanwhile."""
-        return self.table.count_rows(self.stale_where())
+        """How many memories wait to be embedded again by the current model; full text finds them meanwhile.
+        Once none do, the count is not read again (every search asks): this process writes only current vectors."""
+        if self._vectors_current:
+            return 0
+        stale = self.table.count_rows(self.stale_where())
+        self._vectors_current = stale == 0
+        return stale
 
     def reembed(self, batch: int = REEMBED_BATCH, should_stop: Callable[[], bool] | None = None) -> int:
         """Embed again, with the current model, memories another model embedded; returns how many. Vectors this
