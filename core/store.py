@@ -366,10 +366,15 @@ class MemoryStore:
         """Embed again, with the current model, memories another model embedded; returns how many. Vectors this
         model made before come from the cache. Each batch is its own commit, so a stop loses at most one batch."""
         done = 0
+        seen: set[str] = set()
         while not (should_stop and should_stop()):
             rows = self.table.search().where(self.stale_where()).select(["id", "title", "text"]).limit(batch).to_list()
+            # A row stale again after its write: a process running the other model wrote it meanwhile. Leave the
+            # two to settle on their next runs rather than trade the same rows back and forth here.
+            rows = [r for r in rows if r["id"] not in seen]
             if not rows:
                 break
+            seen.update(r["id"] for r in rows)
             # The text embedded when the memory was written: its title only when one was given (not the default).
             texts = [r["text"] if r["title"] in ("", None, _default_title(r["text"])) else f"{r['title']}\n{r['text']}"
                      for r in rows]
