@@ -77,6 +77,7 @@ class EngineBridge:
         index = self.engine.code_index(create=True)
         report = index.update(embed=True, progress=progress, priority=self.engine.git().changed_files,
                               should_stop=should_stop)
+        self.engine.reembed_memories(should_stop)
         return report, index.status()
 
     def start_watcher(self, on_update: Callable[[WatchUpdate], None], on_error: Callable[[str], None]) -> None:

@@ -391,6 +391,8 @@ def cmd_index(args) -> int:
             progress=lambda e: update(e.done, e.total, e.phase),
             priority=engine.git().changed_files,
         )
+        if not args.no_embed:
+            engine.reembed_memories()
     if args.json:
         print_json({
             "root": str(engine.root), "listed": report.listed, "changed": report.changed, "unchanged": report.unchanged,

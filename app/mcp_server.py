@@ -249,6 +249,7 @@ def keep_index_fresh(engine: Engine) -> None:
         try:
             index = engine.code_index(create=True)
             index.update(embed=True, priority=engine.git().changed_files)
+            engine.reembed_memories()
             IndexWatcher(index, lambda update: None, lambda message: print(f"cortex mcp: {message}", file=sys.stderr),
                          engine.settings.watch_debounce_ms).start()
         except CortexError as exc:

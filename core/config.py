@@ -29,6 +29,8 @@ class SearchWeights(BaseModel):
     """Weight of the reranker: the share of the query the candidate's own text covers (0 turns it off)."""
     rerank_depth: int = 30
     """How many fused candidates the reranker sees."""
+    neighbour: float = 0.5
+    """A memory whose context quotes another candidate gains this share of that candidate's score (0 turns it off)."""
 
 
 class SelectWeights(BaseModel):

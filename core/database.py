@@ -175,7 +175,7 @@ class Database:
         once are safe: creation happens under the write lock, and a table another process is still creating (its
         directory listed, its first version not yet written) is opened again once that process lets go of the lock."""
         if self.remote:
-            return self._open_remote(name, schema)
+            return self._add_missing_remote(self._open_remote(name, schema), schema)
         try:
             table = self._open_existing(name)
         except TableMissing:
@@ -216,6 +216,19 @@ class Database:
                 elif time.monotonic() > deadline:
                     raise corrupt_error(self.uri, missing.__cause__ or missing) from None
             time.sleep(0.2)
+
+    def _add_missing_remote(self, table, schema: pa.Schema):
+        """Columns a newer schema adds, on a store other machines share with no lock between them: when two add
+        them at once, the loser finds them there."""
+        extra = missing_fields(table.schema, schema)
+        if extra:
+            try:
+                self.commit(lambda: table.add_columns(extra))
+            except Exception:
+                table.checkout_latest()
+                if missing_fields(table.schema, schema):
+                    raise
+        return table
 
     def _open_existing(self, name: str):
         try:

@@ -252,6 +252,11 @@ class Engine:
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         return self._owner(memory_id).set_task_state(memory_id, state)
 
+    def reembed_memories(self, should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed again, with the configured model, the memories another model embedded (after a model change);
+        returns how many. Meant for background workers: search finds those memories by full text meanwhile."""
+        return sum(store.reembed(should_stop=should_stop) for store in self._existing_stores())
+
     def has_index(self) -> bool:
         try:
             index = self.code_index()

@@ -121,7 +121,15 @@ class CodeIndex:
         if db.get_meta("chunks_words") != WORDS_FORMAT:
             db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
             db.set_meta("chunks_words", WORDS_FORMAT)
+        self._requeue_other_models()
         db.finish_migration()
+
+    def _requeue_other_models(self) -> None:
+        """After a change of embedding model, chunks another model embedded wait for embedding again (working change
+        first, like new chunks); they stay found by full text, and vector search never compares across models."""
+        stale = f"embedded = true AND (vector_model IS NULL OR vector_model != {quote(self.embedder.model_id)})"
+        if self.chunks.count_rows(stale):
+            self.db.write(lambda: self.db.update(self.chunks, stale, {"embedded": False}))
 
     # --- reading the index ---------------------------------------------------------------------------------------
 
@@ -401,6 +409,7 @@ class CodeIndex:
                     "is_test": is_test,
                     "embedded": False,
                     "vector": zero,
+                    "vector_model": None,
                 }
             )
             edge_rows.extend({"src": chunk_id, "dst": f"sym:{s}", "kind": "defines", "path": source.path} for s in chunk.symbols)
@@ -430,7 +439,7 @@ class CodeIndex:
         for row in rows:
             vector = cached.get(row["hash"])
             if vector is not None:
-                row["vector"], row["embedded"] = vector.tolist(), True
+                row["vector"], row["embedded"], row["vector_model"] = vector.tolist(), True, self.embedder.model_id
 
     def _finish(self, removed: list[str], touched_only: list[tuple[str, int]], skipped: list[tuple[str, str]],
                 scope: set[str] | None, written: list[str]) -> None:
@@ -555,12 +564,13 @@ class CodeIndex:
                 "id": pa.array(ids, pa.string()),
                 "embedded": pa.array([True] * len(ids)),
                 "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
+                "vector_model": pa.array([self.embedder.model_id] * len(ids), pa.string()),
             }
         )
 
         def apply():
             self.db.upsert(self.chunks, "id", data, insert=False)
-            self.db.ensure_search_indexes(self.chunks, bitmap=("embedded",), btree=("id", "path"))
+            self.db.ensure_search_indexes(self.chunks, bitmap=("embedded", "vector_model"), btree=("id", "path"))
             self.db.maybe_compact(self.chunks)
 
         self.db.write(apply)

@@ -32,6 +32,10 @@ class MemoryDraft:
     observation was made in). Searched by full-text search, never returned as the memory's text."""
 
 
+VECTOR_FIELDS = ("vector", "vector_model")
+"""A memory's embedding and the model that made it: storage detail, never part of what a memory says."""
+
+
 @dataclass
 class Memory:
     """One stored version of a memory."""
@@ -56,6 +60,8 @@ class Memory:
     text_hash: str
     context: str = ""
     vector: list[float] | None = field(default=None, repr=False)
+    vector_model: str | None = field(default=None, repr=False)
+    """The embedding model that made `vector` (None: written before models were recorded)."""
 
     @property
     def store(self) -> str:
@@ -69,7 +75,7 @@ class Memory:
 
     def to_json(self) -> dict:
         """A JSON-ready view; the vector is left out."""
-        out = {k: v for k, v in self.__dict__.items() if k != "vector"}
+        out = {k: v for k, v in self.__dict__.items() if k not in VECTOR_FIELDS}
         out["store"] = self.store
         for key in ("created_at", "updated_at", "accessed_at"):
             out[key] = out[key].isoformat()

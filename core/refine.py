@@ -57,6 +57,8 @@ def refine(hits: list[SearchHit], query: str, terms: tuple[str, ...], weights: S
         for boost, share in zip(extra, shares):
             if share < 1.0:
                 boost["rerank"] = round(-weights.rerank * (1.0 - share) / (1.0 + weights.rerank), 4)
+    if weights.neighbour:
+        _lift_neighbours(hits, extra, weights.neighbour)
     out = []
     for hit, boost in zip(hits, extra):
         if boost:
@@ -65,6 +67,21 @@ def refine(hits: list[SearchHit], query: str, terms: tuple[str, ...], weights: S
         out.append(hit)
     out.sort(key=lambda h: h.score.total, reverse=True)
     return Refined(out, tuple(notes))
+
+
+def _lift_neighbours(hits: list[SearchHit], extra: list[dict[str, float]], weight: float) -> None:
+    """A memory whose context quotes another candidate (the turn it answers, the step before it) gains `weight`
+    times that candidate's score: a reply ("Salads and homemade desserts") rarely repeats the question's words."""
+    scores = [total_score(h.score.relevance, {**h.score.boosts, **b}) for h, b in zip(hits, extra)]
+    for i, hit in enumerate(hits):
+        context = hit.memory.context if hit.memory is not None else ""
+        if not context or not hit.score.relevance:
+            continue
+        quoted = [scores[j] for j, other in enumerate(hits)
+                  if j != i and other.memory is not None and other.text and len(other.text) <= len(context)
+                  and other.text in context]
+        if quoted:
+            extra[i]["neighbour"] = round(weight * max(quoted) / hit.score.relevance, 4)
 
 
 def _own_text(hit: SearchHit) -> str:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump when a table gains columns; older databases get the new columns (as nulls) when opened.
-v2: memories.context (words that help find a memory without being part of its text)."""
+v2: memories.context (words that help find a memory without being part of its text).
+v3: memories.vector_model and chunks.vector_model (the model that made the vector; null before v3)."""
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -35,6 +36,7 @@ def memories_schema(dim: int) -> pa.Schema:
             pa.field("accessed_at", _TS),
             pa.field("text_hash", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("vector_model", pa.string()),
         ]
     )
 
@@ -90,6 +92,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("is_test", pa.bool_()),
             pa.field("embedded", pa.bool_()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("vector_model", pa.string()),
         ]
     )
 

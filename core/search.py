@@ -18,7 +18,7 @@ from .index import CodeIndex
 from .query import Filters, ParsedQuery, parse_query
 from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
 from .refine import depth, refine
-from .records import Memory
+from .records import VECTOR_FIELDS, Memory
 from .snippet import Snippet, best_window
 from .store import MemoryStore, _row_to_memory
 from .text import query_stems, split_identifier, word_stems
@@ -39,7 +39,7 @@ STRONG_SIMILARITY = 0.6
 """From here a vector hit earns its rank's full weight (click's shell-completion docs score 0.58-0.68 for "shell
 completion zsh"); between the floor and here, a share of it."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
-_MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
+_MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 _CHUNK_LIGHT = ["id", "path", "start_line"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
@@ -121,6 +121,7 @@ class SearchResults:
     index_fresh: bool | None
     """Whether the code index matched the work tree when the search ran (None: no code index)."""
     embeddings_pending: int
+    """Code chunks waiting for their first embedding, and memories waiting for the current model's."""
     elapsed_ms: float
     notes: tuple[str, ...] = field(default=())
     neighbours: tuple = ()
@@ -230,9 +231,13 @@ class Searcher:
         # Every chunk still waiting for its embedding, from one filtered count (the total is table metadata).
         if pending and pending == self.index.chunks.count_rows():
             notes.append("code embeddings are still being computed; code matches are lexical only")
+        stale = sum(store.stale_vectors() for store in self.stores)
+        if stale:
+            notes.append(f"{stale} memories wait to be embedded by {self.embedder.model_id} (the model changed); "
+                         "until then they are found by their words only")
         return SearchResults(
             query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
-            embeddings_pending=pending, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+            embeddings_pending=pending + stale, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
         )
 
     def _candidates(
@@ -241,13 +246,16 @@ class Searcher:
     ) -> list[tuple[str, str, list[dict]]]:
         """Every candidate list, as (source, signal, light rows), read from all tables at once."""
         jobs = []
+        model = quote(self.embedder.model_id)
         with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
             if not filters.code_only:
                 where = _memory_where(filters)
                 for n, store in enumerate(self.stores):
                     source = f"memory{n}"
                     if use_vector:
-                        jobs.append((source, "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_LIGHT)))
+                        # Only vectors of the query's own model are comparable with it.
+                        mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
+                        jobs.append((source, "vector", pool.submit(_vector, store.table, vector, mine, _MEMORY_LIGHT)))
                     if use_text:
                         jobs.append((source, "text", pool.submit(_fts, store.table, terms, extra, where, _MEMORY_LIGHT)))
                     if changed:
@@ -257,7 +265,7 @@ class Searcher:
             if code_ok:
                 where = _code_where(filters)
                 table = self.index.chunks
-                vec_where = f"embedded = true AND ({where})" if where else "embedded = true"
+                vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
                 if use_vector:
                     jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
                 if use_text:

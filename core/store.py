@@ -13,7 +13,7 @@ import pyarrow as pa
 from .database import Database, quote
 from .embed import Embedder, text_hash
 from .errors import CortexError
-from .records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft, RememberResult, StoreStats
+from .records import KINDS, SCOPES, STATUSES, TASK_STATES, VECTOR_FIELDS, Memory, MemoryDraft, RememberResult, StoreStats
 from .secret_fields import secure_draft
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from .text import WORDS_FORMAT, identifier_words, path_words
@@ -22,7 +22,9 @@ MEMORIES = "memories"
 MEMORY_BITMAPS = ("status", "kind", "scope", "task_state")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
-_FIELDS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
+REEMBED_BATCH = 128
+"""Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
+_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 WHOLE_READ_ROWS = 20_000
 """Up to this many memories, `newest` reads the ids and times of every match at once (a few hundred kilobytes)."""
 
@@ -85,7 +87,7 @@ def _row_to_memory(row: dict) -> Memory:
         value = fields[name]
         if value is not None and value.tzinfo is None:
             fields[name] = value.replace(tzinfo=timezone.utc)
-    return Memory(**fields, vector=row.get("vector"))
+    return Memory(**fields, vector=row.get("vector"), vector_model=row.get("vector_model"))
 
 
 class MemoryStore:
@@ -97,6 +99,7 @@ class MemoryStore:
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim))
         self.vector_cache = LanceVectorCache(db)
+        self._vectors_current = False
         if db.get_meta("memories_words") != WORDS_FORMAT:
             needed = ["title", "text", "tags", "files", "symbols", "context"]
             db.rewrite_column(self.table, "words", needed, memory_words)
@@ -293,6 +296,7 @@ class MemoryStore:
                 text_hash=digest,
                 context=draft.context,
                 vector=vector.tolist(),
+                vector_model=self.embedder.model_id,
             )
             if draft.source_key:
                 by_key.setdefault(draft.source_key, []).append(memory)
@@ -351,6 +355,55 @@ class MemoryStore:
         memory.task_state, memory.updated_at = state, stamp
         return memory
 
+    # --- embedding model changes -----------------------------------------------------------------------------------
+
+    def stale_where(self) -> str:
+        """Rows whose vector another model made (or an older cortex, which did not record the model)."""
+        return f"vector_model IS NULL OR vector_model != {quote(self.embedder.model_id)}"
+
+    def stale_vectors(self) -> int:
+        """How many memories wait to be embedded again by the current model; full text finds them meanwhile.
+        Once none do, the count is not read again (every search asks): this process writes only current vectors."""
+        if self._vectors_current:
+            return 0
+        stale = self.table.count_rows(self.stale_where())
+        self._vectors_current = stale == 0
+        return stale
+
+    def reembed(self, batch: int = REEMBED_BATCH, should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed again, with the current model, memories another model embedded; returns how many. Vectors this
+        model made before come from the cache. Each batch is its own commit, so a stop loses at most one batch."""
+        done = 0
+        seen: set[str] = set()
+        while not (should_stop and should_stop()):
+            rows = self.table.search().where(self.stale_where()).select(["id", "title", "text"]).limit(batch).to_list()
+            # A row stale again after its write: a process running the other model wrote it meanwhile. Leave the
+            # two to settle on their next runs rather than trade the same rows back and forth here.
+            rows = [r for r in rows if r["id"] not in seen]
+            if not rows:
+                break
+            seen.update(r["id"] for r in rows)
+            # The text embedded when the memory was written: its title only when one was given (not the default).
+            texts = [r["text"] if r["title"] in ("", None, _default_title(r["text"])) else f"{r['title']}\n{r['text']}"
+                     for r in rows]
+            vectors, _ = self.embedder.embed(texts, self.vector_cache)
+            data = pa.table({
+                "id": [r["id"] for r in rows],
+                "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
+                "vector_model": [self.embedder.model_id] * len(rows),
+            })
+            # Only rows still stale are written: another process may have re-embedded (or revised) some meanwhile.
+            where = f"id IN ({', '.join(quote(r['id']) for r in rows)}) AND ({self.stale_where()})"
+            self.db.write(lambda: self._write_vectors(data, where))
+            done += len(rows)
+        return done
+
+    def _write_vectors(self, data: pa.Table, where: str) -> None:
+        still = {r["id"] for r in self.table.search().where(where).select(["id"]).limit(data.num_rows).to_list()}
+        if still:
+            self.db.upsert(self.table, "id", data.filter(pa.array([i in still for i in data["id"].to_pylist()])), insert=False)
+            self.db.maybe_compact(self.table)
+
     def gc(self) -> int:
         """Compact the table and drop every old version now; returns how many versions were removed."""
         before = len(self.table.list_versions())
@@ -394,7 +447,7 @@ class MemoryStore:
         def apply() -> list[str]:
             # Another process may have imported some of them while we embedded: check again under the lock.
             again = ids_here([m.id for m in new])
-            adding = [replace(m, title=m.title or _default_title(m.text), vector=v.tolist())
+            adding = [replace(m, title=m.title or _default_title(m.text), vector=v.tolist(), vector_model=self.embedder.model_id)
                       for m, v in zip(new, vectors) if m.id not in again]
             keys = sorted({m.source_key for m in memories if m.source_key})
             here = [m for lo in range(0, len(keys), 500)
@@ -455,6 +508,7 @@ def memory_words(row: dict) -> str:
 def _memory_to_row(memory: Memory) -> dict:
     row = {name: getattr(memory, name) for name in _FIELDS}
     row["vector"] = memory.vector
+    row["vector_model"] = memory.vector_model
     row["words"] = memory_words(row)
     return row
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from .database import is_unreachable, quote
 from .errors import CortexError
-from .records import Memory, MemoryDraft, RememberResult
+from .records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from .secret_fields import secure_draft
 from .store import GitPosition, LanceVectorCache, MemoryStore, _row_to_memory, now, validate_draft
 
 
-_MEMORY_FIELDS = [f for f in Memory.__dataclass_fields__ if f != "vector"]
+_MEMORY_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 
 
 @dataclass(frozen=True)

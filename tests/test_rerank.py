@@ -52,3 +52,29 @@ def test_reranker_off_keeps_the_fused_order(repo):
     searcher.weights = SearchWeights(rerank=0.0)
     query = "When did Caroline go to the LGBTQ support group?"
     assert [h.id for h in searcher.search(query).hits] == [h.id for h in searcher.search(query, boost=False).hits]
+
+
+def test_a_reply_is_lifted_by_the_candidate_its_context_quotes(repo):
+    engine = Engine(repo)
+    question = "John: What do you have in this dinner spread with your mom? Looks delicious!"
+    engine.remember_many([MemoryDraft(text=t) for t in (
+        "Maria: dinner with the shelter volunteers was quiet tonight.",
+        "John: my mom cooked dinner for the whole boot camp.",
+        "Maria: Thanks John, spreading kindness is my thing.",
+    )])
+    engine.remember(MemoryDraft(text=question, context="Maria: My mom and I made some dinner together last night!"))
+    reply = engine.remember(MemoryDraft(text="Maria: Salads, sandwiches and homemade desserts.",
+                                        context=f"{question}\nJohn: Yum, I love salads.")).memory
+    searcher = engine.searcher()
+    query = "What food was on Maria's dinner spread with her mom?"
+    plain = [h.id for h in searcher.search(query).hits]
+    searcher.weights = SearchWeights(neighbour=0.0)
+    unlifted = searcher.search(query).hits
+    searcher.weights = SearchWeights()
+    lifted = searcher.search(query).hits
+    assert plain == [h.id for h in lifted]
+    assert [h.id for h in lifted].index(reply.id) < [h.id for h in unlifted].index(reply.id)
+    boosted = next(h for h in lifted if h.id == reply.id)
+    assert boosted.score.boosts["neighbour"] > 0 and "neighbour" in boosted.score.explain()
+    # Memories whose context quotes no other candidate gain nothing.
+    assert all("neighbour" not in h.score.boosts for h in lifted if h.id != reply.id)

@@ -285,3 +285,15 @@ def test_bench_team_measures_the_team_store_beside_a_local_one(repo, team, capsy
     rows = Cli(repo, capsys).json("bench", "team", "--writes", "3", "--searches", "2")
     assert [r["store"] for r in rows] == ["local", "team"]
     assert rows[1]["uri"].startswith(team + "/bench-") and rows[1]["writes"] == 3 and rows[1]["searches"] == 2
+
+
+def test_a_team_store_of_an_older_schema_gains_the_new_columns(repo, team):
+    # A store written before vectors recorded their model: the same table without the column.
+    old = Engine(repo).team_store(create=True)
+    old.table.drop_columns(["vector_model"])
+    assert "vector_model" not in old.table.schema.names
+    engine = Engine(repo)
+    memory = engine.remember(MemoryDraft(text="We chose LanceDB as the embedded vector database.", scope="team")).memory
+    assert "vector_model" in engine.team_store().table.schema.names
+    hits = engine.searcher().search("which storage engine did we pick", signals=("vector",), boost=False).hits
+    assert [h.id for h in hits] == [memory.id]

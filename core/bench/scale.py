@@ -120,7 +120,7 @@ def fill_memories(engine: Engine, count: int, seed: int = 7) -> None:
                 tags=[words.choice(_VOCAB)], files=[f"copy0/{words.choice(_VOCAB)}.py"], symbols=[],
                 branch=words.choice(["main", "feature/x"]), commit="", scope="repo", source_key="", version=1,
                 status="active", task_state="open", created_at=stamp, updated_at=stamp, accessed_at=stamp,
-                text_hash=f"h{lo + i}", vector=vecs[i].tolist(),
+                text_hash=f"h{lo + i}", vector=vecs[i].tolist(), vector_model=store.embedder.model_id,
             )))
         store.table.add(rows)
     store.db.ensure_text_indexes(store.table)

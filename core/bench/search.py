@@ -70,6 +70,7 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
                 tags=[words.choice(_VOCAB)], files=[f"src/{words.choice(_VOCAB)}.py"], symbols=[], branch=words.choice(branches),
                 commit="", scope="repo", source_key="", version=1, status="active", task_state="open", created_at=stamp,
                 updated_at=stamp, accessed_at=stamp, text_hash=f"h{lo + i}", vector=vecs[i].tolist(),
+                vector_model=engine.embedder.model_id,
             )
             rows.append(_memory_to_row(m))
         store.table.add(rows)
@@ -82,7 +83,7 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
                 "id": f"c{lo + i:015d}", "path": f"src/{words.choice(_VOCAB)}/{words.choice(_VOCAB)}.py", "language": "python",
                 "kind": "code", "start_line": 1, "end_line": 2, "symbols": [name], "refs": [], "text": text,
                 "words": chunk_words(f"src/{lo + i}.py", text), "tokens": 60, "hash": f"c{lo + i}", "is_test": False, "embedded": True,
-                "vector": vecs[i].tolist(),
+                "vector": vecs[i].tolist(), "vector_model": engine.embedder.model_id,
             })
         index.chunks.add(chunks)
     engine.store().db.ensure_text_indexes(store.table)
@@ -90,7 +91,7 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
     store.table.optimize()
     index.chunks.optimize()
     ann = engine.store().db.ensure_search_indexes(store.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
-    ann = engine.store().db.ensure_search_indexes(index.chunks, bitmap=("embedded",), btree=("id", "path")) or ann
+    ann = engine.store().db.ensure_search_indexes(index.chunks, bitmap=("embedded", "vector_model"), btree=("id", "path")) or ann
     index.files.add([{"path": "src/app.py", "language": "python", "size": 10, "mtime_ns": 0, "blob": "x",
                       "last_commit_time": None, "last_author": "", "is_test": False, "imports": [], "symbols": [],
                       "tokens": 1, "chunks": 1, "indexed_at": now}])
