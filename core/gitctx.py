@@ -6,11 +6,12 @@ a detached HEAD, a worktree or a submodule (GitPython follows their `.git` files
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .secrets import redacted
+from .secrets import redacted, redacted_path
 
 
 @dataclass(frozen=True)
@@ -100,37 +101,71 @@ def repo_root(path: Path) -> Path | None:
 
 
 def read_git_context(path: Path, max_commits: int = 20) -> GitContext:
+    """The whole snapshot: the history (`read_history`) and the working change, which costs a `git status` of
+    the whole tree."""
     repo = find_repo(path)
+    history = _read_history(repo, path, max_commits)
+    if not history.is_repo:
+        return history
+    has_commits = bool(history.head)
+    untracked = tuple(repo.untracked_files)
+    modified = tuple(sorted({d.a_path for d in repo.index.diff(None)}))
+    staged = tuple(sorted({(d.b_path or d.a_path) for d in repo.index.diff("HEAD")})) if has_commits else _staged_without_head(repo)
+    return replace(history, modified=modified, staged=staged, untracked=untracked)
+
+
+def read_history(path: Path, max_commits: int = 20) -> GitContext:
+    """Branch, HEAD, recent commits and branches, without the working change (empty here): milliseconds, as the
+    history behind a HEAD is read once and remembered."""
+    return _read_history(find_repo(path), path, max_commits)
+
+
+def _read_history(repo, path: Path, max_commits: int) -> GitContext:
     if repo is None or repo.working_tree_dir is None:
         return GitContext(root=path.resolve(), notes=("not a git repository",))
-    root = Path(repo.working_tree_dir)
     notes: list[str] = []
     detached = repo.head.is_detached
     branch = "" if detached else repo.head.reference.name
     has_commits = repo.head.is_valid()
     head = repo.head.commit.hexsha if has_commits else ""
-    commits: list[CommitInfo] = []
+    commits: tuple[CommitInfo, ...] = ()
+    recent: tuple[FileTouch, ...] = ()
     if has_commits:
-        commits = read_commits(repo, head, max_commits)
+        commits, recent = _history(repo, head, max_commits)
     else:
         notes.append("no commits yet")
-    untracked = tuple(repo.untracked_files)
-    modified = tuple(sorted({d.a_path for d in repo.index.diff(None)}))
-    staged = tuple(sorted({(d.b_path or d.a_path) for d in repo.index.diff("HEAD")})) if has_commits else _staged_without_head(repo)
     return GitContext(
-        root=root,
+        root=Path(repo.working_tree_dir),
         is_repo=True,
         branch=branch,
         detached=detached,
         head=head,
-        commits=tuple(commits),
-        modified=modified,
-        staged=staged,
-        untracked=untracked,
-        recent_files=_recent_files(commits),
+        commits=commits,
+        recent_files=recent,
         branches=tuple(sorted(h.name for h in repo.heads)),
         notes=tuple(notes),
     )
+
+
+_HISTORIES: dict[tuple[str, str, int], tuple[tuple[CommitInfo, ...], tuple[FileTouch, ...]]] = {}
+_HISTORIES_KEPT = 16
+_HISTORIES_LOCK = threading.Lock()
+
+
+def _history(repo, head: str, max_count: int) -> tuple[tuple[CommitInfo, ...], tuple[FileTouch, ...]]:
+    """The commits from a sha and the files they touched, remembered: the history behind a sha never changes, and
+    every search and `what` reads it (a commit that touched ten thousand files is a `git log` of ten thousand names)."""
+    key = (str(repo.common_dir), head, max_count)
+    with _HISTORIES_LOCK:
+        found = _HISTORIES.get(key)
+    if found is None:
+        commits = read_commits(repo, head, max_count)
+        found = (tuple(commits), _recent_files(commits))
+        with _HISTORIES_LOCK:
+            if len(_HISTORIES) >= _HISTORIES_KEPT:
+                _HISTORIES.pop(next(iter(_HISTORIES)))
+            _HISTORIES[key] = found
+    return found
 
 
 def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
@@ -142,7 +177,7 @@ def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
         sha, author, stamp, subject = header.split("\x1f", 3)
         files = tuple(sorted(n for n in names.splitlines() if n.strip()))
         commits.append(CommitInfo(sha, redacted(author), datetime.fromtimestamp(int(stamp), tz=timezone.utc),
-                                  redacted(subject), tuple(redacted(f) for f in files)))
+                                  redacted(subject), tuple(redacted_path(f) for f in files)))
     return commits
 
 

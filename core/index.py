@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .chunker import chunk_file
-from .database import Database, quote, scan
+from .database import Database, quote, scan, sql_list
 from .embed import Embedder, text_hash
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
@@ -153,10 +153,10 @@ class CodeIndex:
         with self._live_lock:
             live, dirty = self._live and not self._git_moved, set(self._dirty)
         if not live:
-            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.files.count_rows())
+            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.db.count(self.files))
         if not dirty:
-            return self._compare(None, set(), self.files.count_rows())
-        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.files.count_rows())
+            return self._compare(None, set(), self.db.count(self.files))
+        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.db.count(self.files))
 
     def _compare(self, listing: Listing | None, scope: set[str] | None, file_rows: int) -> IndexStatus:
         """Stale, new and removed among `scope` (every path when None), from stat and the rows of those paths."""
@@ -179,12 +179,34 @@ class CodeIndex:
                 indexed = sum(present.get(p, 0) == r["chunks"] for p, r in rows.items())
         return IndexStatus(
             indexed_files=indexed,
-            chunks=self.chunks.count_rows(),
+            chunks=self.db.count(self.chunks),
             stale=stale,
             new=new,
             removed=removed,
-            embeddings_pending=self.chunks.count_rows("embedded = false"),
+            embeddings_pending=self.pending(),
         )
+
+    def pending(self) -> int:
+        """Chunks waiting for an embedding (counted once per version of the chunks table)."""
+        return self.db.count(self.chunks, "embedded = false")
+
+    def embedded(self) -> int:
+        """Chunks that have their embedding."""
+        return self.db.count(self.chunks) - self.pending()
+
+    def has_files(self) -> bool:
+        return self.db.count(self.files) > 0
+
+    def importers(self, paths: list[str]) -> dict[str, int]:
+        """How many indexed files import each of these paths: one read of the importing files' `imports` column,
+        never the whole table."""
+        counts = dict.fromkeys(paths, 0)
+        if not paths:
+            return counts
+        for row in scan(self.files, f"array_has_any(imports, {sql_list(paths)})", ["imports"]):
+            for target in set(row["imports"] or []) & counts.keys():
+                counts[target] += 1
+        return counts
 
     # --- live freshness (fed by a watcher) ----------------------------------------------------------------------
 

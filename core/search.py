@@ -5,7 +5,7 @@ context and time, each hit with its score breakdown. Stored text is returned ver
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -18,13 +18,13 @@ from .index import CodeIndex
 from .query import Filters, ParsedQuery, parse_query
 from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
 from .refine import depth, refine
+from .pool import READS
 from .records import Memory
 from .snippet import Snippet, best_window
 from .store import MemoryStore, _row_to_memory
 from .text import query_stems, split_identifier, word_stems
 
 CANDIDATES = 50
-SEARCH_THREADS = 4
 CHANGED_FILES = 10
 """Files of the working change a search with no query is about (untracked scratch files can be many)."""
 CONTEXT_BOOST = 0.3
@@ -182,9 +182,13 @@ class Searcher:
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
         now: datetime | None = None,
+        history: GitContext | None = None,
     ) -> SearchResults:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
-        `now` is the reference date of time words in the query (default: the current time)."""
+        `now` is the reference date of time words in the query (default: the current time). `history` is the
+        branch and recent commits alone (`gitctx.read_history`): a query's candidates need no more, so they are
+        read while `git`, a Future of the whole context, still runs `git status` over the tree (on a large tree
+        the slowest part of a search); only the boosts wait for it."""
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
@@ -196,16 +200,18 @@ class Searcher:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
             return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
         use_vector, use_text = "vector" in signals, "text" in signals
-        with ThreadPoolExecutor(max_workers=1) as early:
-            # The query embedding and a git context still being read (a Future) overlap.
-            embedding = early.submit(self.embedder.embed_one, parsed.text) if use_vector else None
-            if isinstance(git, Future):
-                git = git.result()
-            vector = embedding.result() if embedding is not None else None
-        extra = tuple(t for t in context_terms(git) if t not in parsed.terms) if "context" in signals else ()
+        # The query embedding and a git context still being read (a Future) overlap.
+        embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
+        if history is None and isinstance(git, Future):
+            git = git.result()
+        vector = embedding.result() if embedding is not None else None
+        words_from = history if history is not None else git
+        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
         found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text)
+        if isinstance(git, Future):
+            git = git.result()
         stems = query_stems(parsed.terms)
         lists, light, similarity, coverage = _candidate_lists(found, stems, changed)
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
@@ -226,11 +232,12 @@ class Searcher:
         if not hits:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
-        if self.index is not None and self.index.chunks.count_rows() and not self._embedded_any():
+        pending = self._pending()
+        if pending and not self.index.embedded():
             notes.append("code embeddings are still being computed; code matches are lexical only")
         return SearchResults(
             query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
-            embeddings_pending=self._pending(), elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+            embeddings_pending=pending, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
         )
 
     def _candidates(
@@ -239,37 +246,35 @@ class Searcher:
     ) -> list[tuple[str, str, list[dict]]]:
         """Every candidate list, as (source, signal, light rows), read from all tables at once."""
         jobs = []
-        with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
-            if not filters.code_only:
-                where = _memory_where(filters)
-                for n, store in enumerate(self.stores):
-                    source = f"memory{n}"
-                    if use_vector:
-                        jobs.append((source, "vector", pool.submit(_vector, store.table, vector, where, _MEMORY_LIGHT)))
-                    if use_text:
-                        jobs.append((source, "text", pool.submit(_fts, store.table, terms, extra, where, _MEMORY_LIGHT)))
-                    if changed:
-                        tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
-                        jobs.append((source, "change", pool.submit(_rows, store.table, tied, _MEMORY_LIGHT)))
-            code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
-            if code_ok:
-                where = _code_where(filters)
-                table = self.index.chunks
-                vec_where = f"embedded = true AND ({where})" if where else "embedded = true"
+        if not filters.code_only:
+            where = _memory_where(filters)
+            for n, store in enumerate(self.stores):
+                source = f"memory{n}"
                 if use_vector:
-                    jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
+                    jobs.append((source, "vector", READS.submit(_vector, store.table, vector, where, _MEMORY_LIGHT)))
                 if use_text:
-                    jobs.append(("code", "text", pool.submit(_fts, table, terms, extra, where, _CHUNK_LIGHT)))
+                    jobs.append((source, "text", READS.submit(_fts, store.table, terms, extra, where, _MEMORY_LIGHT)))
                 if changed:
-                    mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
-                    jobs.append(("code", "change", pool.submit(_rows, table, mine, _CHUNK_LIGHT)))
-            return [(source, signal, future.result()) for source, signal, future in jobs]
+                    tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
+                    jobs.append((source, "change", READS.submit(_rows, store.table, tied, _MEMORY_LIGHT)))
+        code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
+        if code_ok:
+            where = _code_where(filters)
+            table = self.index.chunks
+            vec_where = f"embedded = true AND ({where})" if where else "embedded = true"
+            # Before the first embedding lands there is nothing to compare with (and no index on `embedded` yet,
+            # so the filter alone would scan every chunk).
+            if use_vector and self.index.embedded() > 0:
+                jobs.append(("code", "vector", READS.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
+            if use_text:
+                jobs.append(("code", "text", READS.submit(_fts, table, terms, extra, where, _CHUNK_LIGHT)))
+            if changed:
+                mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
+                jobs.append(("code", "change", READS.submit(_rows, table, mine, _CHUNK_LIGHT)))
+        return [(source, signal, future.result()) for source, signal, future in jobs]
 
     def _pending(self) -> int:
-        return self.index.chunks.count_rows("embedded = false") if self.index is not None else 0
-
-    def _embedded_any(self) -> bool:
-        return self.index is not None and self.index.chunks.count_rows("embedded = true") > 0
+        return self.index.pending() if self.index is not None else 0
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None) -> ScoreBreakdown:
         relevance = fused.score / best
@@ -297,9 +302,8 @@ class Searcher:
             return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(columns).limit(len(ids)).to_list()]
 
         full: dict[str, dict] = {}
-        with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
-            for part in pool.map(lambda kv: read(*kv), wanted.items()):
-                full.update(part)
+        for part in READS.map(lambda kv: read(*kv), wanted.items()):
+            full.update(part)
         hits = []
         for key in keys:
             row = full.get(key)
@@ -378,9 +382,11 @@ def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]
     return sorted(keys, key=lambda k: (turn[k], file_of[k]))
 
 
+# No row count or index listing before a query: LanceDB answers an empty table with no rows, and a table whose
+# full-text index is not built yet (a first write still settling) by scanning `words` unindexed.
+
+
 def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
-    if table.count_rows() == 0:
-        return []
     query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
@@ -390,7 +396,7 @@ def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
 def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
     """BM25 over the `words` column; git-context words are folded into the same query at a low boost. Rows carry
     `words`, from which the query words each hit contains are read."""
-    if not terms or table.count_rows() == 0 or not _has_fts(table):
+    if not terms:
         return []
     # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
     from lancedb.query import BooleanQuery, MatchQuery, Occur
@@ -408,14 +414,7 @@ def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | N
 
 def _rows(table, where: str, columns: list[str]) -> list[dict]:
     """Plain rows matching a filter (the working change's chunks and memories), at most a candidate list's worth."""
-    if table.count_rows() == 0:
-        return []
     return table.search().where(where).select(columns).limit(CANDIDATES).to_list()
-
-
-def _has_fts(table) -> bool:
-    names = {tuple(i.columns) for i in table.list_indices()}
-    return ("words",) in names
 
 
 def _memory_where(f: Filters) -> str:
