@@ -61,7 +61,10 @@ class Engine:
         return self.repo_root is not None
 
     def git(self, max_commits: int = 20) -> gitctx.GitContext:
-        return gitctx.read_git_context(self.root, max_commits)
+        # While a watcher keeps the index live, its count of changes tells when the working change must be read
+        # again (a `git status` of the whole tree); without one, every call reads it.
+        index = self._index
+        return gitctx.read_git_context(self.root, max_commits, index.generation() if index is not None else None)
 
     def init(self) -> MemoryStore:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""

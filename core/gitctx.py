@@ -100,18 +100,47 @@ def repo_root(path: Path) -> Path | None:
     return Path(repo.working_tree_dir)
 
 
-def read_git_context(path: Path, max_commits: int = 20) -> GitContext:
+def read_git_context(path: Path, max_commits: int = 20, generation: int | None = None) -> GitContext:
     """The whole snapshot: the history (`read_history`) and the working change, which costs a `git status` of
-    the whole tree."""
+    the whole tree. `generation` is a number that changes whenever the work tree may have changed (a watcher's
+    count of the changes it saw); given one, the working change is read again only when it, HEAD or git's index
+    file (staging) moved, so a search on a large tree does not pay for `git status` each time."""
     repo = find_repo(path)
     history = _read_history(repo, path, max_commits)
     if not history.is_repo:
         return history
+    key = (generation, history.head, _staging_stamp(repo)) if generation is not None else None
+    if key is not None:
+        with _CHANGES_LOCK:
+            cached = _CHANGES.get(str(repo.git_dir))
+        if cached is not None and cached[0] == key:
+            return replace(history, **cached[1])
     has_commits = bool(history.head)
-    untracked = tuple(repo.untracked_files)
-    modified = tuple(sorted({d.a_path for d in repo.index.diff(None)}))
-    staged = tuple(sorted({(d.b_path or d.a_path) for d in repo.index.diff("HEAD")})) if has_commits else _staged_without_head(repo)
-    return replace(history, modified=modified, staged=staged, untracked=untracked)
+    change = {
+        "untracked": tuple(repo.untracked_files),
+        "modified": tuple(sorted({d.a_path for d in repo.index.diff(None)})),
+        "staged": tuple(sorted({(d.b_path or d.a_path) for d in repo.index.diff("HEAD")})) if has_commits
+        else _staged_without_head(repo),
+    }
+    # Kept only if git's index file did not move while it was read: `git status` may rewrite it (a stat
+    # refresh), and so may a `git add` run meanwhile, whose staging this read may have missed.
+    if key is not None and _staging_stamp(repo) == key[2]:
+        with _CHANGES_LOCK:
+            _CHANGES[str(repo.git_dir)] = (key, change)
+    return replace(history, **change)
+
+
+def _staging_stamp(repo) -> tuple[int, int] | None:
+    try:
+        st = (Path(repo.git_dir) / "index").stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+_CHANGES: dict[str, tuple[tuple, dict[str, tuple[str, ...]]]] = {}
+"""The last working change read per git directory, with the key it was read under."""
+_CHANGES_LOCK = threading.Lock()
 
 
 def read_history(path: Path, max_commits: int = 20) -> GitContext:

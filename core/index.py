@@ -9,6 +9,7 @@ id) nor re-embedded (vectors are cached by content hash).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import subprocess
 import threading
@@ -33,6 +34,7 @@ from .walk import (
 )
 
 EMBED_BATCH = 64
+_GENERATIONS = itertools.count(1)
 WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
 
@@ -118,6 +120,7 @@ class CodeIndex:
         self._live = False
         self._dirty: set[str] = set()
         self._git_moved = False
+        self._generation = next(_GENERATIONS)
         if db.get_meta("chunks_words") != WORDS_FORMAT:
             db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
             db.set_meta("chunks_words", WORDS_FORMAT)
@@ -214,17 +217,25 @@ class CodeIndex:
         """A watcher has caught the index up with the tree and will report every change from now on."""
         with self._live_lock:
             self._live = True
+            self._generation = next(_GENERATIONS)
 
     def go_offline(self) -> None:
         with self._live_lock:
             self._live, self._git_moved = False, False
             self._dirty.clear()
 
+    def generation(self) -> int | None:
+        """A number that changes with every change a watcher reports (unique across indexes); None while no
+        watcher keeps the index live, as then nothing reports changes."""
+        with self._live_lock:
+            return self._generation if self._live else None
+
     def mark_dirty(self, paths: Iterable[str], git_moved: bool = False) -> None:
         """Paths seen changing that the index has not applied yet (`git_moved`: HEAD or refs moved)."""
         with self._live_lock:
             self._dirty.update(paths)
             self._git_moved = self._git_moved or git_moved
+            self._generation = next(_GENERATIONS)
 
     def mark_clean(self, paths: Iterable[str], full: bool = False) -> None:
         """An update has applied these paths (`full`: the whole tree, so everything is clean)."""

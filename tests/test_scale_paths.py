@@ -251,3 +251,23 @@ def test_what_reads_no_more_rows_than_it_shows(repo, monkeypatch):
     assert len(what.open_tasks) == 4 and what.branch_memories
     assert what.changed_files[0].path == "src/util.py" and what.changed_files[0].imported_by == 3
     assert reads.rows and max(n for _, n in reads.rows) <= 12, reads.rows
+
+
+def test_the_working_change_is_read_again_after_a_reported_change_or_staging(repo):
+    from .conftest import git
+
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    index.go_live()
+    engine.git()
+    assert engine.git().modified == ()
+    (repo / "src/app.py").write_text("def main():\n    return 2\n")
+    assert engine.git().modified == ()  # no watcher reported the save yet: `git status` is not run again
+    index.mark_dirty(["src/app.py"])
+    assert engine.git().modified == ("src/app.py",)
+    git(repo, "add", "src/app.py")  # staging moves git's index file, which no watcher event reports
+    assert engine.git().staged == ("src/app.py",)
+    index.go_offline()
+    (repo / "README.md").write_text("# changed\n")
+    assert "README.md" in engine.git().modified  # with no watcher, every call reads the working change
