@@ -15,10 +15,10 @@ from .database import quote, sql_list
 from .embed import Embedder
 from .gitctx import GitContext
 from .index import CodeIndex
+from .pool import READS
 from .query import Filters, ParsedQuery, parse_query
 from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
 from .refine import depth, refine
-from .pool import READS
 from .records import Memory
 from .snippet import Snippet, best_window
 from .store import MemoryStore, _row_to_memory
