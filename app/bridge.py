@@ -6,7 +6,6 @@ Widgets never see LanceDB, git or the watcher; they receive the engine's datacla
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,7 +44,6 @@ class EngineBridge:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.watcher: IndexWatcher | None = None
-        self._lock = threading.Lock()
 
     @property
     def root(self) -> Path:

@@ -526,7 +526,7 @@ def cmd_what(args) -> int:
     section("Open tasks", [fmt(m) for m in w.open_tasks])
     section("Recent memories", [fmt(m) for m in w.recent_memories])
     section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])
-    section("Working change, most central first", [f"{f.state:<9} {f.path}  imported by {f.imported_by}, centrality {f.centrality:.4f}" for f in w.changed_files])
+    section("Working change, most imported first", [f"{f.state:<9} {f.path}  imported by {f.imported_by}" for f in w.changed_files])
     for hint in w.hints:
         console.print(f"\n{hint}", style="dim")
     return 0

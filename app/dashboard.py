@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -53,6 +54,8 @@ class DashboardScreen(Screen):
     """Format of the assembled context."""
     active_pane: reactive[str] = reactive("what")
     """The pane shown when the terminal is too narrow for all five."""
+    SEARCH_DEBOUNCE_S = 0.15
+    """How long the search box must stay unchanged before its search runs: typing a word asks for one search."""
 
     def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000) -> None:
         super().__init__()
@@ -154,6 +157,11 @@ class DashboardScreen(Screen):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, text: str) -> None:
+        # Each key starts a worker that replaces (cancels) the one before. A thread worker cannot be stopped once
+        # it is in the engine, so it waits out the debounce first and runs only if no newer key replaced it.
+        time.sleep(self.SEARCH_DEBOUNCE_S)
+        if get_current_worker().is_cancelled:
+            return
         self._deliver(SearchFinished(self.bridge.search(text), text))
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)

@@ -166,7 +166,7 @@ DESCRIPTIONS = {
                     "on now. Each hit has its text, location and score breakdown; `index_fresh` says whether the code "
                     "index was up to date.",
     "what_should_i_know": "What matters right now: memories tied to the current branch and changed files, open tasks, "
-                          "recent memories and commits, and the working change ranked by import centrality.",
+                          "recent memories and commits, and the working change ranked by how many files import each.",
     "select_context": "Choose files, code chunks and memories for a task under a token budget (exact tokens) and return "
                       "them assembled verbatim with provenance headers (`context`), plus the chosen items and those "
                       "left out. Budget must be at least 1.",

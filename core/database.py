@@ -14,6 +14,7 @@ import json
 import os
 import random
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -138,6 +139,8 @@ class Database:
         self.compact_keep = timedelta(minutes=1)
         """Versions younger than this survive compaction, so a reader in another process still on one of them
         does not fail."""
+        self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
+        self._counts_lock = threading.Lock()
         if not self.remote:
             path = Path(uri)
             if not path.exists():
@@ -413,6 +416,20 @@ class Database:
             return
         if ("words",) not in {tuple(i.columns) for i in table.list_indices()}:
             self.commit(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
+
+    def count(self, table, where: str | None = None) -> int:
+        """Rows of a table matching `where`, counted once per table version: searches and status ask on every
+        call, and a filtered count scans a column, while the version is one look at the table's manifest."""
+        version = table.version
+        key = (table.name, where)
+        with self._counts_lock:
+            cached = self._counts.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        rows = table.count_rows(where)
+        with self._counts_lock:
+            self._counts[key] = (version, rows)
+        return rows
 
     def get_meta(self, key: str) -> str | None:
         rows = self.conn.open_table("meta").search().where(f"key = {quote(key)}").limit(1).to_list()

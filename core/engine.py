@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from .errors import CortexError
 from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri, team_queue_file
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .index import CodeIndex
+from .pool import READS
 from .query import Filters
 from .search import Searcher, SearchResults
 from .store import GitPosition, MemoryStore
@@ -61,7 +61,10 @@ class Engine:
         return self.repo_root is not None
 
     def git(self, max_commits: int = 20) -> gitctx.GitContext:
-        return gitctx.read_git_context(self.root, max_commits)
+        # While a watcher keeps the index live, its count of changes tells when the working change must be read
+        # again (a `git status` of the whole tree); without one, every call reads it.
+        index = self._index
+        return gitctx.read_git_context(self.root, max_commits, index.generation() if index is not None else None)
 
     def init(self) -> MemoryStore:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
@@ -262,7 +265,7 @@ class Engine:
             index = self.code_index()
         except CortexError:
             return False
-        return index.files.count_rows() > 0
+        return index.has_files()
 
     def searcher(self) -> Searcher:
         index = self.code_index() if self.has_index() else None
@@ -284,12 +287,12 @@ class Engine:
         llm = LLMFilterConfig.from_settings(self.settings) if llm_filter else None
         shown = max(limit, llm.candidates) if llm is not None and llm.configured else limit
         searcher = self.searcher()
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            # Freshness needs a listing of the work tree and the git context a few git calls; both run beside the
-            # query embedding and the search instead of before them.
-            status = pool.submit(searcher.index.status) if searcher.index is not None else None
-            results = searcher.search(query, filters, shown, pool.submit(self.git))
-            fresh = status.result().fresh if status is not None else None
+        # Freshness (a listing of the tree unless a watcher keeps the index live) and the working change (a
+        # `git status` of the tree) run beside the query embedding and the search instead of before them.
+        status = READS.submit(searcher.index.status) if searcher.index is not None else None
+        git = READS.submit(self.git)
+        results = searcher.search(query, filters, shown, git, history=gitctx.read_history(self.root))
+        fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
         if llm is not None:
             results = filter_results(results, llm)
@@ -301,7 +304,7 @@ class Engine:
         return results
 
     def index_files(self) -> list[dict]:
-        """Every indexed file's path, imports and symbols (for the graph and centrality)."""
+        """Every indexed file's path, imports and symbols (for the graph and selection)."""
         if not self.has_index():
             return []
         return scan(self.code_index().files, columns=["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"])
@@ -368,7 +371,9 @@ class Engine:
             stores = self.stores()
         except CortexError:
             stores = []
-        return what_should_i_know(git, stores, self.index_files, self.has_index(), per_section)
+        indexed = self.has_index()
+        importers = self.code_index().importers if indexed else (lambda paths: {})
+        return what_should_i_know(git, stores, importers, indexed, per_section)
 
     def stats(self) -> list[StoreStats]:
         return [store.stats() for store in self.stores()]

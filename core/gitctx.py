@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -101,26 +101,62 @@ def repo_root(path: Path) -> Path | None:
     return Path(repo.working_tree_dir)
 
 
-def read_git_context(path: Path, max_commits: int = 20) -> GitContext:
-    """The history (branch, HEAD, commits, branches) comes from a cache while no ref has moved; the working change
-    is read every time, in one `git status`: an edit to a tracked file changes nothing under `.git`."""
+def read_git_context(path: Path, max_commits: int = 20, generation: int | None = None) -> GitContext:
+    """The whole snapshot: the history (`read_history`, cached while no ref moves) and the working change, one
+    `git status` of the whole tree. `generation` is a number that changes whenever the work tree may have changed
+    (a watcher's count of the changes it saw); given one, the working change is read again only when it, HEAD or
+    git's index file (staging) moved, so a search on a large tree does not pay for `git status` each time."""
     repo = find_repo(path)
+    history = _read_history(repo, path, max_commits)
+    if not history.is_repo:
+        return history
+    key = (generation, history.head, _staging_stamp(repo)) if generation is not None else None
+    if key is not None:
+        with _CHANGES_LOCK:
+            cached = _CHANGES.get(str(repo.git_dir))
+        if cached is not None and cached[0] == key:
+            return replace(history, **cached[1])
+    staged, modified, untracked = _working_change(repo)
+    change = {"staged": staged, "modified": modified, "untracked": untracked}
+    # Kept only if git's index file did not move while it was read: `git status` may rewrite it (a stat
+    # refresh), and so may a `git add` run meanwhile, whose staging this read may have missed.
+    if key is not None and _staging_stamp(repo) == key[2]:
+        with _CHANGES_LOCK:
+            _CHANGES[str(repo.git_dir)] = (key, change)
+    return replace(history, **change)
+
+
+def _staging_stamp(repo) -> tuple[int, int] | None:
+    try:
+        st = (Path(repo.git_dir) / "index").stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+_CHANGES: dict[str, tuple[tuple, dict[str, tuple[str, ...]]]] = {}
+"""The last working change read per git directory, with the key it was read under."""
+_CHANGES_LOCK = threading.Lock()
+
+
+def read_history(path: Path, max_commits: int = 20) -> GitContext:
+    """Branch, HEAD, recent commits and branches, without the working change (empty here): milliseconds, as the
+    history is read once per ref change and remembered."""
+    return _read_history(find_repo(path), path, max_commits)
+
+
+def _read_history(repo, path: Path, max_commits: int) -> GitContext:
     if repo is None or repo.working_tree_dir is None:
         return GitContext(root=path.resolve(), notes=("not a git repository",))
-    root = Path(repo.working_tree_dir)
     history = _history(repo, max_commits)
-    staged, modified, untracked = _working_change(repo)
     return GitContext(
-        root=root,
+        root=Path(repo.working_tree_dir),
         is_repo=True,
         branch=history.branch,
         detached=history.detached,
         head=history.head,
         commits=history.commits,
-        modified=modified,
-        staged=staged,
-        untracked=untracked,
-        recent_files=_recent_files(history.commits),
+        recent_files=history.recent_files,
         branches=history.branches,
         notes=history.notes,
     )
@@ -132,6 +168,7 @@ class _History:
     detached: bool
     head: str
     commits: tuple[CommitInfo, ...]
+    recent_files: tuple[FileTouch, ...]
     branches: tuple[str, ...]
     notes: tuple[str, ...]
 
@@ -154,11 +191,13 @@ def _history(repo, max_commits: int) -> _History:
     detached = repo.head.is_detached
     has_commits = repo.head.is_valid()
     head = repo.head.commit.hexsha if has_commits else ""
+    commits = read_commits(repo, head, max_commits) if has_commits else []
     history = _History(
         branch="" if detached else repo.head.reference.name,
         detached=detached,
         head=head,
-        commits=tuple(read_commits(repo, head, max_commits)) if has_commits else (),
+        commits=tuple(commits),
+        recent_files=_recent_files(commits),
         branches=tuple(sorted(h.name for h in repo.heads)),
         notes=() if has_commits else ("no commits yet",),
     )

@@ -138,21 +138,6 @@ def neighbourhood(graph: nx.MultiDiGraph, name: str, depth: int = 1, limit: int 
     return Neighbourhood(centre, node_label(graph, centre), neighbours(graph, centre, depth, limit))
 
 
-def import_centrality(files: list[dict]) -> dict[str, float]:
-    """PageRank of the file import graph: files many others depend on score high."""
-    g = nx.DiGraph()
-    for f in files:
-        g.add_node(f["path"])
-        for target in f["imports"] or []:
-            g.add_edge(f["path"], target)
-    if g.number_of_nodes() == 0:
-        return {}
-    try:
-        return nx.pagerank(g, max_iter=100, tol=1e-6)
-    except nx.PowerIterationFailedConvergence:
-        return {}
-
-
 def expand_results(graph: nx.MultiDiGraph, results: "SearchResults", top: int = 5) -> "SearchResults":
     """Add the graph neighbours of the top hits (`cortex search --expand`)."""
     from dataclasses import replace

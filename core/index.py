@@ -9,6 +9,7 @@ id) nor re-embedded (vectors are cached by content hash).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import subprocess
 import threading
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .chunker import chunk_file
-from .database import Database, quote, scan
+from .database import Database, quote, scan, sql_list
 from .embed import Embedder, text_hash
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
@@ -33,6 +34,7 @@ from .walk import (
 )
 
 EMBED_BATCH = 64
+_GENERATIONS = itertools.count(1)
 WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
 
@@ -118,6 +120,7 @@ class CodeIndex:
         self._live = False
         self._dirty: set[str] = set()
         self._git_moved = False
+        self._generation = next(_GENERATIONS)
         if db.get_meta("chunks_words") != WORDS_FORMAT:
             db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
             db.set_meta("chunks_words", WORDS_FORMAT)
@@ -161,10 +164,10 @@ class CodeIndex:
         with self._live_lock:
             live, dirty = self._live and not self._git_moved, set(self._dirty)
         if not live:
-            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.files.count_rows())
+            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.db.count(self.files))
         if not dirty:
-            return self._compare(None, set(), self.files.count_rows())
-        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.files.count_rows())
+            return self._compare(None, set(), self.db.count(self.files))
+        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.db.count(self.files))
 
     def _compare(self, listing: Listing | None, scope: set[str] | None, file_rows: int) -> IndexStatus:
         """Stale, new and removed among `scope` (every path when None), from stat and the rows of those paths."""
@@ -187,12 +190,34 @@ class CodeIndex:
                 indexed = sum(present.get(p, 0) == r["chunks"] for p, r in rows.items())
         return IndexStatus(
             indexed_files=indexed,
-            chunks=self.chunks.count_rows(),
+            chunks=self.db.count(self.chunks),
             stale=stale,
             new=new,
             removed=removed,
-            embeddings_pending=self.chunks.count_rows("embedded = false"),
+            embeddings_pending=self.pending(),
         )
+
+    def pending(self) -> int:
+        """Chunks waiting for an embedding (counted once per version of the chunks table)."""
+        return self.db.count(self.chunks, "embedded = false")
+
+    def embedded(self) -> int:
+        """Chunks that have their embedding."""
+        return self.db.count(self.chunks) - self.pending()
+
+    def has_files(self) -> bool:
+        return self.db.count(self.files) > 0
+
+    def importers(self, paths: list[str]) -> dict[str, int]:
+        """How many indexed files import each of these paths: one read of the importing files' `imports` column,
+        never the whole table."""
+        counts = dict.fromkeys(paths, 0)
+        if not paths:
+            return counts
+        for row in scan(self.files, f"array_has_any(imports, {sql_list(paths)})", ["imports"]):
+            for target in set(row["imports"] or []) & counts.keys():
+                counts[target] += 1
+        return counts
 
     # --- live freshness (fed by a watcher) ----------------------------------------------------------------------
 
@@ -200,17 +225,25 @@ class CodeIndex:
         """A watcher has caught the index up with the tree and will report every change from now on."""
         with self._live_lock:
             self._live = True
+            self._generation = next(_GENERATIONS)
 
     def go_offline(self) -> None:
         with self._live_lock:
             self._live, self._git_moved = False, False
             self._dirty.clear()
 
+    def generation(self) -> int | None:
+        """A number that changes with every change a watcher reports (unique across indexes); None while no
+        watcher keeps the index live, as then nothing reports changes."""
+        with self._live_lock:
+            return self._generation if self._live else None
+
     def mark_dirty(self, paths: Iterable[str], git_moved: bool = False) -> None:
         """Paths seen changing that the index has not applied yet (`git_moved`: HEAD or refs moved)."""
         with self._live_lock:
             self._dirty.update(paths)
             self._git_moved = self._git_moved or git_moved
+            self._generation = next(_GENERATIONS)
 
     def mark_clean(self, paths: Iterable[str], full: bool = False) -> None:
         """An update has applied these paths (`full`: the whole tree, so everything is clean)."""

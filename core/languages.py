@@ -35,10 +35,9 @@ _GRAMMARS = {
 
 @dataclass(frozen=True)
 class SymbolSpec:
-    """Node types that define named things, and which of them contain further definitions."""
+    """Node types that define named things."""
 
     definitions: frozenset[str]
-    containers: frozenset[str]
 
 
 _JS_DEFS = {
@@ -47,24 +46,18 @@ _JS_DEFS = {
     "lexical_declaration", "variable_declaration", "module", "export_statement",
 }
 SPECS = {
-    "python": SymbolSpec(frozenset({"function_definition", "class_definition", "decorated_definition"}), frozenset({"class_definition"})),
-    "javascript": SymbolSpec(frozenset(_JS_DEFS), frozenset({"class_declaration", "class"})),
-    "typescript": SymbolSpec(frozenset(_JS_DEFS), frozenset({"class_declaration", "abstract_class_declaration", "interface_declaration", "module"})),
-    "go": SymbolSpec(frozenset({"function_declaration", "method_declaration", "type_declaration"}), frozenset()),
-    "rust": SymbolSpec(
-        frozenset({"function_item", "struct_item", "enum_item", "impl_item", "trait_item", "mod_item", "macro_definition", "const_item", "static_item", "type_item"}),
-        frozenset({"impl_item", "trait_item", "mod_item"}),
-    ),
-    "java": SymbolSpec(
-        frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "method_declaration", "constructor_declaration"}),
-        frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}),
-    ),
-    "ruby": SymbolSpec(frozenset({"method", "singleton_method", "class", "module"}), frozenset({"class", "module"})),
-    "c": SymbolSpec(frozenset({"function_definition", "struct_specifier", "enum_specifier", "type_definition", "union_specifier"}), frozenset()),
-    "cpp": SymbolSpec(
-        frozenset({"function_definition", "class_specifier", "struct_specifier", "enum_specifier", "namespace_definition", "template_declaration", "type_definition"}),
-        frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
-    ),
+    "python": SymbolSpec(frozenset({"function_definition", "class_definition", "decorated_definition"})),
+    "javascript": SymbolSpec(frozenset(_JS_DEFS)),
+    "typescript": SymbolSpec(frozenset(_JS_DEFS)),
+    "go": SymbolSpec(frozenset({"function_declaration", "method_declaration", "type_declaration"})),
+    "rust": SymbolSpec(frozenset({"function_item", "struct_item", "enum_item", "impl_item", "trait_item", "mod_item",
+                                  "macro_definition", "const_item", "static_item", "type_item"})),
+    "java": SymbolSpec(frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+                                  "method_declaration", "constructor_declaration"})),
+    "ruby": SymbolSpec(frozenset({"method", "singleton_method", "class", "module"})),
+    "c": SymbolSpec(frozenset({"function_definition", "struct_specifier", "enum_specifier", "type_definition", "union_specifier"})),
+    "cpp": SymbolSpec(frozenset({"function_definition", "class_specifier", "struct_specifier", "enum_specifier",
+                                 "namespace_definition", "template_declaration", "type_definition"})),
 }
 SPECS["tsx"] = SPECS["typescript"]
 

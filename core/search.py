@@ -5,7 +5,7 @@ context and time, each hit with its score breakdown. Stored text is returned ver
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,6 +15,7 @@ from .database import quote, sql_list
 from .embed import Embedder
 from .gitctx import GitContext
 from .index import CodeIndex
+from .pool import READS
 from .query import Filters, ParsedQuery, parse_query
 from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
 from .refine import depth, refine
@@ -24,12 +25,11 @@ from .store import MemoryStore, _row_to_memory
 from .text import query_stems, split_identifier, word_stems
 
 CANDIDATES = 50
-SEARCH_THREADS = 4
 CHANGED_FILES = 10
 """Files of the working change a search with no query is about (untracked scratch files can be many)."""
 CONTEXT_BOOST = 0.3
-"""Weight of the branch-name and commit-subject words folded into every full-text query: a nudge among the items
-that match the query, never a match by itself."""
+"""How much a full-text candidate's BM25 score grows when it holds every branch-name and commit-subject word (in
+proportion for some): a nudge among the items that match the query, never a match by itself."""
 MATCH_SIMILARITY = 0.25
 """A hit no query word matched must be at least this similar in meaning. Measured on pallets/click: nonsense
 queries ("xylophone quantum zeppelin", "purple elephant dancing") reach 0.19-0.23 against code chunks (short,
@@ -183,9 +183,13 @@ class Searcher:
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
         now: datetime | None = None,
+        history: GitContext | None = None,
     ) -> SearchResults:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
-        `now` is the reference date of time words in the query (default: the current time)."""
+        `now` is the reference date of time words in the query (default: the current time). `history` is the
+        branch and recent commits alone (`gitctx.read_history`): a query's candidates need no more, so they are
+        read while `git`, a Future of the whole context, still runs `git status` over the tree (on a large tree
+        the slowest part of a search); only the boosts wait for it."""
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
@@ -197,18 +201,20 @@ class Searcher:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
             return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
         use_vector, use_text = "vector" in signals, "text" in signals
-        with ThreadPoolExecutor(max_workers=1) as early:
-            # The query embedding and a git context still being read (a Future) overlap.
-            embedding = early.submit(self.embedder.embed_one, parsed.text) if use_vector else None
-            if isinstance(git, Future):
-                git = git.result()
-            vector = embedding.result() if embedding is not None else None
-        extra = tuple(t for t in context_terms(git) if t not in parsed.terms) if "context" in signals else ()
+        # The query embedding and a git context still being read (a Future) overlap.
+        embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
+        if history is None and isinstance(git, Future):
+            git = git.result()
+        vector = embedding.result() if embedding is not None else None
+        words_from = history if history is not None else git
+        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
         found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text)
+        if isinstance(git, Future):
+            git = git.result()
         stems = query_stems(parsed.terms)
-        lists, light, similarity, coverage = _candidate_lists(found, stems, changed)
+        lists, light, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
         fused = fuse(lists, {"text": coverage, "vector": closeness})
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed))) if used]
@@ -228,8 +234,7 @@ class Searcher:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
         pending = self._pending()
-        # Every chunk still waiting for its embedding, from one filtered count (the total is table metadata).
-        if pending and pending == self.index.chunks.count_rows():
+        if pending and not self.index.embedded():
             notes.append("code embeddings are still being computed; code matches are lexical only")
         stale = sum(store.stale_vectors() for store in self.stores)
         if stale:
@@ -247,36 +252,37 @@ class Searcher:
         """Every candidate list, as (source, signal, light rows), read from all tables at once."""
         jobs = []
         model = quote(self.embedder.model_id)
-        with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
-            if not filters.code_only:
-                where = _memory_where(filters)
-                for n, store in enumerate(self.stores):
-                    source = f"memory{n}"
-                    if use_vector:
-                        # Only vectors of the query's own model are comparable with it.
-                        mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
-                        jobs.append((source, "vector", pool.submit(_vector, store.table, vector, mine, _MEMORY_LIGHT)))
-                    if use_text:
-                        jobs.append((source, "text", pool.submit(_fts, store.table, terms, extra, where, _MEMORY_LIGHT)))
-                    if changed:
-                        tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
-                        jobs.append((source, "change", pool.submit(_rows, store.table, tied, _MEMORY_LIGHT)))
-            code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
-            if code_ok:
-                where = _code_where(filters)
-                table = self.index.chunks
-                vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
+        if not filters.code_only:
+            where = _memory_where(filters)
+            for n, store in enumerate(self.stores):
+                source = f"memory{n}"
                 if use_vector:
-                    jobs.append(("code", "vector", pool.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
+                    # Only vectors of the query's own model are comparable with it.
+                    mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
+                    jobs.append((source, "vector", READS.submit(_vector, store.table, vector, mine, _MEMORY_LIGHT)))
                 if use_text:
-                    jobs.append(("code", "text", pool.submit(_fts, table, terms, extra, where, _CHUNK_LIGHT)))
+                    jobs.append((source, "text", READS.submit(_fts, store.table, terms, where, _MEMORY_LIGHT)))
                 if changed:
-                    mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
-                    jobs.append(("code", "change", pool.submit(_rows, table, mine, _CHUNK_LIGHT)))
-            return [(source, signal, future.result()) for source, signal, future in jobs]
+                    tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
+                    jobs.append((source, "change", READS.submit(_rows, store.table, tied, _MEMORY_LIGHT)))
+        code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
+        if code_ok:
+            where = _code_where(filters)
+            table = self.index.chunks
+            vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
+            # Before the first embedding lands there is nothing to compare with (and no index on `embedded` yet,
+            # so the filter alone would scan every chunk).
+            if use_vector and self.index.embedded() > 0:
+                jobs.append(("code", "vector", READS.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
+            if use_text:
+                jobs.append(("code", "text", READS.submit(_fts, table, terms, where, _CHUNK_LIGHT)))
+            if changed:
+                mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
+                jobs.append(("code", "change", READS.submit(_rows, table, mine, _CHUNK_LIGHT)))
+        return [(source, signal, future.result()) for source, signal, future in jobs]
 
     def _pending(self) -> int:
-        return self.index.chunks.count_rows("embedded = false") if self.index is not None else 0
+        return self.index.pending() if self.index is not None else 0
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None) -> ScoreBreakdown:
         relevance = fused.score / best
@@ -304,9 +310,8 @@ class Searcher:
             return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(columns).limit(len(ids)).to_list()]
 
         full: dict[str, dict] = {}
-        with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
-            for part in pool.map(lambda kv: read(*kv), wanted.items()):
-                full.update(part)
+        for part in READS.map(lambda kv: read(*kv), wanted.items()):
+            full.update(part)
         hits = []
         for key in keys:
             row = full.get(key)
@@ -334,17 +339,27 @@ def _utc(stamp: datetime) -> datetime:
 
 
 def _candidate_lists(
-    found: list[tuple[str, str, list[dict]]], stems: frozenset[str], changed: list[str]
+    found: list[tuple[str, str, list[dict]]], stems: frozenset[str], changed: list[str],
+    context: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, list[str]], dict[str, dict], dict[str, float], dict[str, float]]:
     """One list per signal across all sources, ordered on scales that mean the same for memories and code:
     cosine similarity for vectors; for full text the hit's BM25 score as a share of its own table's best (raw BM25
     is not comparable across tables: a store of five memories gives every word a tiny IDF), the share of the
     query's words it contains breaking ties and crediting its rank in `fuse`; the working change by file.
-    (Ordering full text by the share of words first cost 2 points of R@1 on LoCoMo dev: BM25 weighs rare words.)"""
+    (Ordering full text by the share of words first cost 2 points of R@1 on LoCoMo dev: BM25 weighs rare words.)
+    A full-text hit holding the git-context words (`context`, stemmed) has its BM25 score raised by up to
+    CONTEXT_BOOST first."""
     light: dict[str, dict] = {}
     similarity: dict[str, float] = {}
     coverage: dict[str, float] = {}
     entries: dict[str, list[tuple[tuple, str]]] = {}
+    row_stems: dict[int, frozenset[str]] = {}
+    for _, signal, rows in found:
+        for row in rows if signal == "text" else ():
+            row_stems[id(row)] = word_stems(row.pop("words", ""))
+            if context:
+                share = len(context & row_stems[id(row)]) / len(context)
+                row["_score"] = float(row["_score"]) * (1.0 + CONTEXT_BOOST * share)
     top_bm25 = {source: max((float(r["_score"]) for r in rows), default=1.0)
                 for source, signal, rows in found if signal == "text"}
     # The working change is ordered by how much of the query it matched, so full-text lists go first.
@@ -359,7 +374,7 @@ def _candidate_lists(
                 order: tuple = (-sim,)
             elif signal == "text":
                 # Full-text search matched at least one query word, even if it lies past the part read here.
-                matched = max(len(stems & word_stems(row.pop("words", ""))), 1)
+                matched = max(len(stems & row_stems[id(row)]), 1)
                 coverage[key] = matched / max(len(stems), 1)
                 order = (-float(row["_score"]) / (top_bm25[source] or 1.0), -coverage[key])
             else:
@@ -385,28 +400,27 @@ def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]
     return sorted(keys, key=lambda k: (turn[k], file_of[k]))
 
 
+# No row count or index listing before a query: LanceDB answers an empty table with no rows, and a table whose
+# full-text index is not built yet (a first write still settling) by scanning `words` unindexed.
+
+
 def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
-    if table.count_rows() == 0:
-        return []
     query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
     return query.to_list()
 
 
-def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
-    """BM25 over the `words` column; git-context words are folded into the same query at a low boost. Rows carry
-    `words`, from which the query words each hit contains are read."""
-    if not terms or table.count_rows() == 0 or not _has_fts(table):
+def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
+    """BM25 over the `words` column. Rows carry `words`, from which the query words and git-context words each
+    hit contains are read. (The context words used to be an optional clause of the same query: on 200,000
+    memories that boolean query took 170-230 ms against 12-29 ms for the plain match.)"""
+    if not terms:
         return []
     # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
-    from lancedb.query import BooleanQuery, MatchQuery, Occur
+    from lancedb.query import MatchQuery
 
-    match = MatchQuery(" ".join(terms), "words")
-    if context:
-        # MUST: context words reorder the items that match the query and never make an item a match.
-        match = BooleanQuery([(Occur.MUST, match), (Occur.SHOULD, MatchQuery(" ".join(context), "words", boost=CONTEXT_BOOST))])
-    query = table.search(match, query_type="fts")
+    query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")
     query = query.select(columns + ["words", "_score"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
@@ -415,14 +429,7 @@ def _fts(table, terms: tuple[str, ...], context: tuple[str, ...], where: str | N
 
 def _rows(table, where: str, columns: list[str]) -> list[dict]:
     """Plain rows matching a filter (the working change's chunks and memories), at most a candidate list's worth."""
-    if table.count_rows() == 0:
-        return []
     return table.search().where(where).select(columns).limit(CANDIDATES).to_list()
-
-
-def _has_fts(table) -> bool:
-    names = {tuple(i.columns) for i in table.list_indices()}
-    return ("words",) in names
 
 
 def _memory_where(f: Filters) -> str:

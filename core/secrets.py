@@ -124,6 +124,12 @@ def redacted(text: str) -> str:
     return redact(text)[0]
 
 
+def redacted_path(path: str) -> str:
+    """`redacted` for a file path, skipping the scan for paths that cannot hold a secret (a commit that touches
+    ten thousand files would otherwise scan each name in full)."""
+    return redacted(path) if _PATH_MAY_HOLD_SECRET.search(path) else path
+
+
 def redact_json(value):
     """A JSON-ready value with every string in it redacted (for outputs built from stored rows)."""
     if isinstance(value, str):

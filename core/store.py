@@ -25,8 +25,6 @@ MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
 """Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
 _FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
-WHOLE_READ_ROWS = 20_000
-"""Up to this many memories, `newest` reads the ids and times of every match at once (a few hundred kilobytes)."""
 
 
 def now() -> datetime:
@@ -108,12 +106,18 @@ class MemoryStore:
 
     # --- reads -------------------------------------------------------------------------------------------------
 
-    def _query(self, where: str | None, limit: int | None = None, with_vector: bool = False) -> list[Memory]:
+    def _query(self, where: str | None, limit: int | None = None, with_vector: bool = False,
+               order: Sequence[tuple[str, bool]] = ()) -> list[Memory]:
+        """`order`: (column, ascending) pairs LanceDB sorts by before it applies the limit."""
         query = self.table.search()
         if where:
             query = query.where(where)
         if not with_vector:
             query = query.select(_FIELDS)
+        if order:
+            from lancedb.query import ColumnOrdering
+
+            query = query.order_by([ColumnOrdering(column_name=c, ascending=a) for c, a in order])
         rows = query.limit(limit or None).to_list()
         return [_row_to_memory(r) for r in rows]
 
@@ -162,53 +166,28 @@ class MemoryStore:
         return without_repeats(found)
 
     def _newest_created(self, where: str | None, limit: int) -> list[Memory]:
-        """The first `limit` of list()'s order without reading every match: look back through widening windows of
-        `updated_at` (BTree-indexed) reading only ids and times. A row outside the window was created before its
-        cut-off (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
-        stubs: list[dict] = []
-        # On a small table one read of every match costs less than the look-back's four reads (a warm `cortex
-        # what` runs four of these at once); the windows pay off only where reading every match is costly.
-        windows = (None,) if self.table.count_rows() <= WHOLE_READ_ROWS else (7, 30, 180, None)
-        for days in windows:
-            since = _since_clause(days)
-            clauses = [c for c in (where, since) if c]
-            query = self.table.search().select(["id", "created_at", "version"])
-            if clauses:
-                query = query.where(" AND ".join(f"({c})" for c in clauses))
-            stubs = query.limit(None).to_list()
+        """The first `limit` of list()'s order without reading every match: LanceDB sorts and cuts the rows inside
+        widening windows of `updated_at` (BTree-indexed). A row outside the window was created before its cut-off
+        (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
+        found: list[Memory] = []
+        for days in (7, 30, 180, None):
+            found = self._query(_within(where, days), limit, order=[("created_at", False), ("version", False)])
             if days is not None:
                 cutoff = datetime.now(timezone.utc) - timedelta(days=days)
-                if sum(r["created_at"] >= cutoff for r in stubs) < limit:
+                if sum(m.created_at >= cutoff for m in found) < limit:
                     continue
             break
-        stubs.sort(key=lambda r: (r["created_at"], r["version"]), reverse=True)
-        ids = [r["id"] for r in stubs[:limit]]
-        if not ids:
-            return []
-        found = {m.id: m for m in self._query(f"id IN ({', '.join(quote(i) for i in ids)})", len(ids))}
-        return [found[i] for i in ids if i in found]
+        return found
 
     def newest(self, where: str | None, limit: int) -> list[Memory]:
-        """The newest `limit` memories matching a filter. LanceDB has no ORDER BY, so look back through widening
-        time windows (a BTree index on updated_at keeps each cheap) and read only ids and times until enough match."""
-        stubs: list[dict] = []
-        # On a small table one read of every match costs less than the look-back's four reads (a warm `cortex
-        # what` runs four of these at once); the windows pay off only where reading every match is costly.
-        windows = (None,) if self.table.count_rows() <= WHOLE_READ_ROWS else (7, 30, 180, None)
-        for days in windows:
-            clauses = [c for c in (where, _since_clause(days)) if c]
-            query = self.table.search().select(["id", "updated_at"])
-            if clauses:
-                query = query.where(" AND ".join(f"({c})" for c in clauses))
-            stubs = query.limit(None).to_list()
-            if len(stubs) >= limit:
+        """The newest `limit` memories matching a filter, sorted and cut by LanceDB: through widening time windows
+        (a BTree index on updated_at keeps each cheap) until one holds enough, so no read grows with the store."""
+        found: list[Memory] = []
+        for days in (7, 30, 180, None):
+            found = self._query(_within(where, days), limit, order=[("updated_at", False)])
+            if len(found) >= limit:
                 break
-        stubs.sort(key=lambda r: r["updated_at"], reverse=True)
-        ids = [r["id"] for r in stubs[:limit]]
-        if not ids:
-            return []
-        found = {m.id: m for m in self._query(f"id IN ({', '.join(quote(i) for i in ids)})", len(ids))}
-        return [found[i] for i in ids if i in found]
+        return found
 
     def history(self, key: str) -> list[Memory]:
         """Every version stored under a source key (or, given a memory id, under that memory's key), oldest first."""
@@ -480,11 +459,13 @@ class MemoryStore:
         return self.db.write(apply)
 
 
-def _since_clause(days: int | None) -> str:
+def _within(where: str | None, days: int | None) -> str | None:
+    """`where`, narrowed to memories updated in the last `days` (None: any time)."""
     if days is None:
-        return ""
+        return where
     cutoff = datetime.now(timezone.utc) - timedelta(days=days)
-    return f"updated_at >= TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
+    since = f"updated_at >= TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
+    return f"({where}) AND {since}" if where else since
 
 
 def _embed_text(draft: MemoryDraft) -> str:

@@ -50,7 +50,3 @@ def _cut(text: str, start: int) -> int:
         if cut:
             return cut.end() if boundary is _PIECE_BOUNDARY else cut.start()
     return min(limit, len(text))
-
-
-def count_many(texts: list[str], encoding: str = "cl100k_base") -> list[int]:
-    return [count_tokens(t, encoding) for t in texts]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from .agentlog import COMMIT_TAG, STEP_TAG
 from .database import quote, sql_list
 from .gitctx import CommitInfo, GitContext
-from .graph import import_centrality
+from .pool import READS
 from .records import Memory
 from .store import MemoryStore
 
@@ -18,14 +17,17 @@ RECENT_DAYS = 3
 """Memories updated this recently are "recent"; commits are the last N whatever their age."""
 
 
+RANKED_PATHS = 500
+"""Changed files whose importers are counted: a tree with thousands of untracked files ranks the first 500."""
+
+
 @dataclass(frozen=True)
 class RankedFile:
-    """A file of the working change and how central it is in the import graph."""
+    """A file of the working change and how many indexed files import it."""
 
     path: str
     state: str
     """`staged`, `modified` or `untracked`."""
-    centrality: float
     imported_by: int
 
 
@@ -59,9 +61,10 @@ class WhatToKnow:
         }
 
 
-def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], files: Callable[[], list[dict]], indexed: bool,
-                       per_section: int = 10) -> WhatToKnow:
-    """From a git context, the stores to read and the index's file rows (read beside the memory queries)."""
+def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers: Callable[[list[str]], dict[str, int]],
+                       indexed: bool, per_section: int = 10) -> WhatToKnow:
+    """From a git context, the stores to read and the index's count of importers per path (read beside the
+    memory queries). Every read is bounded by what a section shows, not by the size of a table."""
     since = datetime.now(timezone.utc) - timedelta(days=RECENT_DAYS)
     since_sql = since.strftime("%Y-%m-%d %H:%M:%S")
     changed = list(git.changed_files)
@@ -76,15 +79,14 @@ def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], files: Ca
     # which sum the steps up, are kept: the latest one).
     active = f"status = 'active' AND NOT array_has_any(tags, {sql_list([STEP_TAG])})"
     file_kinds = "kind IN ('decision', 'note', 'fact', 'observation', 'link')"
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        branch_job = pool.submit(gather, f"{active} AND branch = {quote(git.branch)}") if git.branch else None
-        file_job = pool.submit(gather, f"{active} AND {file_kinds} AND array_has_any(files, {sql_list(changed)})") if changed else None
-        task_job = pool.submit(gather, f"{active} AND kind = 'task' AND task_state = 'open'", per_section * 3)
-        recent_job = pool.submit(gather, f"{active} AND updated_at >= TIMESTAMP '{since_sql}'")
-        ranked_job = pool.submit(_rank_changed, files, git, per_section * 2)
-        branch_memories = branch_job.result() if branch_job else []
-        file_memories = file_job.result() if file_job else []
-        tasks, recent, ranked = task_job.result(), recent_job.result(), ranked_job.result()
+    branch_job = READS.submit(gather, f"{active} AND branch = {quote(git.branch)}") if git.branch else None
+    file_job = READS.submit(gather, f"{active} AND {file_kinds} AND array_has_any(files, {sql_list(changed)})") if changed else None
+    task_job = READS.submit(gather, f"{active} AND kind = 'task' AND task_state = 'open'", per_section * 3)
+    recent_job = READS.submit(gather, f"{active} AND updated_at >= TIMESTAMP '{since_sql}'")
+    ranked_job = READS.submit(_rank_changed, importers, git, per_section * 2)
+    branch_memories = branch_job.result() if branch_job else []
+    file_memories = file_job.result() if file_job else []
+    tasks, recent, ranked = task_job.result(), recent_job.result(), ranked_job.result()
     tasks.sort(key=lambda m: (not set(m.files) & set(changed), m.branch != git.branch, -m.updated_at.timestamp()))
     file_memories, tasks, branch_memories, recent = _one_section_each(
         [file_memories, tasks, branch_memories, recent], per_section
@@ -119,14 +121,11 @@ def _one_section_each(sections: list[list[Memory]], cap: int) -> list[list[Memor
     return out
 
 
-def _rank_changed(read_files: Callable[[], list[dict]], git: GitContext, limit: int) -> list[RankedFile]:
-    files = read_files()
-    centrality = import_centrality(files)
-    imported_by: dict[str, int] = {}
-    for f in files:
-        for target in f["imports"] or []:
-            imported_by[target] = imported_by.get(target, 0) + 1
+def _rank_changed(importers: Callable[[list[str]], dict[str, int]], git: GitContext, limit: int) -> list[RankedFile]:
+    """The working change, the files most others depend on first."""
     states = {p: "untracked" for p in git.untracked} | {p: "modified" for p in git.modified} | {p: "staged" for p in git.staged}
-    ranked = [RankedFile(p, s, centrality.get(p, 0.0), imported_by.get(p, 0)) for p, s in states.items()]
-    ranked.sort(key=lambda f: (-f.centrality, f.path))
+    paths = sorted(states, key=lambda p: (states[p] == "untracked", p))[:RANKED_PATHS]
+    counts = importers(paths)
+    ranked = [RankedFile(p, states[p], counts.get(p, 0)) for p in paths]
+    ranked.sort(key=lambda f: (-f.imported_by, f.path))
     return ranked[:limit]

@@ -363,6 +363,36 @@ async def test_inline_filters_and_trailing_spaces_show_their_results(shop, typed
         assert pane.query_one("OptionList").option_count == len(pane.hits) > 0
 
 
+class RecordingBridge(EngineBridge):
+    """The real bridge, noting each search that reached the engine."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
+        self.searched: list[str] = []
+
+    def search(self, text: str, limit: int = 30):
+        self.searched.append(text)
+        return super().search(text, limit)
+
+
+async def test_typing_fast_runs_only_the_last_query(shop, monkeypatch):
+    # A long debounce, so a loaded machine pausing between two keys cannot let an intermediate query through.
+    monkeypatch.setattr(DashboardScreen, "SEARCH_DEBOUNCE_S", 1.0)
+    bridge = RecordingBridge(Engine(shop))
+    app = RecordingApp(bridge, remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SearchFinished)
+        bridge.searched.clear()
+        await pilot.press("slash", *"tax twice")
+        pane = app.screen.query_one(SearchPane)
+        await wait_until(pilot, lambda: bridge.searched and not any(w.is_running for w in app.workers), "the search")
+        await settle(pilot)
+        assert bridge.searched == ["tax twice"]
+        assert any("twice" in h.text for h in pane.hits)
+        finished = [m.request for m in app.messages if isinstance(m, SearchFinished)]
+        assert finished[-1] == "tax twice" and "tax" not in finished
+
+
 async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_path, monkeypatch):
     from cortex_tui.core.tokens import count_tokens
 

@@ -63,7 +63,7 @@ async def paint(text: str) -> dict[str, str]:
     selection = Selection(text, 100_000, "cl100k_base", items, items[1:], [text], notes=[text])
     app = Panes()
     async with app.run_test(size=(200, 60)) as pilot:
-        app.query_one(WhatPane).show(WhatToKnow(git, [m], [m], [m], [m], [commit], [RankedFile(text, "modified", 1.0, 2)],
+        app.query_one(WhatPane).show(WhatToKnow(git, [m], [m], [m], [m], [commit], [RankedFile(text, "modified", 2)],
                                                 [text]))
         search = app.query_one(SearchPane)
         search.query_one("Input").value = text[:200]

@@ -189,3 +189,89 @@ def test_timeline_reads_shown_commits_and_newest_loose_memories(repo):
     wide = branch_timeline(engine.git(5), engine.stores())
     assert sorted(m.id for e in wide.entries for m in e.memories) == sorted(made) and wide.uncommitted == ()
     assert branch_timeline(git_ctx, []).uncommitted == ()
+
+
+class LanceReads:
+    """What LanceDB is asked, counted by wrapping the real library's methods (they still run): row counts, index
+    listings, and the rows each query returns, by table."""
+
+    def __init__(self, monkeypatch) -> None:
+        from lancedb.query import LanceQueryBuilder
+        from lancedb.table import LanceTable
+
+        self.calls: dict[str, int] = {"count_rows": 0, "list_indices": 0}
+        self.rows: list[tuple[str, int]] = []
+        for name in self.calls:
+            monkeypatch.setattr(LanceTable, name, self._counted(name, getattr(LanceTable, name)))
+        to_list = LanceQueryBuilder.to_list
+
+        def listed(builder, *args, **kwargs):
+            rows = to_list(builder, *args, **kwargs)
+            self.rows.append((builder._table.name, len(rows)))
+            return rows
+
+        monkeypatch.setattr(LanceQueryBuilder, "to_list", listed)
+
+    def _counted(self, name, method):
+        def counted(table, *args, **kwargs):
+            self.calls[name] += 1
+            return method(table, *args, **kwargs)
+
+        return counted
+
+
+def test_a_search_asks_for_no_row_counts_or_index_listings(repo, monkeypatch):
+    from cortex_tui.core.records import MemoryDraft
+
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    index.go_live()
+    engine.remember(MemoryDraft(text="The entry point returns one on purpose", kind="decision"))
+    engine.search("entry point")  # counts are taken once per table version, here
+    reads = LanceReads(monkeypatch)
+    found = [engine.search(q) for q in ("entry point", "main returns", "purpose")]
+    assert all(r.hits for r in found) and reads.rows
+    assert reads.calls == {"count_rows": 0, "list_indices": 0}
+
+
+def test_what_reads_no_more_rows_than_it_shows(repo, monkeypatch):
+    from cortex_tui.core.records import MemoryDraft
+
+    many_files(repo, 60)
+    (repo / "src/util.py").write_text("def helper():\n    return 1\n")
+    for i in range(3):
+        (repo / f"src/user{i}.py").write_text("from src.util import helper\n")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    engine.remember_many([MemoryDraft(text=f"item {i} of the backlog", kind="task" if i % 2 else "note")
+                          for i in range(60)])
+    reads = LanceReads(monkeypatch)
+    what = engine.what(per_section=4)
+    assert len(what.open_tasks) == 4 and what.branch_memories
+    assert what.changed_files[0].path == "src/util.py" and what.changed_files[0].imported_by == 3
+    assert reads.rows and max(n for _, n in reads.rows) <= 12, reads.rows
+
+
+def test_the_working_change_is_read_again_after_a_reported_change_or_staging(repo):
+    from .conftest import git
+
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    index.go_live()
+    # Files written within the index file's timestamp granularity make `git status` rewrite the index (which
+    # rightly drops the cache): let them age, and let one status settle the index first.
+    time.sleep(1.1)
+    git(repo, "status", "--porcelain")
+    engine.git()
+    assert engine.git().modified == ()
+    (repo / "src/app.py").write_text("def main():\n    return 2\n")
+    assert engine.git().modified == ()  # no watcher reported the save yet: `git status` is not run again
+    index.mark_dirty(["src/app.py"])
+    assert engine.git().modified == ("src/app.py",)
+    git(repo, "add", "src/app.py")  # staging moves git's index file, which no watcher event reports
+    assert engine.git().staged == ("src/app.py",)
+    index.go_offline()
+    (repo / "README.md").write_text("# changed\n")
+    assert "README.md" in engine.git().modified  # with no watcher, every call reads the working change
