@@ -33,7 +33,10 @@ CRASH_ENV = "CORTEX_CRASH_AFTER_COMMITS"
 _CONFLICTS = ("Retryable commit conflict", "Commit conflict for version", "Too many concurrent writ")
 """How Lance words the errors of a commit that lost a race (RetryableCommitConflict, CommitConflict after its own
 retries, TooMuchWriteContention). LanceDB raises them as RuntimeError("lance error: ..."); an incompatible
-transaction ("Incompatible transaction: ...") is not among them, as repeating it fails the same way."""
+transaction ("Incompatible transaction: ...") is not among them, as repeating it fails the same way, except one
+incompatible with a concurrent Overwrite: the table was replaced under it (a second creation of a new remote
+table, see `Database.restore_overwritten`), and the same operation made again applies to the replacement."""
+_OVERWRITTEN = ("Incompatible transaction", "concurrent transaction Overwrite")
 _ATTEMPTS = 6
 _CREATION_WAIT_S = 20.0
 """How long a table listed in a remote store without a first version is taken for one another machine is still
@@ -66,7 +69,7 @@ def is_commit_conflict(exc: BaseException) -> bool:
         return False
     text = str(exc).strip()
     text = text[len("lance error: "):] if text.startswith("lance error: ") else text
-    return text.startswith(_CONFLICTS)
+    return text.startswith(_CONFLICTS) or (text.startswith(_OVERWRITTEN[0]) and _OVERWRITTEN[1] in text)
 
 
 def looks_corrupt(exc: BaseException) -> bool:
@@ -353,8 +356,9 @@ class Database:
 
     # --- the table operations, one commit each -----------------------------------------------------------------
 
-    def add(self, table, rows) -> None:
-        self.commit(lambda: table.add(rows), idempotent=False)
+    def add(self, table, rows, idempotent: bool = False) -> None:
+        """An append; `idempotent` only where a row stored twice means the same as once (a cache)."""
+        self.commit(lambda: table.add(rows), idempotent=idempotent)
 
     def delete(self, table, where: str) -> None:
         self.commit(lambda: table.delete(where))

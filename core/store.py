@@ -55,7 +55,8 @@ class LanceVectorCache:
 
     def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         rows = [{"hash": h, "model": model, "vector": v.tolist()} for h, v in vectors.items()]
-        self.db.write(lambda: self.db.add(self.table, rows))
+        # Repeated after a lost race, an append may store a vector twice; a lookup takes either copy.
+        self.db.write(lambda: self.db.add(self.table, rows, idempotent=True))
 
 
 def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:

@@ -196,33 +196,42 @@ def test_machines_writing_versions_of_one_key_at_once_leave_one_active_version(t
 
 
 CREATE = """
-import sys, time
+import os, sys, time
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 root, name, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
-engine = Engine(root)
-engine.embedder.embed(["warm up the model"])
-time.sleep(max(start - time.time(), 0))  # every machine finds the team store empty and creates it at once
-for i in range(5):
-    engine.remember(MemoryDraft(text=f"first write {i} of machine {name}", scope="team"))
-deadline = time.monotonic() + 300
-while engine.team().sync().waiting and time.monotonic() < deadline:
-    time.sleep(0.5)
+for n, uri in enumerate(sys.argv[4:]):
+    os.environ["CORTEX_TEAM_DB"] = uri
+    engine = Engine(root)
+    engine.embedder.embed(["warm up the model"])
+    time.sleep(max(start + 15 * n - time.time(), 0))  # every machine finds this team store empty and creates it
+    for i in range(5):
+        engine.remember(MemoryDraft(text=f"first write {i} of machine {name}", scope="team"))
+    deadline = time.monotonic() + 300
+    while engine.team().sync().waiting and time.monotonic() < deadline:
+        time.sleep(0.5)
 """
 
 
-def test_machines_creating_the_team_store_at_once_lose_none_of_their_first_writes(tmp_path, team):
+def test_machines_creating_the_team_store_at_once_lose_none_of_their_first_writes(tmp_path, team, s3, monkeypatch):
+    # Two empty stores, one after the other: each is a fresh chance for the creations to interleave with writes.
+    uris = [team]
+    bucket = "team-" + uuid.uuid4().hex[:10]
+    s3.make_bucket(bucket)
+    uris.append(f"s3://{bucket}/cortex")
     roots = [tmp_path / f"machine-{n}" for n in "abc"]
     for root in roots:
         root.mkdir()
     start = str(time.time() + 25)
-    procs = [subprocess.Popen([sys.executable, "-c", CREATE, str(root), root.name[-1], start],
+    procs = [subprocess.Popen([sys.executable, "-c", CREATE, str(root), root.name[-1], start, *uris],
                               stderr=subprocess.PIPE, text=True) for root in roots]
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-2000:]
-    texts = [m.text for m in _team_memories(team)]
-    assert sorted(texts) == sorted(f"first write {i} of machine {n}" for n in "abc" for i in range(5))
+    for uri in uris:
+        monkeypatch.setenv("CORTEX_TEAM_DB", uri)
+        texts = [m.text for m in _team_memories(uri)]
+        assert sorted(texts) == sorted(f"first write {i} of machine {n}" for n in "abc" for i in range(5)), uri
 
 
 def test_a_creation_that_lost_its_race_puts_back_the_rows_it_overwrote(tmp_path):
