@@ -49,7 +49,8 @@ def team(s3, monkeypatch) -> str:
 
 
 def _create_team_store(root: Path) -> None:
-    """The first machine creates the store's tables before the others start (see the README's team store)."""
+    """The first machine creates the store's tables before the others start, so a test is about its writes alone
+    (machines creating the store at once have their own test)."""
     Engine(root, settings=load_settings(use_global=False)).team_store(create=True)
 
 
