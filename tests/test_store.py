@@ -8,6 +8,7 @@ from cortex_tui.core.database import Database
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.query import Filters
 from cortex_tui.core.schema import SCHEMA_VERSION, memories_schema
 
 
@@ -214,5 +215,7 @@ def test_readers_show_one_active_version_per_key(repo):
     store = engine.store()
     assert store.count("status = 'active' AND source_key = 'ttl'") == 2
     assert [m.id for m in store.list() if m.source_key == "ttl"] == [min(first.id, other.id)]
+    found = engine.search("cache for minutes", Filters(memories_only=True))
+    assert [h.id for h in found.hits if h.memory.source_key == "ttl"] == [min(first.id, other.id)]
     newer = engine.remember(MemoryDraft(text="cache for 10 minutes", source_key="ttl")).memory
     assert [m.id for m in store.list() if m.source_key == "ttl"] == [newer.id]
