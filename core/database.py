@@ -213,8 +213,7 @@ class Database:
                     try:
                         version = self.commit(lambda: self._creator().create_table(name, schema=schema).version)
                     except Exception as exc:
-                        if "already exists" in str(exc):
-                            continue
+                        # Mostly "already exists": another machine created it first, and the next turn opens it.
                         if is_unreachable(exc) or time.monotonic() > deadline:
                             raise
                     else:
