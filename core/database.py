@@ -35,7 +35,10 @@ CRASH_ENV = "CORTEX_CRASH_AFTER_COMMITS"
 _CONFLICTS = ("Retryable commit conflict", "Commit conflict for version", "Too many concurrent writ")
 """How Lance words the errors of a commit that lost a race (RetryableCommitConflict, CommitConflict after its own
 retries, TooMuchWriteContention). LanceDB raises them as RuntimeError("lance error: ..."); an incompatible
-transaction ("Incompatible transaction: ...") is not among them, as repeating it fails the same way."""
+transaction ("Incompatible transaction: ...") is not among them, as repeating it fails the same way, except one
+incompatible with a concurrent Overwrite: the table was replaced under it (a second creation of a new remote
+table, see `Database.restore_overwritten`), and the same operation made again applies to the replacement."""
+_OVERWRITTEN = ("Incompatible transaction", "concurrent transaction Overwrite")
 _ATTEMPTS = 6
 _CREATION_WAIT_S = 20.0
 """How long a table listed in a remote store without a first version is taken for one another machine is still
@@ -68,7 +71,7 @@ def is_commit_conflict(exc: BaseException) -> bool:
         return False
     text = str(exc).strip()
     text = text[len("lance error: "):] if text.startswith("lance error: ") else text
-    return text.startswith(_CONFLICTS)
+    return text.startswith(_CONFLICTS) or (text.startswith(_OVERWRITTEN[0]) and _OVERWRITTEN[1] in text)
 
 
 def looks_corrupt(exc: BaseException) -> bool:
@@ -155,12 +158,12 @@ class Database:
         import lancedb
 
         if self.remote:
-            options = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
+            self._options = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
             interval = timedelta(seconds=remote.consistency_s)
         else:
-            options, interval = None, timedelta(0)
+            self._options, interval = None, timedelta(0)
         try:
-            self.conn = lancedb.connect(uri, read_consistency_interval=interval, storage_options=options)
+            self.conn = lancedb.connect(uri, read_consistency_interval=interval, storage_options=self._options)
             if check:
                 self._check_version(create)
         except CortexError:
@@ -173,12 +176,14 @@ class Database:
     def table_names(self) -> set[str]:
         return set(self.conn.list_tables().tables)
 
-    def open_table(self, name: str, schema: pa.Schema):
+    def open_table(self, name: str, schema: pa.Schema, key: str | Sequence[str] | None = None):
         """Open a table, creating it if missing and adding columns its stored schema lacks. Several first runs at
         once are safe: creation happens under the write lock, and a table another process is still creating (its
-        directory listed, its first version not yet written) is opened again once that process lets go of the lock."""
+        directory listed, its first version not yet written) is opened again once that process lets go of the lock.
+        `key` names the columns that identify a row, by which a remote creation that lost its race puts back the
+        rows it overwrote (see `_open_remote`)."""
         if self.remote:
-            return self._add_missing_remote(self._open_remote(name, schema), schema)
+            return self._add_missing_remote(self._open_remote(name, schema, key), schema)
         try:
             table = self._open_existing(name)
         except TableMissing:
@@ -199,23 +204,26 @@ class Database:
                     self.commit(lambda: table.add_columns(extra))
         return table
 
-    def _open_remote(self, name: str, schema: pa.Schema):
+    def _open_remote(self, name: str, schema: pa.Schema, key: str | Sequence[str] | None):
         """Open or create a table of an object-storage database, which several machines may be creating at once
         with no lock between them. A table another machine is creating is listed before its first version exists:
-        wait for that version. Two creations at once are safe, as Lance writes a first version only where none
-        exists, and the loser opens the winner's table on its next turn."""
+        wait for that version. A creation that finds the table already there opens it instead."""
         deadline = time.monotonic() + _CREATION_WAIT_S
         while True:
             try:
                 return self._open_existing(name)
             except TableMissing as missing:
-                listed = name in self.table_names()
-                if not listed:
+                if name not in self.table_names():
                     try:
-                        return self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
-                    except Exception:
-                        if time.monotonic() > deadline:
+                        version = self.commit(lambda: self._creator().create_table(name, schema=schema).version)
+                    except Exception as exc:
+                        # Mostly "already exists": another machine created it first, and the next turn opens it.
+                        if is_unreachable(exc) or time.monotonic() > deadline:
                             raise
+                    else:
+                        table = self._open_existing(name)
+                        self.restore_overwritten(table, version, key)
+                        return table
                 elif time.monotonic() > deadline:
                     raise corrupt_error(self.uri, missing.__cause__ or missing) from None
             time.sleep(0.2)
@@ -233,6 +241,30 @@ class Database:
                     raise
         return table
 
+    def _creator(self):
+        """A connection that never reloads a table by itself, so a created table reports the version its creation
+        committed (the main connection's tables may already read a newer one)."""
+        import lancedb
+
+        return lancedb.connect(self.uri, storage_options=self._options)
+
+    def restore_overwritten(self, table, created: int, key: str | Sequence[str] | None) -> None:
+        """Two machines that both found a table absent both commit its creation, and Lance commits the one that
+        loses the race to version 1 as an overwrite on top of the versions before it: an empty table in place of
+        the first writes another machine made. Such a creation committed a version above 1; its maker reads the
+        version just before its own and inserts the rows missing now, by `key` (an insert of absent keys, so
+        repeating it changes nothing). A third machine's overwrite is put back the same way by that machine."""
+        if created <= 1:
+            return
+        before = self.conn.open_table(table.name)
+        before.checkout(created - 1)
+        lost = before.to_arrow()
+        if lost.num_rows and key:
+            self.upsert(table, key, lost, update=False)
+        elif lost.num_rows:
+            # No key to tell a row already back from a missing one: one append, never repeated.
+            self.add(table, lost)
+
     def _open_existing(self, name: str):
         try:
             return self.conn.open_table(name)
@@ -247,7 +279,7 @@ class Database:
 
     def _check_version(self, create: bool) -> None:
         if create:
-            meta = self.open_table("meta", META_SCHEMA)
+            meta = self.open_table("meta", META_SCHEMA, key="key")
             if meta.count_rows("key = 'schema_version'") == 0:
                 with self.write_lock():
                     if meta.count_rows("key = 'schema_version'") == 0:
@@ -341,8 +373,9 @@ class Database:
 
     # --- the table operations, one commit each -----------------------------------------------------------------
 
-    def add(self, table, rows) -> None:
-        self.commit(lambda: table.add(rows), idempotent=False)
+    def add(self, table, rows, idempotent: bool = False) -> None:
+        """An append; `idempotent` only where a row stored twice means the same as once (a cache)."""
+        self.commit(lambda: table.add(rows), idempotent=idempotent)
 
     def delete(self, table, where: str) -> None:
         self.commit(lambda: table.delete(where))
@@ -350,11 +383,15 @@ class Database:
     def update(self, table, where: str, values: dict) -> None:
         self.commit(lambda: table.update(where=where, values=values))
 
-    def upsert(self, table, on: str | Sequence[str], rows, insert: bool = True, delete_where: str | None = None) -> None:
-        """One merge on a key: matching rows are updated, others inserted (unless `insert` is False), and with
-        `delete_where` the table's rows matching it that the source lacks are deleted, all in a single commit."""
+    def upsert(self, table, on: str | Sequence[str], rows, insert: bool = True, delete_where: str | None = None,
+               update: bool = True) -> None:
+        """One merge on a key: matching rows are updated (unless `update` is False), others inserted (unless
+        `insert` is False), and with `delete_where` the table's rows matching it that the source lacks are deleted,
+        all in a single commit."""
         def apply():
-            merge = table.merge_insert(on).when_matched_update_all()
+            merge = table.merge_insert(on)
+            if update:
+                merge = merge.when_matched_update_all()
             if insert:
                 merge = merge.when_not_matched_insert_all()
             if delete_where:

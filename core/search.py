@@ -21,7 +21,7 @@ from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit
 from .refine import depth, refine
 from .records import VECTOR_FIELDS, Memory
 from .snippet import Snippet, best_window
-from .store import MemoryStore, _row_to_memory
+from .store import MemoryStore, _row_to_memory, without_repeats
 from .text import query_stems, split_identifier, word_stems
 
 CANDIDATES = 50
@@ -312,10 +312,17 @@ class Searcher:
         full: dict[str, dict] = {}
         for part in READS.map(lambda kv: read(*kv), wanted.items()):
             full.update(part)
+        # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
+        # it: each store's memories show only the row settling keeps.
+        kept: set[str] = set()
+        for source in wanted:
+            if source != "code":
+                memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
+                kept.update(f"{source}:{m.id}" for m in without_repeats(memories))
         hits = []
         for key in keys:
             row = full.get(key)
-            if row is None:
+            if row is None or (key.startswith("memory") and key not in kept):
                 continue
             score = scores[key]
             if key.startswith("memory"):

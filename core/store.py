@@ -44,7 +44,7 @@ class LanceVectorCache:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self.table = db.open_table("vector_cache", VECTOR_CACHE_SCHEMA)
+        self.table = db.open_table("vector_cache", VECTOR_CACHE_SCHEMA, key=["hash", "model"])
 
     def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -57,7 +57,8 @@ class LanceVectorCache:
 
     def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         rows = [{"hash": h, "model": model, "vector": v.tolist()} for h, v in vectors.items()]
-        self.db.write(lambda: self.db.add(self.table, rows))
+        # Repeated after a lost race, an append may store a vector twice; a lookup takes either copy.
+        self.db.write(lambda: self.db.add(self.table, rows, idempotent=True))
 
 
 def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
@@ -95,7 +96,7 @@ class MemoryStore:
         self.db = db
         self.embedder = embedder
         self.max_text_bytes = max_text_bytes
-        self.table = db.open_table(MEMORIES, memories_schema(embedder.dim))
+        self.table = db.open_table(MEMORIES, memories_schema(embedder.dim), key="id")
         self.vector_cache = LanceVectorCache(db)
         self._vectors_current = False
         if db.get_meta("memories_words") != WORDS_FORMAT:
@@ -495,13 +496,21 @@ def _memory_to_row(memory: Memory) -> dict:
 
 
 def without_repeats(memories: list[Memory]) -> list[Memory]:
-    """One active memory per text. Two machines writing the same text to a shared store at once can both insert
-    it; the writer that commits last marks all but the smallest id superseded, but a writer killed between its
-    commit and that step leaves the repeat until the text is written again. Readers show the row it would keep."""
-    keep: dict[tuple[str, str], str] = {}
+    """One active memory per text, and one active version per key. Two machines writing to a shared store at once
+    can both insert the same text, or each a new version of one key; the writer that commits last settles them
+    (see core/team.py), but a writer killed between its commit and that step leaves the repeat until the text or
+    key is written again. Readers show the row settling would keep: the smallest id of a text, and the highest
+    version of a key (the smallest id among equal versions)."""
+    keep: dict[tuple, tuple] = {}
     for m in memories:
-        if m.status == "active" and not m.source_key:
-            key = (m.scope, m.text_hash)
-            keep[key] = min(keep.get(key, m.id), m.id)
-    return [m for m in memories
-            if m.status != "active" or m.source_key or keep[(m.scope, m.text_hash)] == m.id]
+        if m.status == "active":
+            key, rank = _repeat_key(m)
+            keep[key] = min(keep.get(key, rank), rank)
+    return [m for m in memories if m.status != "active" or keep[_repeat_key(m)[0]] == _repeat_key(m)[1]]
+
+
+def _repeat_key(m: Memory) -> tuple[tuple, tuple]:
+    """What two active memories must share to be repeats, and the rank by which the smallest is kept."""
+    if m.source_key:
+        return ("source_key", m.source_key), (-m.version, m.id)
+    return ("text", m.scope, m.text_hash), (0, m.id)

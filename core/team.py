@@ -13,13 +13,13 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from .database import is_unreachable, quote
+from .database import is_unreachable, quote, scan
 from .errors import CortexError
 from .records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from .secret_fields import secure_draft
@@ -131,7 +131,7 @@ class TeamMemory:
         try:
             self.sync()
             store = self.open_store()
-            return settle_repeats(store, store.remember_many([q.draft for q in items], position))
+            return settle(store, store.remember_many([q.draft for q in items], position))
         except Exception as exc:
             if not is_unreachable(exc):
                 raise
@@ -149,7 +149,7 @@ class TeamMemory:
             store = self.open_store()
             for position in dict.fromkeys((q.branch, q.commit) for q in waiting):
                 batch = [q for q in waiting if (q.branch, q.commit) == position]
-                settle_repeats(store, store.remember_many([q.draft for q in batch], GitPosition(*position)))
+                settle(store, store.remember_many([q.draft for q in batch], GitPosition(*position)))
                 self.queue.remove({q.id for q in batch})
                 sent += len(batch)
         except Exception as exc:
@@ -157,6 +157,11 @@ class TeamMemory:
                 raise
             return SyncResult(sent, len(waiting) - sent, str(exc) if isinstance(exc, CortexError) else "team store is unreachable")
         return SyncResult(sent, 0)
+
+
+def settle(store: MemoryStore, results: list[RememberResult]) -> list[RememberResult]:
+    """After a team write's commit: one active memory per text, and one active version per key."""
+    return settle_versions(store, settle_repeats(store, results))
 
 
 def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[RememberResult]:
@@ -194,6 +199,31 @@ def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[Re
         lost = r.outcome == "created" and winner is not None and winner.id != r.memory.id
         settled.append(RememberResult(winner, "duplicate") if lost else r)
     return settled
+
+
+def settle_versions(store: MemoryStore, results: list[RememberResult]) -> list[RememberResult]:
+    """Two machines writing a new version of one key at once both read the same active version, and each commits
+    that version superseded and its own new one active (their merges update the same row, so the later commit is
+    retried, but the retry applies the same rows again). After its own commit each writer reads the latest version
+    and keeps the highest version of each key it wrote active, the smallest id among equal versions, marking the
+    others superseded. Every writer picks the same row, and an update by filter done twice changes nothing."""
+    # Duplicates count too: a keyed write sent again from the queue finds itself stored, and settles its key now.
+    keys = sorted({r.memory.source_key for r in results if r.memory.source_key and r.outcome != "queued"})
+    if not keys:
+        return results
+    latest = store.db.conn.open_table(store.table.name)
+    where = f"status = 'active' AND source_key IN ({', '.join(quote(k) for k in keys)})"
+    by_key: dict[str, list[dict]] = {}
+    for row in scan(latest, where, ["id", "source_key", "version"]):
+        by_key.setdefault(row["source_key"], []).append(row)
+    losers = {row["id"] for rows in by_key.values()
+              for row in sorted(rows, key=lambda r: (-r["version"], r["id"]))[1:]}
+    if not losers:
+        return results
+    where_losers = f"id IN ({', '.join(quote(i) for i in sorted(losers))})"
+    store.db.write(lambda: store.db.update(latest, where_losers, {"status": "superseded", "updated_at": now()}))
+    return [RememberResult(replace(r.memory, status="superseded"), r.outcome) if r.memory.id in losers else r
+            for r in results]
 
 
 class SharedVectorCache:
@@ -239,8 +269,6 @@ class SharedVectorCache:
 
 
 def _with_time(draft: MemoryDraft, stamp: datetime) -> MemoryDraft:
-    from dataclasses import replace
-
     return replace(draft, created_at=stamp)
 
 

@@ -8,6 +8,7 @@ from cortex_tui.core.database import Database
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.query import Filters
 from cortex_tui.core.schema import SCHEMA_VERSION, memories_schema
 
 
@@ -199,3 +200,22 @@ def test_writes_retry_only_commit_conflicts_and_only_idempotent_commits(tmp_path
     assert len(calls) == 3
     assert is_commit_conflict(RuntimeError(conflict))
     assert not is_commit_conflict(RuntimeError("lance error: Incompatible transaction: the schema changed"))
+    # The table was replaced under the commit (a second creation of a remote table): made again, it applies.
+    assert is_commit_conflict(RuntimeError("lance error: Incompatible transaction: This Append transaction is "
+                                           "incompatible with concurrent transaction Overwrite at version 2., x.rs:1"))
+
+
+def test_readers_show_one_active_version_per_key(repo):
+    """Two active versions of one key (what two machines writing it at once leave until one settles them) read as
+    the one settling keeps: the highest version, then the smallest id."""
+    engine = Engine(repo)
+    first = engine.remember(MemoryDraft(text="cache for 5 minutes", source_key="ttl")).memory
+    other = engine.remember(MemoryDraft(text="cache for 1 minute")).memory
+    engine.store().set_source_key(other.id, "ttl")
+    store = engine.store()
+    assert store.count("status = 'active' AND source_key = 'ttl'") == 2
+    assert [m.id for m in store.list() if m.source_key == "ttl"] == [min(first.id, other.id)]
+    found = engine.search("cache for minutes", Filters(memories_only=True))
+    assert [h.id for h in found.hits if h.memory.source_key == "ttl"] == [min(first.id, other.id)]
+    newer = engine.remember(MemoryDraft(text="cache for 10 minutes", source_key="ttl")).memory
+    assert [m.id for m in store.list() if m.source_key == "ttl"] == [newer.id]

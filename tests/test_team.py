@@ -49,7 +49,8 @@ def team(s3, monkeypatch) -> str:
 
 
 def _create_team_store(root: Path) -> None:
-    """The first machine creates the store's tables before the others start (see the README's team store)."""
+    """The first machine creates the store's tables before the others start, so a test is about its writes alone
+    (machines creating the store at once have their own test)."""
     Engine(root, settings=load_settings(use_global=False)).team_store(create=True)
 
 
@@ -150,6 +151,107 @@ def test_machines_storing_the_same_memories_at_once_store_them_once(tmp_path, te
     assert sorted(m.text for m in active) == sorted(f"shared fact {i}" for i in range(10))
     # Not only read as one: the table itself keeps one active row per text once every machine has synced.
     assert engine.team_store().count("status = 'active'") == 10
+
+
+VERSIONS = """
+import sys, time
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+root, name, start, rounds = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+engine = Engine(root)
+engine.team_store(create=True)
+engine.embedder.embed(["warm up the model"])
+for i in range(rounds):
+    time.sleep(max(start + 6 * i - time.time(), 0))  # every machine writes its next version at the same instant
+    engine.remember(MemoryDraft(text=f"release plan by {name}, round {i}", scope="team", source_key="release-plan"))
+deadline = time.monotonic() + 300
+while engine.team().sync().waiting and time.monotonic() < deadline:
+    time.sleep(0.5)
+"""
+
+
+def test_machines_writing_versions_of_one_key_at_once_leave_one_active_version(tmp_path, team):
+    rounds = 3
+    roots = [tmp_path / f"machine-{n}" for n in "abc"]
+    for root in roots:
+        root.mkdir()
+    engine = Engine(tmp_path, settings=load_settings(use_global=False))
+    engine.team().remember_many([MemoryDraft(text="release plan, first draft", scope="team", source_key="release-plan")],
+                                engine.position())
+    start = str(time.time() + 25)
+    procs = [subprocess.Popen([sys.executable, "-c", VERSIONS, str(root), root.name[-1], start, str(rounds)],
+                              stderr=subprocess.PIPE, text=True) for root in roots]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+    store = Engine(tmp_path, settings=load_settings(use_global=False)).team_store()
+    history = store.history("release-plan")
+    # Nothing lost: the first draft and every machine's every version are kept.
+    assert sorted(m.text for m in history) == sorted(
+        ["release plan, first draft"] + [f"release plan by {n}, round {i}" for n in "abc" for i in range(rounds)])
+    # One active version in the table itself, the one every machine settles on: the highest, smallest id among equals.
+    active = [m for m in history if m.status == "active"]
+    top = max(m.version for m in history)
+    assert [m.id for m in active] == [min(m.id for m in history if m.version == top)]
+    assert [m.id for m in store.list(status="active")] == [active[0].id]
+
+
+CREATE = """
+import os, sys, time
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+root, name, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+for n, uri in enumerate(sys.argv[4:]):
+    os.environ["CORTEX_TEAM_DB"] = uri
+    engine = Engine(root)
+    engine.embedder.embed(["warm up the model"])
+    time.sleep(max(start + 15 * n - time.time(), 0))  # every machine finds this team store empty and creates it
+    for i in range(5):
+        engine.remember(MemoryDraft(text=f"first write {i} of machine {name}", scope="team"))
+    deadline = time.monotonic() + 300
+    while engine.team().sync().waiting and time.monotonic() < deadline:
+        time.sleep(0.5)
+"""
+
+
+def test_machines_creating_the_team_store_at_once_lose_none_of_their_first_writes(tmp_path, team, s3, monkeypatch):
+    # Two empty stores, one after the other: each is a fresh chance for the creations to interleave with writes.
+    uris = [team]
+    bucket = "team-" + uuid.uuid4().hex[:10]
+    s3.make_bucket(bucket)
+    uris.append(f"s3://{bucket}/cortex")
+    roots = [tmp_path / f"machine-{n}" for n in "abc"]
+    for root in roots:
+        root.mkdir()
+    start = str(time.time() + 25)
+    procs = [subprocess.Popen([sys.executable, "-c", CREATE, str(root), root.name[-1], start, *uris],
+                              stderr=subprocess.PIPE, text=True) for root in roots]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+    for uri in uris:
+        monkeypatch.setenv("CORTEX_TEAM_DB", uri)
+        texts = [m.text for m in _team_memories(uri)]
+        assert sorted(texts) == sorted(f"first write {i} of machine {n}" for n in "abc" for i in range(5)), uri
+
+
+def test_a_creation_that_lost_its_race_puts_back_the_rows_it_overwrote(tmp_path):
+    """What Lance commits for the second of two creations at once (an empty overwrite on top of the first
+    machine's writes), made on purpose, then repaired as the machine that made it repairs it."""
+    import pyarrow as pa
+
+    from cortex_tui.core.database import Database
+
+    schema = pa.schema([("id", pa.string()), ("text", pa.string())])
+    db = Database(str(tmp_path / "db"), create=True)
+    table = db.open_table("notes", schema, key="id")
+    db.upsert(table, "id", [{"id": "a", "text": "first machine's first write"}])
+    created = db.conn.create_table("notes", schema=schema, mode="overwrite").version
+    db.upsert(table, "id", [{"id": "c", "text": "written after the overwrite"}])
+    assert table.count_rows() == 1
+    db.restore_overwritten(table, created, "id")
+    db.restore_overwritten(table, created, "id")  # repeating the repair changes nothing
+    assert sorted(r["id"] for r in table.to_arrow().to_pylist()) == ["a", "c"]
 
 
 def test_a_reader_sees_another_machines_write_within_the_consistency_interval(tmp_path, team):
