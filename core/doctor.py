@@ -86,7 +86,34 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
         db.set_meta("schema_version", str(SCHEMA_VERSION))
     if rebuild_index:
         actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
+    scrubbed = _scrub_memories(db)
+    if scrubbed:
+        actions.append(scrubbed)
     return DoctorReport(health, tuple(actions))
+
+
+def _scrub_memories(db: Database) -> str:
+    """Redact secrets in memories stored before a rule caught them (new writes refuse them), every version
+    included: a superseded version is still shown by `history` and exported by `export --all-versions`. The doctor
+    reads every table whole anyway; this is one more pass over the memories and one commit."""
+    from .secret_fields import scrub_memory
+    from .store import MEMORIES, _memory_to_row, _row_to_memory
+
+    if MEMORIES not in db.table_names():
+        return ""
+    table = db.conn.open_table(MEMORIES)
+    changed, secrets = [], 0
+    for row in table.to_arrow().to_pylist():
+        memory, found = scrub_memory(_row_to_memory(row))
+        if found:
+            changed.append(_memory_to_row(memory))
+            secrets += found
+    if not changed:
+        return ""
+    with db.write_lock():
+        db.upsert(table, "id", changed, insert=False)
+    return (f"memories: {secrets} secret(s) redacted in {len(changed)} memories stored before a rule caught them; "
+            "`cortex index` embeds them again")
 
 
 def _restore(db: Database, name: str) -> str:

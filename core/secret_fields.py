@@ -14,7 +14,8 @@ from dataclasses import fields, is_dataclass, replace
 from typing import TypeVar
 
 from .errors import CortexError
-from .records import MemoryDraft
+from .embed import text_hash
+from .records import Memory, MemoryDraft
 from .secrets import find_secrets, redact, redacted
 
 T = TypeVar("T")
@@ -73,3 +74,25 @@ def redact_item(item: T) -> tuple[T, int]:
         memory = replace(memory, title=title) if in_title else memory
     count = in_text + in_path + in_title
     return (replace(item, text=text, path=path, memory=memory) if count else item), count
+
+
+def scrub_memory(memory: Memory) -> tuple[Memory, int]:
+    """A memory stored before a rule caught its secret, with every secret redacted in every field, and how many
+    there were. Its text changed, so its vector no longer matches it: the model is cleared, which puts it in the
+    queue of memories to embed again (full-text finds it meanwhile)."""
+    count = 0
+
+    def clean(value: str) -> str:
+        nonlocal count
+        out, found = redact(value)
+        count += found
+        return out
+
+    scrubbed = replace(
+        memory, text=clean(memory.text), title=clean(memory.title), context=clean(memory.context),
+        source_key=clean(memory.source_key), tags=[clean(t) for t in memory.tags],
+        files=[clean(f) for f in memory.files], symbols=[clean(s) for s in memory.symbols],
+    )
+    if not count:
+        return memory, 0
+    return replace(scrubbed, text_hash=text_hash(scrubbed.text), vector_model=""), count

@@ -75,3 +75,33 @@ def test_damaged_and_missing_manifests_name_doctor_which_sets_them_aside(cli, da
     engine.remember(MemoryDraft(text="writes work again after the repair"))
     assert len(Engine(damaged_setup.parent.parent).list()) == 2
     assert Engine(damaged_setup.parent.parent).code_index().status().fresh
+
+
+def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli, repo):
+    """Rows written by an older cortex (no secret rules then) are put straight into the table, as that version
+    did; the doctor redacts them in every version, they are embedded again, and nothing shows the secret."""
+    from dataclasses import replace
+
+    from cortex_tui.core.store import _memory_to_row
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    engine = Engine(repo)
+    kept = engine.remember(MemoryDraft(text="deploys need the staging token", source_key="deploy")).memory
+    store = engine.store()
+    old = replace(kept, id="legacy000001", text=f"deploy with token {token} from the vault", title=f"token {token}",
+                  context=f"ci uses {token}", version=2, vector_model="")
+    store.table.add([_memory_to_row(old)])
+    store.db.update(store.table, f"id = '{kept.id}'", {"status": "superseded"})
+
+    code, out, _ = cli("doctor")
+    assert code == 0 and "secret(s) redacted in 1 memories" in out
+    rows = store.db.conn.open_table("memories").to_arrow().to_pylist()
+    assert token not in repr(rows)
+    code, out, _ = cli("history", "deploy")
+    assert code == 0 and token not in out and "token «redacted GitHub token»" in out
+    cli("index")
+    fresh = Engine(repo).store()
+    row = fresh.table.search().where("id = 'legacy000001'").select(["vector_model"]).to_list()[0]
+    assert row["vector_model"] == fresh.embedder.model_id
+    code, out, _ = cli("doctor")
+    assert "redacted" not in out
