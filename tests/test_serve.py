@@ -419,6 +419,32 @@ async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(
     wait_until(lambda: status(repo)["attached"] == 0, what="the closed dashboard to hang up")
 
 
+def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
+    """A dashboard process attached to the server fills every pane, selects and hears the index pass without
+    importing LanceDB, pyarrow, numpy, networkx, the model or git: the answers arrive as light dataclasses."""
+    assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
+    engine = ("lancedb", "pyarrow", "numpy", "networkx", "fastembed", "onnxruntime", "git", "watchfiles")
+    code = (
+        "import asyncio, sys\n"
+        "from cortex_tui.app import main\n"  # the `cortex-tui` entry point's own imports count too
+        "from cortex_tui.app.remote import Remote\n"
+        "from cortex_tui.app.remote_bridge import RemoteBridge\n"
+        "from cortex_tui.app.showcase import EVERYTHING, RecordingApp, wait_loaded\n"
+        "async def run():\n"
+        f"    app = RecordingApp(RemoteBridge(Remote.attach({str(repo)!r}, None, start=False)), task='pricing',\n"
+        "                       remember_theme=False)\n"
+        "    async with app.run_test(size=(160, 45)) as pilot:\n"
+        "        await wait_loaded(pilot, EVERYTHING + ('select',), timeout=300)\n"
+        "        app.exit()\n"
+        "asyncio.run(run())\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({engine!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert status(repo)["calls"] >= 5, "the panes were read through the server"
+
+
 def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(repo, runtime):
     import asyncio
 

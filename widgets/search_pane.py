@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..core.search import SearchHit, SearchResults
+from ..core.answers import SearchHit, SearchResults
 from .format import PREVIEW_CHARS, age, bounded, clip, clip_left, styled, visible
 from .keymap import bindings
 from .pane import Pane
