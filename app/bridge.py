@@ -49,8 +49,9 @@ class EngineBridge:
         return self.engine.root
 
     @property
-    def settings(self):
-        return self.engine.settings
+    def theme(self) -> str:
+        """The dashboard theme the settings name."""
+        return self.engine.settings.theme
 
     def open(self) -> None:
         """Create or open the database and its code-index tables (this imports LanceDB, seconds on a cold start);

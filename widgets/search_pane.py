@@ -8,7 +8,6 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from rich.console import Group
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -127,7 +126,9 @@ class SearchPane(Pane):
         head.append(f"{visible(clip(hit.title, 300))}\n", style="bold")
         head.append(f"{visible(clip(hit.location, 300))}  ·  {hit.score.explain()}\n", style="dim")
         if hit.source == "code" and len(hit.text) <= PREVIEW_CHARS:
-            # Verbatim, indentation kept, numbered as in the file.
+            # Verbatim, indentation kept, numbered as in the file. Pygments loads here, off the way to the first paint.
+            from rich.syntax import Syntax
+
             theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
             lexer = lexer_name(hit.path)
             body = Syntax(visible(hit.text), lexer, theme=theme, line_numbers=True, start_line=hit.start_line,
