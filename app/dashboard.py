@@ -149,19 +149,17 @@ class DashboardScreen(Screen):
             return
         self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
 
-    def search(self, text: str, typed: bool = False) -> None:
+    def search(self, text: str) -> None:
         """Search for what the box holds; the result message carries the raw text so the pane can tell whether it
-        still answers the box (the engine's own query has the inline filters taken out). Only a `typed` search
-        waits out the debounce: the start-up and refresh searches are one each."""
+        still answers the box (the engine's own query has the inline filters taken out)."""
         self.searched = normalised(text)
-        self.run_search(text, self.SEARCH_DEBOUNCE_S if typed else 0.0)
+        self.run_search(text)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def run_search(self, text: str, debounce_s: float) -> None:
+    def run_search(self, text: str) -> None:
         # Each key starts a worker that replaces (cancels) the one before. A thread worker cannot be stopped once
         # it is in the engine, so it waits out the debounce first and runs only if no newer key replaced it.
-        if debounce_s:
-            time.sleep(debounce_s)
+        time.sleep(self.SEARCH_DEBOUNCE_S)
         if get_current_worker().is_cancelled:
             return
         self._deliver(SearchFinished(self.bridge.search(text), text))
@@ -332,7 +330,7 @@ class DashboardScreen(Screen):
     def _query(self, message: SearchPane.QueryChanged) -> None:
         # A trailing space or a second enter asks nothing new; the results shown already answer it.
         if normalised(message.text) != self.searched:
-            self.search(message.text, typed=True)
+            self.search(message.text)
 
     @on(WhatPane.EntryChosen)
     @on(GraphPane.Recentered)
