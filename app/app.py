@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 
+from ..core.config import save_user_setting
 from ..themes import BUILTIN_THEMES
 from ..widgets.keymap import bindings
 from .dashboard import DashboardScreen
@@ -37,7 +38,7 @@ class CortexApp(App):
         self.remember_theme = remember_theme
         for item in BUILTIN_THEMES.values():
             self.register_theme(item)
-        wanted = theme or bridge.theme
+        wanted = theme or bridge.settings.theme
         self.theme = wanted if wanted in self.available_themes else "cortex-dark"
 
     def on_load(self) -> None:
@@ -49,8 +50,6 @@ class CortexApp(App):
 
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme and self.is_running:
-            from ..core.config import save_user_setting  # pydantic: not on the way to the first paint
-
             try:
                 save_user_setting("theme", theme)
             except OSError as exc:
