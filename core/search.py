@@ -314,11 +314,11 @@ class Searcher:
             full.update(part)
         # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
         # it: each store's memories show only the row settling keeps.
-        kept: set[str] = set()
+        kept: dict[str, Memory] = {}
         for source in wanted:
             if source != "code":
                 memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
-                kept.update(f"{source}:{m.id}" for m in without_repeats(memories))
+                kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
         hits = []
         for key in keys:
             row = full.get(key)
@@ -326,7 +326,7 @@ class Searcher:
                 continue
             score = scores[key]
             if key.startswith("memory"):
-                memory = _row_to_memory(row)
+                memory = kept[key]
                 hits.append(SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score,
                                       symbols=tuple(memory.symbols), memory=memory,
                                       snippet=best_window(memory.text, stems)))
