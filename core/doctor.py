@@ -86,9 +86,7 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
         db.set_meta("schema_version", str(SCHEMA_VERSION))
     if rebuild_index:
         actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
-    scrubbed = _scrub_memories(db)
-    if scrubbed:
-        actions.append(scrubbed)
+    actions += [said for said in (_scrub_memories(db), _scrub_agent_log(db)) if said]
     return DoctorReport(health, tuple(actions))
 
 
@@ -114,6 +112,46 @@ def _scrub_memories(db: Database) -> str:
         db.upsert(table, "id", changed, insert=False)
     return (f"memories: {secrets} secret(s) redacted in {len(changed)} memories stored before a rule caught them; "
             "`cortex index` embeds them again")
+
+
+_AGENT_TEXT = {
+    # table: (key columns, free-text columns an agent wrote)
+    "agent_roadmap": (["seq"], ("text",)),
+    "agent_branches": (["name"], ("purpose",)),
+    "agent_steps": (["branch", "n"], ("observation", "thought", "action")),
+    "agent_commits": (["id"], ("purpose", "summary", "contribution")),
+}
+
+
+def _scrub_agent_log(db: Database) -> str:
+    """Redact secrets in agent-log rows written before a rule caught them: new writes refuse them, but the log's
+    own tables (not only its mirror memories) are exported and shown by `cortex agent context`."""
+    import pyarrow as pa
+
+    from .secrets import redact
+
+    secrets, rows_changed = 0, 0
+    present = set(db.table_names())
+    for name, (keys, columns) in _AGENT_TEXT.items():
+        if name not in present:
+            continue
+        table = db.conn.open_table(name)
+        changed = []
+        for row in table.to_arrow().to_pylist():
+            found = 0
+            for column in columns:
+                row[column], n = redact(row[column] or "")
+                found += n
+            if found:
+                changed.append(row)
+                secrets += found
+        if changed:
+            rows_changed += len(changed)
+            with db.write_lock():
+                db.upsert(table, keys, pa.Table.from_pylist(changed, schema=table.schema), insert=False)
+    if not secrets:
+        return ""
+    return f"agent log: {secrets} secret(s) redacted in {rows_changed} rows stored before a rule caught them"
 
 
 def _restore(db: Database, name: str) -> str:

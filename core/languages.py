@@ -62,7 +62,7 @@ SPECS = {
 SPECS["tsx"] = SPECS["typescript"]
 
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)test_[^/]*\.py$|_test\.(py|go|rs|rb|c|cc|cpp)$|"
+    r"(^|/)(tests?|__tests__|spec|specs|testing|testdata)/|(^|/)test_[^/]*\.py$|_test\.(py|go|rs|rb|c|cc|cpp)$|"
     r"\.(test|spec)\.[jt]sx?$|(^|/)conftest\.py$|Tests?\.java$|_spec\.rb$"
 )
 

@@ -344,10 +344,10 @@ def _role_factor(c: _FileCandidate, topics: dict[str, bool], tests_wanted: bool)
     """Changelogs and release notes only for tasks about releases or history; docs and translations only for
     tasks about docs; CI files, templates and licences, example trees and test fixtures likewise only for tasks
     about them: otherwise they match every word of an API task and crowd out the code."""
-    if c.is_test:
-        return 1.0 if tests_wanted else 0.35
     if _FIXTURE_DIRS.search(c.path):
         return 1.0 if tests_wanted else 0.1
+    if c.is_test:
+        return 1.0 if tests_wanted else 0.35
     if _HISTORY.search(c.path):
         return 1.0 if topics["history"] else 0.0
     if _META.search(c.path):

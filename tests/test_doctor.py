@@ -105,3 +105,27 @@ def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli
     assert row["vector_model"] == fresh.embedder.model_id
     code, out, _ = cli("doctor")
     assert "redacted" not in out
+
+
+def test_doctor_redacts_secrets_in_agent_log_rows_stored_before_a_rule_caught_them(cli, repo):
+    """An older cortex stored agent steps and commits as written; the doctor redacts the log's own tables (its
+    mirror memories are scrubbed with the memories) and a second run finds nothing."""
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    engine = Engine(repo)
+    log = engine.agent_log(create=True)
+    log.init("Ship the orders service")
+    log.log_ota("tests pass", "cache works", "commit")
+    log.commit("cache added")
+    steps = log.db.conn.open_table("agent_steps")
+    log.db.update(steps, "n = 1", {"thought": f"use {token} for the registry"})
+    commits = log.db.conn.open_table("agent_commits")
+    log.db.update(commits, "seq = 1", {"summary": f"pushed with {token}"})
+
+    code, out, _ = cli("doctor")
+    assert code == 0 and "agent log: 2 secret(s) redacted in 2 rows" in out
+    dump = repr(steps.to_arrow().to_pylist()) + repr(commits.to_arrow().to_pylist())
+    assert token not in dump and "use «redacted GitHub token» for the registry" in dump
+    code, out, _ = cli("agent", "context", "--json")
+    assert code == 0 and token not in out and "pushed with «redacted GitHub token»" in out
+    code, out, _ = cli("doctor")
+    assert "redacted" not in out
