@@ -339,10 +339,33 @@ class Engine:
     def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto",
                min_score: float = 0.0, pins: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset(),
                fmt: str = "markdown"):
-        """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly."""
-        from .select import select
+        """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly.
+        The engine gathers what selection reads (`SelectInputs`); the feature itself never calls back here."""
+        from .select import SelectInputs, check_request, choose, load_chunks
 
-        return select(self, task, budget, max_items, include_tests, min_score, pins, excluded, fmt)
+        check_request(task, budget, include_tests, fmt)
+        notes: list[str] = []
+        if not self.has_index():
+            report = self.code_index(create=True).update(embed=False)
+            notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
+        index = self.code_index()
+        git = self.git(20)
+        searcher = self.searcher()
+        query = task[:4000]
+        with_vectors = index.chunks.count_rows("embedded = true") > 0
+        inputs = SelectInputs(
+            task=task,
+            files={f["path"]: f for f in self.index_files()},
+            code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
+            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
+            changed=list(git.changed_files),
+            commit=git.head,
+            encoding=self.settings.encoding,
+            chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
+            query_vector=lambda: self.embedder.embed_one(query),
+        )
+        selection = choose(inputs, budget, self.settings.select, max_items, include_tests, min_score, pins, excluded, fmt)
+        return replace(selection, notes=notes + selection.notes)
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
