@@ -270,3 +270,66 @@ def test_the_working_change_is_read_again_after_a_reported_change_or_staging(rep
     index.go_offline()
     (repo / "README.md").write_text("# changed\n")
     assert "README.md" in engine.git().modified  # with no watcher, every call reads the working change
+
+
+class CountingTable:
+    """A real LanceDB table that records how many rows each read hands back (the graph reads through
+    `search()`; a read that materialised the table would hand back all of it)."""
+
+    def __init__(self, table) -> None:
+        self._table = table
+        self.reads: list[int] = []
+
+    def __getattr__(self, name):
+        return getattr(self._table, name)
+
+    def search(self, *args, **kwargs):
+        return _CountingQuery(self._table.search(*args, **kwargs), self.reads)
+
+
+class _CountingQuery:
+    def __init__(self, query, reads: list[int]) -> None:
+        self._query, self._reads = query, reads
+
+    def __getattr__(self, name):
+        attr = getattr(self._query, name)
+        if name in ("to_list", "to_arrow", "to_pandas"):
+            def read(*args, **kwargs):
+                rows = attr(*args, **kwargs)
+                self._reads.append(len(rows))
+                return rows
+            return read
+        if not callable(attr):
+            return attr
+
+        def chained(*args, **kwargs):
+            out = attr(*args, **kwargs)
+            return _CountingQuery(out, self._reads) if hasattr(out, "to_list") else out
+        return chained
+
+
+def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
+    from cortex_tui.core.graph import neighbourhood
+    from cortex_tui.core.graph_reads import GraphReads
+    from cortex_tui.core.records import MemoryDraft
+
+    commit_file(repo, "src/hub.py", "def hub():\n    return 1\n", "Add hub")
+    for i in range(25):
+        (repo / "src" / f"user_{i}.py").write_text("from .hub import hub\n")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    engine.remember_many([MemoryDraft(text=f"Note {i}: src/hub.py keeps hub() small.") for i in range(60)])
+    store = engine.store()
+    store.table = memories = CountingTable(store.table)
+    files = CountingTable(engine.code_index().files)
+    reads = GraphReads([store], files, engine.graph().commits.values(), limit=10)
+
+    # Two hops: every memory, importer, symbol and commit met is expanded too, each through bounded reads.
+    found = neighbourhood(reads, "src/hub.py", depth=2, limit=500)
+    by_edge = {}
+    for n in found.neighbours:
+        if n.depth == 1:
+            by_edge[n.via] = by_edge.get(n.via, 0) + 1
+    assert by_edge == {"<-mentions": 10, "<-imports": 10, "<-touched": 1, "defines": 1}
+    assert memories.reads and files.reads
+    assert max(memories.reads + files.reads) <= 10
