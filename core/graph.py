@@ -164,6 +164,7 @@ def neighbours(reads: GraphReads, centre: str, depth: int = 1, limit: int = 200)
     """Breadth-first over edges in both directions, nearest first."""
     if depth < 1:
         raise CortexError("depth must be at least 1")
+    reads = reads.widened(limit)
     seen = {centre}
     frontier = [centre]
     out: list[Neighbour] = []

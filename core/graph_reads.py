@@ -52,6 +52,12 @@ class GraphReads:
         self.commits = {c.sha: c for c in commits}
         self.limit = limit
 
+    def widened(self, limit: int) -> GraphReads:
+        """These reads with a cap of at least `limit` (a caller asking for 500 neighbours reads up to 500 of a kind)."""
+        if limit <= self.limit:
+            return self
+        return GraphReads(self.stores, self.files_table, list(self.commits.values()), limit)
+
     # --- memories ------------------------------------------------------------------------------------------------
 
     def memories_where(self, where: str, limit: int | None = None) -> list[Memory]:
