@@ -309,7 +309,7 @@ class _CountingQuery:
 
 
 def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
-    from cortex_tui.core.graph import neighbourhood
+    from cortex_tui.core.graph import edges, neighbourhood
     from cortex_tui.core.graph_reads import GraphReads
     from cortex_tui.core.records import MemoryDraft
 
@@ -324,12 +324,13 @@ def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
     files = CountingTable(engine.code_index().files)
     reads = GraphReads([store], files, engine.graph().commits.values(), limit=10)
 
-    # Two hops: every memory, importer, symbol and commit met is expanded too, each through bounded reads.
-    found = neighbourhood(reads, "src/hub.py", depth=2, limit=500)
+    steps = edges(reads, "file:src/hub.py")
     by_edge = {}
-    for n in found.neighbours:
-        if n.depth == 1:
-            by_edge[n.via] = by_edge.get(n.via, 0) + 1
+    for step in steps:
+        by_edge[step.via] = by_edge.get(step.via, 0) + 1
     assert by_edge == {"<-mentions": 10, "<-imports": 10, "<-touched": 1, "defines": 1}
+    # Two hops from each kind of node: every node met is expanded too, each through bounded reads.
+    for node in ("src/hub.py", "hub", steps[0].node):
+        assert len(neighbourhood(reads, node, depth=2, limit=10).neighbours) == 10
     assert memories.reads and files.reads
     assert max(memories.reads + files.reads) <= 10
