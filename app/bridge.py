@@ -13,7 +13,7 @@ from ..core.assemble import Assembled, assemble
 from ..core.clipboard import CopyResult, copy
 from ..core.engine import Engine
 from ..core.errors import CortexError, DatabaseLocked
-from ..core.graph import Neighbour, neighbours, node_label, resolve_node
+from ..core.graph import Neighbour, default_centre, neighbours, node_label, resolve_node
 from ..core.index import IndexProgress, IndexReport, IndexStatus
 from ..core.query import Filters, parse_since, split_inline_filters
 from ..core.records import Memory, MemoryDraft, RememberResult
@@ -104,9 +104,7 @@ class EngineBridge:
     @_needs_repository
     def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
         graph = self.engine.graph()
-        if graph.number_of_nodes() == 0:
-            raise CortexError("the graph is empty: remember something or index the code first")
-        centre = resolve_node(graph, node) if node else _default_centre(graph, self.engine.git().changed_files)
+        centre = resolve_node(graph, node) if node else default_centre(graph, self.engine.git().changed_files)
         return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
 
     @_needs_repository
@@ -151,13 +149,3 @@ class EngineBridge:
     @_needs_repository
     def changed_files(self) -> tuple[str, ...]:
         return self.engine.git().changed_files
-
-
-def _default_centre(graph, changed: tuple[str, ...]) -> str:
-    for path in changed:
-        if f"file:{path}" in graph:
-            return f"file:{path}"
-    memories = [n for n, d in graph.nodes(data=True) if d.get("type") == "memory"]
-    if memories:
-        return max(memories, key=lambda n: graph.degree(n))
-    return max(graph.nodes, key=lambda n: graph.degree(n))

@@ -43,13 +43,12 @@ class Engine:
             threads=self.settings.embed_threads,
             batch_size=self.settings.embed_batch,
         )
-        # Dashboard workers and MCP threads share one engine: lazy set-up and the graph cache happen under a lock
-        # (re-entrant: code_index() opens the store through _open()).
+        # Dashboard workers and MCP threads share one engine: lazy set-up happens under a lock (re-entrant:
+        # code_index() opens the store through _open()).
         self._lock = threading.RLock()
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
-        self._graph_cache: tuple[tuple, object] | None = None
         self._team_retry_at = 0.0
         self.team_error = ""
         """Why the team store was left out of the last read (empty when it answered or none is configured)."""
@@ -304,45 +303,50 @@ class Engine:
         return results
 
     def index_files(self) -> list[dict]:
-        """Every indexed file's path, imports and symbols (for the graph and selection)."""
+        """Every indexed file's path, imports, symbols and what selection ranks by (for selection)."""
         if not self.has_index():
             return []
         return scan(self.code_index().files, columns=["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"])
 
     def graph(self, max_commits: int = 200):
-        """The memory graph, rebuilt only when a table or HEAD has moved since the last build."""
-        from .graph import build_graph
+        """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
+        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change."""
+        from .graph_reads import GraphReads
 
-        stores = self._existing_stores()
         index = self.code_index() if self.has_index() else None
-        key = (
-            tuple(s.table.version for s in stores),
-            index.files.version if index is not None else None,
-            gitctx.position(self.root),
-            max_commits,
-        )
-        with self._lock:
-            if self._graph_cache is not None and self._graph_cache[0] == key:
-                return self._graph_cache[1]
-        memories = [m for s in stores for m in s.list(status="active")]
-        files = self.index_files()
-        defined: dict[str, list[str]] = {}
-        for f in files:
-            for sym in f["symbols"] or []:
-                defined.setdefault(sym.rsplit(".", 1)[-1], []).append(sym)
-        commits = self.git(max_commits).commits
-        graph = build_graph(memories, files, commits, defined)
-        with self._lock:
-            self._graph_cache = (key, graph)
-        return graph
+        return GraphReads(self._existing_stores(), index.files if index is not None else None,
+                          gitctx.read_history(self.root, max_commits).commits)
 
     def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto",
                min_score: float = 0.0, pins: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset(),
                fmt: str = "markdown"):
-        """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly."""
-        from .select import select
+        """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly.
+        The engine gathers what selection reads (`SelectInputs`); the feature itself never calls back here."""
+        from .select import SelectInputs, check_request, choose, load_chunks
 
-        return select(self, task, budget, max_items, include_tests, min_score, pins, excluded, fmt)
+        check_request(task, budget, include_tests, fmt)
+        notes: list[str] = []
+        if not self.has_index():
+            report = self.code_index(create=True).update(embed=False)
+            notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
+        index = self.code_index()
+        git = self.git(20)
+        searcher = self.searcher()
+        query = task[:4000]
+        with_vectors = index.chunks.count_rows("embedded = true") > 0
+        inputs = SelectInputs(
+            task=task,
+            files={f["path"]: f for f in self.index_files()},
+            code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
+            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
+            changed=list(git.changed_files),
+            commit=git.head,
+            encoding=self.settings.encoding,
+            chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
+            query_vector=lambda: self.embedder.embed_one(query),
+        )
+        selection = choose(inputs, budget, self.settings.select, max_items, include_tests, min_score, pins, excluded, fmt)
+        return replace(selection, notes=notes + selection.notes)
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""

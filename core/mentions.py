@@ -1,7 +1,7 @@
 """Code mentions in free text: the file paths and symbols a memory names, found in one linear, bounded pass.
 
-A memory can be a megabyte of anything (a pasted log, `xxxx…`), and the graph is built on every table change, so
-extraction must never cost more than a small constant per character. Text is cut to a prefix, tokenised by
+A memory can be a megabyte of anything (a pasted log, `xxxx…`), and every graph neighbourhood extracts from the
+memories it reads, so extraction must never cost more than a small constant per character. Text is cut to a prefix, tokenised by
 patterns that cannot backtrack (each match is one maximal run of one character class), and tokens are
 classified in Python.
 
@@ -94,6 +94,25 @@ def extract_mentions(
     return Mentions(frozenset(files), frozenset(symbols))
 
 
+def candidate_tokens(text: str) -> set[str]:
+    """Every token `extract_mentions` classifies in this text, cut as it cuts them: what a caller looks up (paths
+    among them, symbols by their last part) to extract against part of the vocabulary with the same result.
+    Backticked tokens are among them: a backtick ends a run."""
+    found: set[str] = set()
+    for token in _RUN.findall(text[:MAX_SCAN_CHARS]):
+        token = _normalise(token)
+        if token:
+            found.add(token)
+    return found
+
+
+def _normalise(token: str) -> str:
+    if len(token) > MAX_TOKEN_CHARS:
+        return ""
+    token = token.rstrip(".-/")
+    return token[2:] if token.startswith("./") else token
+
+
 def _classify(
     token: str,
     code_shaped: bool,
@@ -103,11 +122,7 @@ def _classify(
     files: set[str],
     symbols: set[str],
 ) -> None:
-    if len(token) > MAX_TOKEN_CHARS:
-        return
-    token = token.rstrip(".-/")
-    if token.startswith("./"):
-        token = token[2:]
+    token = _normalise(token)
     if not token:
         return
     if token in paths:

@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
-
 import networkx as nx
 import numpy as np
 
@@ -33,13 +31,10 @@ from .config import SelectWeights
 from .database import quote, scan
 from .errors import CortexError
 from .items import Item, Selection
-from .query import Filters, parse_query
+from .query import parse_query
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 
-if TYPE_CHECKING:
-    from .engine import Engine
-
-__all__ = ["Item", "Selection", "select", "named_files", "task_mentions"]
+__all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files", "task_mentions"]
 
 _PATHISH = re.compile(r"[\w.\-/]+\.[A-Za-z0-9]{1,6}\b|[\w]+(?:\.[\w]+){1,6}")
 _DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc")
@@ -160,19 +155,8 @@ class SelectInputs:
     """The task's embedding, asked for only when chunks carry vectors."""
 
 
-def select(
-    engine: "Engine",
-    task: str,
-    budget: int,
-    max_items: int | None = None,
-    include_tests: str = "auto",
-    min_score: float = 0.0,
-    pins: frozenset[str] = frozenset(),
-    excluded: frozenset[str] = frozenset(),
-    fmt: str = "markdown",
-) -> Selection:
-    """`pins` and `excluded` hold file paths or `memory:<id>` keys the person forced in or out; `fmt` is the
-    format the context will be rendered in, so the budget holds for that rendering exactly."""
+def check_request(task: str, budget: int, include_tests: str, fmt: str) -> None:
+    """Refuse a request selection cannot answer before anything is read or indexed for it."""
     if budget <= 0:
         raise CortexError(f"budget must be a positive number of tokens (got {budget})")
     if not task.strip():
@@ -180,28 +164,6 @@ def select(
     if include_tests not in ("yes", "no", "auto"):
         raise CortexError("--include-tests takes yes, no or auto")
     check_format(fmt)
-    notes: list[str] = []
-    if not engine.has_index():
-        report = engine.code_index(create=True).update(embed=False)
-        notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
-    index = engine.code_index()
-    git = engine.git(20)
-    searcher = engine.searcher()
-    query = task[:4000]
-    with_vectors = index.chunks.count_rows("embedded = true") > 0
-    inputs = SelectInputs(
-        task=task,
-        files={f["path"]: f for f in engine.index_files()},
-        code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
-        memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
-        changed=list(git.changed_files),
-        commit=git.head,
-        encoding=engine.settings.encoding,
-        chunks=lambda paths: _load_chunks(index, paths, with_vectors),
-        query_vector=lambda: engine.embedder.embed_one(query),
-    )
-    selection = choose(inputs, budget, engine.settings.select, max_items, include_tests, min_score, pins, excluded, fmt)
-    return replace(selection, notes=notes + selection.notes)
 
 
 def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items: int | None = None,
@@ -401,13 +363,13 @@ def _rounded(signals: dict[str, float]) -> dict[str, float]:
 # --- stage 2: regions ----------------------------------------------------------------------------------------------
 
 
-def _load_chunks(index, paths: list[str], with_vectors: bool) -> dict[str, list[Chunk]]:
+def load_chunks(chunks_table, paths: list[str], with_vectors: bool) -> dict[str, list[Chunk]]:
     if not paths:
         return {}
     columns = ["id", "path", "start_line", "end_line", "text", "symbols", "refs", "tokens"]
     if with_vectors:
         columns += ["embedded", "vector"]
-    rows = scan(index.chunks, f"path IN ({', '.join(quote(p) for p in paths)})", columns)
+    rows = scan(chunks_table, f"path IN ({', '.join(quote(p) for p in paths)})", columns)
     out: dict[str, list[Chunk]] = {p: [] for p in paths}
     for r in rows:
         vector = np.asarray(r["vector"], dtype=np.float32) if with_vectors and r["embedded"] else None

@@ -58,3 +58,27 @@ def test_importing_the_engine_loads_no_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def engine_importers() -> list[str]:
+    """Core modules that import the engine facade. Features take what they need (git context, file rows, stores)
+    and the engine composes them, so the call graph has no cycle; only benchmarks, which drive a whole engine, may."""
+    found = []
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        rel = path.relative_to(ROOT / "core").with_suffix("")
+        if rel.parts in (("engine",),) or rel.parts[0] == "bench":
+            continue
+        package = ".".join(["cortex_tui", "core", *rel.parts[:-1]])
+        if "cortex_tui.core.engine" in imported_modules(path, package):
+            found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_no_feature_imports_the_engine():
+    assert engine_importers() == []
+
+
+def test_the_engine_import_check_sees_a_type_checking_import(tmp_path):
+    feature = tmp_path / "feature.py"
+    feature.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .engine import Engine\n")
+    assert "cortex_tui.core.engine" in imported_modules(feature, "cortex_tui.core")

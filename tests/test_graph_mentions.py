@@ -5,6 +5,7 @@ import sys
 import time
 
 from cortex_tui.core.engine import Engine
+from cortex_tui.core.graph import neighbours
 from cortex_tui.core.mentions import extract_mentions
 from cortex_tui.core.records import MemoryDraft
 
@@ -41,8 +42,12 @@ class ZshComplete:
 '''
 
 
+def mentioned(graph, memory_id: str) -> set[str]:
+    return {n.node for n in neighbours(graph, f"mem:{memory_id}", 1) if n.via == "mentions"}
+
+
 def symbol_mentions(graph, memory_id: str) -> set[str]:
-    return {v for _, v, d in graph.out_edges(f"mem:{memory_id}", data=True) if d["type"] == "mentions" and v.startswith("sym:")}
+    return {node for node in mentioned(graph, memory_id) if node.startswith("sym:")}
 
 
 def test_english_words_that_name_symbols_are_not_mentions(repo):
@@ -66,7 +71,7 @@ def test_code_shaped_and_rare_names_are_mentions(repo):
     assert symbol_mentions(graph, code.id) == {
         "sym:first", "sym:ZshComplete.source", "sym:flush_buffer", "sym:parse", "sym:termwidth",
     }
-    assert ("mem:" + code.id, "file:src/words.py") in {(u, v) for u, v, d in graph.edges(data=True) if d["type"] == "mentions"}
+    assert "file:src/words.py" in mentioned(graph, code.id)
 
 
 def test_class_names_in_camel_case_are_mentions():

@@ -122,18 +122,13 @@ def test_engine_set_up_is_shared_by_concurrent_threads(repo):
     assert len(seen) == 6 and len({id(i) for i in seen}) == 1
 
 
-def test_graph_cache_is_keyed_by_its_commit_window(repo):
+def test_the_graph_reads_the_commit_window_asked_for(repo):
     for i in range(4):
         commit_file(repo, f"src/c{i}.py", f"x = {i}\n", f"Commit {i}")
     engine = Engine(repo)
     engine.code_index(create=True).update(embed=False)
-
-    def commits(graph):
-        return {n for n in graph.nodes if n.startswith("commit:")}
-
-    assert len(commits(engine.graph(max_commits=1))) == 1
-    assert len(commits(engine.graph(max_commits=5))) == 5
-    assert engine.graph(max_commits=5) is engine.graph(max_commits=5)
+    assert len(engine.graph(max_commits=1).commits) == 1
+    assert len(engine.graph(max_commits=5).commits) == 5
 
 
 def test_newest_memories_and_stats_agree_with_a_full_read(repo):
@@ -275,3 +270,67 @@ def test_the_working_change_is_read_again_after_a_reported_change_or_staging(rep
     index.go_offline()
     (repo / "README.md").write_text("# changed\n")
     assert "README.md" in engine.git().modified  # with no watcher, every call reads the working change
+
+
+class CountingTable:
+    """A real LanceDB table that records how many rows each read hands back (the graph reads through
+    `search()`; a read that materialised the table would hand back all of it)."""
+
+    def __init__(self, table) -> None:
+        self._table = table
+        self.reads: list[int] = []
+
+    def __getattr__(self, name):
+        return getattr(self._table, name)
+
+    def search(self, *args, **kwargs):
+        return _CountingQuery(self._table.search(*args, **kwargs), self.reads)
+
+
+class _CountingQuery:
+    def __init__(self, query, reads: list[int]) -> None:
+        self._query, self._reads = query, reads
+
+    def __getattr__(self, name):
+        attr = getattr(self._query, name)
+        if name in ("to_list", "to_arrow", "to_pandas"):
+            def read(*args, **kwargs):
+                rows = attr(*args, **kwargs)
+                self._reads.append(len(rows))
+                return rows
+            return read
+        if not callable(attr):
+            return attr
+
+        def chained(*args, **kwargs):
+            out = attr(*args, **kwargs)
+            return _CountingQuery(out, self._reads) if hasattr(out, "to_list") else out
+        return chained
+
+
+def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
+    from cortex_tui.core.graph import edges, neighbourhood
+    from cortex_tui.core.graph_reads import GraphReads
+    from cortex_tui.core.records import MemoryDraft
+
+    commit_file(repo, "src/hub.py", "def hub():\n    return 1\n", "Add hub")
+    for i in range(25):
+        (repo / "src" / f"user_{i}.py").write_text("from .hub import hub\n")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    engine.remember_many([MemoryDraft(text=f"Note {i}: src/hub.py keeps hub() small.") for i in range(60)])
+    store = engine.store()
+    store.table = memories = CountingTable(store.table)
+    files = CountingTable(engine.code_index().files)
+    reads = GraphReads([store], files, engine.graph().commits.values(), limit=10)
+
+    steps = edges(reads, "file:src/hub.py")
+    by_edge = {}
+    for step in steps:
+        by_edge[step.via] = by_edge.get(step.via, 0) + 1
+    assert by_edge == {"<-mentions": 10, "<-imports": 10, "<-touched": 1, "defines": 1}
+    # Two hops from each kind of node: every node met is expanded too, each through bounded reads.
+    for node in ("src/hub.py", "hub", steps[0].node):
+        assert len(neighbourhood(reads, node, depth=2, limit=10).neighbours) == 10
+    assert memories.reads and files.reads
+    assert max(memories.reads + files.reads) <= 10

@@ -79,7 +79,8 @@ def test_graph_edges_and_neighbours(repo):
     first = engine.remember(MemoryDraft(text="src/core.py calls helper() on every request", kind="decision")).memory
     second = engine.remember(MemoryDraft(text=f"Follow-up to {first.id}: keep helper small.", files=("src/util.py",))).memory
     graph = engine.graph()
-    types = {d["type"] for _, _, d in graph.edges(data=True)}
+    types = {n.via.removeprefix("<-") for node in (f"mem:{first.id}", "file:src/core.py", "file:src/cli.py")
+             for n in neighbours(graph, node, 1)}
     assert {"imports", "defines", "touched", "mentions", "links", "made_on"} <= types
     near = {n.node: n.via for n in neighbours(graph, f"mem:{first.id}", 1)}
     assert near["file:src/core.py"] == "mentions" and near["sym:helper"] == "mentions" and near[f"mem:{second.id}"] == "<-links"

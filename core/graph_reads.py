@@ -1,0 +1,174 @@
+"""The reads behind the memory graph: each asks LanceDB for what one node touches, filtered and limited there.
+
+The graph is never built whole. A neighbourhood is read on demand: memories by id or by a filter on the column
+that could name the node (`files`, `symbols`, `commit`, or the text holding the name, then checked in Python),
+files by path, importers through the `imports` column, definers through the `symbols` column. No read returns
+more than its limit, so a neighbourhood costs the same in a store of a hundred memories or a million.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .database import quote, scan, sql_list
+from .gitctx import CommitInfo
+from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
+from .records import Memory
+from .store import _FIELDS, MemoryStore, _row_to_memory, without_repeats
+
+_MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BATCH = 500
+"""Names per filter: a memory of 100k characters names thousands of words, and one filter stays small."""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    imports: tuple[str, ...] = ()
+    symbols: tuple[str, ...] = ()
+
+
+@dataclass
+class Vocabulary:
+    """The part of the repository's vocabulary some texts could name: extraction against it finds exactly what it
+    would find against every indexed path and symbol."""
+
+    paths: set[str] = field(default_factory=set)
+    defined: dict[str, list[str]] = field(default_factory=dict)
+    """Short symbol name -> qualified names, once per file that defines it (ambiguity counts files)."""
+    qualified: set[str] = field(default_factory=set)
+
+
+class GraphReads:
+    """Bounded reads over the stores, the code index's `files` table (None without an index) and a window of
+    commits; `limit` caps every read."""
+
+    def __init__(self, stores: Sequence[MemoryStore], files, commits: Sequence[CommitInfo], limit: int = 200) -> None:
+        self.stores = list(stores)
+        self.files_table = files
+        self.commits = {c.sha: c for c in commits}
+        self.limit = limit
+
+    def widened(self, limit: int) -> GraphReads:
+        """These reads with a cap of at least `limit` (a caller asking for 500 neighbours reads up to 500 of a kind)."""
+        if limit <= self.limit:
+            return self
+        return GraphReads(self.stores, self.files_table, list(self.commits.values()), limit)
+
+    # --- memories ------------------------------------------------------------------------------------------------
+
+    def memories_where(self, where: str, limit: int | None = None) -> list[Memory]:
+        """Active memories matching a filter, at most `limit` from each store."""
+        found: list[Memory] = []
+        for store in self.stores:
+            rows = (store.table.search().where(f"status = 'active' AND ({where})").select(_FIELDS)
+                    .limit(limit or self.limit).to_list())
+            found += [_row_to_memory(r) for r in rows]
+        return without_repeats(found)
+
+    def memories(self, ids: Collection[str]) -> list[Memory]:
+        return self.memories_where(f"id IN ({', '.join(quote(i) for i in ids)})", len(ids)) if ids else []
+
+    def newest_memories(self, limit: int) -> list[Memory]:
+        found = [m for store in self.stores for m in store.newest("status = 'active'", limit)]
+        found.sort(key=lambda m: m.updated_at, reverse=True)
+        return found[:limit]
+
+    def memories_naming(self, column: str, value: str, word: str | None, limit: int | None = None) -> list[Memory]:
+        """Memories listing `value` in a list column, or whose title or text holds `word` (the caller checks that
+        the text really mentions it)."""
+        where = f"array_has_any({column}, [{quote(value)}])"
+        if word:
+            pattern = quote(f"%{word}%")
+            where += f" OR title LIKE {pattern} OR text LIKE {pattern}"
+        return self.memories_where(where, limit)
+
+    # --- files ---------------------------------------------------------------------------------------------------
+
+    def files(self, paths: Iterable[str]) -> dict[str, FileRow]:
+        wanted = sorted(set(paths))
+        if self.files_table is None or not wanted:
+            return {}
+        out: dict[str, FileRow] = {}
+        for lo in range(0, len(wanted), _BATCH):
+            rows = scan(self.files_table, f"path IN ({', '.join(quote(p) for p in wanted[lo:lo + _BATCH])})",
+                        ["path", "imports", "symbols"])
+            out.update({r["path"]: FileRow(r["path"], tuple(r["imports"] or ()), tuple(r["symbols"] or ())) for r in rows})
+        return out
+
+    def _files_where(self, where: str, limit: int) -> list[FileRow]:
+        if self.files_table is None:
+            return []
+        rows = self.files_table.search().where(where).select(["path", "imports", "symbols"]).limit(limit).to_list()
+        return [FileRow(r["path"], tuple(r["imports"] or ()), tuple(r["symbols"] or ())) for r in rows]
+
+    def importers(self, path: str) -> list[str]:
+        return [f.path for f in self._files_where(f"array_has_any(imports, {sql_list([path])})", self.limit)]
+
+    def definers(self, symbol: str) -> list[str]:
+        return [f.path for f in self._files_where(f"array_has_any(symbols, {sql_list([symbol])})", self.limit)]
+
+    def symbols_named(self, names: Collection[str]) -> Vocabulary:
+        """Every indexed symbol whose last part is one of `names` (a regular expression over each file's symbols,
+        evaluated inside LanceDB)."""
+        vocab = Vocabulary()
+        wanted = sorted(n for n in names if _IDENTIFIER.fullmatch(n))
+        if self.files_table is None:
+            return vocab
+        for lo in range(0, len(wanted), _BATCH):
+            batch = wanted[lo:lo + _BATCH]
+            pattern = quote(f"(^|[ .])({'|'.join(batch)})( |$)")
+            for row in scan(self.files_table, f"regexp_like(array_to_string(symbols, ' '), {pattern})", ["symbols"]):
+                for sym in row["symbols"] or ():
+                    short = sym.rsplit(".", 1)[-1]
+                    if short in names:
+                        vocab.defined.setdefault(short, []).append(sym)
+                        vocab.qualified.add(sym)
+        return vocab
+
+    def vocabulary(self, texts: Iterable[str]) -> Vocabulary:
+        """The indexed paths and symbols these texts could name: their tokens looked up, never the whole index."""
+        tokens: set[str] = set()
+        for text in texts:
+            tokens |= candidate_tokens(text)
+        vocab = self.symbols_named({t.rsplit(".", 1)[-1] for t in tokens})
+        vocab.paths = set(self.files(tokens))
+        return vocab
+
+    def mentions(self, memories: Sequence[Memory]) -> dict[str, Mentions]:
+        """What each memory names (its own `files` and `symbols` lists, and what its title and text mention)."""
+        texts = {m.id: f"{m.title}\n{m.text}" for m in memories}
+        vocab = self.vocabulary(texts.values())
+        out = {}
+        for m in memories:
+            found = extract_mentions(texts[m.id], vocab.paths, vocab.defined, vocab.qualified)
+            out[m.id] = Mentions(frozenset(m.files) | found.files, frozenset(m.symbols) | found.symbols)
+        return out
+
+    # --- existence -----------------------------------------------------------------------------------------------
+
+    def memory_exists(self, memory_id: str) -> bool:
+        return bool(self.memories([memory_id]))
+
+    def file_exists(self, path: str) -> bool:
+        """Indexed, or listed by a memory (a memory may name a file the index does not hold)."""
+        return bool(self.files([path])) or bool(self.memories_where(f"array_has_any(files, {sql_list([path])})", 1))
+
+    def symbol_exists(self, symbol: str) -> bool:
+        return (bool(self._files_where(f"array_has_any(symbols, {sql_list([symbol])})", 1))
+                or bool(self.memories_where(f"array_has_any(symbols, {sql_list([symbol])})", 1)))
+
+    def is_empty(self) -> bool:
+        has_files = self.files_table is not None and self.files_table.count_rows() > 0
+        return not (self.commits or has_files or self.memories_where("true", 1))
+
+    def any_file(self) -> str:
+        return self._files_where("path IS NOT NULL", 1)[0].path
+
+    @staticmethod
+    def linked_ids(text: str) -> set[str]:
+        """Memory ids a text names (memories link to each other by id)."""
+        return set(_MEMORY_ID.findall(text[:MAX_SCAN_CHARS]))
