@@ -19,6 +19,7 @@ from .pool import READS
 from .query import Filters, ParsedQuery, parse_query
 from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
 from .refine import depth, refine
+from .roles import role_weight, topics_of
 from .records import VECTOR_FIELDS, Memory
 from .snippet import Snippet, best_window
 from .store import MemoryStore, _row_to_memory, without_repeats
@@ -40,7 +41,7 @@ STRONG_SIMILARITY = 0.6
 completion zsh"); between the floor and here, a share of it."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
 _MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
-_CHUNK_LIGHT = ["id", "path", "start_line"]
+_CHUNK_LIGHT = ["id", "path", "start_line", "is_test"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 
@@ -220,7 +221,11 @@ class Searcher:
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed))) if used]
         best = best_possible(searched) or 1.0
         git_signals = GitSignals.from_context(git) if boost else None
-        scores = {key: self._score(key, light[key], fused[key], best, similarity.get(key), git_signals) for key in fused}
+        # With no query the words come from commit subjects, which changelogs and docs repeat: their files count as
+        # selection counts them for a task that is not about them.
+        topics = topics_of(text) if implicit else None
+        scores = {key: self._score(key, light[key], fused[key], best, similarity.get(key), git_signals, topics)
+                  for key in fused}
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
@@ -284,7 +289,8 @@ class Searcher:
     def _pending(self) -> int:
         return self.index.pending() if self.index is not None else 0
 
-    def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None) -> ScoreBreakdown:
+    def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
+               topics: dict[str, bool] | None) -> ScoreBreakdown:
         relevance = fused.score / best
         boosts: dict[str, float] = {}
         if signals is not None:
@@ -293,6 +299,10 @@ class Searcher:
                 boosts = boosts_for(row["files"] or [], row["branch"], touched, signals, self.weights)
             else:
                 boosts = boosts_for([row["path"]], None, None, signals, self.weights)
+        if topics is not None and key.startswith("code"):
+            weight = role_weight(row["path"], row["is_test"], topics)
+            if weight < 1.0:
+                boosts = {**boosts, "role": weight - 1.0}
         return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
 
     def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str]) -> list[SearchHit]:

@@ -33,34 +33,11 @@ from .errors import CortexError
 from .items import Item, Selection
 from .query import parse_query
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
+from .roles import TOPIC_WORDS, mentions, role_weight, topics_of
 
-__all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files", "task_mentions"]
+__all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
 
 _PATHISH = re.compile(r"[\w.\-/]+\.[A-Za-z0-9]{1,6}\b|[\w]+(?:\.[\w]+){1,6}")
-_DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc")
-_DOC_DIRS = re.compile(r"(^|/)(docs?|documentation|site|website|i18n|l10n|locales?|translations?|tutorials?)/", re.I)
-_HISTORY = re.compile(
-    r"(^|/)(changes|changelog|history|news|whatsnew|release[-_]?notes?|releases)([-_.][^/]*)?$"
-    r"|(^|/)(changes|changelog|changelog\.d|release[-_]?notes|releases|history)/", re.I)
-_EXAMPLE_DIRS = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|_?scripts)/", re.I)
-# Project housekeeping: CI definitions and repository templates, and the all-capitals files at the root (LICENSE,
-# CONTRIBUTING.md, CODE_OF_CONDUCT.md, SECURITY.md, ...) that govern the project rather than implement or document
-# it (README and FAQ are documentation).
-_META = re.compile(r"(^|/)\.(github|gitlab|circleci)/|^\.?(travis|appveyor|gitlab-ci|codecov|golangci)\.ya?ml$"
-                   r"|(^|/)(pull_request_template\.md|ISSUE_TEMPLATE/)"
-                   r"|^(?!README|FAQ)[A-Z][A-Z0-9_-]+(\.(md|markdown|rst|txt|adoc))?$")
-_FIXTURE_DIRS = re.compile(r"(^|/)(testdata|fixtures?)/", re.I)
-_CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".lock")
-_TEST_WORDS = {"test", "tests", "testing", "pytest", "unittest", "spec", "fixture", "fixtures"}
-_DOC_WORDS = {"doc", "docs", "documentation", "readme", "tutorial", "tutorials", "guide", "translation",
-              "translations", "translated", "typo", "typos", "spelling", "wording"}
-_HISTORY_WORDS = {"changelog", "changelogs", "release", "releases", "history", "news", "whatsnew"}
-_EXAMPLE_WORDS = {"example", "examples", "sample", "samples", "demo", "benchmark", "benchmarks", "script", "scripts"}
-_META_WORDS = {"ci", "workflow", "workflows", "github", "actions", "lint", "linter", "license", "licence", "licensing",
-               "copyright", "contributing", "contributor", "contributors", "conduct", "governance", "policy", "template",
-               "templates", "funding", "sponsor", "sponsors", "maintainers", "authors"}
-_CONFIG_WORDS = {"config", "configuration", "settings", "pyproject", "package", "dependency", "dependencies", "ci"}
-
 REGION_FILES = 12
 """Files whose chunks are scored and may enter: the ranking's head, where almost every edit lies."""
 GUARANTEED = 3
@@ -101,10 +78,6 @@ class _Unit:
     """Tokens of the file's header, paid by the first of its chunks to go in."""
     chunk: Chunk | None = None
     item: Item | None = None
-
-
-def task_mentions(task: str, words_: set[str]) -> bool:
-    return bool(set(re.findall(r"[a-z]+", task.lower())) & words_)
 
 
 def named_files(task: str, paths: list[str]) -> set[str]:
@@ -171,7 +144,7 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
            excluded: frozenset[str] = frozenset(), fmt: str = "markdown") -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
-    tests_wanted = include_tests == "yes" or (include_tests == "auto" and task_mentions(task, _TEST_WORDS))
+    tests_wanted = include_tests == "yes" or (include_tests == "auto" and mentions(task, TOPIC_WORDS["tests"]))
     named_syms = _named_symbols(task, inputs.files)
     ranked = _rank_files(weights, task, inputs.files, inputs.code_hits, inputs.memory_hits, inputs.changed, pins,
                          named_syms, tests_wanted)
@@ -253,9 +226,7 @@ def _rank_files(weights, task, files, code_hits, memory_hits, changed, pins, nam
     task_idents = _task_identifiers(task)
     mentions = _memory_mentions(memory_hits)
     now = datetime.now(timezone.utc)
-    topics = {name: task_mentions(task, words_) for name, words_ in
-              (("docs", _DOC_WORDS), ("history", _HISTORY_WORDS), ("examples", _EXAMPLE_WORDS), ("config", _CONFIG_WORDS),
-               ("meta", _META_WORDS))}
+    topics = topics_of(task) | {"tests": tests_wanted}
     for c in candidates.values():
         short = {s.rsplit(".", 1)[-1].lower() for s in c.symbols} | {s.lower() for s in c.symbols}
         overlap = len(task_idents & short)
@@ -273,7 +244,7 @@ def _rank_files(weights, task, files, code_hits, memory_hits, changed, pins, nam
             "changed": 1.0 if c.path in changed else 0.0,
             "graph": proximity.get(c.path, 0.0),
         }
-        role = _role_factor(c, topics, tests_wanted)
+        role = role_weight(c.path, c.is_test, topics)
         c.signals["role"] = role
         c.value = role * sum(getattr(weights, name) * value for name, value in c.signals.items() if name != "role")
         if c.path in pins:
@@ -300,27 +271,6 @@ def _import_proximity(files: dict[str, dict], seeds: list[str]) -> dict[str, flo
         ranks.pop(s, None)
     top = max(ranks.values(), default=0.0)
     return {p: r / top for p, r in ranks.items()} if top > 0 else {}
-
-
-def _role_factor(c: _FileCandidate, topics: dict[str, bool], tests_wanted: bool) -> float:
-    """Changelogs and release notes only for tasks about releases or history; docs and translations only for
-    tasks about docs; CI files, templates and licences, example trees and test fixtures likewise only for tasks
-    about them: otherwise they match every word of an API task and crowd out the code."""
-    if _FIXTURE_DIRS.search(c.path):
-        return 1.0 if tests_wanted else 0.1
-    if c.is_test:
-        return 1.0 if tests_wanted else 0.35
-    if _HISTORY.search(c.path):
-        return 1.0 if topics["history"] else 0.0
-    if _META.search(c.path):
-        return 1.0 if topics["meta"] else 0.1
-    if c.path.endswith(_DOC_SUFFIXES) or _DOC_DIRS.search(c.path):
-        return 1.0 if topics["docs"] else 0.1
-    if c.path.endswith(_CONFIG_SUFFIXES):
-        return 1.0 if topics["config"] else 0.5
-    if _EXAMPLE_DIRS.search(c.path):
-        return 1.0 if topics["examples"] else 0.1
-    return 1.0
 
 
 def _task_identifiers(task: str) -> set[str]:

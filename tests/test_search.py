@@ -119,6 +119,28 @@ def test_implicit_query_from_git_context(engine, repo):
     assert results.hits[0].memory.text == DISTRACTORS[2]
 
 
+def test_a_search_with_no_query_on_a_clean_tree_puts_code_before_the_changelog(repo):
+    """Commit subjects are the words, and the changelog repeats every one of them: it counts only when the
+    subjects are about a release, as selection counts it for a task."""
+    from .conftest import commit_file
+
+    notes = ""
+    for subject, code in [("Retry uploads with jitter", "def upload_retry(jitter):\n    return jitter\n"),
+                          ("Cache upload sessions", "def upload_session_cache():\n    return {}\n")]:
+        notes += f"- {subject}\n"
+        (repo / "CHANGES.md").write_text(f"# Changes\n\n{notes}")
+        git(repo, "add", "CHANGES.md")
+        commit_file(repo, f"src/{subject.split()[0].lower()}.py", code, subject)
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    paths = [h.path for h in engine.search("").hits if h.source == "code"]
+    assert paths and paths[0].startswith("src/") and paths.index("CHANGES.md") > paths.index("src/retry.py")
+    changelog = next(h for h in engine.search("").hits if h.path == "CHANGES.md")
+    assert changelog.score.boosts["role"] == -1.0
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Release 2.0 with the changelog")
+    assert "role" not in next(h for h in engine.search("").hits if h.path == "CHANGES.md").score.boosts
+
+
 @pytest.mark.parametrize("query", ["", "?!.,;", "x" * 10_000, "'; DROP TABLE memories; --", "a the of"])
 def test_odd_queries_never_raise(engine, query):
     results = engine.search(query)
