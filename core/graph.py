@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
+from .answers import Neighbour
 from .errors import CortexError
 from .mentions import MAX_SCAN_CHARS, extract_mentions
 from .records import Memory
@@ -22,18 +23,6 @@ if TYPE_CHECKING:
 
 _TYPE_ORDER = {"mem": 0, "file": 1, "commit": 2, "sym": 3}
 _MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    """A node reached from the centre, how far away, and the edge that led there."""
-
-    node: str
-    label: str
-    depth: int
-    via: str
-    """Edge type, prefixed with `<-` when the edge points at the node we came from."""
-    parent: str
 
 
 def node_label(graph: nx.MultiDiGraph, node: str) -> str:

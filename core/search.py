@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import datetime
 
 
+from .answers import ScoreBreakdown, SearchHit, SearchResults
 from .config import SearchWeights
 from .database import quote, sql_list
 from .embed import Embedder
@@ -20,7 +20,7 @@ from .query import Filters, ParsedQuery, parse_query
 from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
 from .refine import depth, refine
 from .records import VECTOR_FIELDS, Memory
-from .snippet import Snippet, best_window
+from .snippet import best_window
 from .store import MemoryStore, _row_to_memory, without_repeats
 from .text import query_stems, split_identifier, word_stems
 
@@ -42,99 +42,6 @@ _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "s
 _MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 _CHUNK_LIGHT = ["id", "path", "start_line"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
-
-
-@dataclass(frozen=True)
-class ScoreBreakdown:
-    """Why a hit ranks where it does."""
-
-    ranks: dict[str, int]
-    """1-based rank in each candidate list it came from, memories and code together: `vector`, `text` (git-context
-    words folded in at a low boost), `change` (searches with no query: the working change's own items)."""
-    relevance: float
-    """Fused RRF score as a share of the best possible (1.0 = first in every signal searched, every word matched)."""
-    similarity: float | None
-    """Cosine similarity of the query and the hit's embedding, when it came from vector search."""
-    boosts: dict[str, float]
-    total: float
-    coverage: float | None = None
-    """Share of the query's words the hit contains, when full-text search found it; its text rank counts that much."""
-
-    def explain(self) -> str:
-        ranks = " ".join(f"{k}#{v}" for k, v in sorted(self.ranks.items()))
-        boosts = " ".join(f"+{k} {v:.2f}" for k, v in self.boosts.items())
-        words = f" words {self.coverage:.0%}" if self.coverage is not None else ""
-        sim = f" cos {self.similarity:.2f}" if self.similarity is not None else ""
-        return f"{self.total:.3f} = rel {self.relevance:.3f} ({ranks}{words}{sim})" + (f" x (1 {boosts})" if boosts else "")
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """A memory or a code chunk found by a search."""
-
-    source: str
-    """`memory` or `code`."""
-    id: str
-    kind: str
-    title: str
-    text: str
-    score: ScoreBreakdown
-    path: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    symbols: tuple[str, ...] = ()
-    tokens: int = 0
-    is_test: bool = False
-    memory: Memory | None = None
-    snippet: Snippet | None = None
-    """The lines that match the query best (a few lines, numbered as in the file for code)."""
-
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}" if self.source == "code" else self.id
-
-    def to_json(self) -> dict:
-        out = {
-            "source": self.source, "id": self.id, "kind": self.kind, "title": self.title, "text": self.text,
-            "score": self.score.total, "breakdown": {
-                "ranks": self.score.ranks, "relevance": self.score.relevance, "similarity": self.score.similarity,
-                "coverage": self.score.coverage, "boosts": self.score.boosts,
-            },
-            "snippet": self.snippet.to_json() if self.snippet is not None else None,
-        }
-        if self.source == "code":
-            out.update(path=self.path, start_line=self.start_line, end_line=self.end_line, symbols=list(self.symbols))
-        if self.memory is not None:
-            out["memory"] = self.memory.to_json()
-        return out
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    """Hits, best first, and what the caller should know about how they were found."""
-
-    query: str
-    implicit: bool
-    """True when the query was built from the git context because none was given."""
-    terms: tuple[str, ...]
-    hits: list[SearchHit]
-    index_fresh: bool | None
-    """Whether the code index matched the work tree when the search ran (None: no code index)."""
-    embeddings_pending: int
-    """Code chunks waiting for their first embedding, and memories waiting for the current model's."""
-    elapsed_ms: float
-    notes: tuple[str, ...] = field(default=())
-    neighbours: tuple = ()
-    """With `--expand`: graph neighbours (core.graph.Neighbour) of the top hits."""
-
-    def to_json(self) -> dict:
-        return {
-            "query": self.query, "implicit": self.implicit, "terms": list(self.terms),
-            "index_fresh": self.index_fresh, "embeddings_pending": self.embeddings_pending,
-            "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
-            "hits": [h.to_json() for h in self.hits],
-            "neighbours": [n.__dict__ for n in self.neighbours],
-        }
 
 
 def implicit_query(ctx: GitContext | None) -> str:

@@ -382,6 +382,20 @@ def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg
     assert client._config_file() == user_config_file()
 
 
+def test_the_light_config_reader_agrees_with_the_settings(monkeypatch, tmp_path):
+    from cortex_tui.core.config import load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text('theme = "nord"\ndaemon = false\n')
+    monkeypatch.setenv("CORTEX_CONFIG", str(config))
+    for name in ("CORTEX_THEME", "CORTEX_DAEMON", "CORTEX_NO_DAEMON"):
+        monkeypatch.delenv(name, raising=False)
+    assert client.config_value("theme") == load_settings().theme == "nord"
+    assert client.daemon_wanted() is load_settings().daemon is False
+    monkeypatch.setenv("CORTEX_THEME", "gruvbox")
+    assert client.config_value("theme") == load_settings().theme == "gruvbox"
+
+
 def _mapped(pid: int, library: str) -> bool:
     """Whether a process has loaded a native library (LanceDB is one, so an engine of its own maps it)."""
     return library in Path(f"/proc/{pid}/maps").read_text(errors="replace")
@@ -417,6 +431,33 @@ async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(
     texts = [m["text"] for m in json.loads(cortex(repo, "list", "--json").stdout)]
     assert "The ledger balances nightly" in texts
     wait_until(lambda: status(repo)["attached"] == 0, what="the closed dashboard to hang up")
+
+
+def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
+    """A dashboard process attached to the server fills every pane, selects and hears the index pass without
+    importing LanceDB, pyarrow, numpy, networkx, the model, git or pydantic: the answers arrive as light
+    dataclasses."""
+    assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
+    engine = ("lancedb", "pyarrow", "numpy", "networkx", "fastembed", "onnxruntime", "git", "watchfiles", "pydantic")
+    code = (
+        "import asyncio, sys\n"
+        "from cortex_tui.app import main\n"  # the `cortex-tui` entry point's own imports count too
+        "from cortex_tui.app.remote import Remote\n"
+        "from cortex_tui.app.remote_bridge import RemoteBridge\n"
+        "from cortex_tui.app.showcase import EVERYTHING, RecordingApp, wait_loaded\n"
+        "async def run():\n"
+        f"    app = RecordingApp(RemoteBridge(Remote.attach({str(repo)!r}, None, start=False)), task='pricing',\n"
+        "                       remember_theme=False)\n"
+        "    async with app.run_test(size=(160, 45)) as pilot:\n"
+        "        await wait_loaded(pilot, EVERYTHING + ('select',), timeout=300)\n"
+        "        app.exit()\n"
+        "asyncio.run(run())\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({engine!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert status(repo)["calls"] >= 5, "the panes were read through the server"
 
 
 def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(repo, runtime):
