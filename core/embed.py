@@ -9,7 +9,6 @@ Two models load from files inside PyPI packages, so no code path contacts a mode
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import threading
@@ -24,6 +23,7 @@ import numpy as np
 
 from .errors import CortexError
 from .locations import cache_dir
+from .text import text_hash
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL = "intfloat/multilingual-e5-small"
@@ -38,11 +38,6 @@ _LOADED: dict[tuple[str, str, int], object] = {}
 _LOAD_LOCK = threading.Lock()
 QUERIES_KEPT = 64
 """Query embeddings an Embedder keeps (`embed_one`)."""
-
-
-def text_hash(text: str) -> str:
-    # surrogatepass: text read from non-UTF-8 files keeps lone surrogates, and must hash, not crash.
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class VectorCache(Protocol):

@@ -24,12 +24,12 @@ import numpy as np
 from .answers import IndexProgress, IndexReport, IndexStatus
 from .chunker import chunk_file
 from .database import Database, quote, scan, sql_list
-from .embed import Embedder, text_hash
+from .embed import Embedder
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
 from .schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from .store import LanceVectorCache
-from .text import WORDS_FORMAT, chunk_words
+from .text import WORDS_FORMAT, chunk_words, text_hash
 from .walk import (
     DEFAULT_MAX_BYTES, Listed, Listing, SourceFile, git_blob_id, list_files, read_bytes, read_source, vet_source,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 
@@ -86,3 +87,10 @@ _cached_stems = lru_cache(maxsize=8192)(_stems)
 def query_stems(terms: tuple[str, ...]) -> frozenset[str]:
     """The distinct words a query asks the full-text index for (`parse_config` is `parse` and `config` there)."""
     return word_stems(" ".join(terms))
+
+
+def text_hash(text: str) -> str:
+    """The content hash that keys stored vectors. It lives here, not beside the embedder, because modules an
+    attached dashboard imports (secret redaction) need it, and importing the embedder loads numpy."""
+    # surrogatepass: text read from non-UTF-8 files keeps lone surrogates, and must hash, not crash.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

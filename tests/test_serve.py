@@ -433,6 +433,22 @@ async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(
     wait_until(lambda: status(repo)["attached"] == 0, what="the closed dashboard to hang up")
 
 
+# Prepended to a child's code: the first import of each engine package prints the stack that made it to stderr,
+# so that a failure names the culprit (which pane, message or widget) instead of only the package.
+_IMPORT_WITNESS = """\
+import sys, traceback
+class _Witness:
+    seen = set()
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in {engine!r} and top not in self.seen:
+            self.seen.add(top)
+            print(f"--- {{top}} imported by:\\n" + "".join(traceback.format_stack()[:-1]), file=sys.stderr)
+        return None
+sys.meta_path.insert(0, _Witness())
+"""
+
+
 def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     """A dashboard process attached to the server fills every pane, selects and hears the index pass without
     importing LanceDB, pyarrow, numpy, networkx, the model, git or pydantic: the answers arrive as light
@@ -440,6 +456,7 @@ def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
     engine = ("lancedb", "pyarrow", "numpy", "networkx", "fastembed", "onnxruntime", "git", "watchfiles", "pydantic")
     code = (
+        _IMPORT_WITNESS.format(engine=engine) +
         "import asyncio, sys\n"
         "from cortex_tui.app import main\n"  # the `cortex-tui` entry point's own imports count too
         "from cortex_tui.app.remote import Remote\n"
@@ -456,7 +473,7 @@ def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr  # the stack that imported each one
     assert status(repo)["calls"] >= 5, "the panes were read through the server"
 
 
