@@ -477,6 +477,35 @@ def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     assert status(repo)["calls"] >= 5, "the panes were read through the server"
 
 
+def test_numpy_values_cross_the_socket_as_python_numbers_and_engine_objects_not_at_all():
+    """Whatever an answer holds, the attached end never imports the engine to read it: numpy numbers and arrays are
+    sent as Python ones, other engine objects are refused when packed, and a payload naming one is refused when read."""
+    import base64
+    import pickle
+
+    import numpy as np
+    import pyarrow as pa
+
+    from cortex_tui.core.answers import ScoreBreakdown
+
+    score = ScoreBreakdown(ranks={"vector": 1}, relevance=np.float32(0.5), similarity=np.float64(0.25),
+                           boosts={"recent": np.float32(0.125)}, total=np.float32(1.0))
+    payload = protocol.pack((score, np.arange(3, dtype=np.int64), np.bool_(True)))
+    code = ("import sys\n"
+            "from cortex_tui.app import protocol\n"
+            "score, ids, flag = protocol.unpack(sys.stdin.read())\n"
+            "print(type(score.relevance).__name__, score.relevance, score.similarity, score.boosts, score.total, ids, "
+            "flag, 'numpy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["float", "0.5", "0.25", "{'recent':", "0.125}", "1.0", "[0,", "1,", "2]", "True",
+                                  "False"]
+    with pytest.raises(pickle.PicklingError, match="pyarrow"):
+        protocol.pack({"error": pa.ArrowInvalid("bad")})
+    with pytest.raises(pickle.UnpicklingError, match="numpy"):
+        protocol.unpack(base64.b64encode(pickle.dumps(np.float32(1.0))).decode("ascii"))
+
+
 def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(repo, runtime):
     import asyncio
 
