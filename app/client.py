@@ -120,7 +120,7 @@ def _route(argv: list[str]) -> Route | None:
 
     try:
         with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            args = cli.build_parser().parse_args(argv)
+            args = cli.build_parser(frozenset(argv)).parse_args(argv)
     except SystemExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)

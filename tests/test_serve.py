@@ -370,6 +370,27 @@ def test_the_client_path_imports_nothing_heavy(repo):
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("argv", [
+    ["ss", "progress bar", "--limit", "3", "--json"], ["--json", "-C", ".", "what", "--limit", "2"],
+    ["remember", "-", "--kind", "decision", "--tags", "a,b"], ["agent", "log", "--obs", "seen"],
+    ["context", "fix the bar", "--copy"], ["index", "--status"], ["search"], ["-C", "what", "list", "--limit", "1"],
+])
+def test_the_clients_partial_parser_parses_as_the_whole_tree(argv):
+    """The client builds only the commands its command line names; what it parses must not differ."""
+    from cortex_tui.app import cli
+
+    assert vars(cli.build_parser(frozenset(argv)).parse_args(argv)) == vars(cli.build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [["sss", "x"], ["ss", "--limit", "0"], ["--help"], ["what", "--nope"]])
+def test_what_the_partial_parser_refuses_goes_in_process(argv, capsys):
+    from cortex_tui.app import cli
+
+    with pytest.raises(SystemExit):
+        cli.build_parser(frozenset(argv)).parse_args(argv)
+    assert client._route(argv) is None
+
+
 @pytest.mark.parametrize("xdg", [None, "/somewhere/else", "  "])
 def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg):
     from cortex_tui.core.locations import user_config_file
