@@ -148,9 +148,10 @@ class CodeIndex:
         """Chunks waiting for an embedding (counted once per version of the chunks table)."""
         return self.db.count(self.chunks, "embedded = false")
 
-    def embedded(self) -> int:
-        """Chunks that have their embedding."""
-        return self.db.count(self.chunks) - self.pending()
+    def chunk_counts(self) -> tuple[int, int]:
+        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        version = self.chunks.version
+        return self.db.count(self.chunks, version=version), self.db.count(self.chunks, "embedded = false", version=version)
 
     def has_files(self) -> bool:
         return self.db.count(self.files) > 0

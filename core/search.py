@@ -44,6 +44,10 @@ _CHUNK_LIGHT = ["id", "path", "start_line"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 
+def _pending(counts: Future | None) -> int:
+    return counts.result()[1] if counts is not None else 0
+
+
 def implicit_query(ctx: GitContext | None) -> str:
     """What you are working on, in words: branch name, recent commit subjects, changed file names."""
     if ctx is None or not ctx.is_repo:
@@ -104,9 +108,11 @@ class Searcher:
             git = git.result()
         text = implicit_query(git) if implicit else query
         parsed = parse_query(text)
+        # How many code chunks exist and wait for an embedding: looked up once, beside the query embedding.
+        counts = READS.submit(self.index.chunk_counts) if self.index is not None else None
         if parsed.empty:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
-            return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
+            return SearchResults(query, implicit, (), [], index_fresh, _pending(counts), 0.0, (reason,))
         use_vector, use_text = "vector" in signals, "text" in signals
         # The query embedding and a git context still being read (a Future) overlap.
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
@@ -117,7 +123,9 @@ class Searcher:
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
-        found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text)
+        chunks, pending = counts.result() if counts is not None else (0, 0)
+        found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text,
+                                 code_vectors=chunks > pending)
         if isinstance(git, Future):
             git = git.result()
         stems = query_stems(parsed.terms)
@@ -140,8 +148,7 @@ class Searcher:
         if not hits:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
-        pending = self._pending()
-        if pending and not self.index.embedded():
+        if pending and chunks == pending:
             notes.append("code embeddings are still being computed; code matches are lexical only")
         stale = sum(store.stale_vectors() for store in self.stores)
         if stale:
@@ -154,9 +161,10 @@ class Searcher:
 
     def _candidates(
         self, terms: tuple[str, ...], vector, extra: tuple[str, ...], filters: Filters, changed: list[str],
-        use_vector: bool, use_text: bool,
+        use_vector: bool, use_text: bool, code_vectors: bool,
     ) -> list[tuple[str, str, list[dict]]]:
-        """Every candidate list, as (source, signal, light rows), read from all tables at once."""
+        """Every candidate list, as (source, signal, light rows), read from all tables at once. `code_vectors`:
+        some code chunk has its embedding."""
         jobs = []
         model = quote(self.embedder.model_id)
         if not filters.code_only:
@@ -179,7 +187,7 @@ class Searcher:
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
             # Before the first embedding lands there is nothing to compare with (and no index on `embedded` yet,
             # so the filter alone would scan every chunk).
-            if use_vector and self.index.embedded() > 0:
+            if use_vector and code_vectors:
                 jobs.append(("code", "vector", READS.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
             if use_text:
                 jobs.append(("code", "text", READS.submit(_fts, table, terms, where, _CHUNK_LIGHT)))
@@ -187,9 +195,6 @@ class Searcher:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
                 jobs.append(("code", "change", READS.submit(_rows, table, mine, _CHUNK_LIGHT)))
         return [(source, signal, future.result()) for source, signal, future in jobs]
-
-    def _pending(self) -> int:
-        return self.index.pending() if self.index is not None else 0
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None) -> ScoreBreakdown:
         relevance = fused.score / best
