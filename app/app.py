@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 
-from ..core.config import save_user_setting
 from ..themes import BUILTIN_THEMES
 from ..widgets.keymap import bindings
 from .dashboard import DashboardScreen
@@ -38,7 +37,7 @@ class CortexApp(App):
         self.remember_theme = remember_theme
         for item in BUILTIN_THEMES.values():
             self.register_theme(item)
-        wanted = theme or bridge.settings.theme
+        wanted = theme or bridge.theme
         self.theme = wanted if wanted in self.available_themes else "cortex-dark"
 
     def on_load(self) -> None:
@@ -50,6 +49,8 @@ class CortexApp(App):
 
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme and self.is_running:
+            from ..core.config import save_user_setting  # pydantic: not on the way to the first paint
+
             try:
                 save_user_setting("theme", theme)
             except OSError as exc:

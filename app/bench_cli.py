@@ -5,7 +5,9 @@ is what the `cortex` entry point runs), timed from spawn to exit, with its own p
 - cold: no server running; the command starts one and is answered by it (the server is stopped before each run);
 - warm: the server is running;
 - in-process: `--no-daemon`, every command pays the imports and the model load, as before the server existed;
-- git grep: the same words over the same tree, the physical reference for a search.
+- git grep: the same words over the same tree, the physical reference for a search;
+- Python alone (`-c pass`, and importing `socket` and `json`): the floor of any Python client on this machine, with
+  its site-packages' start-up files, measured in the same minutes as the rest.
 `remember` stores new versions under one key, which the benchmark purges at the end, so the repository's memories
 are left as they were.
 """
@@ -103,6 +105,9 @@ def run(repo: Path, words: str, runs: int, cold_runs: int) -> list[Row]:
                              [_timed([*entry, *args(), "--no-daemon"], repo, env) for _ in range(max(1, cold_runs))]))
         grep = ["git", "grep", "-n", "-i", "-F", *[a for w in words.split() for a in ("-e", w)]]
         rows.append(_row(f"git grep {words!r}", "reference", [_timed(grep, repo, env, ok=(0, 1)) for _ in range(runs)]))
+        for code in ("pass", "import socket, json"):
+            floor = [sys.executable, "-c", code]
+            rows.append(_row(f"python -c {code!r}", "floor", [_timed(floor, repo, env) for _ in range(runs)]))
     finally:
         subprocess.run([*entry, "forget", "--key", BENCH_KEY, "--purge", "-C", str(repo)], env=env, cwd=repo,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)

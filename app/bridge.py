@@ -9,19 +9,18 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
+from ..core.answers import (
+    IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WatchUpdate, WhatToKnow,
+)
 from ..core.assemble import Assembled, assemble
 from ..core.clipboard import CopyResult, copy
 from ..core.engine import Engine
 from ..core.errors import CortexError, DatabaseLocked
-from ..core.graph import Neighbour, default_centre, neighbours, node_label, resolve_node
-from ..core.index import IndexProgress, IndexReport, IndexStatus
+from ..core.graph import default_centre, neighbours, node_label, resolve_node
 from ..core.query import Filters, parse_since, split_inline_filters
 from ..core.records import Memory, MemoryDraft, RememberResult
-from ..core.search import SearchResults
 from ..core.select import Selection
-from ..core.timeline import Timeline
-from ..core.watch import IndexWatcher, WatchUpdate
-from ..core.what import WhatToKnow
+from ..core.watch import IndexWatcher
 
 
 def _needs_repository(method):
@@ -50,8 +49,9 @@ class EngineBridge:
         return self.engine.root
 
     @property
-    def settings(self):
-        return self.engine.settings
+    def theme(self) -> str:
+        """The dashboard theme the settings name."""
+        return self.engine.settings.theme
 
     def open(self) -> None:
         """Create or open the database and its code-index tables (this imports LanceDB, seconds on a cold start);

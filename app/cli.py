@@ -58,10 +58,22 @@ def _common_options(top: bool) -> argparse.ArgumentParser:
     return common
 
 
+class _Unbuilt:
+    """Stands in for the sub-parser of a command left out of a partial tree: every call is accepted and builds
+    nothing."""
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self
+
+
 @functools.cache
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentParser:
     """Built once per process: building it is a tenth of a warm served command (argparse looks up a translation
-    for every help string), and parsing leaves it unchanged, so the resident server reuses one."""
+    for every help string), and parsing leaves it unchanged, so the resident server reuses one.
+
+    With `commands`, the tree has just the commands named (or aliased) there: the thin client passes the words of its
+    command line, which parses that command exactly as the whole tree would, for a fraction of the cost. Anything
+    else (an unknown command, `--help`) fails to parse there and goes to the whole tree in-process."""
     nested = _common_options(top=False)
 
     parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
@@ -69,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, help: str, aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+        if commands is not None and commands.isdisjoint((name, *aliases)):
+            return _Unbuilt()  # type: ignore[return-value]
         parser = sub.add_parser(name, help=help, parents=[nested], aliases=list(aliases))
         parser.set_defaults(handler=name)
         return parser

@@ -80,19 +80,25 @@ def daemon_wanted() -> bool:
     if os.environ.get("CORTEX_NO_DAEMON", "") not in ("", "0"):
         return False
     falsy = ("0", "false", "no", "off", "f", "n")
-    explicit = os.environ.get("CORTEX_DAEMON")
-    if explicit is not None:
-        return explicit.strip().lower() not in falsy
     try:
-        path = _config_file()
-        if not path.is_file():
-            return True
-        import tomllib
-
-        value = tomllib.loads(path.read_text(encoding="utf-8")).get("daemon", True)
+        value = config_value("daemon", True)
     except Exception:  # a broken config file: run in-process, where the settings report it properly
         return False
     return str(value).strip().lower() not in falsy
+
+
+def config_value(key: str, default: object = None) -> object:
+    """A top-level setting as `core.config` finds it (env CORTEX_<KEY>, then the user's config.toml), without
+    importing pydantic; raises on a config file that cannot be read."""
+    explicit = os.environ.get(f"CORTEX_{key.upper()}")
+    if explicit is not None:
+        return explicit
+    path = _config_file()
+    if not path.is_file():
+        return default
+    import tomllib
+
+    return tomllib.loads(path.read_text(encoding="utf-8")).get(key, default)
 
 
 def _config_file() -> Path:
@@ -114,7 +120,7 @@ def _route(argv: list[str]) -> Route | None:
 
     try:
         with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            args = cli.build_parser().parse_args(argv)
+            args = cli.build_parser(frozenset(argv)).parse_args(argv)
     except SystemExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)

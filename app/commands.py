@@ -189,7 +189,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ..core.index import count_reasons
+    from ..core.answers import count_reasons
 
     engine = engine_from(args)
     stats = engine.stats()

@@ -15,7 +15,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
-from ..core.select import Item, Selection
+from ..core.items import Item, Selection
 from ..widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ..widgets.format import clip, styled
 from ..widgets.graph_pane import GraphPane

@@ -6,16 +6,13 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from ..core.answers import (
+    IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WatchUpdate, WhatToKnow,
+)
 from ..core.assemble import Assembled
 from ..core.clipboard import CopyResult
-from ..core.graph import Neighbour
-from ..core.index import IndexProgress, IndexReport, IndexStatus
+from ..core.items import Selection
 from ..core.records import Memory
-from ..core.search import SearchResults
-from ..core.select import Selection
-from ..core.timeline import Timeline
-from ..core.watch import WatchUpdate
-from ..core.what import WhatToKnow
 
 
 @dataclass

@@ -146,18 +146,51 @@ def fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+ENGINE_PACKAGES = frozenset({
+    "numpy", "pyarrow", "lancedb", "networkx", "pydantic", "pydantic_core", "fastembed", "onnxruntime", "git",
+    "watchfiles",
+})
+"""Packages whose objects never cross the socket: unpickling one imports its package, and an attached process (the
+dashboard, `cortex mcp`) must stay free of the engine whatever the data it is sent."""
+
+
+def _engine_type(cls: type) -> bool:
+    return cls.__module__.partition(".")[0] in ENGINE_PACKAGES
+
+
 def pack(value) -> str:
     import base64
+    import io
     import pickle
 
-    return base64.b64encode(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
+    class LightPickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            if not _engine_type(type(obj)):
+                return NotImplemented
+            if hasattr(obj, "tolist"):  # numpy numbers and arrays cross as Python numbers and lists
+                plain = obj.tolist()
+                return type(plain), (plain,)
+            raise pickle.PicklingError(f"{type(obj).__module__}.{type(obj).__qualname__} would make the other end "
+                                       "import the engine")
+
+    buffer = io.BytesIO()
+    LightPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def unpack(text: str):
     import base64
+    import io
     import pickle
 
-    return pickle.loads(base64.b64decode(text))
+    class LightUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str):
+            # `pack` never sends these; a payload that names one anyway fails here instead of importing the engine.
+            if module.partition(".")[0] in ENGINE_PACKAGES:
+                raise pickle.UnpicklingError(f"{module}.{name} would import the engine")
+            return super().find_class(module, name)
+
+    return LightUnpickler(io.BytesIO(base64.b64decode(text))).load()
 
 
 def send(sock: socket.socket, message: dict) -> None:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..core.config import Settings, load_settings
+from . import client
 from .remote import Remote, RemoteError, Subscription
 
 RESUBSCRIBE_SECONDS = 2.0
@@ -20,15 +20,23 @@ RESUBSCRIBE_SECONDS = 2.0
 class RemoteBridge:
     """An `EngineBridge` whose engine lives in the resident server."""
 
-    def __init__(self, remote: Remote, settings: Settings | None = None) -> None:
+    def __init__(self, remote: Remote) -> None:
         self.remote = remote
-        self.settings = settings or load_settings()
         self._subscription: Subscription | None = None
         self._stopped = threading.Event()
 
     @property
     def root(self) -> Path:
         return self.remote.root
+
+    @property
+    def theme(self) -> str:
+        """The dashboard theme the settings name, read without pydantic (a tenth of this process's start-up); a
+        broken config file leaves the default, and the server reports the file."""
+        try:
+            return str(client.config_value("theme", ""))
+        except Exception:  # noqa: BLE001 - whatever a broken file raises, the theme is not worth failing for
+            return ""
 
     def _call(self, method: str, *args, **kwargs):
         return self.remote.call("bridge", method, *args, **kwargs)

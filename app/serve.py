@@ -328,17 +328,18 @@ class Server:
         future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs)))
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
         try:
-            value = _result_saying_alive(conn, future)
+            # An answer that holds an engine object (which would import the engine on the other end) fails to pack,
+            # and that failure is the caller's error like any other.
+            kind, payload = "result", protocol.pack(_result_saying_alive(conn, future))
         except Exception as exc:  # noqa: BLE001 - the caller's error, raised again on its side
             try:
                 payload = protocol.pack(exc)
-            except Exception:  # noqa: BLE001 - an exception that cannot be pickled crosses as its message
+            except Exception:  # noqa: BLE001 - an exception that cannot be pickled (or is the engine's own) crosses as its message
                 from ..core.errors import CortexError
 
                 payload = protocol.pack(CortexError(f"{type(exc).__name__}: {exc}"))
-            protocol.send(conn, {"type": "error", "payload": payload})
-            return
-        protocol.send(conn, {"type": "result", "payload": protocol.pack(value)})
+            kind = "error"
+        protocol.send(conn, {"type": kind, "payload": payload})
 
     def _stream_watch(self, conn: socket.socket) -> None:
         """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .database import Database, quote, scan
 from .errors import CortexError
-from .records import MemoryDraft
+from .records import COMMIT_TAG, STEP_TAG, MemoryDraft
 from .schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from .secret_fields import record_texts, refuse_secrets
 from .secrets import redacted
@@ -28,7 +28,6 @@ MAIN = "main"
 _LOCK = ".agent.lock"
 _CURRENT = "agent_current_branch"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-STEP_TAG, COMMIT_TAG = "agent-step", "agent-commit"
 
 
 @dataclass(frozen=True)

@@ -454,10 +454,11 @@ class Database:
         if ("words",) not in {tuple(i.columns) for i in table.list_indices()}:
             self.commit(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
 
-    def count(self, table, where: str | None = None) -> int:
+    def count(self, table, where: str | None = None, version: int | None = None) -> int:
         """Rows of a table matching `where`, counted once per table version: searches and status ask on every
-        call, and a filtered count scans a column, while the version is one look at the table's manifest."""
-        version = table.version
+        call, and a filtered count scans a column, while the version is one look at the table's manifest (a round
+        trip to LanceDB's loop: a caller that needs several counts looks once and passes `version`)."""
+        version = table.version if version is None else version
         key = (table.name, where)
         with self._counts_lock:
             cached = self._counts.get(key)

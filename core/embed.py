@@ -9,13 +9,13 @@ Two models load from files inside PyPI packages, so no code path contacts a mode
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from .errors import CortexError
 from .locations import cache_dir
+from .text import text_hash
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL = "intfloat/multilingual-e5-small"
@@ -35,11 +36,8 @@ _SHIPPED_FILES = Path(__file__).parent / "model_files" / "all-MiniLM-L6-v2"
 # one per repository in the server) and a load costs about a second.
 _LOADED: dict[tuple[str, str, int], object] = {}
 _LOAD_LOCK = threading.Lock()
-
-
-def text_hash(text: str) -> str:
-    # surrogatepass: text read from non-UTF-8 files keeps lone surrogates, and must hash, not crash.
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+QUERIES_KEPT = 64
+"""Query embeddings an Embedder keeps (`embed_one`)."""
 
 
 class VectorCache(Protocol):
@@ -100,6 +98,7 @@ class Embedder:
         self.batch_size = batch_size
         self.load_seconds: float | None = None
         self._model = None
+        self._queries = lru_cache(maxsize=QUERIES_KEPT)(self._embed_query)
 
     @property
     def model_id(self) -> str:
@@ -187,8 +186,15 @@ class Embedder:
         return out, EmbedStats(len(fresh), len(texts) - len(fresh), time.perf_counter() - start)
 
     def embed_one(self, text: str) -> np.ndarray:
-        """Embed one search query (never cached: queries rarely repeat and stored text is in another role)."""
-        return self.embed_uncached([text], query=True)[0]
+        """Embed one search query. The last few are kept (read-only): a long-lived engine (the resident server,
+        the dashboard re-running its search after every index change) is asked the same query again and again.
+        Stored texts never come from here: they are embedded in the document role."""
+        return self._queries(text)
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        vector = self.embed_uncached([text], query=True)[0]
+        vector.flags.writeable = False
+        return vector
 
 
 class _E5:

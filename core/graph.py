@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .answers import Neighbour
 from .database import quote
 from .errors import CortexError
 from .graph_reads import GraphReads
@@ -28,18 +29,6 @@ if TYPE_CHECKING:
 _TYPE_ORDER = {"mem": 0, "file": 1, "commit": 2, "sym": 3}
 DEFAULT_CANDIDATES = 10
 """Newest memories the dashboard's graph pane weighs for its first centre (the best connected of them)."""
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    """A node reached from the centre, how far away, and the edge that led there."""
-
-    node: str
-    label: str
-    depth: int
-    via: str
-    """Edge type, prefixed with `<-` when the edge points at the node we came from."""
-    parent: str
 
 
 @dataclass(frozen=True)

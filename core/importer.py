@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pathspec
 
-from .embed import text_hash
 from .errors import CortexError
 from .records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft
 from .secret_fields import draft_secret
 from .secrets import find_secrets, is_secret_path, redact_json, redacted
 from .store import validate_draft
+from .text import text_hash
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 RECORD_SUFFIXES = {".jsonl", ".json"}

@@ -15,20 +15,21 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from .answers import IndexProgress, IndexReport, IndexStatus
 from .chunker import chunk_file
 from .database import Database, quote, scan, sql_list
-from .embed import Embedder, text_hash
+from .embed import Embedder
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
 from .schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from .store import LanceVectorCache
-from .text import WORDS_FORMAT, chunk_words
+from .text import WORDS_FORMAT, chunk_words, text_hash
 from .walk import (
     DEFAULT_MAX_BYTES, Listed, Listing, SourceFile, git_blob_id, list_files, read_bytes, read_source, vet_source,
 )
@@ -37,60 +38,6 @@ EMBED_BATCH = 64
 _GENERATIONS = itertools.count(1)
 WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
-
-
-@dataclass(frozen=True)
-class IndexProgress:
-    """One progress event: a phase (`listing`, `reading`, `writing`, `embedding`, `done`) and how far it is."""
-
-    phase: str
-    done: int
-    total: int
-
-
-@dataclass
-class IndexReport:
-    """What one update did."""
-
-    listed: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    chunks: int = 0
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    embeddings_pending: int = 0
-    embedded: int = 0
-    lexical_seconds: float = 0.0
-    embed_seconds: float = 0.0
-
-    @property
-    def skip_counts(self) -> dict[str, int]:
-        return count_reasons(self.skipped)
-
-
-def count_reasons(skipped: list[tuple[str, str]]) -> dict[str, int]:
-    """How many paths were skipped for each reason (details in parentheses folded together)."""
-    out: dict[str, int] = {}
-    for _, reason in skipped:
-        key = reason.split(" (")[0]
-        out[key] = out.get(key, 0) + 1
-    return out
-
-
-@dataclass(frozen=True)
-class IndexStatus:
-    """Whether the index matches the work tree, without reading file contents."""
-
-    indexed_files: int
-    chunks: int
-    stale: int
-    new: int
-    removed: int
-    embeddings_pending: int
-
-    @property
-    def fresh(self) -> bool:
-        return self.stale == 0 and self.new == 0 and self.removed == 0
 
 
 @dataclass(frozen=True)
@@ -201,9 +148,10 @@ class CodeIndex:
         """Chunks waiting for an embedding (counted once per version of the chunks table)."""
         return self.db.count(self.chunks, "embedded = false")
 
-    def embedded(self) -> int:
-        """Chunks that have their embedding."""
-        return self.db.count(self.chunks) - self.pending()
+    def chunk_counts(self) -> tuple[int, int]:
+        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        version = self.chunks.version
+        return self.db.count(self.chunks, version=version), self.db.count(self.chunks, "embedded = false", version=version)
 
     def has_files(self) -> bool:
         return self.db.count(self.files) > 0

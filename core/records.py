@@ -9,6 +9,8 @@ KINDS = ("decision", "note", "task", "fact", "observation", "link", "agent")
 SCOPES = ("session", "repo", "global", "team")
 STATUSES = ("active", "superseded", "deleted")
 TASK_STATES = ("open", "done")
+STEP_TAG, COMMIT_TAG = "agent-step", "agent-commit"
+"""Tags of the memories the agent log writes: one per step, one per milestone commit."""
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import datetime
 
 
+from .answers import ScoreBreakdown, SearchHit, SearchResults
 from .config import SearchWeights
 from .database import quote, sql_list
 from .embed import Embedder
@@ -21,7 +21,7 @@ from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit
 from .refine import depth, refine
 from .roles import role_weight, topics_of
 from .records import VECTOR_FIELDS, Memory
-from .snippet import Snippet, best_window
+from .snippet import best_window
 from .store import MemoryStore, _row_to_memory, without_repeats
 from .text import query_stems, split_identifier, word_stems
 
@@ -45,97 +45,8 @@ _CHUNK_LIGHT = ["id", "path", "start_line", "is_test"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 
-@dataclass(frozen=True)
-class ScoreBreakdown:
-    """Why a hit ranks where it does."""
-
-    ranks: dict[str, int]
-    """1-based rank in each candidate list it came from, memories and code together: `vector`, `text` (git-context
-    words folded in at a low boost), `change` (searches with no query: the working change's own items)."""
-    relevance: float
-    """Fused RRF score as a share of the best possible (1.0 = first in every signal searched, every word matched)."""
-    similarity: float | None
-    """Cosine similarity of the query and the hit's embedding, when it came from vector search."""
-    boosts: dict[str, float]
-    total: float
-    coverage: float | None = None
-    """Share of the query's words the hit contains, when full-text search found it; its text rank counts that much."""
-
-    def explain(self) -> str:
-        ranks = " ".join(f"{k}#{v}" for k, v in sorted(self.ranks.items()))
-        boosts = " ".join(f"+{k} {v:.2f}" for k, v in self.boosts.items())
-        words = f" words {self.coverage:.0%}" if self.coverage is not None else ""
-        sim = f" cos {self.similarity:.2f}" if self.similarity is not None else ""
-        return f"{self.total:.3f} = rel {self.relevance:.3f} ({ranks}{words}{sim})" + (f" x (1 {boosts})" if boosts else "")
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """A memory or a code chunk found by a search."""
-
-    source: str
-    """`memory` or `code`."""
-    id: str
-    kind: str
-    title: str
-    text: str
-    score: ScoreBreakdown
-    path: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    symbols: tuple[str, ...] = ()
-    tokens: int = 0
-    is_test: bool = False
-    memory: Memory | None = None
-    snippet: Snippet | None = None
-    """The lines that match the query best (a few lines, numbered as in the file for code)."""
-
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}" if self.source == "code" else self.id
-
-    def to_json(self) -> dict:
-        out = {
-            "source": self.source, "id": self.id, "kind": self.kind, "title": self.title, "text": self.text,
-            "score": self.score.total, "breakdown": {
-                "ranks": self.score.ranks, "relevance": self.score.relevance, "similarity": self.score.similarity,
-                "coverage": self.score.coverage, "boosts": self.score.boosts,
-            },
-            "snippet": self.snippet.to_json() if self.snippet is not None else None,
-        }
-        if self.source == "code":
-            out.update(path=self.path, start_line=self.start_line, end_line=self.end_line, symbols=list(self.symbols))
-        if self.memory is not None:
-            out["memory"] = self.memory.to_json()
-        return out
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    """Hits, best first, and what the caller should know about how they were found."""
-
-    query: str
-    implicit: bool
-    """True when the query was built from the git context because none was given."""
-    terms: tuple[str, ...]
-    hits: list[SearchHit]
-    index_fresh: bool | None
-    """Whether the code index matched the work tree when the search ran (None: no code index)."""
-    embeddings_pending: int
-    """Code chunks waiting for their first embedding, and memories waiting for the current model's."""
-    elapsed_ms: float
-    notes: tuple[str, ...] = field(default=())
-    neighbours: tuple = ()
-    """With `--expand`: graph neighbours (core.graph.Neighbour) of the top hits."""
-
-    def to_json(self) -> dict:
-        return {
-            "query": self.query, "implicit": self.implicit, "terms": list(self.terms),
-            "index_fresh": self.index_fresh, "embeddings_pending": self.embeddings_pending,
-            "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
-            "hits": [h.to_json() for h in self.hits],
-            "neighbours": [n.__dict__ for n in self.neighbours],
-        }
+def _pending(counts: Future | None) -> int:
+    return counts.result()[1] if counts is not None else 0
 
 
 def implicit_query(ctx: GitContext | None) -> str:
@@ -198,9 +109,11 @@ class Searcher:
             git = git.result()
         text = implicit_query(git) if implicit else query
         parsed = parse_query(text)
+        # How many code chunks exist and wait for an embedding: looked up once, beside the query embedding.
+        counts = READS.submit(self.index.chunk_counts) if self.index is not None else None
         if parsed.empty:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
-            return SearchResults(query, implicit, (), [], index_fresh, self._pending(), 0.0, (reason,))
+            return SearchResults(query, implicit, (), [], index_fresh, _pending(counts), 0.0, (reason,))
         use_vector, use_text = "vector" in signals, "text" in signals
         # The query embedding and a git context still being read (a Future) overlap.
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
@@ -211,7 +124,9 @@ class Searcher:
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
-        found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text)
+        chunks, pending = counts.result() if counts is not None else (0, 0)
+        found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text,
+                                 code_vectors=chunks > pending)
         if isinstance(git, Future):
             git = git.result()
         stems = query_stems(parsed.terms)
@@ -238,8 +153,7 @@ class Searcher:
         if not hits:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
-        pending = self._pending()
-        if pending and not self.index.embedded():
+        if pending and chunks == pending:
             notes.append("code embeddings are still being computed; code matches are lexical only")
         stale = sum(store.stale_vectors() for store in self.stores)
         if stale:
@@ -252,9 +166,10 @@ class Searcher:
 
     def _candidates(
         self, terms: tuple[str, ...], vector, extra: tuple[str, ...], filters: Filters, changed: list[str],
-        use_vector: bool, use_text: bool,
+        use_vector: bool, use_text: bool, code_vectors: bool,
     ) -> list[tuple[str, str, list[dict]]]:
-        """Every candidate list, as (source, signal, light rows), read from all tables at once."""
+        """Every candidate list, as (source, signal, light rows), read from all tables at once. `code_vectors`:
+        some code chunk has its embedding."""
         jobs = []
         model = quote(self.embedder.model_id)
         if not filters.code_only:
@@ -277,7 +192,7 @@ class Searcher:
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
             # Before the first embedding lands there is nothing to compare with (and no index on `embedded` yet,
             # so the filter alone would scan every chunk).
-            if use_vector and self.index.embedded() > 0:
+            if use_vector and code_vectors:
                 jobs.append(("code", "vector", READS.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
             if use_text:
                 jobs.append(("code", "text", READS.submit(_fts, table, terms, where, _CHUNK_LIGHT)))
@@ -285,9 +200,6 @@ class Searcher:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
                 jobs.append(("code", "change", READS.submit(_rows, table, mine, _CHUNK_LIGHT)))
         return [(source, signal, future.result()) for source, signal, future in jobs]
-
-    def _pending(self) -> int:
-        return self.index.pending() if self.index is not None else 0
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
                topics: dict[str, bool] | None) -> ScoreBreakdown:

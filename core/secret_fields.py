@@ -14,9 +14,9 @@ from dataclasses import fields, is_dataclass, replace
 from typing import TypeVar
 
 from .errors import CortexError
-from .embed import text_hash
 from .records import Memory, MemoryDraft
 from .secrets import find_secrets, redact, redacted
+from .text import text_hash
 
 T = TypeVar("T")
 

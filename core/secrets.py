@@ -13,6 +13,7 @@ import binascii
 import re
 from dataclasses import dataclass
 from fnmatch import translate
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .secret_rules import keywords, token_rules
@@ -119,8 +120,18 @@ def redact(text: str, path: str = "") -> tuple[str, int]:
     return "".join(out), len(hits)
 
 
+CACHED_TEXT_CHARS = 16_000
+"""Rendered texts up to this size keep their redacted form in a bounded cache: a repeated search (the resident
+server, the dashboard's refreshes) scans the same titles, texts and paths again otherwise."""
+
+
 def redacted(text: str) -> str:
     """`redact` when only the text matters (rendering)."""
+    return _cached_redacted(text) if len(text) <= CACHED_TEXT_CHARS else redact(text)[0]
+
+
+@lru_cache(maxsize=4096)
+def _cached_redacted(text: str) -> str:
     return redact(text)[0]
 
 

@@ -11,12 +11,12 @@ import numpy as np
 import pyarrow as pa
 
 from .database import Database, quote
-from .embed import Embedder, text_hash
+from .embed import Embedder
 from .errors import CortexError
 from .records import KINDS, SCOPES, STATUSES, TASK_STATES, VECTOR_FIELDS, Memory, MemoryDraft, RememberResult, StoreStats
 from .secret_fields import secure_draft
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
-from .text import WORDS_FORMAT, identifier_words, path_words
+from .text import WORDS_FORMAT, identifier_words, path_words, text_hash
 
 MEMORIES = "memories"
 MEMORY_BITMAPS = ("status", "kind", "scope", "task_state")

@@ -274,7 +274,7 @@ def _with_time(draft: MemoryDraft, stamp: datetime) -> MemoryDraft:
 
 def _queued_memory(item: QueuedWrite) -> Memory:
     """How a queued write shows in results until it is sent (its id is the queue entry's)."""
-    from .embed import text_hash
+    from .text import text_hash
     from .store import _default_title
 
     d = item.draft

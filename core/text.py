@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 
@@ -65,11 +66,31 @@ MATCH_SCAN_CHARS = 200_000
 """Which query words a text contains is read from its first 200k characters: a bound on a megabyte memory."""
 
 
+CACHED_TEXT_CHARS = 16_000
+"""Texts up to this size keep their stems in a bounded cache: a search stems each candidate's words and each line
+of its snippets, and a repeated or overlapping search (the resident server, the dashboard's refreshes) would
+stem the same texts again (a tenth of a warm search). Longer texts are rare and would crowd the cache."""
+
+
 def word_stems(text: str) -> frozenset[str]:
     """The stems of a text's words, split as the full-text index splits them (on anything not a letter or digit)."""
+    return _cached_stems(text) if len(text) <= CACHED_TEXT_CHARS else _stems(text)
+
+
+def _stems(text: str) -> frozenset[str]:
     return frozenset(stem_words(list(set(_WORD.findall(text[:MATCH_SCAN_CHARS].lower())))))
+
+
+_cached_stems = lru_cache(maxsize=8192)(_stems)
 
 
 def query_stems(terms: tuple[str, ...]) -> frozenset[str]:
     """The distinct words a query asks the full-text index for (`parse_config` is `parse` and `config` there)."""
     return word_stems(" ".join(terms))
+
+
+def text_hash(text: str) -> str:
+    """The content hash that keys stored vectors. It lives here, not beside the embedder, because modules an
+    attached dashboard imports (secret redaction) need it, and importing the embedder loads numpy."""
+    # surrogatepass: text read from non-UTF-8 files keeps lone surrogates, and must hash, not crash.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

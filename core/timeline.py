@@ -4,38 +4,13 @@ on each, and the other branches."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from .agentlog import STEP_TAG
+from .answers import Timeline, TimelineEntry
 from .database import quote
 from .errors import CortexError
-from .gitctx import CommitInfo, GitContext
+from .gitctx import GitContext
 from .records import Memory
 from .store import MemoryStore
-
-
-@dataclass(frozen=True)
-class TimelineEntry:
-    """One commit and what was remembered on it (agent-context commits are memories of kind `agent`)."""
-
-    commit: CommitInfo
-    memories: tuple[Memory, ...] = ()
-
-    @property
-    def agent_commits(self) -> tuple[Memory, ...]:
-        # Agent steps are memories of kind `agent` too; only their milestones mark the timeline.
-        return tuple(m for m in self.memories if m.kind == "agent" and STEP_TAG not in m.tags)
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """The branch's history as the timeline pane shows it."""
-
-    branch: str
-    entries: list[TimelineEntry] = field(default_factory=list)
-    uncommitted: tuple[Memory, ...] = ()
-    """Memories made since the newest commit shown (or before any commit)."""
-    branches: tuple[str, ...] = ()
 
 
 LOOSE_SHOWN = 20

@@ -15,26 +15,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CortexError
-from .index import EMBED_BATCH, CodeIndex, IndexReport
+from .answers import WatchUpdate
+from .index import EMBED_BATCH, CodeIndex
 
 _GIT_STATE = ("HEAD", "packed-refs", "refs/", "FETCH_HEAD", "ORIG_HEAD")
 _EMBED_TICK_MS = 400
 """How long the watch waits for events before embedding the next batch, while embeddings are pending."""
 _NOISE_DIRS = {"__pycache__", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".venv", "venv"}
-
-
-@dataclass(frozen=True)
-class WatchUpdate:
-    """One update the watcher made: which paths set it off, what it did, how long it took from the event."""
-
-    paths: tuple[str, ...]
-    git_state_changed: bool
-    report: IndexReport
-    seconds: float
 
 
 class IndexWatcher:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from .agentlog import COMMIT_TAG, STEP_TAG
+from .answers import RankedFile, WhatToKnow
 from .database import quote, sql_list
-from .gitctx import CommitInfo, GitContext
+from .gitctx import GitContext
 from .pool import READS
-from .records import Memory
+from .records import COMMIT_TAG, STEP_TAG, Memory
 from .store import MemoryStore
 
 RECENT_DAYS = 3
@@ -19,46 +18,6 @@ RECENT_DAYS = 3
 
 RANKED_PATHS = 500
 """Changed files whose importers are counted: a tree with thousands of untracked files ranks the first 500."""
-
-
-@dataclass(frozen=True)
-class RankedFile:
-    """A file of the working change and how many indexed files import it."""
-
-    path: str
-    state: str
-    """`staged`, `modified` or `untracked`."""
-    imported_by: int
-
-
-@dataclass(frozen=True)
-class WhatToKnow:
-    """The sections of `cortex what`, each capped and ordered; `hints` explain empty sections."""
-
-    git: GitContext
-    branch_memories: list[Memory] = field(default_factory=list)
-    file_memories: list[Memory] = field(default_factory=list)
-    open_tasks: list[Memory] = field(default_factory=list)
-    recent_memories: list[Memory] = field(default_factory=list)
-    recent_commits: list[CommitInfo] = field(default_factory=list)
-    changed_files: list[RankedFile] = field(default_factory=list)
-    hints: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {
-            "branch": self.git.branch,
-            "head": self.git.head,
-            "branch_memories": [m.to_json() for m in self.branch_memories],
-            "file_memories": [m.to_json() for m in self.file_memories],
-            "open_tasks": [m.to_json() for m in self.open_tasks],
-            "recent_memories": [m.to_json() for m in self.recent_memories],
-            "recent_commits": [
-                {"sha": c.sha, "subject": c.subject, "author": c.author, "time": c.time.isoformat(), "files": list(c.files)}
-                for c in self.recent_commits
-            ],
-            "changed_files": [f.__dict__ for f in self.changed_files],
-            "hints": self.hints,
-        }
 
 
 def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers: Callable[[list[str]], dict[str, int]],

@@ -10,14 +10,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from textual.app import App, ComposeResult
 from textual.containers import Grid
 
+from cortex_tui.core.answers import (
+    Neighbour, RankedFile, ScoreBreakdown, SearchHit, SearchResults, Timeline, TimelineEntry, WhatToKnow,
+)
 from cortex_tui.core.assemble import Assembled
 from cortex_tui.core.gitctx import CommitInfo, GitContext
-from cortex_tui.core.graph import Neighbour
 from cortex_tui.core.records import Memory
-from cortex_tui.core.search import ScoreBreakdown, SearchHit, SearchResults
 from cortex_tui.core.select import Item, Selection
-from cortex_tui.core.timeline import Timeline, TimelineEntry
-from cortex_tui.core.what import RankedFile, WhatToKnow
 from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane

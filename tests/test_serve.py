@@ -370,6 +370,27 @@ def test_the_client_path_imports_nothing_heavy(repo):
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("argv", [
+    ["ss", "progress bar", "--limit", "3", "--json"], ["--json", "-C", ".", "what", "--limit", "2"],
+    ["remember", "-", "--kind", "decision", "--tags", "a,b"], ["agent", "log", "--obs", "seen"],
+    ["context", "fix the bar", "--copy"], ["index", "--status"], ["search"], ["-C", "what", "list", "--limit", "1"],
+])
+def test_the_clients_partial_parser_parses_as_the_whole_tree(argv):
+    """The client builds only the commands its command line names; what it parses must not differ."""
+    from cortex_tui.app import cli
+
+    assert vars(cli.build_parser(frozenset(argv)).parse_args(argv)) == vars(cli.build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [["sss", "x"], ["ss", "--limit", "0"], ["--help"], ["what", "--nope"]])
+def test_what_the_partial_parser_refuses_goes_in_process(argv, capsys):
+    from cortex_tui.app import cli
+
+    with pytest.raises(SystemExit):
+        cli.build_parser(frozenset(argv)).parse_args(argv)
+    assert client._route(argv) is None
+
+
 @pytest.mark.parametrize("xdg", [None, "/somewhere/else", "  "])
 def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg):
     from cortex_tui.core.locations import user_config_file
@@ -380,6 +401,20 @@ def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg
     else:
         monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
     assert client._config_file() == user_config_file()
+
+
+def test_the_light_config_reader_agrees_with_the_settings(monkeypatch, tmp_path):
+    from cortex_tui.core.config import load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text('theme = "nord"\ndaemon = false\n')
+    monkeypatch.setenv("CORTEX_CONFIG", str(config))
+    for name in ("CORTEX_THEME", "CORTEX_DAEMON", "CORTEX_NO_DAEMON"):
+        monkeypatch.delenv(name, raising=False)
+    assert client.config_value("theme") == load_settings().theme == "nord"
+    assert client.daemon_wanted() is load_settings().daemon is False
+    monkeypatch.setenv("CORTEX_THEME", "gruvbox")
+    assert client.config_value("theme") == load_settings().theme == "gruvbox"
 
 
 def _mapped(pid: int, library: str) -> bool:
@@ -417,6 +452,79 @@ async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(
     texts = [m["text"] for m in json.loads(cortex(repo, "list", "--json").stdout)]
     assert "The ledger balances nightly" in texts
     wait_until(lambda: status(repo)["attached"] == 0, what="the closed dashboard to hang up")
+
+
+# Prepended to a child's code: the first import of each engine package prints the stack that made it to stderr,
+# so that a failure names the culprit (which pane, message or widget) instead of only the package.
+_IMPORT_WITNESS = """\
+import sys, traceback
+class _Witness:
+    seen = set()
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in {engine!r} and top not in self.seen:
+            self.seen.add(top)
+            print(f"--- {{top}} imported by:\\n" + "".join(traceback.format_stack()[:-1]), file=sys.stderr)
+        return None
+sys.meta_path.insert(0, _Witness())
+"""
+
+
+def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
+    """A dashboard process attached to the server fills every pane, selects and hears the index pass without
+    importing LanceDB, pyarrow, numpy, networkx, the model, git or pydantic: the answers arrive as light
+    dataclasses."""
+    assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
+    engine = ("lancedb", "pyarrow", "numpy", "networkx", "fastembed", "onnxruntime", "git", "watchfiles", "pydantic")
+    code = (
+        _IMPORT_WITNESS.format(engine=engine) +
+        "import asyncio, sys\n"
+        "from cortex_tui.app import main\n"  # the `cortex-tui` entry point's own imports count too
+        "from cortex_tui.app.remote import Remote\n"
+        "from cortex_tui.app.remote_bridge import RemoteBridge\n"
+        "from cortex_tui.app.showcase import EVERYTHING, RecordingApp, wait_loaded\n"
+        "async def run():\n"
+        f"    app = RecordingApp(RemoteBridge(Remote.attach({str(repo)!r}, None, start=False)), task='pricing',\n"
+        "                       remember_theme=False)\n"
+        "    async with app.run_test(size=(160, 45)) as pilot:\n"
+        "        await wait_loaded(pilot, EVERYTHING + ('select',), timeout=300)\n"
+        "        app.exit()\n"
+        "asyncio.run(run())\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({engine!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr  # the stack that imported each one
+    assert status(repo)["calls"] >= 5, "the panes were read through the server"
+
+
+def test_numpy_values_cross_the_socket_as_python_numbers_and_engine_objects_not_at_all():
+    """Whatever an answer holds, the attached end never imports the engine to read it: numpy numbers and arrays are
+    sent as Python ones, other engine objects are refused when packed, and a payload naming one is refused when read."""
+    import base64
+    import pickle
+
+    import numpy as np
+    import pyarrow as pa
+
+    from cortex_tui.core.answers import ScoreBreakdown
+
+    score = ScoreBreakdown(ranks={"vector": 1}, relevance=np.float32(0.5), similarity=np.float64(0.25),
+                           boosts={"recent": np.float32(0.125)}, total=np.float32(1.0))
+    payload = protocol.pack((score, np.arange(3, dtype=np.int64), np.bool_(True)))
+    code = ("import sys\n"
+            "from cortex_tui.app import protocol\n"
+            "score, ids, flag = protocol.unpack(sys.stdin.read())\n"
+            "print(type(score.relevance).__name__, score.relevance, score.similarity, score.boosts, score.total, ids, "
+            "flag, 'numpy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["float", "0.5", "0.25", "{'recent':", "0.125}", "1.0", "[0,", "1,", "2]", "True",
+                                  "False"]
+    with pytest.raises(pickle.PicklingError, match="pyarrow"):
+        protocol.pack({"error": pa.ArrowInvalid("bad")})
+    with pytest.raises(pickle.UnpicklingError, match="numpy"):
+        protocol.unpack(base64.b64encode(pickle.dumps(np.float32(1.0))).decode("ascii"))
 
 
 def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(repo, runtime):

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.assemble import Assembled
-from ..core.select import Item, Selection
+from ..core.items import Item, Selection
 from .format import clip, clip_left, styled
 from .keymap import bindings
 from .pane import Pane

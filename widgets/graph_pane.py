@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Tree
 
-from ..core.graph import Neighbour
+from ..core.answers import Neighbour
 from .format import clip, styled
 from .pane import Pane
 

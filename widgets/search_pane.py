@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatch
+from functools import lru_cache
+from pathlib import PurePosixPath
 
 from rich.console import Group
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..core.search import SearchHit, SearchResults
+from ..core.answers import SearchHit, SearchResults
 from .format import PREVIEW_CHARS, age, bounded, clip, clip_left, styled, visible
 from .keymap import bindings
 from .pane import Pane
@@ -124,9 +126,11 @@ class SearchPane(Pane):
         head.append(f"{visible(clip(hit.title, 300))}\n", style="bold")
         head.append(f"{visible(clip(hit.location, 300))}  ·  {hit.score.explain()}\n", style="dim")
         if hit.source == "code" and len(hit.text) <= PREVIEW_CHARS:
-            # Verbatim, indentation kept, numbered as in the file.
+            # Verbatim, indentation kept, numbered as in the file. Pygments loads here, off the way to the first paint.
+            from rich.syntax import Syntax
+
             theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-            lexer = Syntax.guess_lexer(hit.path, hit.text)
+            lexer = lexer_name(hit.path)
             body = Syntax(visible(hit.text), lexer, theme=theme, line_numbers=True, start_line=hit.start_line,
                           background_color="default", word_wrap=True)
         else:
@@ -138,3 +142,17 @@ class SearchPane(Pane):
         hit = self.highlighted_hit()
         if hit is not None:
             self.post_message(self.HitChosen(self, hit))
+
+
+@lru_cache(maxsize=512)
+def lexer_name(path: str) -> str:
+    """The Pygments lexer for a file name, from Pygments' built-in table only. Rich's `Syntax.guess_lexer` imports
+    every lexer module and every installed plugin (IPython registers some) to weigh them on the text: half a second
+    on the dashboard's first preview, for the same answer on ordinary file names."""
+    from pygments.lexers._mapping import LEXERS
+
+    name = PurePosixPath(path).name
+    for _module, _title, aliases, patterns, _mimetypes in LEXERS.values():
+        if aliases and any(fnmatch(name, pattern) for pattern in patterns):
+            return aliases[0]
+    return "default"

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ..core.timeline import Timeline
+from ..core.answers import Timeline
 from .format import age, clip, clip_left, styled
 from .pane import Pane
 from .table import fit_columns

@@ -12,7 +12,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from ..core.records import Memory
-from ..core.what import WhatToKnow
+from ..core.answers import WhatToKnow
 from .format import age, clip, styled
 from .pane import Pane
 

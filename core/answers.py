@@ -1,0 +1,247 @@
+"""The engine's answers that cross to an attached process: what, search, graph, timeline and index results.
+
+Plain dataclasses over light modules only. The resident server pickles them to the dashboard and `cortex mcp`;
+unpickling imports the module that defines a class, so keeping them here (not beside the code that computes them,
+which imports LanceDB, numpy and networkx) keeps an attached process free of the engine's imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .gitctx import CommitInfo, GitContext
+from .records import STEP_TAG, Memory
+from .snippet import Snippet
+
+
+@dataclass(frozen=True)
+class RankedFile:
+    """A file of the working change and how many indexed files import it."""
+
+    path: str
+    state: str
+    """`staged`, `modified` or `untracked`."""
+    imported_by: int
+
+
+@dataclass(frozen=True)
+class WhatToKnow:
+    """The sections of `cortex what`, each capped and ordered; `hints` explain empty sections."""
+
+    git: GitContext
+    branch_memories: list[Memory] = field(default_factory=list)
+    file_memories: list[Memory] = field(default_factory=list)
+    open_tasks: list[Memory] = field(default_factory=list)
+    recent_memories: list[Memory] = field(default_factory=list)
+    recent_commits: list[CommitInfo] = field(default_factory=list)
+    changed_files: list[RankedFile] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "branch": self.git.branch,
+            "head": self.git.head,
+            "branch_memories": [m.to_json() for m in self.branch_memories],
+            "file_memories": [m.to_json() for m in self.file_memories],
+            "open_tasks": [m.to_json() for m in self.open_tasks],
+            "recent_memories": [m.to_json() for m in self.recent_memories],
+            "recent_commits": [
+                {"sha": c.sha, "subject": c.subject, "author": c.author, "time": c.time.isoformat(), "files": list(c.files)}
+                for c in self.recent_commits
+            ],
+            "changed_files": [f.__dict__ for f in self.changed_files],
+            "hints": self.hints,
+        }
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """Why a hit ranks where it does."""
+
+    ranks: dict[str, int]
+    """1-based rank in each candidate list it came from, memories and code together: `vector`, `text` (git-context
+    words folded in at a low boost), `change` (searches with no query: the working change's own items)."""
+    relevance: float
+    """Fused RRF score as a share of the best possible (1.0 = first in every signal searched, every word matched)."""
+    similarity: float | None
+    """Cosine similarity of the query and the hit's embedding, when it came from vector search."""
+    boosts: dict[str, float]
+    total: float
+    coverage: float | None = None
+    """Share of the query's words the hit contains, when full-text search found it; its text rank counts that much."""
+
+    def explain(self) -> str:
+        ranks = " ".join(f"{k}#{v}" for k, v in sorted(self.ranks.items()))
+        boosts = " ".join(f"+{k} {v:.2f}" for k, v in self.boosts.items())
+        words = f" words {self.coverage:.0%}" if self.coverage is not None else ""
+        sim = f" cos {self.similarity:.2f}" if self.similarity is not None else ""
+        return f"{self.total:.3f} = rel {self.relevance:.3f} ({ranks}{words}{sim})" + (f" x (1 {boosts})" if boosts else "")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A memory or a code chunk found by a search."""
+
+    source: str
+    """`memory` or `code`."""
+    id: str
+    kind: str
+    title: str
+    text: str
+    score: ScoreBreakdown
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    symbols: tuple[str, ...] = ()
+    tokens: int = 0
+    is_test: bool = False
+    memory: Memory | None = None
+    snippet: Snippet | None = None
+    """The lines that match the query best (a few lines, numbered as in the file for code)."""
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}" if self.source == "code" else self.id
+
+    def to_json(self) -> dict:
+        out = {
+            "source": self.source, "id": self.id, "kind": self.kind, "title": self.title, "text": self.text,
+            "score": self.score.total, "breakdown": {
+                "ranks": self.score.ranks, "relevance": self.score.relevance, "similarity": self.score.similarity,
+                "coverage": self.score.coverage, "boosts": self.score.boosts,
+            },
+            "snippet": self.snippet.to_json() if self.snippet is not None else None,
+        }
+        if self.source == "code":
+            out.update(path=self.path, start_line=self.start_line, end_line=self.end_line, symbols=list(self.symbols))
+        if self.memory is not None:
+            out["memory"] = self.memory.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """Hits, best first, and what the caller should know about how they were found."""
+
+    query: str
+    implicit: bool
+    """True when the query was built from the git context because none was given."""
+    terms: tuple[str, ...]
+    hits: list[SearchHit]
+    index_fresh: bool | None
+    """Whether the code index matched the work tree when the search ran (None: no code index)."""
+    embeddings_pending: int
+    """Code chunks waiting for their first embedding, and memories waiting for the current model's."""
+    elapsed_ms: float
+    notes: tuple[str, ...] = field(default=())
+    neighbours: tuple = ()
+    """With `--expand`: graph neighbours (`Neighbour`, below) of the top hits."""
+
+    def to_json(self) -> dict:
+        return {
+            "query": self.query, "implicit": self.implicit, "terms": list(self.terms),
+            "index_fresh": self.index_fresh, "embeddings_pending": self.embeddings_pending,
+            "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
+            "hits": [h.to_json() for h in self.hits],
+            "neighbours": [n.__dict__ for n in self.neighbours],
+        }
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A node reached from the centre, how far away, and the edge that led there."""
+
+    node: str
+    label: str
+    depth: int
+    via: str
+    """Edge type, prefixed with `<-` when the edge points at the node we came from."""
+    parent: str
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One commit and what was remembered on it (agent-context commits are memories of kind `agent`)."""
+
+    commit: CommitInfo
+    memories: tuple[Memory, ...] = ()
+
+    @property
+    def agent_commits(self) -> tuple[Memory, ...]:
+        # Agent steps are memories of kind `agent` too; only their milestones mark the timeline.
+        return tuple(m for m in self.memories if m.kind == "agent" and STEP_TAG not in m.tags)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The branch's history as the timeline pane shows it."""
+
+    branch: str
+    entries: list[TimelineEntry] = field(default_factory=list)
+    uncommitted: tuple[Memory, ...] = ()
+    """Memories made since the newest commit shown (or before any commit)."""
+    branches: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """One progress event: a phase (`listing`, `reading`, `writing`, `embedding`, `done`) and how far it is."""
+
+    phase: str
+    done: int
+    total: int
+
+
+@dataclass
+class IndexReport:
+    """What one update did."""
+
+    listed: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    embeddings_pending: int = 0
+    embedded: int = 0
+    lexical_seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    @property
+    def skip_counts(self) -> dict[str, int]:
+        return count_reasons(self.skipped)
+
+
+def count_reasons(skipped: list[tuple[str, str]]) -> dict[str, int]:
+    """How many paths were skipped for each reason (details in parentheses folded together)."""
+    out: dict[str, int] = {}
+    for _, reason in skipped:
+        key = reason.split(" (")[0]
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Whether the index matches the work tree, without reading file contents."""
+
+    indexed_files: int
+    chunks: int
+    stale: int
+    new: int
+    removed: int
+    embeddings_pending: int
+
+    @property
+    def fresh(self) -> bool:
+        return self.stale == 0 and self.new == 0 and self.removed == 0
+
+
+@dataclass(frozen=True)
+class WatchUpdate:
+    """One update the watcher made: which paths set it off, what it did, how long it took from the event."""
+
+    paths: tuple[str, ...]
+    git_state_changed: bool
+    report: IndexReport
+    seconds: float
