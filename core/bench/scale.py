@@ -18,17 +18,17 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 from ..engine import Engine
-from ..records import Memory, MemoryDraft
-from ..store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS, _memory_to_row
+from ..records import MemoryDraft
+from ..store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS
 from ..walk import list_files
 from ..watch import IndexWatcher
-from .search import _VOCAB, _vectors
+from .search import _VOCAB, synthetic_memory_rows
 
 DIM = 384
 
@@ -110,19 +110,8 @@ def fill_memories(engine: Engine, count: int, seed: int = 7) -> None:
     now = datetime.now(timezone.utc)
     for lo in range(0, count, 20_000):
         n = min(20_000, count - lo)
-        vecs = _vectors(rng, n, centres)
-        rows = []
-        for i in range(n):
-            text = " ".join(words.choice(_VOCAB) for _ in range(30))
-            stamp = now - timedelta(minutes=words.randint(0, 60 * 24 * 365))
-            rows.append(_memory_to_row(Memory(
-                id=f"s{lo + i:011d}", kind=words.choice(["decision", "note", "task", "fact"]), title=text[:40], text=text,
-                tags=[words.choice(_VOCAB)], files=[f"copy0/{words.choice(_VOCAB)}.py"], symbols=[],
-                branch=words.choice(["main", "feature/x"]), commit="", scope="repo", source_key="", version=1,
-                status="active", task_state="open", created_at=stamp, updated_at=stamp, accessed_at=stamp,
-                text_hash=f"h{lo + i}", vector=vecs[i].tolist(), vector_model=store.embedder.model_id,
-            )))
-        store.table.add(rows)
+        store.table.add(synthetic_memory_rows(rng, words, centres, lo, n, store.embedder.model_id, now, days=365,
+                                              prefix="s", branches=["main", "feature/x"], folder="copy0"))
     store.db.ensure_text_indexes(store.table)
     store.table.optimize()
     store.db.ensure_search_indexes(store.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)

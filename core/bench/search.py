@@ -49,6 +49,26 @@ def _vectors(rng: np.random.Generator, n: int, centres: np.ndarray) -> np.ndarra
     return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
+def synthetic_memory_rows(rng: np.random.Generator, words: random.Random, centres: np.ndarray, lo: int, n: int,
+                          model_id: str, now: datetime, days: int, prefix: str, branches: list[str],
+                          folder: str) -> list[dict]:
+    """Rows `lo`..`lo + n` of a synthetic store: 30 words each, vectors clustered around `centres`, made in the
+    last `days`, each tied to one file under `folder`. The search and scale benchmarks fill their stores with it."""
+    vecs = _vectors(rng, n, centres)
+    rows = []
+    for i in range(n):
+        text = " ".join(words.choice(_VOCAB) for _ in range(30))
+        stamp = now - timedelta(minutes=words.randint(0, 60 * 24 * days))
+        rows.append(_memory_to_row(Memory(
+            id=f"{prefix}{lo + i:011d}", kind=words.choice(["decision", "note", "task", "fact"]), title=text[:40],
+            text=text, tags=[words.choice(_VOCAB)], files=[f"{folder}/{words.choice(_VOCAB)}.py"], symbols=[],
+            branch=words.choice(branches), commit="", scope="repo", source_key="", version=1, status="active",
+            task_state="open", created_at=stamp, updated_at=stamp, accessed_at=stamp, text_hash=f"h{lo + i}",
+            vector=vecs[i].tolist(), vector_model=model_id,
+        )))
+    return rows
+
+
 def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
     rng = np.random.default_rng(seed)
     words = random.Random(seed)
@@ -60,20 +80,8 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
     branches = ["main", "feature/search", "fix/cache"]
     for lo in range(0, half, 10_000):
         n = min(10_000, half - lo)
-        vecs = _vectors(rng, n, centres)
-        rows = []
-        for i in range(n):
-            text = " ".join(words.choice(_VOCAB) for _ in range(30))
-            stamp = now - timedelta(minutes=words.randint(0, 60 * 24 * 60))
-            m = Memory(
-                id=f"m{lo + i:011d}", kind=words.choice(["decision", "note", "task", "fact"]), title=text[:40], text=text,
-                tags=[words.choice(_VOCAB)], files=[f"src/{words.choice(_VOCAB)}.py"], symbols=[], branch=words.choice(branches),
-                commit="", scope="repo", source_key="", version=1, status="active", task_state="open", created_at=stamp,
-                updated_at=stamp, accessed_at=stamp, text_hash=f"h{lo + i}", vector=vecs[i].tolist(),
-                vector_model=engine.embedder.model_id,
-            )
-            rows.append(_memory_to_row(m))
-        store.table.add(rows)
+        store.table.add(synthetic_memory_rows(rng, words, centres, lo, n, engine.embedder.model_id, now, days=60,
+                                              prefix="m", branches=branches, folder="src"))
         vecs = _vectors(rng, n, centres)
         chunks = []
         for i in range(n):
