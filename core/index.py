@@ -532,8 +532,7 @@ class CodeIndex:
 
     def _tidy(self) -> None:
         self.db.ensure_text_indexes(self.chunks)
-        for table in (self.chunks, self.files, self.edges, self.skipped_table):
-            self.db.maybe_compact(table)
+        self.db.note_written()
 
     # --- embeddings ----------------------------------------------------------------------------------------------
 
@@ -604,7 +603,7 @@ class CodeIndex:
         def apply():
             self.db.upsert(self.chunks, "id", data, insert=False)
             self.db.ensure_search_indexes(self.chunks, bitmap=("embedded", "vector_model"), btree=("id", "path"))
-            self.db.maybe_compact(self.chunks)
+            self.db.note_written()
 
         self.db.write(apply)
 

@@ -290,7 +290,7 @@ class MemoryStore:
             self.db.upsert(self.table, "id", data)
         self.db.ensure_text_indexes(self.table)
         self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
-        self.db.maybe_compact(self.table)
+        self.db.note_written()
         return results
 
     def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
@@ -316,7 +316,7 @@ class MemoryStore:
                 self.db.delete(self.table, where)
             else:
                 self.db.update(self.table, where, {"status": "deleted", "updated_at": now()})
-            self.db.maybe_compact(self.table)
+            self.db.note_written()
 
         self.db.write(apply)
         return chosen
@@ -382,7 +382,7 @@ class MemoryStore:
         still = {r["id"] for r in self.table.search().where(where).select(["id"]).limit(data.num_rows).to_list()}
         if still:
             self.db.upsert(self.table, "id", data.filter(pa.array([i in still for i in data["id"].to_pylist()])), insert=False)
-            self.db.maybe_compact(self.table)
+            self.db.note_written()
 
     def gc(self) -> int:
         """Compact the table and drop every old version now; returns how many versions were removed."""
@@ -454,7 +454,7 @@ class MemoryStore:
                 self.db.upsert(self.table, "id", rows)
                 self.db.ensure_text_indexes(self.table)
                 self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
-                self.db.maybe_compact(self.table)
+                self.db.note_written()
             return [m.id for m in adding]
 
         return self.db.write(apply)
