@@ -65,8 +65,8 @@ class _CommitCounter:
 
 COMMITS = _CommitCounter()
 WRITES_NOTED = threading.Event()
-"""Set whenever a write notes a table for compaction, in any database of this process; a background compactor
-waits on it (see core/compaction.py)."""
+"""Set by every write that may make a table due for compaction, in any database of this process; a background
+compactor waits on it (see core/compaction.py)."""
 
 
 def is_commit_conflict(exc: BaseException) -> bool:
@@ -424,7 +424,8 @@ class Database:
     def compact_due(self) -> list[str]:
         """Compact every table of this database opened here that is due (see `compact_if_due`), one at a time and
         one process at a time; returns the names compacted. Run by a background compactor when writes have
-        paused, and by `cortex index` and `cortex doctor`; never by a write itself."""
+        paused, and by `cortex index`; never by a write itself. Not under the write lock: a compaction can take
+        minutes, and a write that meets it retries its commit (see `commit`) or, as an append, does not conflict."""
         with self._compaction_lock:
             tables = list(self._tables.values())
         done = []
