@@ -82,6 +82,7 @@ class EngineBridge:
         if self.watcher is None:
             index = self.engine.code_index(create=True)
             self.watcher = IndexWatcher(index, on_update, on_error, self.engine.settings.watch_debounce_ms).start()
+            self.engine.compact_in_background(on_error)
 
     def stop(self) -> None:
         if self.watcher is not None:

@@ -393,6 +393,7 @@ def cmd_index(args) -> int:
         )
         if not args.no_embed:
             engine.reembed_memories()
+    engine.compact_due()  # writes never compact; an explicit index run is a moment to (see core/compaction.py)
     if args.json:
         print_json({
             "root": str(engine.root), "listed": report.listed, "changed": report.changed, "unchanged": report.unchanged,
@@ -444,6 +445,7 @@ def cmd_watch(args) -> int:
 
     watcher = IndexWatcher(index, on_update=show, on_error=lambda m: console.print(m, style="red"),
                            debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
+    engine.compact_in_background(lambda m: console.print(m, style="red"))
     console.print(f"watching {engine.root} (Ctrl+C to stop)")
     with watcher:
         try:

@@ -252,6 +252,7 @@ def keep_index_fresh(engine: Engine) -> None:
             engine.reembed_memories()
             IndexWatcher(index, lambda update: None, lambda message: print(f"cortex mcp: {message}", file=sys.stderr),
                          engine.settings.watch_debounce_ms).start()
+            engine.compact_in_background(lambda message: print(f"cortex mcp: {message}", file=sys.stderr))
         except CortexError as exc:
             print(f"cortex mcp: indexing stopped: {exc}", file=sys.stderr)
 

@@ -438,6 +438,7 @@ class Server:
                 self.idle_seconds = settings.daemon_idle_minutes * 60
             engine = self._engines(Path(self.root), self.db or None, settings)
             engine.embedder.embed_one("warm up")
+            engine.compact_in_background(self.log)
             try:
                 engine.stores()
                 engine.has_index()

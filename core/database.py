@@ -44,6 +44,7 @@ _CREATION_WAIT_S = 20.0
 """How long a table listed in a remote store without a first version is taken for one another machine is still
 creating, before it is reported damaged."""
 _COMPACTION_DIR = ".compaction"
+_COMPACTION_LOCK = ".compaction.lock"
 _CORRUPTION = ("LanceError(IO)", "failed to fill whole buffer", "Corrupt", "was not found", "Not found:",
                "No such file", "manifest")
 
@@ -63,6 +64,9 @@ class _CommitCounter:
 
 
 COMMITS = _CommitCounter()
+WRITES_NOTED = threading.Event()
+"""Set by every write that may make a table due for compaction, in any database of this process; a background
+compactor waits on it (see core/compaction.py)."""
 
 
 def is_commit_conflict(exc: BaseException) -> bool:
@@ -144,6 +148,10 @@ class Database:
         does not fail."""
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._counts_lock = threading.Lock()
+        self._tables: dict[str, object] = {}
+        self._compaction_lock = threading.Lock()
+        self.last_commit = 0.0
+        """`time.monotonic()` of this process's last commit: a background compactor waits for writes to pause."""
         if not self.remote:
             path = Path(uri)
             if not path.exists():
@@ -182,6 +190,12 @@ class Database:
         directory listed, its first version not yet written) is opened again once that process lets go of the lock.
         `key` names the columns that identify a row, by which a remote creation that lost its race puts back the
         rows it overwrote (see `_open_remote`)."""
+        table = self._open_table(name, schema, key)
+        with self._compaction_lock:
+            self._tables[name] = table
+        return table
+
+    def _open_table(self, name: str, schema: pa.Schema, key: str | Sequence[str] | None):
         if self.remote:
             return self._add_missing_remote(self._open_remote(name, schema, key), schema)
         try:
@@ -368,6 +382,7 @@ class Database:
                     raise
                 # Jittered, so writers that lost to each other do not retry in step and collide again.
                 time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
+        self.last_commit = time.monotonic()
         COMMITS.committed()
         return result
 
@@ -400,12 +415,32 @@ class Database:
 
         self.commit(apply)
 
-    def maybe_compact(self, table) -> bool:
+    @staticmethod
+    def note_written() -> None:
+        """A write path's only part in compaction: it wakes a background compactor, if this process runs one (no
+        I/O). Compacting inline made a `remember` on a 1M-row store wait ~10 minutes for a rebuilt vector index."""
+        WRITES_NOTED.set()
+
+    def compact_due(self) -> list[str]:
+        """Compact every table of this database opened here that is due (see `compact_if_due`), one at a time and
+        one process at a time; returns the names compacted. Run by a background compactor when writes have
+        paused, and by `cortex index`; never by a write itself. Not under the write lock: a compaction can take
+        minutes, and a write that meets it retries its commit (see `commit`) or, as an append, does not conflict."""
+        with self._compaction_lock:
+            tables = list(self._tables.values())
+        done = []
+        for table in tables:
+            if self.compact_if_due(table):
+                done.append(table.name)
+        return done
+
+    def compact_if_due(self, table) -> bool:
         """Compact when enough versions older than `compact_keep` have piled up, or when the table has grown past
         twice its size after the last compaction; but never twice within `compact_keep`. A compaction rewrites the
         table, and the copy it replaces must outlive `compact_keep` (a reader in another process may still be on
         it); compacting more often than that kept a copy per compaction, and sustained writes grew the database
-        several times over. So the disk holds at most the live copy and the one before it, plus recent writes."""
+        several times over. So the disk holds at most the live copy and the one before it, plus recent writes.
+        Another process already compacting: left to it."""
         if self.compact_every <= 0:
             return False
         now = datetime.now()
@@ -414,10 +449,12 @@ class Database:
             return False
         try:
             old = [v for v in table.list_versions() if v["timestamp"] <= now - self.compact_keep]
-            grown = last is not None and (self._table_bytes(table) or 0) > 2 * last[1]
-            if len(old) < self.compact_every and not grown:
+            if len(old) < self.compact_every and not (last is not None and (self._table_bytes(table) or 0) > 2 * last[1]):
                 return False
-            self.compact(table, self.compact_keep)
+            with self.try_lock(_COMPACTION_LOCK) as mine:
+                if not mine:
+                    return False
+                self.compact(table, self.compact_keep)
         except Exception as exc:
             # On a shared remote store another machine may be compacting too: its cleanup removes old versions
             # while this one lists or rewrites them. That machine has done the compaction; this one need not.
@@ -425,6 +462,25 @@ class Database:
                 return False
             raise
         return True
+
+    @contextlib.contextmanager
+    def try_lock(self, name: str) -> Iterator[bool]:
+        """The named lock if no other process holds it now (yields True), else yields False at once."""
+        if self.remote:
+            yield True
+            return
+        import filelock
+
+        lock = filelock.FileLock(Path(self.uri) / name, timeout=0, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
 
     def _marker(self, table) -> Path | None:
         return None if self.remote else Path(self.uri) / _COMPACTION_DIR / f"{table.name}.json"

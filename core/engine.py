@@ -49,6 +49,7 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
+        self._compactor = None
         self._team_retry_at = 0.0
         self.team_error = ""
         """Why the team store was left out of the last read (empty when it answered or none is configured)."""
@@ -384,6 +385,23 @@ class Engine:
 
     def gc(self) -> int:
         return sum(store.gc() for store in self.stores())
+
+    def compact_in_background(self, on_error: Callable[[str], None] | None = None) -> None:
+        """For long-lived processes: start (once) the thread that compacts this engine's databases when writes
+        pause. One-shot commands never start it, and their writes never compact (see core/compaction.py)."""
+        from .compaction import Compactor
+
+        with self._lock:
+            if self._compactor is None:
+                self._compactor = Compactor(self._databases, on_error).start()
+
+    def compact_due(self) -> int:
+        """Compact the due tables of the databases opened so far, now (`cortex index`, `cortex doctor`)."""
+        return sum(len(db.compact_due()) for db in self._databases())
+
+    def _databases(self) -> list[Database]:
+        with self._lock:
+            return list({id(s.db): s.db for s in self._stores.values()}.values())
 
 
 def _store_name(scope: str) -> str:

@@ -42,25 +42,64 @@ class RepoFacts:
 
     @classmethod
     def build(cls, root: Path, paths: set[str]) -> "RepoFacts":
-        facts = cls(paths=paths)
-        for path in paths:
-            facts.by_basename.setdefault(posixpath.basename(path), []).append(path)
-            if path.endswith((".py", ".pyi")):
-                parts = path[: path.rfind(".")].split("/")
-                if parts[-1] == "__init__":
-                    parts = parts[:-1]
-                for i in range(len(parts)):
-                    facts.py_modules.setdefault(".".join(parts[i:]), []).append(path)
-            elif posixpath.basename(path) == "go.mod":
-                text = _read(root / path)
-                match = re.search(r"^module\s+(\S+)", text, re.M)
-                if match:
-                    facts.go_modules[match.group(1)] = posixpath.dirname(path)
-            elif re.search(r"(^|/)[tj]sconfig(\.[\w-]+)?\.json$", path):
-                facts.ts_aliases.extend(_ts_aliases(root, path))
-        for files in facts.py_modules.values():
-            files.sort(key=lambda p: (p.count("/"), p))
+        facts = cls(paths=set())
+        facts.update(root, added=paths)
         return facts
+
+    def update(self, root: Path, added: set[str] = frozenset(), removed: set[str] = frozenset(),
+               edited: set[str] = frozenset()) -> None:
+        """Bring the facts in line with paths that appeared or went (and files among `edited` whose content
+        changed), in time proportional to those paths: a watcher's batch must not rebuild the facts of a
+        50k-file tree. Module configs (go.mod, tsconfig) are few: any of them touched re-reads all of them."""
+        gone, new = removed & self.paths, added - self.paths
+        for path in gone:
+            self.paths.discard(path)
+            _drop(self.by_basename, posixpath.basename(path), path)
+            for name in _py_names(path):
+                _drop(self.py_modules, name, path)
+        grown: set[str] = set()
+        for path in new:
+            self.paths.add(path)
+            self.by_basename.setdefault(posixpath.basename(path), []).append(path)
+            for name in _py_names(path):
+                self.py_modules.setdefault(name, []).append(path)
+                grown.add(name)
+        for name in grown:
+            self.py_modules[name].sort(key=lambda p: (p.count("/"), p))
+        if any(_is_config(p) for p in gone | new | (edited & self.paths)):
+            self.go_modules, self.ts_aliases = {}, []
+            for path in sorted(p for p in self.paths if _is_config(p)):
+                if posixpath.basename(path) == "go.mod":
+                    match = re.search(r"^module\s+(\S+)", _read(root / path), re.M)
+                    if match:
+                        self.go_modules[match.group(1)] = posixpath.dirname(path)
+                else:
+                    self.ts_aliases.extend(_ts_aliases(root, path))
+
+
+_CONFIG = re.compile(r"(^|/)([tj]sconfig(\.[\w-]+)?\.json|go\.mod)$")
+
+
+def _is_config(path: str) -> bool:
+    return _CONFIG.search(path) is not None
+
+
+def _py_names(path: str) -> list[str]:
+    """The dotted names a Python file can be imported by (every suffix of its module path)."""
+    if not path.endswith((".py", ".pyi")):
+        return []
+    parts = path[: path.rfind(".")].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def _drop(mapping: dict[str, list[str]], key: str, path: str) -> None:
+    files = mapping.get(key)
+    if files and path in files:
+        files.remove(path)
+        if not files:
+            del mapping[key]
 
 
 def _read(path: Path) -> str:

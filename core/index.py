@@ -68,6 +68,11 @@ class CodeIndex:
         self._dirty: set[str] = set()
         self._git_moved = False
         self._generation = next(_GENERATIONS)
+        self._facts: RepoFacts | None = None
+        self._facts_version: int | None = None
+        """The files table's version that `_facts` (all indexed paths and their module maps) matches: every write
+        this index makes to the files table moves it along; a version it did not make (another process wrote, or
+        a compaction) drops the cache, and the next batch reads the path column once again."""
         if db.get_meta("chunks_words") != WORDS_FORMAT:
             db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
             db.set_meta("chunks_words", WORDS_FORMAT)
@@ -239,7 +244,7 @@ class CodeIndex:
                 report.unchanged += 1
             else:
                 candidates.append(listed)
-        facts = self._facts(listed_paths, scope)
+        facts = self._repo_facts(listed_paths, scope)
         commit_info = self._last_commits([c.path for c in candidates])
         touched_only: list[tuple[str, int]] = []
         written: list[str] = []
@@ -276,6 +281,7 @@ class CodeIndex:
         report.removed = len(removed)
         self._finish(removed, touched_only, report.skipped, scope, written)
         self._reresolve_dependents(appeared, removed, facts, set(written))
+        self._keep_facts(facts, report.skipped, scope)
         report.lexical_seconds = time.perf_counter() - start
         if embed:
             t0 = time.perf_counter()
@@ -285,12 +291,37 @@ class CodeIndex:
         emit(IndexProgress("done", report.changed, report.changed))
         return report
 
-    def _facts(self, listed: set[str], scope: set[str] | None) -> RepoFacts:
-        paths = set(listed)
-        if scope is not None:
-            # A watcher's batch: the other paths come from the files table's path column alone.
-            paths |= {r["path"] for r in scan(self.files, None, ["path"])} - (scope - listed)
-        return RepoFacts.build(self.root, paths)
+    def _repo_facts(self, listed: set[str], scope: set[str] | None) -> RepoFacts:
+        """The paths imports resolve against: the listing after a full pass; for a watcher's batch, the indexed
+        paths (cached, see `_facts_version`) with the batch's appeared and vanished paths applied."""
+        if scope is None:
+            with self._live_lock:
+                self._facts, self._facts_version = None, self.files.version
+            return RepoFacts.build(self.root, set(listed))
+        with self._live_lock:
+            facts = self._facts if self._facts_version == self.files.version else None
+            self._facts = None
+        if facts is None:
+            version = self.files.version
+            facts = RepoFacts.build(self.root, {r["path"] for r in scan(self.files, None, ["path"])})
+            with self._live_lock:
+                self._facts_version = version
+        facts.update(self.root, added=listed, removed=scope - listed, edited=scope & listed)
+        return facts
+
+    def _keep_facts(self, facts: RepoFacts, skipped: list[tuple[str, str]], scope: set[str] | None) -> None:
+        """After an update: keep its facts for the next batch, as long as no other writer moved the files table
+        meanwhile. Paths the update skipped (binary, too large) have no row, so they leave the facts."""
+        facts.update(self.root, removed={p for p, _ in skipped if scope is None or p in scope})
+        with self._live_lock:
+            if self._facts_version == self.files.version:
+                self._facts = facts
+
+    def _files_written(self, before: int) -> None:
+        """This index committed to the files table, which was at `before` (under the write lock, so nothing else
+        committed in between): the cache, if in step with `before`, stays in step."""
+        with self._live_lock:
+            self._facts_version = self.files.version if self._facts_version == before else None
 
     def _reresolve_dependents(self, appeared: list[str], removed: list[str], facts: RepoFacts, done: set[str]) -> None:
         """Imports resolve against the set of indexed paths, so when a path appears, disappears or moves, files
@@ -339,7 +370,9 @@ class CodeIndex:
         if edges:
             self.db.add(self.edges, edges)
         data = pa.table({"path": list(changed), "imports": pa.array(list(changed.values()), pa.list_(pa.string()))})
+        before = self.files.version
         self.db.upsert(self.files, "path", data, insert=False)
+        self._files_written(before)
 
     def _last_commits(self, paths: list[str]) -> dict[str, tuple[datetime, str]]:
         """Last commit time and author per path: one `git log` walk for many files, one call each for a few."""
@@ -435,7 +468,13 @@ class CodeIndex:
             import pyarrow as pa
 
             data = pa.table({"path": [p for p, _ in touched_only], "mtime_ns": pa.array([m for _, m in touched_only], pa.int64())})
-            self.db.write(lambda: self.db.upsert(self.files, "path", data, insert=False))
+
+            def restamp():
+                before = self.files.version
+                self.db.upsert(self.files, "path", data, insert=False)
+                self._files_written(before)
+
+            self.db.write(restamp)
         self._write_skipped(skipped, scope, sorted(set(removed) | set(written)))
         self.db.write(self._tidy)
 
@@ -449,10 +488,12 @@ class CodeIndex:
             if rows:
                 self.db.add(table, rows)
         files = [p.file_row for p in batch]
+        before = self.files.version
         if files:
             self.db.upsert(self.files, "path", files, delete_where=where)
         elif self.files.count_rows(where):
             self.db.delete(self.files, where)
+        self._files_written(before)
 
     def _write_skipped(self, skipped: list[tuple[str, str]], scope: set[str] | None, changed: list[str]) -> None:
         """Replace the skip list (all of it after a full pass, the affected paths after a partial one), only when
@@ -480,8 +521,7 @@ class CodeIndex:
 
     def _tidy(self) -> None:
         self.db.ensure_text_indexes(self.chunks)
-        for table in (self.chunks, self.files, self.edges, self.skipped_table):
-            self.db.maybe_compact(table)
+        self.db.note_written()
 
     # --- embeddings ----------------------------------------------------------------------------------------------
 
@@ -552,7 +592,7 @@ class CodeIndex:
         def apply():
             self.db.upsert(self.chunks, "id", data, insert=False)
             self.db.ensure_search_indexes(self.chunks, bitmap=("embedded", "vector_model"), btree=("id", "path"))
-            self.db.maybe_compact(self.chunks)
+            self.db.note_written()
 
         self.db.write(apply)
 

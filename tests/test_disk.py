@@ -60,7 +60,7 @@ def test_sustained_single_writes_keep_the_table_within_twice_its_compacted_size(
     try:
         for i in range(400):
             db.write(lambda i=i: db.upsert(table, "id", rows(2000 + i, 1, rng)))
-            db.maybe_compact(table)
+            db.compact_if_due(table)
             sizes.append(table_bytes(Path(db.uri)))
     finally:
         stop.touch()

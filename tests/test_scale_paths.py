@@ -334,3 +334,41 @@ def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
         assert len(neighbourhood(reads, node, depth=2, limit=10).neighbours) == 10
     assert memories.reads and files.reads
     assert max(memories.reads + files.reads) <= 10
+
+
+def _imports(index, path):
+    rows = index.files.search().where(f"path = '{path}'").select(["imports"]).limit(1).to_list()
+    return set(rows[0]["imports"] or []) if rows else set()
+
+
+def test_a_watcher_batch_reads_no_whole_files_table_and_import_edges_still_follow(repo, monkeypatch):
+    """The indexed paths imports resolve against are kept between batches, not read from the files table per
+    batch; a target file appearing through the watcher still gains its importer an edge."""
+    many_files(repo, 60)
+    commit_file(repo, "pkg/__init__.py", "", "Package")
+    commit_file(repo, "a.py", "from pkg import b\n\ndef use():\n    return b.VALUE\n", "Importer")
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    total = index.files.count_rows()
+    with IndexWatcher(index, embed=False) as watcher:
+        assert watcher.ready.wait(10) and wait_for(lambda: index._live)  # after the catch-up pass (a full one)
+        reads = LanceReads(monkeypatch)
+        (repo / "pkg/b.py").write_text("VALUE = 1\n")
+        assert wait_for(lambda: "pkg/b.py" in _imports(index, "a.py"))
+        (repo / "src/app.py").write_text("from pkg import b\n")
+        assert wait_for(lambda: _imports(index, "src/app.py") == {"pkg/__init__.py", "pkg/b.py"})
+    files_reads = [n for table, n in reads.rows if table == "files"]
+    assert files_reads and max(files_reads) < total / 2, (files_reads, total)
+
+
+def test_paths_another_process_indexed_reach_the_cached_import_paths(repo):
+    """A write to the files table that this index did not make (another process's update) drops the cache."""
+    commit_file(repo, "pkg/__init__.py", "", "Package")
+    mine = Engine(repo).code_index(create=True)
+    mine.update(embed=False)
+    mine.update(only=["pkg/__init__.py"], embed=False)  # a batch: the cache is in use from here
+    (repo / "pkg/c.py").write_text("VALUE = 3\n")
+    Engine(repo).code_index().update(only=["pkg/c.py"], embed=False)
+    (repo / "d.py").write_text("from pkg import c\n")
+    mine.update(only=["d.py"], embed=False)
+    assert "pkg/c.py" in _imports(mine, "d.py")

@@ -1,5 +1,6 @@
 import os
 import stat
+import time
 
 import pyarrow as pa
 import pytest
@@ -151,21 +152,33 @@ def test_read_only_directory_is_a_clear_error(repo, tmp_path):
         Engine(repo, db=str(ro / "db")).remember(MemoryDraft(text="x"))
 
 
-def test_versions_are_compacted_automatically_and_on_demand(repo):
+def test_writes_never_compact_and_the_background_compactor_does_once_they_pause(repo):
+    """A `remember` on a store due for compaction returns without compacting (a compaction of a 1M-row table took
+    minutes inline); the background compactor then compacts it, and `gc` compacts on demand."""
     from datetime import timedelta
+
+    from cortex_tui.core.compaction import Compactor
 
     engine = Engine(repo)
     store = engine.store(create=True)
+    store.db.compact_every, store.db.compact_keep = 5, timedelta(0)
     for i in range(12):
         engine.remember(MemoryDraft(text=f"note {i}"))
     piled_up = len(store.table.list_versions())
     assert piled_up > 12
-    assert engine.gc() > 0 and len(store.table.list_versions()) <= 2
-    store.db.compact_every, store.db.compact_keep = 5, timedelta(0)
-    for i in range(12):
+    compactor = Compactor(lambda: [store.db], idle_s=0.2, period_s=30).start()
+    try:
+        deadline = time.monotonic() + 60
+        while compactor.compacted == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        compactor.stop()
+    assert compactor.compacted > 0 and len(store.table.list_versions()) <= 3
+    assert store.count() == 12
+    for i in range(4):
         engine.remember(MemoryDraft(text=f"more {i}"))
-    assert len(store.table.list_versions()) <= 6
-    assert store.count() == 24
+    assert engine.gc() > 0 and len(store.table.list_versions()) <= 2
+    assert store.count() == 16
 
 
 def test_writes_retry_only_commit_conflicts_and_only_idempotent_commits(tmp_path):
