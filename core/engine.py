@@ -396,7 +396,7 @@ class Engine:
                 self._compactor = Compactor(self._databases, on_error).start()
 
     def compact_due(self) -> int:
-        """Compact the due tables of the databases opened so far, now (`cortex index`, `cortex doctor`)."""
+        """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""
         return sum(len(db.compact_due()) for db in self._databases())
 
     def _databases(self) -> list[Database]:
