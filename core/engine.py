@@ -23,6 +23,7 @@ from .index import CodeIndex
 from .pool import READS
 from .query import Filters
 from .search import Searcher, SearchResults
+from .select_files import FileReads, ImportGraphCache
 from .store import GitPosition, MemoryStore
 
 
@@ -49,6 +50,8 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
+        self._import_graph = ImportGraphCache()
+        """Selection's import graph, built once per version of the files table (any process's writes move it)."""
         self._team_retry_at = 0.0
         self.team_error = ""
         """Why the team store was left out of the last read (empty when it answered or none is configured)."""
@@ -336,7 +339,7 @@ class Engine:
         with_vectors = index.chunks.count_rows("embedded = true") > 0
         inputs = SelectInputs(
             task=task,
-            files={f["path"]: f for f in self.index_files()},
+            files=FileReads(index.files, self._import_graph),
             code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
             memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
             changed=list(git.changed_files),
