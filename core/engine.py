@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import gitctx
 from .config import Settings, load_settings
-from .database import Database, RemoteOptions, quote, scan
+from .database import Database, RemoteOptions, quote
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
@@ -304,12 +304,6 @@ class Engine:
 
             results = expand_results(self.graph(), results)
         return results
-
-    def index_files(self) -> list[dict]:
-        """Every indexed file's path, imports, symbols and what selection ranks by (for selection)."""
-        if not self.has_index():
-            return []
-        return scan(self.code_index().files, columns=["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"])
 
     def graph(self, max_commits: int = 200):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
