@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import gitctx
 from .config import Settings, load_settings
-from .database import Database, RemoteOptions, quote, scan
+from .database import Database, RemoteOptions, quote
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
@@ -23,6 +23,7 @@ from .index import CodeIndex
 from .pool import READS
 from .query import Filters
 from .search import Searcher, SearchResults
+from .select_files import FileReads, ImportGraphCache
 from .store import GitPosition, MemoryStore
 
 
@@ -50,6 +51,8 @@ class Engine:
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
         self._compactor = None
+        self._import_graph = ImportGraphCache()
+        """Selection's import graph, built once per version of the files table (any process's writes move it)."""
         self._team_retry_at = 0.0
         self.team_error = ""
         """Why the team store was left out of the last read (empty when it answered or none is configured)."""
@@ -303,12 +306,6 @@ class Engine:
             results = expand_results(self.graph(), results)
         return results
 
-    def index_files(self) -> list[dict]:
-        """Every indexed file's path, imports, symbols and what selection ranks by (for selection)."""
-        if not self.has_index():
-            return []
-        return scan(self.code_index().files, columns=["path", "imports", "symbols", "is_test", "last_commit_time", "tokens"])
-
     def graph(self, max_commits: int = 200):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
         LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change."""
@@ -337,7 +334,7 @@ class Engine:
         with_vectors = index.chunks.count_rows("embedded = true") > 0
         inputs = SelectInputs(
             task=task,
-            files={f["path"]: f for f in self.index_files()},
+            files=FileReads(index.files, self._import_graph),
             code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
             memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
             changed=list(git.changed_files),

@@ -23,7 +23,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-import networkx as nx
 import numpy as np
 
 from .assemble import check_format, document, item_overhead, text_cost
@@ -33,11 +32,11 @@ from .errors import CortexError
 from .items import Item, Selection
 from .query import parse_query
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
-from .roles import TOPIC_WORDS, mentions, role_weight, topics_of
+from .roles import role_weight, topics_of
+from .select_files import FileReads, named_files
 
 __all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
 
-_PATHISH = re.compile(r"[\w.\-/]+\.[A-Za-z0-9]{1,6}\b|[\w]+(?:\.[\w]+){1,6}")
 REGION_FILES = 12
 """Files whose chunks are scored and may enter: the ranking's head, where almost every edit lies."""
 GUARANTEED = 3
@@ -80,42 +79,14 @@ class _Unit:
     item: Item | None = None
 
 
-def named_files(task: str, paths: list[str]) -> set[str]:
-    """Files the task names: by path, by a unique file name, or as a dotted module (`flask.json.tag`)."""
-    by_name: dict[str, list[str]] = {}
-    by_module: dict[str, str] = {}
-    for p in paths:
-        by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
-        stem = p.rsplit(".", 1)[0]
-        by_module[stem.replace("/", ".")] = p
-        if stem.endswith("/__init__"):
-            by_module[stem[: -len("/__init__")].replace("/", ".")] = p
-    found: set[str] = set()
-    path_set = set(paths)
-    for token in _PATHISH.findall(task):
-        token = token.strip("./")
-        if token in path_set:
-            found.add(token)
-        elif "/" in token:
-            found.update(p for p in paths if p.endswith("/" + token))
-        elif len(by_name.get(token, [])) == 1:
-            found.add(by_name[token][0])
-        else:
-            for module, path in by_module.items():
-                if module == token or module.endswith("." + token):
-                    if token.count(".") >= 1:
-                        found.add(path)
-    return found
-
-
 @dataclass(frozen=True)
 class SelectInputs:
     """Everything selection reads from the repository, gathered once: the feature itself never calls back into the
     engine (and a benchmark can replay these inputs)."""
 
     task: str
-    files: dict[str, dict]
-    """Indexed files by path: `is_test`, `tokens`, `last_commit_time`, `symbols`."""
+    files: FileReads
+    """The indexed files' rows, read for the candidates only, and the import graph's proximity."""
     code_hits: list
     """Search hits over code (`search.SearchHit`), best first."""
     memory_hits: list
@@ -144,10 +115,9 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
            excluded: frozenset[str] = frozenset(), fmt: str = "markdown") -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
-    tests_wanted = include_tests == "yes" or (include_tests == "auto" and mentions(task, TOPIC_WORDS["tests"]))
-    named_syms = _named_symbols(task, inputs.files)
-    ranked = _rank_files(weights, task, inputs.files, inputs.code_hits, inputs.memory_hits, inputs.changed, pins,
-                         named_syms, tests_wanted)
+    tests_wanted = include_tests == "yes" or (include_tests == "auto" and topics_of(task)["tests"])
+    ranked, named_syms = _rank_files(weights, task, inputs.files, inputs.code_hits, inputs.memory_hits, inputs.changed,
+                                     pins, tests_wanted)
     if include_tests == "no":
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]
@@ -189,11 +159,19 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
 # --- stage 1: files ------------------------------------------------------------------------------------------------
 
 
-def _rank_files(weights, task, files, code_hits, memory_hits, changed, pins, named_syms, tests_wanted) -> list[_FileCandidate]:
+def _rank_files(weights, task, files: FileReads, code_hits, memory_hits, changed, pins,
+                tests_wanted) -> tuple[list[_FileCandidate], set[str]]:
+    """The ranked candidates, and the short names of symbols the repository defines that the task names."""
     candidates: dict[str, _FileCandidate] = {}
+    named = files.named(task)
+    task_idents = _task_identifiers(task)
+    # Files that define a symbol the task names are candidates even when full-text search ranked them low.
+    definers = files.defining(task_idents)
+    named_syms = {s.rsplit(".", 1)[-1].lower() for row in definers.values() for s in row["symbols"] or []} & task_idents
+    rows = files.rows([*(h.path for h in code_hits), *named, *changed, *pins]) | definers
 
     def candidate(path: str) -> _FileCandidate | None:
-        row = files.get(path)
+        row = rows.get(path)
         if row is None:
             return None
         if path not in candidates:
@@ -209,21 +187,16 @@ def _rank_files(weights, task, files, code_hits, memory_hits, changed, pins, nam
         text_rank = hit.score.ranks.get("text")
         c.lexical = max(c.lexical, 1.0 / math.sqrt(text_rank) if text_rank else 0.0)
         c.semantic = max(c.semantic, max(hit.score.similarity or 0.0, 0.0))
-    named = named_files(task, list(files))
-    for path in [*named, *changed, *pins]:
+    for path in [*named, *changed, *pins, *definers]:
         candidate(path)
-    # Files that define a symbol the task names are candidates even when full-text search ranked them low.
-    for path, row in files.items():
-        if {s.rsplit(".", 1)[-1].lower() for s in row["symbols"] or []} & named_syms:
-            candidate(path)
     # Import-graph neighbours of what the task names and of the best lexical hits: the file a fix also touches is
     # often one they import or are imported by (on the dev set this lifted edit recall 0.78 -> 0.81).
     seeds = [*named, *changed] + [p for p, _ in sorted(candidates.items(), key=lambda kv: -kv[1].lexical)[:5]]
-    proximity = _import_proximity(files, seeds)
-    for path, score in sorted(proximity.items(), key=lambda kv: -kv[1])[:30]:
-        if score > 0.05:
-            candidate(path)
-    task_idents = _task_identifiers(task)
+    proximity = files.proximity(seeds)
+    near = [path for path, score in sorted(proximity.items(), key=lambda kv: -kv[1])[:30] if score > 0.05]
+    rows |= files.rows([p for p in near if p not in rows])
+    for path in near:
+        candidate(path)
     mentions = _memory_mentions(memory_hits)
     now = datetime.now(timezone.utc)
     topics = topics_of(task) | {"tests": tests_wanted}
@@ -249,28 +222,7 @@ def _rank_files(weights, task, files, code_hits, memory_hits, changed, pins, nam
         c.value = role * sum(getattr(weights, name) * value for name, value in c.signals.items() if name != "role")
         if c.path in pins:
             c.value = max(c.value, 1e-6)
-    return sorted(candidates.values(), key=lambda c: (-c.value, c.path))
-
-
-def _import_proximity(files: dict[str, dict], seeds: list[str]) -> dict[str, float]:
-    """Personalised PageRank over the file import graph from the seeds, scaled so the nearest file scores 1."""
-    graph = nx.Graph()
-    for path, row in files.items():
-        graph.add_node(path)
-        for target in row["imports"] or []:
-            if target in files:
-                graph.add_edge(path, target)
-    present = [s for s in dict.fromkeys(seeds) if s in graph]
-    if not present or graph.number_of_edges() == 0:
-        return {}
-    try:
-        ranks = nx.pagerank(graph, personalization={s: 1.0 for s in present}, max_iter=100, tol=1e-6)
-    except nx.PowerIterationFailedConvergence:
-        return {}
-    for s in present:
-        ranks.pop(s, None)
-    top = max(ranks.values(), default=0.0)
-    return {p: r / top for p, r in ranks.items()} if top > 0 else {}
+    return sorted(candidates.values(), key=lambda c: (-c.value, c.path)), named_syms
 
 
 def _task_identifiers(task: str) -> set[str]:
@@ -280,12 +232,6 @@ def _task_identifiers(task: str) -> set[str]:
     out |= {w.lower() for w in re.findall(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b", task)}
     out |= {w.lower() for w in re.findall(r"`+([^`\s]+?)`+", task)}
     return {w.strip("()") for w in out if len(w) > 2}
-
-
-def _named_symbols(task: str, files: dict[str, dict]) -> set[str]:
-    """Short names of symbols the repository defines that the task names in code form."""
-    defined = {s.rsplit(".", 1)[-1].lower() for row in files.values() for s in row["symbols"] or []}
-    return {w for w in _task_identifiers(task) if w in defined}
 
 
 def _task_terms(task: str) -> dict[str, float]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import lancedb
 import pytest
 
+from cortex_tui.core.database import scan
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
@@ -239,7 +240,7 @@ async def test_seeded_corpus_nothing_stored_searchable_copied_or_shown(empty_rep
     report = cli.json("index", "--skipped")
     reasons = {s["path"]: s["reason"] for s in report}
     assert reasons == {".env": "secret file", "keys/deploy.pem": "secret file"}
-    indexed = {r["path"] for r in Engine(repo).index_files()}
+    indexed = {r["path"] for r in scan(Engine(repo).code_index().files, columns=["path"])}
     assert {"src/settings.py", "config/app.yaml", "config/docker-config.json", "deploy/run.sh", "deploy/users.conf",
             "docs/setup.md", "notebooks/explore.ipynb", "pkg/deep/nested/module/client.py"} <= indexed
     assert "local/dump.txt" not in indexed
@@ -339,7 +340,7 @@ def test_clean_corpus_stays_indexed_without_redactions(empty_repo):
     assert not [s for s in report.skipped if "secret" in s[1]]
     # What the index would have redacted in each file it stored (the marker itself appears in this code's docs).
     found = {path: find_secrets((repo / path).read_text(encoding="utf-8"), path) for path in
-             (r["path"] for r in Engine(repo).index_files())}
+             (r["path"] for r in scan(Engine(repo).code_index().files, columns=["path"]))}
     assert {path: hits for path, hits in found.items() if hits} == {}
 
 

@@ -255,3 +255,40 @@ def test_housekeeping_examples_and_fixtures_rank_under_the_code_unless_the_task_
                         ("examples/parcels/app.py", "example"), ("shop/testdata/parcels.txt", "tests")):
         on_topic = engine.select(f"{about}: shipping surcharge for heavy parcels is rounded down", 4000)
         assert on_topic.ranked_files.index(path) < on_topic.ranked_files.index("shop/shipping.py"), (about, on_topic.ranked_files)
+
+
+def test_a_select_reads_its_candidates_rows_and_the_import_graph_once_per_table_version(shop, repo):
+    import threading
+
+    from .conftest import git
+    from .test_scale_paths import CountingTable, many_files
+
+    many_files(repo, 200)
+    git(repo, "add", "gen")
+    git(repo, "commit", "-qm", "Generated modules")  # committed: not candidates as part of the working change
+    shop.code_index().update(embed=False)
+    index = shop.code_index()
+    index.files = files = CountingTable(index.files)
+    total = index.files.count_rows()
+    tasks = ["The tax in shop/pricing.py is applied twice", "Make compute_discount_rate handle refunds",
+             "cart total ignores quantities"]
+    # Threads sharing the engine (the dashboard's, the server's) build the import graph once between them.
+    threads = [threading.Thread(target=shop.select, args=(t, 2000)) for t in tasks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert files.reads.count(total) == 1
+    files.reads.clear()
+    named, defined, near = (shop.select(t, 2000) for t in tasks)
+    assert named.ranked_files[0] == "shop/pricing.py"
+    assert "shop/big.py" in defined.files
+    assert "shop/pricing.py" in near.ranked_files  # imported by the cart: the graph still ranks it
+    assert files.reads and max(files.reads) < 20 and sum(files.reads) < total / 4, files.reads
+    # Another process writes the table: the next select sees the new version and builds the graph again, once.
+    (repo / "shop/coupons.py").write_text("from .pricing import price_of\n\ndef coupon(sku):\n    return price_of(sku) / 2\n")
+    Engine(repo).code_index().update(embed=False)
+    files.reads.clear()
+    for _ in range(2):
+        assert "shop/coupons.py" in shop.select("Halve the coupon price in shop/coupons.py", 2000).files
+    assert files.reads.count(total + 1) == 1 and max(r for r in files.reads if r != total + 1) < 20, files.reads
