@@ -19,6 +19,8 @@ from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from .text import WORDS_FORMAT, identifier_words, path_words, text_hash
 
 MEMORIES = "memories"
+SMALL_STORE = 20_000
+"""Rows up to which a newest-first read is one query (at 20,000 rows it reads all fields in a few milliseconds)."""
 MEMORY_BITMAPS = ("status", "kind", "scope", "task_state")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
@@ -92,6 +94,8 @@ def _row_to_memory(row: dict) -> Memory:
 class MemoryStore:
     """Memories of one database (a repository's, or the user's global one)."""
 
+    small_store = SMALL_STORE
+
     def __init__(self, db: Database, embedder: Embedder, max_text_bytes: int = 1_000_000) -> None:
         self.db = db
         self.embedder = embedder
@@ -110,7 +114,7 @@ class MemoryStore:
     def _query(self, where: str | None, limit: int | None = None, with_vector: bool = False,
                order: Sequence[tuple[str, bool]] = ()) -> list[Memory]:
         """`order`: (column, ascending) pairs LanceDB sorts by before it applies the limit."""
-        if order and limit:
+        if order and limit and not self._small():
             # Sort and cut on the sort columns alone, then read the rows kept in full: LanceDB reads every selected
             # column of every match before it sorts (300k memories: 50-100 ms a query with all fields, 11-17 with
             # the keys), and `what` makes four such reads.
@@ -131,6 +135,11 @@ class MemoryStore:
             query = query.order_by([ColumnOrdering(column_name=c, ascending=a) for c, a in order])
         rows = query.limit(limit or None).to_list()
         return [_row_to_memory(r) for r in rows]
+
+    def _small(self) -> bool:
+        """Few enough rows that one read sorted by LanceDB costs less than the round trips that keep a large
+        store's reads bounded (time windows, keys first): most stores, and every `what` on them."""
+        return self.db.count(self.table) <= self.small_store
 
     def _sorted(self, where: str | None, limit: int, order: Sequence[tuple[str, bool]], columns: list[str]) -> list[dict]:
         from lancedb.query import ColumnOrdering
@@ -202,7 +211,7 @@ class MemoryStore:
         """The newest `limit` memories matching a filter, sorted and cut by LanceDB: through widening time windows
         (a BTree index on updated_at keeps each cheap) until one holds enough, so no read grows with the store."""
         found: list[Memory] = []
-        for days in (1, 7, 30, 180, None):
+        for days in (None,) if self._small() else (1, 7, 30, 180, None):
             found = self._query(_within(where, days), limit, order=[("updated_at", False)])
             if len(found) >= limit:
                 break

@@ -5,6 +5,8 @@ import os
 import threading
 import time
 
+import pytest
+
 from cortex_tui.core import walk
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.watch import IndexWatcher
@@ -372,3 +374,25 @@ def test_paths_another_process_indexed_reach_the_cached_import_paths(repo):
     (repo / "d.py").write_text("from pkg import c\n")
     mine.update(only=["d.py"], embed=False)
     assert "pkg/c.py" in _imports(mine, "d.py")
+
+
+@pytest.mark.parametrize("small_store", [20_000, 0], ids=["one-read", "time-windows"])
+def test_newest_first_reads_agree_whatever_the_store_size(repo, monkeypatch, small_store):
+    """A small store is read newest-first in one query; a large one through widening time windows, keys first.
+    Both must give the same memories in the same order, including ones only the widest window holds."""
+    from datetime import datetime, timedelta, timezone
+
+    from cortex_tui.core.records import MemoryDraft
+    from cortex_tui.core.store import MemoryStore
+
+    monkeypatch.setattr(MemoryStore, "small_store", small_store)
+    engine = Engine(repo)
+    ids = [engine.remember(MemoryDraft(text=f"note number {i}")).memory.id for i in range(8)]
+    store = engine.store()
+    now = datetime.now(timezone.utc)
+    for i, age in enumerate((400, 40, 10, 2)):  # the first four were last touched days ago
+        store.db.update(store.table, f"id = '{ids[i]}'", {"updated_at": now - timedelta(days=age)})
+    expected = ids[4:][::-1] + ids[3::-1]
+    assert [m.id for m in store.newest("status = 'active'", 6)] == expected[:6]
+    assert [m.id for m in store.newest("status = 'active'", 8)] == expected
+    assert [m.id for m in store.newest(f"id != '{ids[7]}'", 2)] == expected[1:3]
