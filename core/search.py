@@ -95,12 +95,12 @@ class Searcher:
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
         now: datetime | None = None,
-        history: GitContext | None = None,
+        history: GitContext | Future | None = None,
     ) -> SearchResults:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
         `now` is the reference date of time words in the query (default: the current time). `history` is the
-        branch and recent commits alone (`gitctx.read_history`): a query's candidates need no more, so they are
-        read while `git`, a Future of the whole context, still runs `git status` over the tree (on a large tree
+        branch and recent commits alone (`gitctx.read_history`, or a Future of it): a query's candidates need none
+        of it, and ranking them no more, so they are read while `git`, a Future of the whole context, still runs `git status` over the tree (on a large tree
         the slowest part of a search); only the boosts wait for it."""
         start = time.perf_counter()
         notes: list[str] = []
@@ -117,14 +117,16 @@ class Searcher:
         use_vector, use_text = "vector" in signals, "text" in signals
         # The query embedding, a git context still being read (a Future) and the full-text reads overlap.
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
-        if history is None and isinstance(git, Future):
-            git = git.result()
-        words_from = history if history is not None else git
-        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
         found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts)
         chunks, pending = counts.result() if counts is not None else (0, 0)
+        # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
+        words_from = history.result() if isinstance(history, Future) else history
+        if words_from is None and isinstance(git, Future):
+            git = git.result()
+        words_from = words_from if words_from is not None else git
+        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         if isinstance(git, Future):
             git = git.result()
         stems = query_stems(parsed.terms)
