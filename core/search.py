@@ -100,8 +100,8 @@ class Searcher:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
         `now` is the reference date of time words in the query (default: the current time). `history` is the
         branch and recent commits alone (`gitctx.read_history`, or a Future of it): a query's candidates need none
-        of it, and ranking them no more, so they are read while `git`, a Future of the whole context, still runs `git status` over the tree (on a large tree
-        the slowest part of a search); only the boosts wait for it."""
+        of it, and ranking them no more, so they are read while `git`, a Future of the whole context, still runs
+        `git status` over the tree (on a large tree the slowest part of a search); only the boosts wait for it."""
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
@@ -130,7 +130,7 @@ class Searcher:
         if isinstance(git, Future):
             git = git.result()
         stems = query_stems(parsed.terms)
-        lists, light, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
+        lists, rows, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
         fused = fuse(lists, {"text": coverage, "vector": closeness})
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed))) if used]
@@ -139,13 +139,13 @@ class Searcher:
         # With no query the words come from commit subjects, which changelogs and docs repeat: their files count as
         # selection counts them for a task that is not about them.
         topics = topics_of(text) if implicit else None
-        scores = {key: self._score(key, light[key], fused[key], best, similarity.get(key), git_signals, topics)
+        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics)
                   for key in fused}
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
         top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
-        hits = self._materialise(top, scores, stems, light)
+        hits = self._materialise(top, scores, stems, rows)
         if rerank:
             refined = refine(hits, text, parsed.terms, self.weights, now)
             hits = refined.hits[:limit]
