@@ -294,7 +294,7 @@ class Engine:
         # `git status` of the tree) run beside the query embedding and the search instead of before them.
         status = READS.submit(searcher.index.status) if searcher.index is not None else None
         git = READS.submit(self.git)
-        results = searcher.search(query, filters, shown, git, history=gitctx.read_history(self.root))
+        results = searcher.search(query, filters, shown, git, history=READS.submit(gitctx.read_history, self.root))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
         if llm is not None:

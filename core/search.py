@@ -5,6 +5,7 @@ context and time, each hit with its score breakdown. Stored text is returned ver
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import datetime
 
@@ -41,7 +42,6 @@ STRONG_SIMILARITY = 0.6
 completion zsh"); between the floor and here, a share of it."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
 _MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
-_CHUNK_LIGHT = ["id", "path", "start_line", "is_test"]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 
@@ -95,13 +95,13 @@ class Searcher:
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
         now: datetime | None = None,
-        history: GitContext | None = None,
+        history: GitContext | Future | None = None,
     ) -> SearchResults:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
         `now` is the reference date of time words in the query (default: the current time). `history` is the
-        branch and recent commits alone (`gitctx.read_history`): a query's candidates need no more, so they are
-        read while `git`, a Future of the whole context, still runs `git status` over the tree (on a large tree
-        the slowest part of a search); only the boosts wait for it."""
+        branch and recent commits alone (`gitctx.read_history`, or a Future of it): a query's candidates need none
+        of it, and ranking them no more, so they are read while `git`, a Future of the whole context, still runs
+        `git status` over the tree (on a large tree the slowest part of a search); only the boosts wait for it."""
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
@@ -115,22 +115,22 @@ class Searcher:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
             return SearchResults(query, implicit, (), [], index_fresh, _pending(counts), 0.0, (reason,))
         use_vector, use_text = "vector" in signals, "text" in signals
-        # The query embedding and a git context still being read (a Future) overlap.
+        # The query embedding, a git context still being read (a Future) and the full-text reads overlap.
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
-        if history is None and isinstance(git, Future):
-            git = git.result()
-        vector = embedding.result() if embedding is not None else None
-        words_from = history if history is not None else git
-        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
+        found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts)
         chunks, pending = counts.result() if counts is not None else (0, 0)
-        found = self._candidates(parsed.terms, vector, extra, filters, changed, use_vector, use_text,
-                                 code_vectors=chunks > pending)
+        # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
+        words_from = history.result() if isinstance(history, Future) else history
+        if words_from is None and isinstance(git, Future):
+            git = git.result()
+        words_from = words_from if words_from is not None else git
+        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         if isinstance(git, Future):
             git = git.result()
         stems = query_stems(parsed.terms)
-        lists, light, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
+        lists, rows, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
         fused = fuse(lists, {"text": coverage, "vector": closeness})
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed))) if used]
@@ -139,13 +139,13 @@ class Searcher:
         # With no query the words come from commit subjects, which changelogs and docs repeat: their files count as
         # selection counts them for a task that is not about them.
         topics = topics_of(text) if implicit else None
-        scores = {key: self._score(key, light[key], fused[key], best, similarity.get(key), git_signals, topics)
+        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics)
                   for key in fused}
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
         top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
-        hits = self._materialise(top, scores, stems)
+        hits = self._materialise(top, scores, stems, rows)
         if rerank:
             refined = refine(hits, text, parsed.terms, self.weights, now)
             hits = refined.hits[:limit]
@@ -165,41 +165,51 @@ class Searcher:
         )
 
     def _candidates(
-        self, terms: tuple[str, ...], vector, extra: tuple[str, ...], filters: Filters, changed: list[str],
-        use_vector: bool, use_text: bool, code_vectors: bool,
+        self, terms: tuple[str, ...], embedding: Future | None, filters: Filters, changed: list[str], use_text: bool,
+        counts: Future | None,
     ) -> list[tuple[str, str, list[dict]]]:
-        """Every candidate list, as (source, signal, light rows), read from all tables at once. `code_vectors`:
-        some code chunk has its embedding."""
-        jobs = []
+        """Every candidate list, as (source, signal, rows), read from all tables at once (code rows whole, memory
+        rows light: see `_materialise`). `embedding`: the query vector being computed (None: no vector reads);
+        `counts`: the code chunks and those waiting for an embedding, being counted. The full-text and working-change
+        reads need neither, so they start first and overlap both."""
+        plan: list[tuple[str, str, Callable[..., list[dict]], tuple]] = []  # in the order the lists are fused
         model = quote(self.embedder.model_id)
         if not filters.code_only:
             where = _memory_where(filters)
             for n, store in enumerate(self.stores):
                 source = f"memory{n}"
-                if use_vector:
+                if embedding is not None:
                     # Only vectors of the query's own model are comparable with it.
                     mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
-                    jobs.append((source, "vector", READS.submit(_vector, store.table, vector, mine, _MEMORY_LIGHT)))
+                    plan.append((source, "vector", _vector, (store.table, mine, _MEMORY_LIGHT)))
                 if use_text:
-                    jobs.append((source, "text", READS.submit(_fts, store.table, terms, where, _MEMORY_LIGHT)))
+                    plan.append((source, "text", _fts, (store.table, terms, where, _MEMORY_LIGHT)))
                 if changed:
                     tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
-                    jobs.append((source, "change", READS.submit(_rows, store.table, tied, _MEMORY_LIGHT)))
+                    plan.append((source, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
         code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
         if code_ok:
             where = _code_where(filters)
             table = self.index.chunks
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
-            # Before the first embedding lands there is nothing to compare with (and no index on `embedded` yet,
-            # so the filter alone would scan every chunk).
-            if use_vector and code_vectors:
-                jobs.append(("code", "vector", READS.submit(_vector, table, vector, vec_where, _CHUNK_LIGHT)))
+            if embedding is not None:
+                plan.append(("code", "vector", _vector, (table, vec_where, _CHUNK_COLUMNS)))
             if use_text:
-                jobs.append(("code", "text", READS.submit(_fts, table, terms, where, _CHUNK_LIGHT)))
+                plan.append(("code", "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
             if changed:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
-                jobs.append(("code", "change", READS.submit(_rows, table, mine, _CHUNK_LIGHT)))
-        return [(source, signal, future.result()) for source, signal, future in jobs]
+                plan.append(("code", "change", _rows, (table, mine, _CHUNK_COLUMNS)))
+        jobs = {i: READS.submit(read, *args) for i, (_, signal, read, args) in enumerate(plan) if signal != "vector"}
+        if embedding is not None:
+            vector = embedding.result()
+            chunks, pending = counts.result() if counts is not None else (0, 0)
+            for i, (source, signal, read, args) in enumerate(plan):
+                # Before the first code embedding lands there is nothing to compare with (and no index on
+                # `embedded` yet, so the filter alone would scan every chunk).
+                if signal == "vector" and (source != "code" or chunks > pending):
+                    table, where, columns = args
+                    jobs[i] = READS.submit(read, table, vector, where, columns)
+        return [(plan[i][0], plan[i][1], jobs[i].result()) for i in sorted(jobs)]
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
                topics: dict[str, bool] | None) -> ScoreBreakdown:
@@ -217,30 +227,32 @@ class Searcher:
                 boosts = {**boosts, "role": weight - 1.0}
         return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
 
-    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str]) -> list[SearchHit]:
-        """Read the full rows of the winners only: candidate lists carry ids and the few fields ranking needs."""
+    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str],
+                     read: dict[str, dict]) -> list[SearchHit]:
+        """The winners' hits. Code candidates were read with every column a hit shows (`read`); memory candidates
+        carry ids and the few fields ranking needs, and only the winners' full rows are read here. (Reading the
+        code winners again by id was a second round trip after fusion, 6-7 ms with 5,000 files, against about 1 ms
+        more for the wider code reads, which overlap the memory reads. Wide memory reads cost more than they saved:
+        their full-text read alone doubled, 8 -> 17 ms with 100,000 memories.)"""
         wanted: dict[str, list[str]] = {}
         for key in keys:
             source, ident = key.split(":", 1)
-            wanted.setdefault(source, []).append(ident)
-        def read(source: str, ids: list[str]) -> list[tuple[str, dict]]:
+            if source != "code":
+                wanted.setdefault(source, []).append(ident)
+        def fetch(source: str, ids: list[str]) -> list[tuple[str, dict]]:
+            table = self.stores[int(source[len("memory"):])].table
             where = f"id IN ({', '.join(quote(i) for i in ids)})"
-            if source == "code":
-                table, columns = self.index.chunks, _CHUNK_COLUMNS
-            else:
-                table, columns = self.stores[int(source[len("memory"):])].table, _MEMORY_COLUMNS
-            return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(columns).limit(len(ids)).to_list()]
+            return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(_MEMORY_COLUMNS).limit(len(ids)).to_list()]
 
-        full: dict[str, dict] = {}
-        for part in READS.map(lambda kv: read(*kv), wanted.items()):
+        full = {key: row for key, row in read.items() if key.startswith("code:")}
+        for part in READS.map(lambda kv: fetch(*kv), wanted.items()):
             full.update(part)
         # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
         # it: each store's memories show only the row settling keeps.
         kept: dict[str, Memory] = {}
         for source in wanted:
-            if source != "code":
-                memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
-                kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
+            memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
+            kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
         hits = []
         for key in keys:
             row = full.get(key)
