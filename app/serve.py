@@ -316,8 +316,16 @@ class Server:
             return
         future = self._submit(self._run, request)
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
-        output, code = _result_saying_alive(conn, future)
-        protocol.send(conn, {"type": "done", "output": output, "exit": code})
+        output, code, deferred = _result_saying_alive(conn, future)
+        try:
+            protocol.send(conn, {"type": "done", "output": output, "exit": code})
+        finally:
+            if deferred:
+                # On the command worker, so they run before the next command, as they would have inside this one.
+                try:
+                    self._submit(self._run_deferred, deferred)
+                except RuntimeError:  # the worker has shut down (the server is stopping): run them here
+                    self._run_deferred(deferred)
 
     def _answer_call(self, conn: socket.socket, request: Request) -> None:
         try:
@@ -360,9 +368,24 @@ class Server:
             with self._jobs_lock:
                 self._last_activity = time.monotonic()
 
-    def _run(self, request: Request) -> tuple[list[list], int]:
-        """Run one command as the client would have in-process. Never raises: whatever goes wrong is the command's
-        own one-line error, and the server goes on."""
+    def _run(self, request: Request) -> tuple[list[list], int, list]:
+        """Run one command as the client would have in-process; also returns the writes it left for after its answer
+        (see core.later). Never raises: whatever goes wrong is the command's own one-line error, and the server
+        goes on."""
+        from ..core import later
+
+        with later.collected() as deferred:
+            sink, code = self._run_command(request)
+        return sink, code, deferred
+
+    def _run_deferred(self, jobs: list) -> None:
+        for job in jobs:
+            try:
+                job()
+            except Exception as exc:  # noqa: BLE001 - a cache write that failed costs a later lookup, never the server
+                self.log(f"write after answer failed: {type(exc).__name__}: {exc}")
+
+    def _run_command(self, request: Request) -> tuple[list[list], int]:
         self._served += 1
         sink: list[list] = []
         saved = sys.stdin, sys.stdout, sys.stderr

@@ -598,3 +598,18 @@ def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, ru
         wait_until(lambda: any("src/late.py" in u.paths for u in updates), what="the successor's update")
     finally:
         bridge.stop()
+
+
+def test_a_served_remember_commits_its_cached_vector_after_answering(repo, runtime):
+    from cortex_tui.core.engine import Engine
+
+    out = cortex(repo, "remember", "Vectors of memories reach the cache too", "--json")
+    assert out.returncode == 0, out.stderr
+    digest = json.loads(out.stdout)["memory"]["text_hash"]
+    store = Engine(repo).store()
+
+    def cached() -> bool:
+        return bool(store.vector_cache.get_vectors(store.embedder.model_id, [digest]))
+
+    wait_until(cached, what="the server's cache write after its answer")
+    assert "write after answer failed" not in server_paths(repo).log.read_text()

@@ -232,3 +232,34 @@ def test_readers_show_one_active_version_per_key(repo):
     assert [h.id for h in found.hits if h.memory.source_key == "ttl"] == [min(first.id, other.id)]
     newer = engine.remember(MemoryDraft(text="cache for 10 minutes", source_key="ttl")).memory
     assert [m.id for m in store.list() if m.source_key == "ttl"] == [newer.id]
+
+
+def test_a_memorys_cache_write_waits_for_a_collecting_caller_and_stores_the_same_vector(repo):
+    from cortex_tui.core import later
+
+    store = Engine(repo).store(create=True)
+    cached = store.vector_cache.table.count_rows
+    before = cached()
+    with later.collected() as jobs:
+        first = store.remember(MemoryDraft(text="compact the cache after the answer"))
+    assert len(jobs) == 1 and cached() == before, "the resident server commits the cache write after answering"
+    jobs[0]()
+    vectors = store.vector_cache.get_vectors(store.embedder.model_id, [first.memory.text_hash])
+    assert vectors[first.memory.text_hash].tolist() == pytest.approx(first.memory.vector)
+    store.remember(MemoryDraft(text="written at once outside a command"))
+    assert cached() == before + 2, "with no collecting caller the cache is written at once"
+
+
+def test_one_read_finds_both_the_duplicate_text_and_the_keys_versions(repo):
+    store = Engine(repo).store(create=True)
+    old = store.remember(MemoryDraft(text="retry three times", source_key="retries")).memory
+    plain = store.remember(MemoryDraft(text="log every retry")).memory
+    results = store.remember_many([
+        MemoryDraft(text="retry five times", source_key="retries"),
+        MemoryDraft(text="log every retry"),
+        MemoryDraft(text="retry three times", source_key="backoff"),
+    ])
+    assert [r.outcome for r in results] == ["new_version", "duplicate", "created"]
+    assert results[0].memory.version == 2 and results[1].memory.id == plain.id
+    assert [(m.version, m.status) for m in store.history("retries")] == [(1, "superseded"), (2, "active")]
+    assert store.get(old.id).status == "superseded"
