@@ -541,16 +541,19 @@ class CodeIndex:
         if limit is not None and progress:
             total = min(total, limit)
         done = 0
-        previous: set[str] = set()
+        tries: dict[str, int] = {}
         stuck: set[str] = set()
         while limit is None or done < limit:
             if should_stop and should_stop():
                 break
             size = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
             batch = self._next_pending(wanted, size, stuck)
-            # A row the last write did not flip (replaced meanwhile by a re-index) is left out from then on,
-            # so the loop cannot spin on it; normally this set stays empty.
-            again = {r["id"] for r in batch} & previous
+            # A row the last write did not flip was replaced meanwhile by a re-index (the watcher's catch-up pass
+            # rewrites a file's rows unembedded): embed it again (its vector comes from the cache). A row that
+            # keeps coming back is left out from then on, so the loop cannot spin on it.
+            for r in batch:
+                tries[r["id"]] = tries.get(r["id"], 0) + 1
+            again = {r["id"] for r in batch if tries[r["id"]] > 3}
             if again:
                 stuck |= again
                 batch = [r for r in batch if r["id"] not in again]
@@ -560,7 +563,6 @@ class CodeIndex:
                 [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache
             )
             self._store_vectors([r["id"] for r in batch], vectors)
-            previous = {r["id"] for r in batch}
             done += len(batch)
             if progress:
                 progress(IndexProgress("embedding", done, max(total, done)))

@@ -214,6 +214,22 @@ def test_embeddings_are_filled_in_later_and_reused_by_content(repo):
     assert index.status().embeddings_pending == 0
 
 
+def test_embedding_takes_again_rows_a_concurrent_reindex_left_unembedded(repo):
+    """Another lexical pass (a selection indexing on its own while the dashboard's worker embeds) can rewrite rows
+    unembedded right after they were embedded: the queue embeds them again instead of leaving them pending."""
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    rewritten = []
+
+    def progress(p):
+        if p.phase == "embedding" and not rewritten:
+            rewritten.append(p.done)
+            index.db.update(index.chunks, "embedded = true", {"embedded": False})
+
+    index.embed_pending(progress=progress)
+    assert rewritten and index.chunks.count_rows("embedded = false") == 0
+
+
 def test_bad_trees_complete_and_report(tmp_path, empty_repo):
     plain = tmp_path / "plain"
     (plain / "a").mkdir(parents=True)
