@@ -20,7 +20,7 @@ from .rank import total_score
 from .rerank import coverage
 
 if TYPE_CHECKING:
-    from .search import SearchHit
+    from .answers import SearchHit
 
 ANCHOR_MIN_COVERAGE = 0.6
 """`before the trip` is dated by the candidate that covers most of `the trip`, and only if it covers this much."""
