@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .database import quote, scan, sql_list
+from .database import in_filter, quote, scan, sql_list, symbols_filter
 from .gitctx import CommitInfo
 from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
 from .records import Memory
@@ -20,8 +20,6 @@ from .store import _FIELDS, MemoryStore, _row_to_memory, without_repeats
 
 _MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BATCH = 500
-"""Names per filter: a memory of 100k characters names thousands of words, and one filter stays small."""
 
 
 @dataclass(frozen=True)
@@ -92,12 +90,8 @@ class GraphReads:
         wanted = sorted(set(paths))
         if self.files_table is None or not wanted:
             return {}
-        out: dict[str, FileRow] = {}
-        for lo in range(0, len(wanted), _BATCH):
-            rows = scan(self.files_table, f"path IN ({', '.join(quote(p) for p in wanted[lo:lo + _BATCH])})",
-                        ["path", "imports", "symbols"])
-            out.update({r["path"]: FileRow(r["path"], tuple(r["imports"] or ()), tuple(r["symbols"] or ())) for r in rows})
-        return out
+        rows = scan(self.files_table, in_filter("path", wanted), ["path", "imports", "symbols"])
+        return {r["path"]: FileRow(r["path"], tuple(r["imports"] or ()), tuple(r["symbols"] or ())) for r in rows}
 
     def _files_where(self, where: str, limit: int) -> list[FileRow]:
         if self.files_table is None:
@@ -118,15 +112,13 @@ class GraphReads:
         wanted = sorted(n for n in names if _IDENTIFIER.fullmatch(n))
         if self.files_table is None:
             return vocab
-        for lo in range(0, len(wanted), _BATCH):
-            batch = wanted[lo:lo + _BATCH]
-            pattern = quote(f"(^|[ .])({'|'.join(batch)})( |$)")
-            for row in scan(self.files_table, f"regexp_like(array_to_string(symbols, ' '), {pattern})", ["symbols"]):
-                for sym in row["symbols"] or ():
-                    short = sym.rsplit(".", 1)[-1]
-                    if short in names:
-                        vocab.defined.setdefault(short, []).append(sym)
-                        vocab.qualified.add(sym)
+        where = symbols_filter(wanted)
+        for row in scan(self.files_table, where, ["symbols"]) if where else ():
+            for sym in row["symbols"] or ():
+                short = sym.rsplit(".", 1)[-1]
+                if short in names:
+                    vocab.defined.setdefault(short, []).append(sym)
+                    vocab.qualified.add(sym)
         return vocab
 
     def vocabulary(self, texts: Iterable[str]) -> Vocabulary:

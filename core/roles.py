@@ -52,10 +52,6 @@ _ROLES: dict[str, tuple[str, float]] = {
 }
 
 
-def mentions(text: str, words: frozenset[str]) -> bool:
-    return bool(set(re.findall(r"[a-z]+", text.lower())) & words)
-
-
 def topics_of(text: str) -> dict[str, bool]:
     """Which roles' topics the words of a task or query are about."""
     said = set(re.findall(r"[a-z]+", text.lower()))

@@ -122,13 +122,11 @@ class Searcher:
         found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts)
         chunks, pending = counts.result() if counts is not None else (0, 0)
         # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
-        words_from = history.result() if isinstance(history, Future) else history
-        if words_from is None and isinstance(git, Future):
-            git = git.result()
-        words_from = words_from if words_from is not None else git
-        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
+        history = history.result() if isinstance(history, Future) else history
         if isinstance(git, Future):
             git = git.result()
+        words_from = history if history is not None else git
+        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
         lists, rows, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}

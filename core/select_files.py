@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .database import quote, scan
+from .database import in_filter, quote, scan, symbols_filter
 
 FILE_COLUMNS = ["path", "is_test", "tokens", "last_commit_time", "symbols"]
 """What selection ranks a file by (its imports live in the cached graph)."""
@@ -145,9 +145,8 @@ class FileReads:
 
     def rows(self, paths: Collection[str]) -> dict[str, dict]:
         """The rows of these paths that are indexed, in table order."""
-        wanted = list(dict.fromkeys(paths))
-        return self._where([f"path IN ({', '.join(quote(p) for p in wanted[lo:lo + _BATCH])})"
-                            for lo in range(0, len(wanted), _BATCH)])
+        where = in_filter("path", list(dict.fromkeys(paths)))
+        return self._where([where] if where else [])
 
     def named(self, task: str) -> set[str]:
         """`named_files` over the paths that could match one of the task's path-like tokens."""
@@ -159,13 +158,9 @@ class FileReads:
     def defining(self, names: Collection[str]) -> dict[str, dict]:
         """Rows of the files defining a symbol whose last part is one of `names` (compared lower-cased), in table
         order."""
-        wanted = sorted(n for n in names if _SYMBOL_NAME.fullmatch(n))
-        filters = []
-        for lo in range(0, len(wanted), _BATCH):
-            names_re = "|".join(n.replace("$", r"\$") for n in wanted[lo:lo + _BATCH])
-            filters.append(f"regexp_like(array_to_string(symbols, ' '), {quote(f'(^|[ .])({names_re})( |$)')}, 'i')")
+        where = symbols_filter(sorted(n for n in names if _SYMBOL_NAME.fullmatch(n)), ignore_case=True)
         lowered = {n.lower() for n in names}
-        return {path: row for path, row in self._where(filters).items()
+        return {path: row for path, row in self._where([where] if where else []).items()
                 if {s.rsplit(".", 1)[-1].lower() for s in row["symbols"] or []} & lowered}
 
     def proximity(self, seeds: Iterable[str]) -> dict[str, float]:
