@@ -10,7 +10,9 @@ from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, Tabs, Tab
+from textual.actions import SkipAction
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static, Tabs, Tab, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.errors import CortexError
@@ -381,13 +383,33 @@ class DashboardScreen(Screen):
 
     def action_focus_search(self) -> None:
         self.active_pane = "search"
-        self.query_one("#search-input", Input).focus()
+        self._focus_now(self.query_one("#search-input", Input))
 
     def action_focus_pane(self, number: int) -> None:
         """Focus the pane's list, never the search box: the next key is a command, not text."""
         name = PANES[number - 1]
         self.active_pane = name
-        self.query_one(f"#{name}", Pane).navigable().focus()
+        self._focus_now(self.query_one(f"#{name}", Pane).navigable())
+
+    def action_key_focus_search(self) -> None:
+        self._unless_typing()
+        self.action_focus_search()
+
+    def action_key_focus_pane(self, number: int) -> None:
+        self._unless_typing()
+        self.action_focus_pane(number)
+
+    def _unless_typing(self) -> None:
+        """A priority key typed into a text box is text: skipping the action hands the key on to the box."""
+        if isinstance(self.focused, (Input, TextArea)):
+            raise SkipAction()
+
+    def _focus_now(self, widget: Widget) -> None:
+        """Move focus before the next queued key is routed: `Widget.focus()` defers the move, so keys typed in the
+        same burst as `/` (a paste, a fast typist while the loop is busy) went to the old pane as commands."""
+        self.set_focus(widget)
+        if self.focused is not widget:
+            widget.focus()
 
     def action_set_task(self) -> None:
         text = self.query_one(SearchPane).text.strip()

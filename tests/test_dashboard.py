@@ -558,3 +558,20 @@ async def test_wide_terminals_show_whole_paths_ranges_why_and_subjects(shop, siz
             table = pane.query_one("DataTable")
             used = sum(c.width + 2 * table.cell_padding for c in table.columns.values())
             assert used <= pane.content_size.width
+
+
+async def test_keys_typed_in_one_burst_after_slash_go_to_the_search_box(shop):
+    """A paste or a fast typist: `/` and the words arrive before the loop runs again; none may act as a command."""
+    from textual import events
+
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        screen = app.screen
+        for key, character in [("slash", "/"), *((c, c) for c in "need2"), ("slash", "/")]:
+            event = events.Key(key, character)
+            event.set_sender(app)
+            app._driver.send_message(event)  # as the terminal driver delivers them, with no pause between
+        await pilot.pause()
+        assert screen.query_one(SearchPane).query_one("Input").value == "need2/", "in the box, 2 and / are text"
+        assert not isinstance(app.screen, MemoryForm), "the `n`/`e` went to the dashboard as commands"

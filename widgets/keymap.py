@@ -40,7 +40,10 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.quit", "q", "q", "app.quit", "Quit", "quit", "dashboard", footer=True),
     Key("dash.panes", "1,2,3,4,5", "1 … 5", "", "Panes",
         "focus a pane: what, search results, graph, timeline, context (never the search box)", "dashboard"),
-    Key("dash.search", "slash", "/", "focus_search", "Search", "type in the search box", "dashboard", footer=True),
+    # `/` and 1-5 are priority keys: they move focus before the keys typed after them are routed (a paste, a fast
+    # typist on a busy loop), and pass through as text while a text box has focus.
+    Key("dash.search", "slash", "/", "key_focus_search", "Search", "type in the search box", "dashboard", footer=True,
+        priority=True),
     Key("search.submit", "", "enter (in the box)", "", "", "search now and move to the results", "search"),
     Key("search.leave", "escape", "esc (in the box)", "leave_input", "Results", "back to the results, the text kept",
         "search"),
@@ -93,5 +96,5 @@ def bindings(scope: str) -> list[Binding]:
 
 def pane_bindings() -> list[Binding]:
     """Keys 1 to 5 focus the panes; one binding each so every pane has its own id."""
-    return [Binding(str(n), f"focus_pane({n})", f"Pane {n}", show=False, id=f"dash.pane{n}",
+    return [Binding(str(n), f"key_focus_pane({n})", f"Pane {n}", show=False, id=f"dash.pane{n}", priority=True,
                     tooltip=f"focus pane {n}") for n in range(1, 6)]

@@ -106,8 +106,8 @@ class SearchPane(Pane):
         fresh = {True: ("index fresh", ""), False: ("index stale", "yellow"), None: ("no code index", "")}[results.index_fresh]
         pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
         label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
-        notes = ("  " + "; ".join(results.notes)) if results.notes else ""
-        self.query_one("#search-status", Static).update(styled(f"{label} · ", fresh, f"{pending}{clip(notes, 300)}"))
+        notes = (" · " + clip("; ".join(results.notes), 300)) if results.notes else ""
+        self.query_one("#search-status", Static).update(styled(f"{label} · ", fresh, f"{pending}{notes}"))
         if results.hits:
             listing.highlighted = 0
         else:
