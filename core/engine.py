@@ -392,6 +392,14 @@ class Engine:
             if self._compactor is None:
                 self._compactor = Compactor(self._databases, on_error).start()
 
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop this engine's background thread (the compactor), for a long-lived process letting go of the engine;
+        calls still work afterwards, they just no longer compact in the background."""
+        with self._lock:
+            compactor, self._compactor = self._compactor, None
+        if compactor is not None:
+            compactor.stop(timeout)
+
     def compact_due(self) -> int:
         """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""
         return sum(len(db.compact_due()) for db in self._databases())
