@@ -325,8 +325,11 @@ class Engine:
         check_request(task, budget, include_tests, fmt)
         notes: list[str] = []
         if not self.has_index():
+            # Behind another pass that is indexing this database (the dashboard's), this waits for it and finds
+            # nothing left to do.
             report = self.code_index(create=True).update(embed=False)
-            notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
+            if report.changed:
+                notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
         index = self.code_index()
         git = self.git(20)
         searcher = self.searcher()
