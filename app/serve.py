@@ -60,9 +60,22 @@ class EngineCache:
 
     def __call__(self, path: Path, db: str | None, settings):
         with self._lock:
-            return self._get(path, db, settings)
+            engine, retired = self._get(path, db, settings)
+        # Outside the lock: stopping waits for a compaction under way to finish its table.
+        for old in retired:
+            old.close()
+        return engine
 
-    def _get(self, path: Path, db: str | None, settings):
+    def close(self) -> None:
+        """Stop every cached engine's background threads (the server is shutting down)."""
+        with self._lock:
+            retired = [engine for engine, _ in self._engines.values()]
+            self._engines.clear()
+        for engine in retired:
+            engine.close()
+
+    def _get(self, path: Path, db: str | None, settings) -> tuple[object, list]:
+        """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
         from ..core import gitctx
         from ..core.engine import Engine
         from ..core.locations import default_db_uri
@@ -78,13 +91,14 @@ class EngineCache:
         found = self._engines.get(key)
         if found is not None and found[1] == stamp:
             self._engines.move_to_end(key)
-            return found[0]
+            return found[0], []
         engine = Engine(start, db=db, settings=settings)
+        retired = [found[0]] if found is not None else []  # its database was deleted or replaced
         self._engines[key] = (engine, stamp)
         self._engines.move_to_end(key)
         while len(self._engines) > MAX_ENGINES:
-            self._engines.popitem(last=False)
-        return engine
+            retired.append(self._engines.popitem(last=False)[1][0])
+        return engine, retired
 
 
 def _directory_stamp(uri: str) -> tuple | None:
@@ -191,6 +205,7 @@ class Server:
         # have written something.
         self._worker.shutdown(wait=True)
         self._hosted.close()
+        self._engines.close()
         for handler in list(self._handlers):
             handler.join(ALIVE_SECONDS * 3)
         self.log("stopped")

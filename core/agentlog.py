@@ -9,13 +9,13 @@ Step numbers are taken under a lock across processes, so agents logging to one b
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
 from pathlib import Path
 
+from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agentlog_files import read_export, write_export
 from .database import Database, quote, scan
 from .errors import CortexError
 from .records import COMMIT_TAG, STEP_TAG, MemoryDraft
@@ -27,69 +27,6 @@ from .store import GitPosition, MemoryStore, now
 MAIN = "main"
 _LOCK = ".agent.lock"
 _CURRENT = "agent_current_branch"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-@dataclass(frozen=True)
-class RoadmapEntry:
-    seq: int
-    text: str
-    at: datetime
-
-
-@dataclass(frozen=True)
-class AgentBranch:
-    name: str
-    purpose: str
-    parent: str
-    """The branch it was created from ("" for main)."""
-    status: str
-    """`active`, `merged` or `abandoned`."""
-    merged_into: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class AgentStep:
-    branch: str
-    n: int
-    """1, 2, 3… per branch, without gaps."""
-    observation: str
-    thought: str
-    action: str
-    origin: str
-    """For a step a merge brought in: `branch#n` where it was logged; "" otherwise."""
-    git_branch: str
-    head: str
-    at: datetime
-    memory_id: str
-
-
-@dataclass(frozen=True)
-class AgentCommit:
-    id: str
-    branch: str
-    seq: int
-    kind: str
-    """`commit` or `merge`."""
-    purpose: str
-    """The branch's purpose when the commit was made."""
-    summary: str
-    """Progress before this commit."""
-    contribution: str
-    steps: tuple[int, ...]
-    """The steps this commit covers (those logged since the previous commit on the branch)."""
-    merged_from: str
-    git_branch: str
-    head: str
-    """The git HEAD when the commit was made."""
-    at: datetime
-    memory_id: str
-
-    @property
-    def progress(self) -> str:
-        """The summary of progress including this commit: what the next commit's summary defaults to."""
-        return "\n".join(part for part in (self.summary, f"- {self.contribution}") if part)
 
 
 @dataclass(frozen=True)
@@ -157,14 +94,6 @@ def _ranges(numbers: tuple[int, ...]) -> str:
 def _last_covered(commits: list[AgentCommit]) -> int:
     """The highest step number behind a commit (0 before the first): later steps are the uncommitted ones."""
     return max((n for c in commits for n in c.steps), default=0)
-
-
-def validate_branch_name(name: str) -> str:
-    if not name or not _NAME.fullmatch(name):
-        raise CortexError(
-            f"bad branch name {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    return name
 
 
 class AgentLog:
@@ -402,8 +331,6 @@ class AgentLog:
     # --- export / import ---------------------------------------------------------------------------------------
 
     def export(self, directory: Path) -> list[Path]:
-        from .agentlog_files import write_export
-
         self._require_init()
         branches = self.branches()
         return write_export(directory, self.current(), self.roadmap(), branches,
@@ -412,8 +339,6 @@ class AgentLog:
 
     def import_(self, directory: Path) -> AgentContext:
         """Read an export back: the same roadmap, branches, steps and commits, each mirrored as a memory again."""
-        from .agentlog_files import read_export
-
         data = read_export(directory)
         refuse_secrets(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
                                        *(c for v in data.commits.values() for c in v)]))

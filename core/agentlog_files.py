@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .agentlog import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 from .errors import CortexError
 
 FORMAT = 1

@@ -346,22 +346,24 @@ class Database:
         return self.lock(_LOCK_NAME)
 
     @contextlib.contextmanager
-    def lock(self, name: str) -> Iterator[None]:
+    def lock(self, name: str, timeout: float | None = None) -> Iterator[None]:
         """An exclusive lock across processes, by name (a file in the database directory); none for remote stores.
         Not reentrant: a holder of one lock may take another, never the same one twice. `filelock` takes an OS
         lock (flock, or LockFileEx on Windows) that the kernel drops when its holder dies, so a killed process
-        never leaves the database locked."""
+        never leaves the database locked. `timeout`: seconds to wait, the database's `lock_timeout` when None,
+        for as long as it takes when negative."""
         if self.remote:
             yield
             return
         import filelock
 
-        lock = filelock.FileLock(Path(self.uri) / name, timeout=self.lock_timeout, thread_local=False)
+        wait = self.lock_timeout if timeout is None else timeout
+        lock = filelock.FileLock(Path(self.uri) / name, timeout=wait, thread_local=False)
         try:
             lock.acquire(poll_interval=0.02)
         except filelock.Timeout:
             raise DatabaseLocked(
-                f"database {self.uri} is locked by another cortex process (waited {self.lock_timeout:.0f}s)"
+                f"database {self.uri} is locked by another cortex process (waited {wait:.0f}s)"
             ) from None
         except OSError as exc:
             raise CortexError(f"cannot write to database {self.uri}: {exc.strerror or exc}") from exc

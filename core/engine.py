@@ -325,8 +325,11 @@ class Engine:
         check_request(task, budget, include_tests, fmt)
         notes: list[str] = []
         if not self.has_index():
+            # Behind another pass that is indexing this database (the dashboard's), this waits for it and finds
+            # nothing left to do.
             report = self.code_index(create=True).update(embed=False)
-            notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
+            if report.changed:
+                notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
         index = self.code_index()
         git = self.git(20)
         searcher = self.searcher()
@@ -391,6 +394,14 @@ class Engine:
         with self._lock:
             if self._compactor is None:
                 self._compactor = Compactor(self._databases, on_error).start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop this engine's background thread (the compactor), for a long-lived process letting go of the engine;
+        calls still work afterwards, they just no longer compact in the background."""
+        with self._lock:
+            compactor, self._compactor = self._compactor, None
+        if compactor is not None:
+            compactor.stop(timeout)
 
     def compact_due(self) -> int:
         """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""

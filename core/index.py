@@ -38,6 +38,8 @@ EMBED_BATCH = 64
 _GENERATIONS = itertools.count(1)
 WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
+_PASS_LOCK = ".index-pass.lock"
+"""Held through a lexical pass (see `update`)."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,22 @@ class CodeIndex:
         start = time.perf_counter()
         emit = progress or (lambda _event: None)
         scope = set(only) if only is not None else None
+        # One lexical pass at a time per database, across threads and processes: a second pass that starts while
+        # one is under way (a selection on a fresh database beside the dashboard's indexing) waits for it, then
+        # finds its files indexed instead of reading and rewriting every one of them again.
+        with self.db.lock(_PASS_LOCK, timeout=-1):
+            self._lexical_pass(scope, emit, report)
+        report.lexical_seconds = time.perf_counter() - start
+        if embed:
+            t0 = time.perf_counter()
+            report.embedded = self.embed_pending(progress=progress, priority=priority, should_stop=should_stop)
+            report.embed_seconds = time.perf_counter() - t0
+        report.embeddings_pending = self.chunks.count_rows("embedded = false")
+        emit(IndexProgress("done", report.changed, report.changed))
+        return report
+
+    def _lexical_pass(self, scope: set[str] | None, emit: Callable[[IndexProgress], None], report: IndexReport) -> None:
+        """List, read, chunk and write what changed (in `scope`, or the whole tree), filling in `report`."""
         emit(IndexProgress("listing", 0, 0))
         listing = list_files(self.root, self.is_repo, self.max_bytes, scope)
         report.listed = len(listing.files)
@@ -282,14 +300,6 @@ class CodeIndex:
         self._finish(removed, touched_only, report.skipped, scope, written)
         self._reresolve_dependents(appeared, removed, facts, set(written))
         self._keep_facts(facts, report.skipped, scope)
-        report.lexical_seconds = time.perf_counter() - start
-        if embed:
-            t0 = time.perf_counter()
-            report.embedded = self.embed_pending(progress=progress, priority=priority, should_stop=should_stop)
-            report.embed_seconds = time.perf_counter() - t0
-        report.embeddings_pending = self.chunks.count_rows("embedded = false")
-        emit(IndexProgress("done", report.changed, report.changed))
-        return report
 
     def _repo_facts(self, listed: set[str], scope: set[str] | None) -> RepoFacts:
         """The paths imports resolve against: the listing after a full pass; for a watcher's batch, the indexed

@@ -115,9 +115,10 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
            excluded: frozenset[str] = frozenset(), fmt: str = "markdown") -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
-    tests_wanted = include_tests == "yes" or (include_tests == "auto" and topics_of(task)["tests"])
+    topics = topics_of(task)
+    topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
     ranked, named_syms = _rank_files(weights, task, inputs.files, inputs.code_hits, inputs.memory_hits, inputs.changed,
-                                     pins, tests_wanted)
+                                     pins, topics)
     if include_tests == "no":
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]
@@ -160,8 +161,9 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
 
 
 def _rank_files(weights, task, files: FileReads, code_hits, memory_hits, changed, pins,
-                tests_wanted) -> tuple[list[_FileCandidate], set[str]]:
-    """The ranked candidates, and the short names of symbols the repository defines that the task names."""
+                topics: dict[str, bool]) -> tuple[list[_FileCandidate], set[str]]:
+    """The ranked candidates, and the short names of symbols the repository defines that the task names (`topics`:
+    the task's, with "tests" as the include-tests choice settled it)."""
     candidates: dict[str, _FileCandidate] = {}
     named = files.named(task)
     task_idents = _task_identifiers(task)
@@ -199,7 +201,6 @@ def _rank_files(weights, task, files: FileReads, code_hits, memory_hits, changed
         candidate(path)
     mentions = _memory_mentions(memory_hits)
     now = datetime.now(timezone.utc)
-    topics = topics_of(task) | {"tests": tests_wanted}
     for c in candidates.values():
         short = {s.rsplit(".", 1)[-1].lower() for s in c.symbols} | {s.lower() for s in c.symbols}
         overlap = len(task_idents & short)

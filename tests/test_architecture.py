@@ -82,3 +82,23 @@ def test_the_engine_import_check_sees_a_type_checking_import(tmp_path):
     feature = tmp_path / "feature.py"
     feature.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .engine import Engine\n")
     assert "cortex_tui.core.engine" in imported_modules(feature, "cortex_tui.core")
+
+
+def core_import_cycle() -> list[str]:
+    """A loop of core modules importing each other (function-level imports included), or [] when there is none."""
+    from graphlib import CycleError, TopologicalSorter
+
+    graph = {}
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        rel = path.relative_to(ROOT / "core").with_suffix("")
+        package = ".".join(["cortex_tui", "core", *rel.parts[:-1]])
+        graph[".".join(["cortex_tui", "core", *rel.parts])] = imported_modules(path, package)
+    try:
+        TopologicalSorter({name: graph[name] & graph.keys() for name in graph}).prepare()
+    except CycleError as exc:
+        return exc.args[1]
+    return []
+
+
+def test_core_modules_import_each_other_one_way():
+    assert core_import_cycle() == []

@@ -53,3 +53,35 @@ def test_core_imports_without_fcntl():
     code = "import sys; sys.modules['fcntl'] = None; import cortex_tui.core.engine, cortex_tui.core.database"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_two_lexical_passes_at_once_index_each_file_once(repo):
+    """The dashboard's indexing and a selection on a fresh database both start a lexical pass: the second waits
+    for the first and finds everything indexed, instead of reading and rewriting every file again."""
+    import threading
+    from collections import Counter
+
+    from cortex_tui.core.database import scan
+
+    for i in range(300):
+        path = repo / "pkg" / f"mod{i}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"def handler_{i}(request):\n    return request.get('item_{i}')\n\n\nclass Model{i}:\n    pass\n")
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    start, reports = threading.Barrier(2), []
+
+    def one_pass():
+        start.wait()
+        reports.append(index.update(embed=False))
+
+    passes = [threading.Thread(target=one_pass) for _ in range(2)]
+    for t in passes:
+        t.start()
+    for t in passes:
+        t.join(300)
+    assert sorted(r.changed for r in reports) == [0, 302]
+    rows = {r["path"]: r["chunks"] for r in scan(index.files, None, ["path", "chunks"])}
+    chunks = [(r["path"], r["start_line"]) for r in scan(index.chunks, None, ["path", "start_line"])]
+    assert len(rows) == 302 and len(chunks) == len(set(chunks))
+    assert Counter(path for path, _ in chunks) == {p: n for p, n in rows.items() if n}

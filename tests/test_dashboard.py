@@ -425,6 +425,22 @@ async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_
         assert len(set(seen.values())) == 3, "the formats differ in size, and the meter says so"
 
 
+async def test_the_meter_bar_fills_the_pane_at_every_width(shop):
+    """Behind a tab at 100 columns the pane is laid out only when shown, after the selection is drawn; and on a
+    wide screen the bar is as wide as its pane, not a fixed maximum."""
+    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart", remember_theme=False)
+    async with app.run_test(size=(100, 40), message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        bar = budget.query_one("#budget-bar")
+        for width in (100, 240, 80):
+            await pilot.resize_terminal(width, 40)
+            await pilot.press("5")
+            await pilot.pause(0.1)
+            cells = bar.content.plain.split("\n")[0]
+            assert set(cells) <= {"█", "░"} and len(cells) == bar.content_size.width > 40, (width, len(cells))
+
+
 async def test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size(shop):
     text = "Nearlimit tariff notes. " + "lorem ipsum dolor sit amet " * 36_000
     Engine(shop).remember(MemoryDraft(text=text, title="nearlimit", kind="note"))

@@ -613,3 +613,43 @@ def test_a_served_remember_commits_its_cached_vector_after_answering(repo, runti
 
     wait_until(cached, what="the server's cache write after its answer")
     assert "write after answer failed" not in server_paths(repo).log.read_text()
+
+
+def _compactors() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "cortex-compact" and t.is_alive()}
+
+
+def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
+    from cortex_tui.app.serve import MAX_ENGINES, EngineCache
+    from cortex_tui.core.config import load_settings
+
+    settings, cache, before = load_settings(), EngineCache(), _compactors()
+    roots = [tmp_path / f"project{i}" for i in range(MAX_ENGINES + 1)]
+    for root in roots:
+        root.mkdir()
+    cache(roots[0], None, settings).compact_in_background()
+    (first,) = _compactors() - before
+    for root in roots[1:]:
+        cache(root, None, settings).compact_in_background()
+    assert not first.is_alive(), "the least recently used engine was evicted and its thread stopped"
+    assert len(_compactors() - before) == MAX_ENGINES
+    cache.close()
+    assert not _compactors() - before
+
+
+def test_a_server_shutting_down_stops_its_engines_threads(repo, runtime):
+    from cortex_tui.app.serve import Server
+
+    before = _compactors()
+    with open(runtime / "server.log", "w") as log:
+        server = Server(str(repo), "", protocol.server_paths(str(repo), ""), 300, log)
+        serving = threading.Thread(target=server.serve, args=(server.bind(),))
+        serving.start()
+        try:
+            wait_until(lambda: _compactors() - before, what="the warm engine's compaction thread")
+            started = _compactors() - before
+        finally:
+            server.stop()
+            serving.join(120)
+    assert not serving.is_alive()
+    assert not any(t.is_alive() for t in started)

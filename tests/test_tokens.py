@@ -1,3 +1,7 @@
+import re
+import subprocess
+import sys
+
 import pytest
 
 from cortex_tui.core import tokens
@@ -15,24 +19,22 @@ def test_unknown_encoding_is_a_clear_error():
         tokens.count_tokens("x", "p50k_edit")
 
 
-def test_piecewise_count_of_long_text_equals_one_whole_count(monkeypatch):
+def test_long_texts_count_whole_and_exactly():
+    """A megabyte memory on one line once raised 'Input too long'; now any length is one exact count, equal to the
+    sum over pieces cut where the pre-tokenizer always splits (after a newline followed by a non-space)."""
     text = "".join(f"def f{i}(x):\n    return x  +  {i}\n\n  indented  \n" for i in range(3000))
-    whole = tokens.count_tokens(text)
-    monkeypatch.setattr(tokens, "_MAX_PIECE_CHARS", 997)
-    assert tokens.count_tokens(text) == whole
+    pieces = re.split(r"(?<=\n)(?=\S)", text)
+    assert len(pieces) > 1000 and tokens.count_tokens(text) == sum(tokens.count_tokens(p) for p in pieces)
+    assert tokens.count_tokens("y " * 500_000) == 500_001
+    assert tokens.count_tokens("a\udcffb") == tokens.count_tokens("a\ufffdb")
 
 
-def test_long_lines_without_newlines_count_exactly_in_pieces(monkeypatch):
-    """A megabyte memory on one line once raised 'Input too long'; pieces cut at word boundaries sum exactly."""
-    from cortex_tui.core import tokens
-
-    texts = ["y " * 20_000, "héllo wörld, ünïcode  and   spaces " * 1_000, "mixed 123 numbers4you and_snake CamelCase " * 800]
-    whole = [tokens.count_tokens(t) for t in texts]  # under the real piece size: one call each
-    unbroken = "x" * 30_000 + " tail words here"
-    whole_unbroken = tokens.count_tokens(unbroken)
-    monkeypatch.setattr(tokens, "_MAX_PIECE_CHARS", 997)
-    assert [tokens.count_tokens(t) for t in texts] == whole
-    # No boundary at all: hard cuts, each adding at most one token.
-    assert whole_unbroken <= tokens.count_tokens(unbroken) <= whole_unbroken + 30_000 // (2 * 997) + 1
-    monkeypatch.undo()
-    assert tokens.count_tokens("y " * 200_000) > 0
+def test_counting_builds_only_the_encoding_asked_for():
+    """Importing bpe-openai's package builds all three of its encodings' rank tables (seconds on a busy machine,
+    paid on a watcher's first save); the count loads only its compiled tokenizer, which builds one."""
+    code = ("import sys\nfrom cortex_tui.core import tokens\nassert 'bpe_openai' not in sys.modules\n"
+            "assert tokens.count_tokens('hello world', 'o200k_base') == 2\n"
+            "print(sorted(m for m in sys.modules if m.startswith('bpe_openai')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['bpe_openai._bindings']", "the package (its registry of encodings) was imported"

@@ -18,7 +18,6 @@ from .keymap import bindings
 from .pane import Pane
 from .table import fit_columns
 
-BAR_MAX = 60
 COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
 SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency": "recent", "memories": "mem"}
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
@@ -84,7 +83,9 @@ class BudgetPane(Pane):
         return self.view.selection.chosen if self.view else []
 
     def on_resize(self, event: events.Resize) -> None:
+        # A pane behind a tab is shown (and sized) after `show`, so its bar and columns are redrawn for the new width.
         if event.size.width != self._width and self.view is not None:
+            self._draw_bar()
             self._fill()
 
     def show(self, view: BudgetView) -> None:
@@ -94,7 +95,7 @@ class BudgetPane(Pane):
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
-        self.query_one("#budget-bar", Static).update(self._bar(selection, assembled, len(view.dropped)))
+        self._draw_bar()
         self._fill()
         notes = list(selection.notes)
         if assembled.dropped:
@@ -122,11 +123,16 @@ class BudgetPane(Pane):
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
 
+    def _draw_bar(self) -> None:
+        view = self.view
+        self.query_one("#budget-bar", Static).update(self._bar(view.selection, view.assembled, len(view.dropped)))
+
     def _bar(self, selection: Selection, assembled: Assembled, dropped: int) -> Text:
         kept = assembled.items
         used_memory = sum(i.tokens for i in kept if i.kind == "memory")
         used_code = sum(i.tokens for i in kept if i.kind != "memory")
-        width = max(min(self.size.width - 4, BAR_MAX), 10)
+        # The pane's inner width less the bar's own padding; 10 cells while the pane is hidden (not laid out yet).
+        width = max(self.content_size.width - 2, 10)
         # The cells split the assembled total (headers included) in proportion to the items' own tokens.
         scale = width * assembled.tokens / max(selection.budget, 1) / max(used_memory + used_code, 1)
         memory_cells, code_cells = round(used_memory * scale), round(used_code * scale)
