@@ -95,12 +95,16 @@ def _bridge(repo: Path, attached: bool):
 async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> None:
     from .showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_loaded
 
+    from ..widgets.timeline_pane import TimelinePane
+
     app = RecordingApp(_bridge(repo, attached), remember_theme=False)
     async with app.run_test(size=size) as pilot:
-        # The parent stops a clock when each line arrives.
-        for names in (FIRST_RESULTS, FIRST_PAINT):
+        # The parent stops a clock when each line arrives: once the frame showing those results is painted. Not
+        # `pilot.pause()`, which also waits for every other worker's results to be handled (the first mark then
+        # waited for the what and graph panes too).
+        for names, painted in ((FIRST_RESULTS, app.screen.query_one(TimelinePane)), (FIRST_PAINT, app.screen)):
             await wait_loaded(pilot, names, timeout=60)
-            await pilot.pause()
+            await painted.wait_for_refresh()
             print(",".join(names), flush=True)
         app.exit()
 

@@ -323,6 +323,12 @@ def test_stop_and_status(repo, runtime):
     assert status(repo) == {"running": False}
 
 
+def test_warm_heap_is_out_of_the_collectors_reach(repo, runtime):
+    # The warm-up runs before the first command on the one command worker: once it answered, the heap is frozen.
+    assert cortex(repo, "what").returncode == 0
+    assert status(repo)["frozen_objects"] > 10_000
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
 def test_another_user_cannot_connect(repo, runtime):
     assert cortex(repo, "what").returncode == 0
