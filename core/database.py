@@ -588,7 +588,8 @@ class Database:
             for column in columns:
                 if (column,) not in have:
                     built |= self._build_index(lambda: table.create_index(column, config=config()))
-        if ("vector",) not in have and table.count_rows() >= ann_min_rows:
+        # A table with no vectors (the code index's `files`) gets scalar indexes only.
+        if "vector" in table.schema.names and ("vector",) not in have and table.count_rows() >= ann_min_rows:
             from lancedb.index import HnswSq
 
             # Few partitions: each holds its own HNSW graph, and searching many small graphs cost more here
