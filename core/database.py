@@ -169,6 +169,7 @@ class Database:
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._counts_lock = threading.Lock()
         self._tables: dict[str, object] = {}
+        self._warm: set[str] = set()
         self._compaction_lock = threading.Lock()
         self.last_commit = 0.0
         """`time.monotonic()` of this process's last commit: a background compactor waits for writes to pause."""
@@ -529,6 +530,19 @@ class Database:
             return
         if ("words",) not in {tuple(i.columns) for i in table.list_indices()}:
             self.commit(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
+
+    def prewarm_text_index(self, table) -> None:
+        """Ask LanceDB to load a table's full-text index into its cache, once per process and table. Otherwise the
+        first query of each word loads that word's part (1M memories: a search's first run of a query took
+        171 / 214 ms p50 / p95, 104-115 / 115-146 ms with the index prewarmed). Without the index yet (a new
+        table), nothing happens and the next search asks again."""
+        if table.name in self._warm:
+            return
+        try:
+            table.prewarm_index("words_idx")
+        except Exception:
+            return
+        self._warm.add(table.name)
 
     def count(self, table, where: str | None = None, version: int | None = None) -> int:
         """Rows of a table matching `where`, counted once per table version: searches and status ask on every

@@ -274,7 +274,11 @@ class Engine:
 
     def searcher(self) -> Searcher:
         index = self.code_index() if self.has_index() else None
-        return Searcher(self._existing_stores(), index, self.embedder, self.settings.search)
+        stores = self._existing_stores()
+        # In the background: the first search overlaps it, the later ones find the full-text indexes in memory.
+        for db, table in [(s.db, s.table) for s in stores] + ([(index.db, index.chunks)] if index is not None else []):
+            READS.submit(db.prewarm_text_index, table)
+        return Searcher(stores, index, self.embedder, self.settings.search)
 
     def _existing_stores(self) -> list[MemoryStore]:
         try:

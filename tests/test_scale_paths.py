@@ -428,3 +428,14 @@ def test_the_files_table_has_a_path_index_and_no_vector_index_is_tried(repo):
     # A table without vectors past the ANN threshold gets no vector index (building one would raise).
     assert ANN_MIN_ROWS > 1
     assert index.db.ensure_search_indexes(index.files, btree=("path",), ann_min_rows=1) is False
+
+
+def test_searches_prewarm_each_full_text_index_once_it_exists(repo):
+    from cortex_tui.core.records import MemoryDraft
+
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    engine.remember(MemoryDraft(text="The entry point returns one on purpose"))
+    assert engine.search("entry point").hits
+    assert wait_for(lambda: {"chunks", "memories"} <= index.db._warm | engine.store().db._warm, 10)
