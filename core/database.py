@@ -169,6 +169,7 @@ class Database:
         self._counts: dict[tuple[str, str | None], tuple[int, int]] = {}
         self._counts_lock = threading.Lock()
         self._tables: dict[str, object] = {}
+        self._warm: set[str] = set()
         self._compaction_lock = threading.Lock()
         self.last_commit = 0.0
         """`time.monotonic()` of this process's last commit: a background compactor waits for writes to pause."""
@@ -532,6 +533,19 @@ class Database:
         if ("words",) not in {tuple(i.columns) for i in table.list_indices()}:
             self.commit(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
 
+    def prewarm_text_index(self, table) -> None:
+        """Ask LanceDB to load a table's full-text index into its cache, once per process and table. Otherwise the
+        first query of each word loads that word's part (1M memories: a search's first run of a query took
+        171 / 214 ms p50 / p95, 104-115 / 115-146 ms with the index prewarmed). Without the index yet (a new
+        table), nothing happens and the next search asks again."""
+        if table.name in self._warm:
+            return
+        try:
+            table.prewarm_index("words_idx")
+        except Exception:
+            return
+        self._warm.add(table.name)
+
     def count(self, table, where: str | None = None, version: int | None = None) -> int:
         """Rows of a table matching `where`, counted once per table version: searches and status ask on every
         call, and a filtered count scans a column, while the version is one look at the table's manifest (a round
@@ -590,7 +604,8 @@ class Database:
             for column in columns:
                 if (column,) not in have:
                     built |= self._build_index(lambda: table.create_index(column, config=config()))
-        if ("vector",) not in have and table.count_rows() >= ann_min_rows:
+        # A table with no vectors (the code index's `files`) gets scalar indexes only.
+        if "vector" in table.schema.names and ("vector",) not in have and table.count_rows() >= ann_min_rows:
             from lancedb.index import HnswSq
 
             # Few partitions: each holds its own HNSW graph, and searching many small graphs cost more here

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -63,11 +64,12 @@ class Engine:
     def is_repo(self) -> bool:
         return self.repo_root is not None
 
-    def git(self, max_commits: int = 20) -> gitctx.GitContext:
+    def git(self, max_commits: int = 20, history_out: Future | None = None) -> gitctx.GitContext:
         # While a watcher keeps the index live, its count of changes tells when the working change must be read
         # again (a `git status` of the whole tree); without one, every call reads it.
         index = self._index
-        return gitctx.read_git_context(self.root, max_commits, index.generation() if index is not None else None)
+        return gitctx.read_git_context(self.root, max_commits, index.generation() if index is not None else None,
+                                       history_out)
 
     def init(self) -> MemoryStore:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
@@ -272,7 +274,11 @@ class Engine:
 
     def searcher(self) -> Searcher:
         index = self.code_index() if self.has_index() else None
-        return Searcher(self._existing_stores(), index, self.embedder, self.settings.search)
+        stores = self._existing_stores()
+        # In the background: the first search overlaps it, the later ones find the full-text indexes in memory.
+        for db, table in [(s.db, s.table) for s in stores] + ([(index.db, index.chunks)] if index is not None else []):
+            READS.submit(db.prewarm_text_index, table)
+        return Searcher(stores, index, self.embedder, self.settings.search)
 
     def _existing_stores(self) -> list[MemoryStore]:
         try:
@@ -293,8 +299,10 @@ class Engine:
         # Freshness (a listing of the tree unless a watcher keeps the index live) and the working change (a
         # `git status` of the tree) run beside the query embedding and the search instead of before them.
         status = READS.submit(searcher.index.status) if searcher.index is not None else None
-        git = READS.submit(self.git)
-        results = searcher.search(query, filters, shown, git, history=READS.submit(gitctx.read_history, self.root))
+        # One job opens the repository once: it hands over the history (all ranking needs) before `git status`.
+        history: Future = Future()
+        git = READS.submit(self.git, history_out=history)
+        results = searcher.search(query, filters, shown, git, history=history)
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
         if llm is not None:

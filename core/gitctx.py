@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -101,13 +102,23 @@ def repo_root(path: Path) -> Path | None:
     return Path(repo.working_tree_dir)
 
 
-def read_git_context(path: Path, max_commits: int = 20, generation: int | None = None) -> GitContext:
+def read_git_context(path: Path, max_commits: int = 20, generation: int | None = None,
+                     history_out: Future | None = None) -> GitContext:
     """The whole snapshot: the history (`read_history`, cached while no ref moves) and the working change, one
     `git status` of the whole tree. `generation` is a number that changes whenever the work tree may have changed
     (a watcher's count of the changes it saw); given one, the working change is read again only when it, HEAD or
-    git's index file (staging) moved, so a search on a large tree does not pay for `git status` each time."""
-    repo = find_repo(path)
-    history = _read_history(repo, path, max_commits)
+    git's index file (staging) moved, so a search on a large tree does not pay for `git status` each time.
+    `history_out`, if given, receives the history as soon as it is read, before the working change: a search
+    ranks with it meanwhile, and the repository is opened once for both."""
+    try:
+        repo = find_repo(path)
+        history = _read_history(repo, path, max_commits)
+    except BaseException as exc:
+        if history_out is not None:
+            history_out.set_exception(exc)
+        raise
+    if history_out is not None:
+        history_out.set_result(history)
     if not history.is_repo:
         return history
     key = (generation, history.head, _staging_stamp(repo)) if generation is not None else None

@@ -106,19 +106,32 @@ class GraphReads:
         return [f.path for f in self._files_where(f"array_has_any(symbols, {sql_list([symbol])})", self.limit)]
 
     def symbols_named(self, names: Collection[str]) -> Vocabulary:
-        """Every indexed symbol whose last part is one of `names` (a regular expression over each file's symbols,
-        evaluated inside LanceDB)."""
+        """The indexed symbols whose last part is one of `names` (a regular expression over each file's symbols,
+        evaluated inside LanceDB), from at most about `limit` files per name: a short name such as `get` can be
+        defined in thousands of files of a large tree, and past a few (`mentions.MAX_TARGETS`) it is too ambiguous
+        to link anyway. One read of `limit` rows per name serves them all; when it comes back full, the names it
+        found in `limit` files or more keep those, and the others, which they may have crowded out, are read again."""
         vocab = Vocabulary()
-        wanted = sorted(n for n in names if _IDENTIFIER.fullmatch(n))
+        left = sorted(n for n in names if _IDENTIFIER.fullmatch(n))
         if self.files_table is None:
             return vocab
-        where = symbols_filter(wanted)
-        for row in scan(self.files_table, where, ["symbols"]) if where else ():
-            for sym in row["symbols"] or ():
-                short = sym.rsplit(".", 1)[-1]
-                if short in names:
-                    vocab.defined.setdefault(short, []).append(sym)
-                    vocab.qualified.add(sym)
+        while left:
+            cap = self.limit * len(left)
+            rows = self.files_table.search().where(symbols_filter(left)).select(["symbols"]).limit(cap).to_list()
+            found: dict[str, list[str]] = {}
+            for row in rows:
+                for sym in row["symbols"] or ():
+                    short = sym.rsplit(".", 1)[-1]
+                    if short in left:
+                        found.setdefault(short, []).append(sym)
+            full = len(rows) >= cap
+            # A full read holds at least `limit` files of some name (each row lists at least one of the names).
+            done = [n for n in left if not full or len(found.get(n, ())) >= self.limit] or left
+            for name in done:
+                if name in found:
+                    vocab.defined[name] = found[name]
+                    vocab.qualified.update(found[name])
+            left = [n for n in left if n not in done]
         return vocab
 
     def vocabulary(self, texts: Iterable[str]) -> Vocabulary:

@@ -531,6 +531,8 @@ class CodeIndex:
 
     def _tidy(self) -> None:
         self.db.ensure_text_indexes(self.chunks)
+        # Every update, status check and graph read looks files up by path.
+        self.db.ensure_search_indexes(self.files, btree=("path",))
         self.db.note_written()
 
     # --- embeddings ----------------------------------------------------------------------------------------------

@@ -83,3 +83,24 @@ def test_a_long_lived_process_sees_every_commit_branch_and_edit_at_once(repo):
 def test_a_staged_rename_counts_the_new_path(repo):
     git(repo, "mv", "src/app.py", "src/main.py")
     assert read_git_context(repo).staged == ("src/main.py",)
+
+
+def test_the_history_is_handed_over_from_the_same_read_as_the_working_change(repo):
+    from concurrent.futures import Future
+
+    from cortex_tui.core.gitctx import read_history
+
+    (repo / "README.md").write_text("# changed\n")
+    history: Future = Future()
+    ctx = read_git_context(repo, history_out=history)
+    assert history.done() and history.result() == read_history(repo)
+    assert (history.result().branch, history.result().commits) == (ctx.branch, ctx.commits)
+    assert ctx.modified == ("README.md",) and history.result().modified == ()
+
+
+def test_outside_git_the_history_waiter_gets_the_not_a_repository_context(tmp_path):
+    from concurrent.futures import Future
+
+    history: Future = Future()
+    ctx = read_git_context(tmp_path, history_out=history)
+    assert history.done() and not history.result().is_repo and not ctx.is_repo

@@ -396,3 +396,46 @@ def test_newest_first_reads_agree_whatever_the_store_size(repo, monkeypatch, sma
     assert [m.id for m in store.newest("status = 'active'", 6)] == expected[:6]
     assert [m.id for m in store.newest("status = 'active'", 8)] == expected
     assert [m.id for m in store.newest(f"id != '{ids[7]}'", 2)] == expected[1:3]
+
+
+def test_a_short_symbol_name_defined_everywhere_reads_at_most_the_limit(repo):
+    from cortex_tui.core.graph import resolve_node
+    from cortex_tui.core.graph_reads import GraphReads
+
+    for i in range(30):
+        (repo / "gen" / f"handler_{i}.py").parent.mkdir(exist_ok=True)
+        (repo / "gen" / f"handler_{i}.py").write_text("def get():\n    return 1\n")
+    (repo / "gen" / "rare.py").write_text("def fetch_rarely():\n    return 2\n")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    files = CountingTable(engine.code_index().files)
+    reads = GraphReads([engine.store(create=True)], files, (), limit=10)
+
+    vocab = reads.symbols_named({"get", "fetch_rarely"})
+    assert max(files.reads) <= 20  # two names, ten files each at most
+    assert len(vocab.defined["fetch_rarely"]) == 1
+    assert 3 < len(vocab.defined["get"]) <= 20  # still seen as ambiguous, without reading all 30 files
+    assert resolve_node(reads, "fetch_rarely").startswith("sym:")
+
+
+def test_the_files_table_has_a_path_index_and_no_vector_index_is_tried(repo):
+    from cortex_tui.core.database import ANN_MIN_ROWS
+
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    indexed = {tuple(i.columns): i.index_type for i in index.files.list_indices()}
+    assert indexed[("path",)] == "BTree"
+    # A table without vectors past the ANN threshold gets no vector index (building one would raise).
+    assert ANN_MIN_ROWS > 1
+    assert index.db.ensure_search_indexes(index.files, btree=("path",), ann_min_rows=1) is False
+
+
+def test_searches_prewarm_each_full_text_index_once_it_exists(repo):
+    from cortex_tui.core.records import MemoryDraft
+
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    engine.remember(MemoryDraft(text="The entry point returns one on purpose"))
+    assert engine.search("entry point").hits
+    assert wait_for(lambda: {"chunks", "memories"} <= index.db._warm | engine.store().db._warm, 10)
