@@ -41,14 +41,14 @@ class Compactor:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
-        WRITES_NOTED.set()
+        WRITES_NOTED.wake()
         if self._thread is not None:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        seen = -1  # the first turn looks at once: writes made before this compactor started may have left tables due
         while not self._stop.is_set():
-            WRITES_NOTED.wait(self.period_s)
-            WRITES_NOTED.clear()
+            seen = WRITES_NOTED.wait(seen, self.period_s, self._stop)
             if self._stop.is_set():
                 break
             self._wait_for_pause()

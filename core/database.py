@@ -65,9 +65,40 @@ class _CommitCounter:
 
 
 COMMITS = _CommitCounter()
-WRITES_NOTED = threading.Event()
-"""Set by every write that may make a table due for compaction, in any database of this process; a background
-compactor waits on it (see core/compaction.py)."""
+
+
+class _WriteNotes:
+    """A count of the writes that may have made a table due for compaction, in any database of this process, that
+    background compactors wait on (see core/compaction.py). A count, not an event: with several compactors in one
+    process (the server's engines), one clearing an event could swallow the write another was waiting for, or the
+    stop another was woken for."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._count = 0
+
+    def note(self) -> None:
+        with self._changed:
+            self._count += 1
+            self._changed.notify_all()
+
+    def seen(self) -> int:
+        return self._count
+
+    def wake(self) -> None:
+        """Wake every waiter without noting a write (a compactor is stopping: each looks at its own stop flag)."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait(self, seen: int, timeout: float, stop: threading.Event) -> int:
+        """Until a write is noted after `seen`, `stop` is set or `timeout` passes; returns the count to wait after
+        next time."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._count != seen or stop.is_set(), timeout)
+            return self._count
+
+
+WRITES_NOTED = _WriteNotes()
 
 
 def is_commit_conflict(exc: BaseException) -> bool:
@@ -442,7 +473,7 @@ class Database:
     def note_written() -> None:
         """A write path's only part in compaction: it wakes a background compactor, if this process runs one (no
         I/O). Compacting inline made a `remember` on a 1M-row store wait ~10 minutes for a rebuilt vector index."""
-        WRITES_NOTED.set()
+        WRITES_NOTED.note()
 
     def compact_due(self) -> list[str]:
         """Compact every table of this database opened here that is due (see `compact_if_due`), one at a time and

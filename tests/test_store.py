@@ -181,6 +181,40 @@ def test_writes_never_compact_and_the_background_compactor_does_once_they_pause(
     assert store.count() == 16
 
 
+def test_a_compactor_never_misses_a_write_because_another_one_woke_for_it():
+    """Several compactors in one process (the server's engines): a write noted while one is busy must still wake it
+    once it waits again, whatever another compactor did in between (a shared event, cleared by whichever woke
+    first, lost it: the busy one then slept for its whole period)."""
+    import threading
+
+    from cortex_tui.core.compaction import Compactor
+    from cortex_tui.core.database import Database
+
+    gate = threading.Event()
+    looks: list[float] = []
+
+    def busy_databases():
+        looks.append(time.monotonic())
+        gate.wait(10)  # busy in its turn (a compaction under way) while the writes below are noted
+        return []
+
+    other = Compactor(lambda: [], idle_s=0, period_s=60).start()
+    busy = Compactor(busy_databases, idle_s=0, period_s=60).start()
+    try:
+        Database.note_written()
+        time.sleep(0.3)
+        Database.note_written()  # the other compactor wakes for this one too
+        time.sleep(0.3)
+        gate.set()
+        deadline = time.monotonic() + 10
+        while len(looks) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        busy.stop()
+        other.stop()
+    assert len(looks) >= 4, "the busy compactor's second turn, for the write noted while it was busy, never came"
+
+
 def test_writes_retry_only_commit_conflicts_and_only_idempotent_commits(tmp_path):
     from cortex_tui.core.database import Database, is_commit_conflict
 
