@@ -569,13 +569,15 @@ class Database:
         first query of each word loads that word's part (1M memories: a search's first run of a query took
         171 / 214 ms p50 / p95, 104-115 / 115-146 ms with the index prewarmed). Without the index yet (a new
         table), nothing happens and the next search asks again."""
-        if table.name in self._warm:
-            return
+        with self._counts_lock:  # taken before the load: the first searches, side by side, load it once
+            if table.name in self._warm:
+                return
+            self._warm.add(table.name)
         try:
             table.prewarm_index("words_idx")
         except Exception:
-            return
-        self._warm.add(table.name)
+            with self._counts_lock:
+                self._warm.discard(table.name)
 
     def count(self, table, where: str | None = None, version: int | None = None) -> int:
         """Rows of a table matching `where`, counted once per table version: searches and status ask on every
