@@ -556,13 +556,14 @@ class Database:
 
     def ensure_text_indexes(self, table) -> None:
         """One full-text index, on `words` (text, identifier parts, path words: one column is half the cost of
-        matching two). Rows added later are searched too (unindexed rows are scanned) until compaction folds them in."""
+        matching two). Rows added later are searched too (unindexed rows are scanned) until compaction folds them in.
+        Machines sharing a store race to build it after their first writes; a loser leaves it to the winner."""
         from lancedb.index import FTS
 
         if table.count_rows() == 0:
             return
         if ("words",) not in {tuple(i.columns) for i in table.list_indices()}:
-            self.commit(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
+            self._build_index(lambda: table.create_index("words", config=FTS(with_position=False, stem=True)))
 
     def prewarm_text_index(self, table) -> None:
         """Ask LanceDB to load a table's full-text index into its cache, once per process and table. Otherwise the

@@ -399,3 +399,24 @@ def test_a_team_store_of_an_older_schema_gains_the_new_columns(repo, team):
     assert "vector_model" in engine.team_store().table.schema.names
     hits = engine.searcher().search("which storage engine did we pick", signals=("vector",), boost=False).hits
     assert [h.id for h in hits] == [memory.id]
+
+
+def test_a_machine_that_loses_the_race_to_build_the_full_text_index_leaves_it_to_the_winner(team, s3):
+    """Machines sharing a store all build its full-text index after their first writes; the one whose view is
+    older than the winner's build must not fail its write for it (the index exists, which was the point)."""
+    import pyarrow as pa
+
+    from cortex_tui.core.database import Database, RemoteOptions
+
+    options = RemoteOptions(endpoint=s3.endpoint, consistency_s=60.0)  # B's view stays as it was opened
+    schema = pa.schema([pa.field("id", pa.string()), pa.field("words", pa.string())])
+    a = Database(team, create=True, check=False, remote=options)
+    table_a = a.open_table("notes", schema)
+    a.add(table_a, pa.table({"id": ["1", "2"], "words": ["deploy the staging cluster", "rotate keys"]}))
+    b = Database(team, create=False, check=False, remote=options)
+    table_b = b.open_table("notes", schema)
+    assert table_b.count_rows() == 2 and table_b.list_indices() == []
+    a.ensure_text_indexes(table_a)
+    b.ensure_text_indexes(table_b)  # raised "Retryable commit conflict ... preempted by concurrent CreateIndex"
+    table_b.checkout_latest()
+    assert [tuple(i.columns) for i in table_b.list_indices()] == [("words",)]
