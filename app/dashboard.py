@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.actions import SkipAction
+from textual.actions import SkipAction, parse as parse_action
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, Tabs, Tab, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -391,18 +391,13 @@ class DashboardScreen(Screen):
         self.active_pane = name
         self._focus_now(self.query_one(f"#{name}", Pane).navigable())
 
-    def action_key_focus_search(self) -> None:
-        self._unless_typing()
-        self.action_focus_search()
-
-    def action_key_focus_pane(self, number: int) -> None:
-        self._unless_typing()
-        self.action_focus_pane(number)
-
-    def _unless_typing(self) -> None:
-        """A priority key typed into a text box is text: skipping the action hands the key on to the box."""
+    def action_key(self, action: str) -> None:
+        """A priority key (see the keymap): typed into a text box it is text, so the action is skipped and the
+        key handed on to the box; otherwise its action runs now, before the next key is routed."""
         if isinstance(self.focused, (Input, TextArea)):
             raise SkipAction()
+        _, name, args = parse_action(action)
+        getattr(self, f"action_{name}")(*args)
 
     def _focus_now(self, widget: Widget) -> None:
         """Move focus before the next queued key is routed: `Widget.focus()` defers the move, so keys typed in the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -45,6 +45,16 @@ class MemoryForm(ModalScreen[MemoryDraft | None]):
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed in the same burst as the key that opened the form were routed to the form itself, as no
+        widget had focus yet (the focus set on mount is deferred): they are the memory's first words, handed on in
+        order. The text box keeps the keys routed to it, so a printable key reaching the form while the text box
+        has focus is one of those."""
+        text = self.query_one(TextArea)
+        if self.focused in (None, text) and event.is_printable:
+            event.stop()
+            text.post_message(events.Key(event.key, event.character))
 
     @on(Button.Pressed, "#form-save")
     def action_save(self) -> None:

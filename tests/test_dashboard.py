@@ -591,3 +591,24 @@ async def test_keys_typed_in_one_burst_after_slash_go_to_the_search_box(shop):
         await pilot.pause()
         assert screen.query_one(SearchPane).query_one("Input").value == "need2/", "in the box, 2 and / are text"
         assert not isinstance(app.screen, MemoryForm), "the `n`/`e` went to the dashboard as commands"
+
+
+async def test_keys_typed_in_one_burst_after_n_go_to_the_new_memory_text(shop):
+    """`n` then the memory's words before the form has mounted: the words are the memory's text, none lost."""
+    from textual import events
+    from textual.widgets import TextArea
+
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        await pilot.press("1")
+        for key, character in [("n", "n"), *((c, c) for c in "keep it"), ("exclamation_mark", "!")]:
+            key = "space" if character == " " else key
+            event = events.Key(key, character)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, MemoryForm)
+        assert app.screen.query_one(TextArea).text == "keep it!"
+

@@ -40,9 +40,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.quit", "q", "q", "app.quit", "Quit", "quit", "dashboard", footer=True),
     Key("dash.panes", "1,2,3,4,5", "1 … 5", "", "Panes",
         "focus a pane: what, search results, graph, timeline, context (never the search box)", "dashboard"),
-    # `/` and 1-5 are priority keys: they move focus before the keys typed after them are routed (a paste, a fast
-    # typist on a busy loop), and pass through as text while a text box has focus.
-    Key("dash.search", "slash", "/", "key_focus_search", "Search", "type in the search box", "dashboard", footer=True,
+    Key("dash.search", "slash", "/", "focus_search", "Search", "type in the search box", "dashboard", footer=True,
         priority=True),
     Key("search.submit", "", "enter (in the box)", "", "", "search now and move to the results", "search"),
     Key("search.leave", "escape", "esc (in the box)", "leave_input", "Results", "back to the results, the text kept",
@@ -65,9 +63,9 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.format", "f", "f", "cycle_format", "Format", "switch the context format: markdown, xml, json",
         "dashboard"),
     Key("dash.new", "n", "n", "new_memory", "New", "new memory (files prefilled from the working change)",
-        "dashboard", footer=True),
+        "dashboard", priority=True, footer=True),
     Key("dash.edit", "e", "e", "edit_memory", "Edit", "edit the highlighted search hit's memory (a new version)",
-        "dashboard"),
+        "dashboard", priority=True),
     Key("dash.done", "d", "d", "done_or_forget", "Done/Forget",
         "close the highlighted task, or forget the highlighted memory (asks first)", "dashboard"),
     Key("dash.undo", "u", "u", "undo", "Undo", "undo the last drop, forget or task close", "dashboard", footer=True),
@@ -84,17 +82,23 @@ KEYMAP: tuple[Key, ...] = (
 
 
 def bindings(scope: str) -> list[Binding]:
-    """The Textual bindings of one scope (rows without an action are documentation only)."""
+    """The Textual bindings of one scope (rows without an action are documentation only).
+
+    A dashboard key that moves the keyboard to a text box (`/`, 1-5, n, e) is a priority key: Textual routes each
+    key to the focused widget as it reads it and runs an ordinary binding later, on the way back up, so keys
+    typed in the same burst (a paste, a fast typist on a busy loop) went to the old pane as commands. Its action
+    runs through the screen's `key` action, which lets it pass as text while a text box has focus."""
     out: list[Binding] = []
     for key in KEYMAP:
         if key.scope != scope or not key.action or not key.keys:
             continue
-        out.append(Binding(key.keys, key.action, key.label, show=key.footer, priority=key.priority, id=key.id,
+        action = f"key({key.action!r})" if key.priority and key.scope == "dashboard" else key.action
+        out.append(Binding(key.keys, action, key.label, show=key.footer, priority=key.priority, id=key.id,
                            tooltip=key.help))
     return out
 
 
 def pane_bindings() -> list[Binding]:
     """Keys 1 to 5 focus the panes; one binding each so every pane has its own id."""
-    return [Binding(str(n), f"key_focus_pane({n})", f"Pane {n}", show=False, id=f"dash.pane{n}", priority=True,
+    return [Binding(str(n), f"key('focus_pane({n})')", f"Pane {n}", show=False, id=f"dash.pane{n}", priority=True,
                     tooltip=f"focus pane {n}") for n in range(1, 6)]
