@@ -8,13 +8,14 @@ id) nor re-embedded (vectors are cached by content hash).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import re
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +26,7 @@ from .answers import IndexProgress, IndexReport, IndexStatus
 from .chunker import chunk_file
 from .database import Database, quote, scan, sql_list
 from .embed import Embedder
+from .errors import DatabaseLocked
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
 from .schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
@@ -233,7 +235,7 @@ class CodeIndex:
         # One lexical pass at a time per database, across threads and processes: a second pass that starts while
         # one is under way (a selection on a fresh database beside the dashboard's indexing) waits for it, then
         # finds its files indexed instead of reading and rewriting every one of them again.
-        with self.db.lock(_PASS_LOCK, timeout=-1):
+        with self._pass_turn(emit):
             self._lexical_pass(scope, emit, report)
         report.lexical_seconds = time.perf_counter() - start
         if embed:
@@ -243,6 +245,19 @@ class CodeIndex:
         report.embeddings_pending = self.chunks.count_rows("embedded = false")
         emit(IndexProgress("done", report.changed, report.changed))
         return report
+
+    @contextlib.contextmanager
+    def _pass_turn(self, emit: Callable[[IndexProgress], None]) -> Iterator[None]:
+        """The pass lock, saying so when another pass holds it: the wait lasts as long as that pass (minutes for a
+        first index of a large tree), and a dashboard or `cortex index` that waits shows it is waiting instead of
+        looking stuck at its last figure."""
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.db.lock(_PASS_LOCK, timeout=0))
+            except DatabaseLocked:
+                emit(IndexProgress("waiting for another indexing pass", 0, 0))
+                held.enter_context(self.db.lock(_PASS_LOCK, timeout=-1))
+            yield
 
     def _lexical_pass(self, scope: set[str] | None, emit: Callable[[IndexProgress], None], report: IndexReport) -> None:
         """List, read, chunk and write what changed (in `scope`, or the whole tree), filling in `report`."""

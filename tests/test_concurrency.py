@@ -57,7 +57,7 @@ def test_core_imports_without_fcntl():
 
 def test_two_lexical_passes_at_once_index_each_file_once(repo):
     """The dashboard's indexing and a selection on a fresh database both start a lexical pass: the second waits
-    for the first and finds everything indexed, instead of reading and rewriting every file again."""
+    for the first, saying so, and finds everything indexed, instead of reading and rewriting every file again."""
     import threading
     from collections import Counter
 
@@ -69,11 +69,11 @@ def test_two_lexical_passes_at_once_index_each_file_once(repo):
         path.write_text(f"def handler_{i}(request):\n    return request.get('item_{i}')\n\n\nclass Model{i}:\n    pass\n")
     engine = Engine(repo)
     index = engine.code_index(create=True)
-    start, reports = threading.Barrier(2), []
+    start, reports, phases = threading.Barrier(2), [], []
 
     def one_pass():
         start.wait()
-        reports.append(index.update(embed=False))
+        reports.append(index.update(embed=False, progress=lambda event: phases.append(event.phase)))
 
     passes = [threading.Thread(target=one_pass) for _ in range(2)]
     for t in passes:
@@ -81,6 +81,7 @@ def test_two_lexical_passes_at_once_index_each_file_once(repo):
     for t in passes:
         t.join(300)
     assert sorted(r.changed for r in reports) == [0, 302]
+    assert phases.count("waiting for another indexing pass") == 1
     rows = {r["path"]: r["chunks"] for r in scan(index.files, None, ["path", "chunks"])}
     chunks = [(r["path"], r["start_line"]) for r in scan(index.chunks, None, ["path", "start_line"])]
     assert len(rows) == 302 and len(chunks) == len(set(chunks))
