@@ -1,7 +1,8 @@
 """The reads behind the memory graph: each asks LanceDB for what one node touches, filtered and limited there.
 
 The graph is never built whole. A neighbourhood is read on demand: memories by id or by a filter on the column
-that could name the node (`files`, `symbols`, `commit`, or the text holding the name, then checked in Python),
+that could name the node (`files`, `symbols`, `commit`, the full-text words or the text holding the name, then
+checked in Python),
 files by path, importers through the `imports` column, definers through the `symbols` column. No read returns
 more than its limit, so a neighbourhood costs the same in a store of a hundred memories or a million.
 """
@@ -64,6 +65,21 @@ class GraphReads:
         for store in self.stores:
             rows = (store.table.search().where(f"status = 'active' AND ({where})").select(_FIELDS)
                     .limit(limit or self.limit).to_list())
+            found += [_row_to_memory(r) for r in rows]
+        return without_repeats(found)
+
+    def memories_with_word(self, word: str) -> list[Memory]:
+        """Active memories whose full-text words hold `word` (a memory id that others link to), found by the
+        full-text index: a `LIKE '%id%'` filter read every memory's text (120-130 ms at a million memories, against
+        under 10 ms). The caller checks the text really names it (the words also hold the neighbours' context)."""
+        from lancedb.query import MatchQuery
+
+        found: list[Memory] = []
+        for store in self.stores:
+            query = store.table.search(MatchQuery(word, "words"), query_type="fts")
+            # `_score` asked for: LanceDB warns on stderr (the dashboard's terminal) when a full-text query omits it.
+            query = query.where("status = 'active'", prefilter=True).select([*_FIELDS, "_score"])
+            rows = query.limit(self.limit).to_list()
             found += [_row_to_memory(r) for r in rows]
         return without_repeats(found)
 
