@@ -76,7 +76,7 @@ def _memory_edges(reads: GraphReads, memory_id: str) -> tuple[list[_Step], list[
     out += [_Step(f"mem:{o.id}", "links", _memory_label(o)) for o in reads.memories(reads.linked_ids(m.text) - {m.id})]
     if m.commit in reads.commits:
         out.append(_Step(f"commit:{m.commit}", "made_on", _commit_label(reads, m.commit)))
-    into = [_Step(f"mem:{o.id}", "<-links", _memory_label(o)) for o in reads.memories_with_word(memory_id)
+    into = [_Step(f"mem:{o.id}", "<-links", _memory_label(o)) for o in reads.memories_with_words(memory_id)
             if o.id != m.id and m.id in reads.linked_ids(o.text)] if re.fullmatch(r"[0-9a-f]{12}", m.id) else []
     return out, into
 

@@ -68,19 +68,19 @@ class GraphReads:
             found += [_row_to_memory(r) for r in rows]
         return without_repeats(found)
 
-    def memories_with_word(self, word: str) -> list[Memory]:
-        """Active memories whose full-text words hold `word` (a memory id that others link to), found by the
-        full-text index: a `LIKE '%id%'` filter read every memory's text (120-130 ms at a million memories, against
-        under 10 ms). The caller checks the text really names it (the words also hold the neighbours' context)."""
-        from lancedb.query import MatchQuery
+    def memories_with_words(self, words: str) -> list[Memory]:
+        """Active memories whose full-text words hold every word of `words` (a memory id that others link to, a
+        path or symbol a text may name), found by the full-text index: a `LIKE '%...%'` filter read every title
+        and text (a million memories: 120-160 ms, against under 10 ms). The caller checks the text really names it
+        (the words also hold identifier parts and the neighbours' context)."""
+        from lancedb.query import FullTextOperator, MatchQuery
 
         found: list[Memory] = []
         for store in self.stores:
-            query = store.table.search(MatchQuery(word, "words"), query_type="fts")
+            query = store.table.search(MatchQuery(words, "words", operator=FullTextOperator.AND), query_type="fts")
             # `_score` asked for: LanceDB warns on stderr (the dashboard's terminal) when a full-text query omits it.
             query = query.where("status = 'active'", prefilter=True).select([*_FIELDS, "_score"])
-            rows = query.limit(self.limit).to_list()
-            found += [_row_to_memory(r) for r in rows]
+            found += [_row_to_memory(r) for r in query.limit(self.limit).to_list()]
         return without_repeats(found)
 
     def memories(self, ids: Collection[str]) -> list[Memory]:
@@ -91,14 +91,11 @@ class GraphReads:
         found.sort(key=lambda m: m.updated_at, reverse=True)
         return found[:limit]
 
-    def memories_naming(self, column: str, value: str, word: str | None, limit: int | None = None) -> list[Memory]:
-        """Memories listing `value` in a list column, or whose title or text holds `word` (the caller checks that
-        the text really mentions it)."""
-        where = f"array_has_any({column}, [{quote(value)}])"
-        if word:
-            pattern = quote(f"%{word}%")
-            where += f" OR title LIKE {pattern} OR text LIKE {pattern}"
-        return self.memories_where(where, limit)
+    def memories_naming(self, column: str, value: str, word: str | None) -> list[Memory]:
+        """Memories listing `value` in a list column, or whose words hold `word` (the caller checks that the text
+        really mentions it)."""
+        listing = self.memories_where(f"array_has_any({column}, [{quote(value)}])")
+        return without_repeats(listing + self.memories_with_words(word)) if word else listing
 
     # --- files ---------------------------------------------------------------------------------------------------
 

@@ -84,6 +84,9 @@ def test_graph_edges_and_neighbours(repo):
     assert {"imports", "defines", "touched", "mentions", "links", "made_on"} <= types
     near = {n.node: n.via for n in neighbours(graph, f"mem:{first.id}", 1)}
     assert near["file:src/core.py"] == "mentions" and near["sym:helper"] == "mentions" and near[f"mem:{second.id}"] == "<-links"
+    # Named in the text only (not in `files`): found by the full-text words, then checked in the text.
+    assert {n.node: n.via for n in neighbours(graph, "file:src/core.py", 1)}[f"mem:{first.id}"] == "<-mentions"
+    assert {n.node: n.via for n in neighbours(graph, "sym:helper", 1)}[f"mem:{first.id}"] == "<-mentions"
     two = {n.node for n in neighbours(graph, "file:src/cli.py", 2)}
     assert "file:src/util.py" in two and "sym:helper" in two
     assert resolve_node(graph, "src/util.py") == "file:src/util.py"
