@@ -84,7 +84,7 @@ class GraphReads:
         return without_repeats(found)
 
     def memories(self, ids: Collection[str]) -> list[Memory]:
-        return self.memories_where(f"id IN ({', '.join(quote(i) for i in ids)})", len(ids)) if ids else []
+        return self.memories_where(in_filter("id", sorted(ids)), len(ids)) if ids else []
 
     def newest_memories(self, limit: int) -> list[Memory]:
         found = [m for store in self.stores for m in store.newest("status = 'active'", limit)]

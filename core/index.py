@@ -24,7 +24,7 @@ import numpy as np
 
 from .answers import IndexProgress, IndexReport, IndexStatus
 from .chunker import chunk_file
-from .database import Database, quote, scan, sql_list
+from .database import Database, in_filter, quote, scan, sql_list
 from .embed import Embedder
 from .errors import DatabaseLocked
 from .imports import RepoFacts, resolve_imports
@@ -98,7 +98,7 @@ class CodeIndex:
         the file counts as new and is read again: the index never calls itself fresh with chunks missing."""
         if only is not None and not only:
             return {}
-        where = f"path IN ({', '.join(quote(p) for p in only)})" if only is not None else None
+        where = in_filter("path", sorted(only)) if only is not None else None
         rows = scan(self.files, where, ["path", "mtime_ns", "size", "blob", "chunks"])
         present = self._chunk_counts(where)
         return {r["path"]: r for r in rows if present.get(r["path"], 0) == r["chunks"]}
@@ -130,7 +130,7 @@ class CodeIndex:
         stale = new = removed = 0
         indexed = file_rows
         if listing is not None:
-            where = f"path IN ({', '.join(quote(p) for p in scope)})" if scope is not None else None
+            where = in_filter("path", sorted(scope)) if scope is not None else None
             rows = {r["path"]: r for r in scan(self.files, where, ["path", "mtime_ns", "size", "chunks"])}
             present = self._chunk_counts(where)
             listed = {f.path: f for f in listing.files}
@@ -366,7 +366,7 @@ class CodeIndex:
         candidates -= done | set(removed)
         if not candidates:
             return
-        where = f"path IN ({', '.join(quote(p) for p in sorted(candidates))})"
+        where = in_filter("path", sorted(candidates))
         rows = scan(self.files, where, ["path", "mtime_ns", "size", "imports"])
         changed: dict[str, list[str]] = {}
         for row in rows:
@@ -389,7 +389,7 @@ class CodeIndex:
     def _replace_imports(self, changed: dict[str, list[str]]) -> None:
         import pyarrow as pa
 
-        where = f"kind = 'imports' AND path IN ({', '.join(quote(p) for p in sorted(changed))})"
+        where = f"kind = 'imports' AND ({in_filter('path', sorted(changed))})"
         self.db.delete(self.edges, where)
         edges = [{"src": p, "dst": t, "kind": "imports", "path": p} for p, targets in changed.items() for t in targets]
         if edges:
@@ -504,7 +504,7 @@ class CodeIndex:
         self.db.write(self._tidy)
 
     def _write_batch(self, batch: list[_Prepared], gone: list[str]) -> None:
-        where = f"path IN ({', '.join(quote(p) for p in gone)})"
+        where = in_filter("path", gone)
         chunks = [row for p in batch for row in p.chunk_rows]
         edges = [row for p in batch for row in p.edge_rows]
         for table, rows in ((self.chunks, chunks), (self.edges, edges)):
@@ -532,7 +532,7 @@ class CodeIndex:
             affected = sorted({p for p, _ in rows} | set(changed))
             if not affected:
                 return
-            where = f"path IN ({', '.join(quote(p) for p in affected)})"
+            where = in_filter("path", sorted(affected))
             if rows == sorted((r["path"], r["reason"]) for r in scan(self.skipped_table, where)):
                 return
 
@@ -599,7 +599,7 @@ class CodeIndex:
         columns = ["id", "path", "symbols", "text"]
         exclude = f" AND id NOT IN ({', '.join(quote(i) for i in sorted(seen))})" if seen else ""
         if priority:
-            first = f"embedded = false AND path IN ({', '.join(quote(p) for p in priority)}){exclude}"
+            first = f"embedded = false AND ({in_filter('path', list(priority))}){exclude}"
             rows = self.chunks.search().where(first).select(columns).limit(size).to_list()
             if rows:
                 return rows

@@ -27,7 +27,7 @@ import numpy as np
 
 from .assemble import check_format, document, item_overhead, text_cost
 from .config import SelectWeights
-from .database import quote, scan
+from .database import in_filter, scan
 from .errors import CortexError
 from .items import Item, Selection
 from .query import parse_query
@@ -266,7 +266,7 @@ def load_chunks(chunks_table, paths: list[str], with_vectors: bool) -> dict[str,
     columns = ["id", "path", "start_line", "end_line", "text", "symbols", "refs", "tokens"]
     if with_vectors:
         columns += ["embedded", "vector"]
-    rows = scan(chunks_table, f"path IN ({', '.join(quote(p) for p in paths)})", columns)
+    rows = scan(chunks_table, in_filter("path", paths), columns)
     out: dict[str, list[Chunk]] = {p: [] for p in paths}
     for r in rows:
         vector = np.asarray(r["vector"], dtype=np.float32) if with_vectors and r["embedded"] else None

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import is_unreachable, quote, scan
+from .database import in_filter, is_unreachable, scan
 from .errors import CortexError
 from .records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from .secret_fields import secure_draft
@@ -179,7 +179,7 @@ def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[Re
     # interval old, which would miss the other writer's commit.
     latest = store.db.conn.open_table(store.table.name)
     where = (f"status = 'active' AND source_key = '' AND "
-             f"text_hash IN ({', '.join(quote(h) for h in sorted(created))})")
+             f"({in_filter('text_hash', sorted(created))})")
     rows = latest.search().where(where).select(["id", "scope", "text_hash"]).limit(max(latest.count_rows(where), 1)).to_list()
     by_hash: dict[tuple[str, str], list[str]] = {}
     for row in rows:
@@ -188,10 +188,10 @@ def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[Re
     losers = [i for key, ids in by_hash.items() for i in ids if i != winner_ids[key]]
     if not losers:
         return results
-    chosen = ", ".join(quote(i) for key, i in winner_ids.items() if len(by_hash[key]) > 1)
-    winners = {(m.scope, m.text_hash): m for m in map(_row_to_memory, latest.search().where(f"id IN ({chosen})")
+    chosen = in_filter("id", [i for key, i in winner_ids.items() if len(by_hash[key]) > 1])
+    winners = {(m.scope, m.text_hash): m for m in map(_row_to_memory, latest.search().where(chosen)
                                                       .select(_MEMORY_FIELDS).limit(len(winner_ids)).to_list())}
-    where_losers = f"id IN ({', '.join(quote(i) for i in losers)})"
+    where_losers = in_filter("id", losers)
     store.db.write(lambda: store.db.update(latest, where_losers, {"status": "superseded", "updated_at": now()}))
     settled = []
     for r in results:
@@ -212,7 +212,7 @@ def settle_versions(store: MemoryStore, results: list[RememberResult]) -> list[R
     if not keys:
         return results
     latest = store.db.conn.open_table(store.table.name)
-    where = f"status = 'active' AND source_key IN ({', '.join(quote(k) for k in keys)})"
+    where = f"status = 'active' AND ({in_filter('source_key', keys)})"
     by_key: dict[str, list[dict]] = {}
     for row in scan(latest, where, ["id", "source_key", "version"]):
         by_key.setdefault(row["source_key"], []).append(row)
@@ -220,7 +220,7 @@ def settle_versions(store: MemoryStore, results: list[RememberResult]) -> list[R
               for row in sorted(rows, key=lambda r: (-r["version"], r["id"]))[1:]}
     if not losers:
         return results
-    where_losers = f"id IN ({', '.join(quote(i) for i in sorted(losers))})"
+    where_losers = in_filter("id", sorted(losers))
     store.db.write(lambda: store.db.update(latest, where_losers, {"status": "superseded", "updated_at": now()}))
     return [RememberResult(replace(r.memory, status="superseded"), r.outcome) if r.memory.id in losers else r
             for r in results]

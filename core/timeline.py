@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .answers import Timeline, TimelineEntry
-from .database import quote
+from .database import in_filter, quote
 from .errors import CortexError
 from .gitctx import GitContext
 from .records import Memory
@@ -21,7 +21,7 @@ def branch_timeline(git: GitContext, stores: Sequence[MemoryStore]) -> Timeline:
     """The timeline from a git context and the stores to read (none: git alone, what the dashboard paints first).
     Only the memories of the shown commits and the newest loose ones are read, never the whole store."""
     shas = [c.sha for c in git.commits]
-    on_commits = f"`commit` IN ({', '.join(quote(s) for s in shas)})" if shas else "false"
+    on_commits = in_filter("`commit`", shas) or "false"
     off_commits = f"(`commit` IS NULL OR NOT ({on_commits}))" if shas else "true"
     this_branch = "(branch IS NULL OR branch = ''" + (f" OR branch = {quote(git.branch)})" if git.branch else ")")
     try:
