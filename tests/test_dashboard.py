@@ -542,7 +542,8 @@ def test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running(shop, tmp_path,
         assert busy.exists(), bytes(screen[-2000:]).decode(errors="replace")
         time.sleep(0.5)
         os.write(master, key)
-        assert child.wait(timeout=60) == 0
+        code = child.wait(timeout=60)
+        assert code == 0, bytes(screen[-3000:]).decode(errors="replace")  # what the app printed as it ended
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
