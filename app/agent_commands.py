@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.agentlog import AgentContext
-from .cli import engine_from
+from .command_args import engine_from
 from .output import age, console, print_json, table
 
 

@@ -7,18 +7,10 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ..core.errors import CortexError
 
 KIND_HELP = "decision, note, task, fact, observation, link, agent"
-
-
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for value in values or []:
-        out.extend(v.strip() for v in value.split(",") if v.strip())
-    return tuple(out)
 
 
 def _at_least(low: int) -> Callable[[str], int]:
@@ -319,21 +311,6 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"cortex: error: {type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
-
-
-engine_source = None
-"""Set by the resident server (`cortex serve`): a callable (path, db, settings) -> Engine that hands commands its
-warm engines instead of building one per command."""
-
-
-def engine_from(args):
-    from ..core.config import load_settings
-    from ..core.engine import Engine
-
-    settings = load_settings(use_global=False if getattr(args, "no_global", False) else None)
-    if engine_source is not None:
-        return engine_source(Path(args.path), args.db, settings)
-    return Engine(Path(args.path), db=args.db, settings=settings)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
-from .cli import _split, engine_from
+from .command_args import engine_from, split_list
 from .agent_commands import cmd_agent as cmd_agent
 from .output import age, console, print_json, progress_bar, selection_item_json, styled, table
 
@@ -64,9 +64,9 @@ def cmd_remember(args) -> int:
         text=text,
         kind=args.kind,
         title=args.title,
-        tags=_split(args.tags),
-        files=_split(args.files),
-        symbols=_split(args.symbols),
+        tags=split_list(args.tags),
+        files=split_list(args.files),
+        symbols=split_list(args.symbols),
         source_key=args.key,
         scope=args.scope,
     )

@@ -48,7 +48,7 @@ MAX_ENGINES = 4
 
 
 class EngineCache:
-    """Hands `cli.engine_from` a warm Engine instead of a new one per command.
+    """Hands `command_args.engine_from` a warm Engine instead of a new one per command.
 
     Keyed by repository root, database and the effective settings, so a command whose environment or config
     differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
@@ -429,9 +429,9 @@ class Server:
                 pass
 
     def _main(self, argv: tuple[str, ...]) -> int:
-        from . import cli, output
+        from . import cli, command_args, output
 
-        cli.engine_source = self._engines
+        command_args.engine_source = self._engines
         output.redetect_terminals()
         try:
             return int(cli.main(list(argv)) or 0)
