@@ -558,20 +558,27 @@ def run(root: str, db: str, idle_minutes: float | None = None, log=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The detached server the client starts: `python -m cortex_tui.app.serve --root ROOT [--db DB]`."""
+    """The server: `python -m cortex_tui.app.serve --root ROOT [--db DB] [--idle-minutes N]`, detached with its
+    stderr on the log when the client starts it, in the terminal under `cortex serve`."""
     parser = argparse.ArgumentParser(prog="cortex-serve")
     parser.add_argument("--root", required=True)
     parser.add_argument("--db", default="")
+    parser.add_argument("--idle-minutes", type=float)
     args = parser.parse_args(argv)
     os.chdir("/")  # never keep a directory (or an unmounted disk) busy between commands
-    _trim_log()
-    return run(args.root, args.db)
-
-
-def _trim_log(limit: int = 1 << 20) -> None:
-    """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte."""
+    _trim_log(protocol.server_paths(args.root, args.db).log)
     try:
-        if os.fstat(2).st_size > limit:
+        return run(args.root, args.db, idle_minutes=args.idle_minutes)
+    except KeyboardInterrupt:  # Ctrl+C on `cortex serve` in a terminal
+        return 0
+
+
+def _trim_log(log: Path, limit: int = 1 << 20) -> None:
+    """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte; a stderr that is
+    not the log (a terminal, or a file of the user's under `cortex serve`) is left alone."""
+    try:
+        ours, file = os.fstat(2), log.stat()
+        if (ours.st_dev, ours.st_ino) == (file.st_dev, file.st_ino) and ours.st_size > limit:
             os.ftruncate(2, 0)
     except OSError:
         pass

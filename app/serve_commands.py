@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 from ..core.errors import CortexError
-from . import client, serve
+from . import client
 from .output import console, print_json
 from .protocol import fingerprint, server_paths
 
@@ -24,10 +25,11 @@ def run(args) -> int:
     if args.stop:
         return _stop(args, paths)
     console.print(f"serving {key[0]} on {paths.socket} (Ctrl+C to stop)", style="dim")
-    try:
-        return serve.run(*key, idle_minutes=args.idle_minutes, log=sys.stderr)
-    except KeyboardInterrupt:
-        return 0
+    sys.stdout.flush()
+    # This process becomes the very server the client starts in the background (same pid, same terminal), so the
+    # server module runs commands through the CLI without the CLI's `serve` command importing it back.
+    idle = [] if args.idle_minutes is None else ["--idle-minutes", str(args.idle_minutes)]
+    os.execv(sys.executable, [sys.executable, "-m", "cortex_tui.app.serve", "--root", key[0], "--db", key[1], *idle])
 
 
 def _status(args, paths) -> int:

@@ -314,6 +314,26 @@ def test_the_server_exits_when_idle(repo, runtime):
     assert list(runtime.glob("*.sock")) == [] and list(runtime.glob("*.json")) == []
 
 
+def test_cortex_serve_in_a_terminal_is_the_server_until_ctrl_c(repo, runtime):
+    """`cortex serve` in the foreground: the same process serves (its pid in the status), commands reach it, and
+    Ctrl+C ends it with status 0; `--idle-minutes` reaches the server."""
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "serve", "--idle-minutes", "30"], cwd=repo,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().startswith("serving ")
+        wait_until(lambda: status(repo).get("pid") == proc.pid, what="the foreground server to listen")
+        assert status(repo)["idle_seconds"] == 30 * 60
+        assert cortex(repo, "remember", "served in the foreground").returncode == 0
+        assert status(repo)["commands"] >= 1
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert status(repo) == {"running": False}
+
+
 def test_stop_and_status(repo, runtime):
     assert status(repo) == {"running": False}
     assert cortex(repo, "what").returncode == 0
