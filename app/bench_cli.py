@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import CortexError
-from . import client
+from . import connection
 from .protocol import server_paths
 
 BENCH_KEY = "cortex-bench-cli"
@@ -73,9 +73,9 @@ def _row(command: str, mode: str, samples: list[tuple[float, float]]) -> Row:
 def _stop_server(repo: Path, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", "serve", "--stop", "-C", str(repo)], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    key = client.server_key(str(repo), None)
+    key = connection.server_key(str(repo), None)
     if key is not None:
-        client.wait_stopped(server_paths(*key), 60)
+        connection.wait_stopped(server_paths(*key), 60)
 
 
 def run(repo: Path, words: str, runs: int, cold_runs: int) -> list[Row]:

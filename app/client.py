@@ -1,6 +1,6 @@
 """The `cortex` entry point: send the command to the repository's resident server, or run it in-process.
 
-This module and what it imports before a command is sent (`protocol`, the argument parser in `cli`) use the
+This module and what it imports before a command is sent (`protocol`, `connection`, the argument parser in `cli`) use the
 standard library only, so a served command costs a Python start-up and a socket round trip, not the seconds of
 importing LanceDB and loading the model. The parser is the CLI's own: a command is served only when it parses, so
 usage errors and `--help` print in-process exactly as before.
@@ -18,24 +18,17 @@ import io
 import os
 import socket
 import sys
-import time
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import protocol
-from .protocol import ALIVE_SECONDS, Request, ServerPaths
+from .connection import SILENCE_SECONDS, START_SECONDS, connect, daemon_wanted, server_key, start_server, wait_stopped
+from .protocol import Request
 
 SERVED = frozenset({
     "init", "remember", "show", "list", "history", "forget", "done", "export", "stats", "git", "gc", "search", "what",
     "graph", "select", "context", "agent", "index",
 })
-CONNECT_SECONDS = 2.0
-START_SECONDS = 15.0
-"""How long a client waits for a server it started to listen (a Python start-up and the standard library, so well
-under a second on an idle machine; generous for a loaded one)."""
-SILENCE_SECONDS = ALIVE_SECONDS * 15
-"""A server that says nothing for this long (it sends `alive` every second while working) is taken as hung."""
 NO_DAEMON_FLAG = "--no-daemon"
 
 
@@ -73,46 +66,6 @@ def _strip_no_daemon(argv: list[str]) -> tuple[list[str], bool]:
     end = argv.index("--") if "--" in argv else len(argv)
     kept = [a for a in argv[:end] if a != NO_DAEMON_FLAG] + argv[end:]
     return kept, len(kept) != len(argv)
-
-
-def daemon_wanted() -> bool:
-    """False when CORTEX_NO_DAEMON is set, or the setting `daemon` (env CORTEX_DAEMON or config.toml) is false."""
-    if os.environ.get("CORTEX_NO_DAEMON", "") not in ("", "0"):
-        return False
-    falsy = ("0", "false", "no", "off", "f", "n")
-    try:
-        value = config_value("daemon", True)
-    except Exception:  # a broken config file: run in-process, where the settings report it properly
-        return False
-    return str(value).strip().lower() not in falsy
-
-
-def config_value(key: str, default: object = None) -> object:
-    """A top-level setting as `core.config` finds it (env CORTEX_<KEY>, then the user's config.toml), without
-    importing pydantic; raises on a config file that cannot be read."""
-    explicit = os.environ.get(f"CORTEX_{key.upper()}")
-    if explicit is not None:
-        return explicit
-    path = _config_file()
-    if not path.is_file():
-        return default
-    import tomllib
-
-    return tomllib.loads(path.read_text(encoding="utf-8")).get(key, default)
-
-
-def _config_file() -> Path:
-    """The user's config.toml as `core.locations.user_config_file` finds it, without importing platformdirs on
-    Linux (a tenth of a warm command's budget on a busy machine): the XDG rule, which a test holds equal."""
-    explicit = os.environ.get("CORTEX_CONFIG")
-    if explicit:
-        return Path(explicit)
-    if sys.platform.startswith("linux"):
-        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return Path(base) / "cortex-tui" / "config.toml"
-    from ..core.locations import user_config_file
-
-    return user_config_file()
 
 
 def _route(argv: list[str]) -> Route | None:
@@ -156,28 +109,6 @@ def _reads_stdin(handler: str, args) -> bool:
     return handler in ("select", "context") and " ".join(args.task) == "-"
 
 
-def server_key(path: str, db: str | None) -> tuple[str, str] | None:
-    """(repository root, database) naming the server for a command's `-C` and `--db`; None if the path is missing."""
-    root = repository_root(Path(path))
-    if root is None:
-        return None
-    db = db or os.environ.get("CORTEX_DB") or ""
-    return str(root), os.path.abspath(db) if db and "://" not in db else db
-
-
-def repository_root(path: Path) -> Path | None:
-    """The enclosing work tree (a `.git` directory or file), else the directory itself; None if it does not exist.
-    Only names the server: the server's engine finds the root with git itself."""
-    try:
-        start = path.expanduser().resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
-
-
 def _terminal_size() -> tuple[int, int] | None:
     """The size rich would find in-process: the first of stdin, stdout and stderr that is a terminal."""
     for fd in (0, 1, 2):
@@ -214,49 +145,6 @@ def _send(route: Route) -> int | None:
                 return _exchange(conn, route.request)
         except _Retry:
             continue
-    return None
-
-
-def connect(paths: ServerPaths) -> socket.socket | None:
-    """A connection to a live server of this user, or None (no socket, a stale one from a dead server, another
-    user's process at the other end)."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.settimeout(CONNECT_SECONDS)
-    try:
-        conn.connect(str(paths.socket))
-        uid = protocol.peer_uid(conn)
-        if uid is not None and uid != os.getuid():
-            raise ConnectionRefusedError("the server belongs to another user")
-    except OSError:
-        conn.close()
-        return None
-    return conn
-
-
-def start_server(paths: ServerPaths, root: str, db: str) -> socket.socket | None:
-    """Start a detached server and wait until it listens. Two clients may both start one: the lifetime lock lets
-    one live, and both connect to it."""
-    import subprocess
-
-    try:
-        log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            server = subprocess.Popen(
-                [sys.executable, "-m", "cortex_tui.app.serve", "--root", root, "--db", db],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd="/", start_new_session=True,
-            )
-        finally:
-            os.close(log)
-    except OSError:
-        return None
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        conn = connect(paths)
-        if conn is not None:
-            return conn
-        if server.poll() not in (None, 0):
-            return None  # it failed before listening (its reason is in the log)
-        time.sleep(0.02)
     return None
 
 
@@ -310,44 +198,6 @@ def _write(output: list, code: int) -> int:
 def _fail(message: str) -> int:
     print(f"cortex: error: {message}", file=sys.stderr)
     return 1
-
-
-# --- `cortex serve --status / --stop` ---------------------------------------------------------------------------
-
-
-def ask(paths: ServerPaths, op: str) -> dict | None:
-    """The server's answer to `status` or `stop`, or None when none is running."""
-    conn = connect(paths)
-    if conn is None:
-        return None
-    with conn:
-        try:
-            conn.settimeout(SILENCE_SECONDS)
-            protocol.send(conn, Request(op=op).to_json())
-            return protocol.receive(conn)
-        except (OSError, protocol.ProtocolError):
-            return None
-
-
-def wait_stopped(paths: ServerPaths, seconds: float) -> bool:
-    """True once no process holds the server's lifetime lock (it has finished its last command and exited)."""
-    import fcntl
-
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fd = os.open(paths.lock, os.O_RDWR)
-        except FileNotFoundError:
-            return True
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                return False
-        finally:
-            os.close(fd)
-        time.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 def _attached(path: Path, args):
     """A bridge to the repository's resident server (started if need be) when the daemon is wanted; None outside
     git without --here or --db (the demo is in-process), or when no server can be reached or started."""
-    from .client import daemon_wanted, repository_root
+    from .connection import daemon_wanted, repository_root
 
     root = repository_root(path)
     if args.no_daemon or not daemon_wanted() or root is None or (not (root / ".git").exists() and not args.here and not args.db):

@@ -262,7 +262,7 @@ def keep_index_fresh(engine: Engine) -> None:
 def attach(path: Path, db: str | None, watch: bool) -> Runner | None:
     """Tools answered by the repository's resident server (started if need be), which is then the one engine and,
     with `watch`, the one watcher: None when the daemon is turned off or no server can be reached or started."""
-    from .client import daemon_wanted
+    from .connection import daemon_wanted
     from .remote import Remote, RemoteError
 
     remote = Remote.attach(path, db, start=True) if daemon_wanted() else None

@@ -11,7 +11,7 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import client, protocol
+from . import connection, protocol
 from .protocol import Request
 
 
@@ -34,23 +34,23 @@ class Remote:
     def attach(cls, path: Path | str, db: str | None, start: bool) -> "Remote | None":
         """The server for `path`'s repository when one answers (or, with `start`, once one is started); else None,
         and the caller hosts the engine itself."""
-        key = client.server_key(str(path), db)
+        key = connection.server_key(str(path), db)
         if key is None:
             return None
         try:
             paths = protocol.server_paths(*key)
         except OSError:
             return None
-        conn = client.connect(paths) or (client.start_server(paths, *key) if start else None)
+        conn = connection.connect(paths) or (connection.start_server(paths, *key) if start else None)
         if conn is None:
             return None
         conn.close()
         return cls(key[0], key[1], paths, start)
 
     def _connect(self) -> socket.socket:
-        conn = client.connect(self.paths)
+        conn = connection.connect(self.paths)
         if conn is None and self.start:
-            conn = client.start_server(self.paths, str(self.root), self.db)
+            conn = connection.start_server(self.paths, str(self.root), self.db)
         if conn is None:
             raise RemoteError(f"the resident server for {self.root} is not running (restart to run without it)")
         return conn
@@ -59,10 +59,10 @@ class Remote:
         """A connection whose request the server has accepted; one retry when the server was retiring."""
         for attempt in range(2):
             if attempt:
-                client.wait_stopped(self.paths, client.START_SECONDS)
+                connection.wait_stopped(self.paths, connection.START_SECONDS)
             conn = self._connect()
             try:
-                conn.settimeout(client.SILENCE_SECONDS)
+                conn.settimeout(connection.SILENCE_SECONDS)
                 protocol.send(conn, request.to_json())
                 reply = protocol.receive(conn)
             except (OSError, protocol.ProtocolError):
@@ -94,7 +94,7 @@ class Remote:
                     raise RemoteError("the resident server stopped while answering; it may or may not have "
                                       "taken effect")
             except (socket.timeout, TimeoutError) as exc:
-                raise RemoteError(f"the resident server said nothing for {client.SILENCE_SECONDS:.0f} s") from exc
+                raise RemoteError(f"the resident server said nothing for {connection.SILENCE_SECONDS:.0f} s") from exc
             except (OSError, protocol.ProtocolError) as exc:
                 raise RemoteError(f"lost the resident server while it answered ({exc}); it may or may not have "
                                   "taken effect") from exc

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from . import client
+from . import connection
 from .remote import Remote, RemoteError, Subscription
 
 RESUBSCRIBE_SECONDS = 2.0
@@ -34,7 +34,7 @@ class RemoteBridge:
         """The dashboard theme the settings name, read without pydantic (a tenth of this process's start-up); a
         broken config file leaves the default, and the server reports the file."""
         try:
-            return str(client.config_value("theme", ""))
+            return str(connection.config_value("theme", ""))
         except Exception:  # noqa: BLE001 - whatever a broken file raises, the theme is not worth failing for
             return ""
 

@@ -7,13 +7,13 @@ import sys
 import time
 
 from ..core.errors import CortexError
-from . import client
+from . import connection
 from .output import console, print_json
 from .protocol import fingerprint, server_paths
 
 
 def run(args) -> int:
-    key = client.server_key(args.path, args.db)
+    key = connection.server_key(args.path, args.db)
     if key is None:
         raise CortexError(f"path {args.path} does not exist")
     try:
@@ -33,7 +33,7 @@ def run(args) -> int:
 
 
 def _status(args, paths) -> int:
-    found = client.ask(paths, "status")
+    found = connection.ask(paths, "status")
     if found is not None:
         found.pop("type", None)
     if args.json:
@@ -57,8 +57,8 @@ def _status(args, paths) -> int:
 
 
 def _stop(args, paths) -> int:
-    answer = client.ask(paths, "stop")
-    stopped = answer is None or client.wait_stopped(paths, 30.0)
+    answer = connection.ask(paths, "stop")
+    stopped = answer is None or connection.wait_stopped(paths, 30.0)
     if args.json:
         print_json({"was_running": answer is not None, "stopped": stopped})
     elif answer is None:

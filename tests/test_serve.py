@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.app import client, protocol
+from cortex_tui.app import client, connection, protocol
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "rich", "textual", "pydantic", "fastembed", "git", "onnxruntime", "platformdirs")
 
@@ -49,7 +49,7 @@ def _stop_server(runtime: Path, info: Path) -> None:
         return
     paths = protocol.ServerPaths(*(info.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
     os.kill(pid, signal.SIGCONT) if _alive(pid) else None
-    if client.ask(paths, "stop") is None or not client.wait_stopped(paths, 60):
+    if connection.ask(paths, "stop") is None or not connection.wait_stopped(paths, 60):
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
 
@@ -79,7 +79,7 @@ def status(repo: Path) -> dict:
 
 
 def server_paths(repo: Path) -> protocol.ServerPaths:
-    return protocol.server_paths(*client.server_key(str(repo), None))
+    return protocol.server_paths(*connection.server_key(str(repo), None))
 
 
 def wait_until(condition, seconds: float = 120.0, what: str = "") -> None:
@@ -310,7 +310,7 @@ def test_no_daemon_flag_env_and_setting_run_in_process(repo, runtime, tmp_path):
 
 def test_the_server_exits_when_idle(repo, runtime):
     assert cortex(repo, "what", "--json", env={"CORTEX_DAEMON_IDLE_MINUTES": "0.02"}).returncode == 0
-    wait_until(lambda: client.wait_stopped(server_paths(repo), 0), what="the idle server to exit")
+    wait_until(lambda: connection.wait_stopped(server_paths(repo), 0), what="the idle server to exit")
     assert list(runtime.glob("*.sock")) == [] and list(runtime.glob("*.json")) == []
 
 
@@ -426,7 +426,7 @@ def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg
         monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     else:
         monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
-    assert client._config_file() == user_config_file()
+    assert connection._config_file() == user_config_file()
 
 
 def test_the_light_config_reader_agrees_with_the_settings(monkeypatch, tmp_path):
@@ -437,10 +437,10 @@ def test_the_light_config_reader_agrees_with_the_settings(monkeypatch, tmp_path)
     monkeypatch.setenv("CORTEX_CONFIG", str(config))
     for name in ("CORTEX_THEME", "CORTEX_DAEMON", "CORTEX_NO_DAEMON"):
         monkeypatch.delenv(name, raising=False)
-    assert client.config_value("theme") == load_settings().theme == "nord"
-    assert client.daemon_wanted() is load_settings().daemon is False
+    assert connection.config_value("theme") == load_settings().theme == "nord"
+    assert connection.daemon_wanted() is load_settings().daemon is False
     monkeypatch.setenv("CORTEX_THEME", "gruvbox")
-    assert client.config_value("theme") == load_settings().theme == "gruvbox"
+    assert connection.config_value("theme") == load_settings().theme == "gruvbox"
 
 
 def _mapped(pid: int, library: str) -> bool:
