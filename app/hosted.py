@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -28,6 +29,7 @@ TOOL_CALLS = frozenset({
     "agent_init", "agent_log", "agent_commit", "agent_branch", "agent_switch", "agent_merge", "agent_context",
 })
 CALL_THREADS = 4
+SETTLE_SECONDS = 1.0
 
 
 class Hosted:
@@ -58,11 +60,11 @@ class Hosted:
         if facade == "bridge" and method in BRIDGE_CALLS:
             from .bridge import EngineBridge
 
-            target = EngineBridge(self._engine())
+            target = EngineBridge(self._current())
         elif facade == "tools" and method in TOOL_CALLS:
             from .mcp_server import CortexTools
 
-            target = CortexTools(self._engine())
+            target = CortexTools(self._current())
         else:
             raise CortexError(f"the resident server has no call {facade}.{method}")
         return getattr(target, method)(*args, **kwargs)
@@ -78,8 +80,28 @@ class Hosted:
     def watching(self) -> bool:
         return self._watching is not None
 
+    def _current(self):
+        """The engine calls get now, with the watcher moved onto it when it is not the one watched: the server's
+        cache hands out a new engine once the database directory was deleted or replaced (`rm -rf .cortex`), or
+        after evicting the old one, and a watcher left on the old engine would keep writing its database while
+        every call read the new one. The subscribers see the new engine's index pass, then its updates."""
+        engine = self._engine()
+        with self._lock:
+            old = self._watching
+            stale = old is not None and old.engine is not engine
+            restart = stale and bool(self._subscribers) and not self._closing.is_set()
+            if stale:
+                self._watching, self._indexed, self._indexing = None, None, restart
+        if stale:
+            old.stop()
+            self._log("the engine was replaced; indexing and watching again on the new one")
+        if restart:
+            self._pool.submit(self._index_then_watch)
+        return engine
+
     def subscribe(self) -> queue.Queue:
         """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message)."""
+        self._current()
         events: queue.Queue = queue.Queue()
         with self._lock:
             self._subscribers.append(events)
@@ -116,12 +138,28 @@ class Hosted:
             return
         if self._closing.is_set():
             return
-        bridge.start_watcher(lambda update: self._publish("update", update), lambda text: self._publish("failed", text))
+        bridge.start_watcher(lambda update: self._publish("update", update), lambda text: self._failed(bridge, text))
         with self._lock:
             self._indexed, self._indexing, self._watching = indexed, False, bridge
             for events in self._subscribers:
                 events.put(("indexed", indexed))
         self._log("indexed; watching the work tree")
+
+    def _failed(self, bridge, text: str) -> None:
+        """The watcher stopped: looked into from a pool thread (`_current` joins the watcher's own thread)."""
+        try:
+            self._pool.submit(self._after_failure, bridge, text)
+        except RuntimeError:  # the server is shutting down: nobody is left to tell
+            pass
+
+    def _after_failure(self, bridge, text: str) -> None:
+        """A database removed under the watcher (`rm -rf .cortex`) fails it while the removal is still under way;
+        once that has settled, a replaced engine is no failure to tell: the watcher moves to the new one."""
+        time.sleep(SETTLE_SECONDS)
+        if self._engine() is not bridge.engine:
+            self._current()
+        else:
+            self._publish("failed", text)
 
     def close(self) -> None:
         self._closing.set()

@@ -90,7 +90,10 @@ class EngineCache:
         key = (str(root), uri, settings.model_dump_json())
         stamp = _directory_stamp(uri)
         found = self._engines.get(key)
-        if found is not None and found[1] == stamp:
+        if found is not None and found[1] in (stamp, None):
+            # An engine made before its database existed keeps it once it appears: that engine (or its first
+            # write) created it, and a replacement would leave its watcher on a second engine for nothing.
+            self._engines[key] = (found[0], stamp)
             self._engines.move_to_end(key)
             return found[0], []
         engine = Engine(start, db=db, settings=settings)

@@ -679,3 +679,52 @@ def test_a_server_shutting_down_stops_its_engines_threads(repo, runtime):
             serving.join(120)
     assert not serving.is_alive()
     assert not any(t.is_alive() for t in started)
+
+
+def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(repo):
+    """`rm -rf .cortex` under a running server: the next call gets a new engine, and the watcher must follow it
+    (left on the old engine it kept writing the deleted database while every call read the new one)."""
+    import queue
+    import shutil
+
+    from cortex_tui.app.hosted import Hosted
+    from cortex_tui.app.serve import EngineCache
+    from cortex_tui.core.config import load_settings
+    from cortex_tui.core.database import scan
+
+    cache, settings, said = EngineCache(), load_settings(), []
+    hosted = Hosted(lambda: cache(repo, None, settings), said.append)
+
+    def next_event(events, kind):
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                got, value = events.get(timeout=1)
+            except queue.Empty:
+                continue
+            assert got != "failed", value
+            if got == kind:
+                return value
+        raise AssertionError(f"no {kind} event")
+
+    try:
+        events = hosted.subscribe()
+        next_event(events, "indexed")
+        first = cache(repo, None, settings)
+        for _ in range(50):  # the old engine's compaction may still write while the tree is removed
+            try:
+                shutil.rmtree(repo / ".cortex")
+                break
+            except OSError:
+                time.sleep(0.2)
+        hosted.submit("bridge", "what", (), {}).result(120)
+        assert cache(repo, None, settings) is not first
+        next_event(events, "indexed")  # the new engine's index pass, told to the subscriber already there
+        (repo / "src" / "late.py").write_text("def arrived_after_the_reset():\n    return 2\n")
+        next_event(events, "update")
+        index = cache(repo, None, settings).code_index()
+        assert "src/late.py" in {r["path"] for r in scan(index.files, None, ["path"])}
+        assert any("replaced" in line for line in said)
+    finally:
+        hosted.close()
+        cache.close()
