@@ -145,7 +145,11 @@ class BudgetPane(Pane):
         style = variables.get("budget-warn", "red") if share > 0.95 else ""
         bar.append(f"\n{assembled.tokens:,} / {selection.budget:,} tokens ({selection.encoding}, {assembled.format})",
                    style=style)
-        bar.append(f"\nmemories {used_memory:,} · code {used_code:,} · {len(kept)} items", style="dim")
+        # The split of the total, not the items' own counts: those each include their own header, which the
+        # assembled document shares between the files of a directory, so their sum can pass the total.
+        memory_share = round(assembled.tokens * used_memory / max(used_memory + used_code, 1))
+        bar.append(f"\nmemories {memory_share:,} · code {assembled.tokens - memory_share:,} · {len(kept)} items",
+                   style="dim")
         if dropped:
             bar.append(f" · {dropped} dropped (at the end of the list; x or u restores)", style="dim")
         return bar
