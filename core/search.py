@@ -12,7 +12,7 @@ from datetime import datetime
 
 from .answers import ScoreBreakdown, SearchHit, SearchResults
 from .config import SearchWeights
-from .database import quote, sql_list
+from .database import in_filter, quote, sql_list
 from .embed import Embedder
 from .gitctx import GitContext
 from .index import CodeIndex
@@ -195,7 +195,7 @@ class Searcher:
             if use_text:
                 plan.append(("code", "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
             if changed:
-                mine = " AND ".join(filter(None, [f"({where})" if where else "", f"path IN ({', '.join(quote(p) for p in changed)})"]))
+                mine = " AND ".join(filter(None, [f"({where})" if where else "", f"({in_filter('path', changed)})"]))
                 plan.append(("code", "change", _rows, (table, mine, _CHUNK_COLUMNS)))
         jobs = {i: READS.submit(read, *args) for i, (_, signal, read, args) in enumerate(plan) if signal != "vector"}
         if embedding is not None:
@@ -239,7 +239,7 @@ class Searcher:
                 wanted.setdefault(source, []).append(ident)
         def fetch(source: str, ids: list[str]) -> list[tuple[str, dict]]:
             table = self.stores[int(source[len("memory"):])].table
-            where = f"id IN ({', '.join(quote(i) for i in ids)})"
+            where = in_filter("id", ids)
             return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(_MEMORY_COLUMNS).limit(len(ids)).to_list()]
 
         full = {key: row for key, row in read.items() if key.startswith("code:")}
@@ -374,7 +374,7 @@ def _rows(table, where: str, columns: list[str]) -> list[dict]:
 def _memory_where(f: Filters) -> str:
     clauses = [] if f.history else ["status = 'active'"]
     if f.kinds:
-        clauses.append(f"kind IN ({', '.join(quote(k) for k in f.kinds)})")
+        clauses.append(f"({in_filter('kind', list(f.kinds))})")
     if f.tags:
         clauses.append(f"array_has_any(tags, {sql_list(f.tags)})")
     if f.files:

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import later
-from .database import Database, quote
+from .database import Database, in_filter, quote
 from .embed import Embedder
 from .errors import CortexError
 from .records import KINDS, SCOPES, STATUSES, TASK_STATES, VECTOR_FIELDS, Memory, MemoryDraft, RememberResult, StoreStats
@@ -55,7 +55,7 @@ class LanceVectorCache:
         found: dict[str, np.ndarray] = {}
         for lo in range(0, len(hashes), 500):
             part = hashes[lo : lo + 500]
-            where = f"model = {quote(model)} AND hash IN ({', '.join(quote(h) for h in part)})"
+            where = f"model = {quote(model)} AND ({in_filter('hash', part)})"
             for row in self.table.search().where(where).select(["hash", "vector"]).limit(len(part)).to_list():
                 found[row["hash"]] = np.asarray(row["vector"], dtype=np.float32)
         return found
@@ -133,7 +133,7 @@ class MemoryStore:
             ids = [r["id"] for r in self._sorted(where, limit, order, ["id", *(c for c, _ in order)])]
             if not ids:
                 return []
-            chosen = f"id IN ({', '.join(quote(i) for i in ids)})"
+            chosen = f"({in_filter('id', ids)})"
             found = {m.id: m for m in self._query(f"({where}) AND {chosen}" if where else chosen, len(ids), with_vector)}
             return [found[i] for i in ids if i in found]
         query = self.table.search()
@@ -269,8 +269,8 @@ class MemoryStore:
     def _write_batch(self, drafts, vectors, position: GitPosition, ids: list[str], stamp: datetime) -> list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]
         keys = sorted({d.source_key for d in drafts if d.source_key})
-        by_hash = f"status = 'active' AND text_hash IN ({', '.join(quote(h) for h in set(hashes))})"
-        by_source = f"source_key IN ({', '.join(quote(k) for k in keys)})" if keys else None
+        by_hash = f"status = 'active' AND ({in_filter('text_hash', sorted(set(hashes)))})"
+        by_source = in_filter("source_key", keys)
         # One read for both: the active rows of these texts (duplicates) and every version of these keys.
         found = self._query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
         wanted_hashes, wanted_keys = set(hashes), set(keys)
@@ -349,7 +349,7 @@ class MemoryStore:
             chosen = [m for m in chosen if m.status == "active"]
             if not chosen:
                 raise CortexError("that memory is already deleted or superseded; use --purge to remove it for good")
-        where = f"id IN ({', '.join(quote(m.id) for m in chosen)})"
+        where = in_filter("id", [m.id for m in chosen])
 
         def apply():
             if purge:
@@ -413,7 +413,7 @@ class MemoryStore:
                 "vector_model": [self.embedder.model_id] * len(rows),
             })
             # Only rows still stale are written: another process may have re-embedded (or revised) some meanwhile.
-            where = f"id IN ({', '.join(quote(r['id']) for r in rows)}) AND ({self.stale_where()})"
+            where = f"({in_filter('id', [r['id'] for r in rows])}) AND ({self.stale_where()})"
             self.db.write(lambda: self._write_vectors(data, where))
             done += len(rows)
         return done
@@ -456,7 +456,7 @@ class MemoryStore:
         def ids_here(ids: Sequence[str]) -> set[str]:
             found: set[str] = set()
             for lo in range(0, len(ids), 500):
-                where = f"id IN ({', '.join(quote(i) for i in ids[lo : lo + 500])})"
+                where = in_filter("id", ids[lo : lo + 500])
                 found.update(r["id"] for r in self.table.search().where(where).select(["id"]).limit(500).to_list())
             return found
 
@@ -471,7 +471,7 @@ class MemoryStore:
                       for m, v in zip(new, vectors) if m.id not in again]
             keys = sorted({m.source_key for m in memories if m.source_key})
             here = [m for lo in range(0, len(keys), 500)
-                    for m in self._query(f"source_key IN ({', '.join(quote(k) for k in keys[lo : lo + 500])})", with_vector=True)]
+                    for m in self._query(in_filter("source_key", keys[lo : lo + 500]), with_vector=True)]
             changed: list[Memory] = []
             for key in keys:
                 mine = [m for m in adding if m.source_key == key]
