@@ -8,6 +8,10 @@ the way a command does, and the engine is safe to share between threads.
 The first subscriber to `watch` starts the repository's one index pass and then its one watcher; every subscriber
 receives the pass's progress, its outcome, and each update the watcher makes. A subscriber that comes later gets
 the outcome at once. A failed pass (another process holding the write lock) is tried again by the next subscriber.
+
+Nothing here runs before `ready` is set (the server's warm-up has made its imports): two threads importing the same
+packages for the first time can meet in a circular import, and Python then hands one of them a half-made module
+(`partially initialized module 'typing' has no attribute 'ClassVar'` in a dashboard's first call).
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ SETTLE_SECONDS = 1.0
 class Hosted:
     """Calls and the watcher over the engine that `engine()` hands out (the server's warm one for its repository)."""
 
-    def __init__(self, engine: Callable[[], object], log: Callable[[str], None]) -> None:
+    def __init__(self, engine: Callable[[], object], log: Callable[[str], None],
+                 ready: threading.Event | None = None) -> None:
         self._engine = engine
         self._log = log
+        self._ready = ready or _set_event()
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="cortex-call")
         self._lock = threading.Lock()
         self._subscribers: list[queue.Queue] = []
@@ -55,6 +61,7 @@ class Hosted:
         return self._pool.submit(self._call, facade, method, args, kwargs)
 
     def _call(self, facade: str, method: str, args: tuple, kwargs: dict):
+        self._ready.wait()
         from ..core.errors import CortexError
 
         if facade == "bridge" and method in BRIDGE_CALLS:
@@ -100,7 +107,9 @@ class Hosted:
         return engine
 
     def subscribe(self) -> queue.Queue:
-        """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message)."""
+        """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message).
+        Waits for `ready`."""
+        self._ready.wait()
         self._current()
         events: queue.Queue = queue.Queue()
         with self._lock:
@@ -166,3 +175,10 @@ class Hosted:
         self._pool.shutdown(wait=True)
         if self._watching is not None:
             self._watching.stop()
+
+
+def _set_event() -> threading.Event:
+    """Ready from the start: a host whose imports are already made (tests over an engine built in-process)."""
+    event = threading.Event()
+    event.set()
+    return event

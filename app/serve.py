@@ -170,7 +170,9 @@ class Server:
         self._served = 0
         self._base_env = dict(os.environ)
         self._engines = EngineCache()
-        self._hosted = Hosted(self._engine, self.log)
+        self._warm = threading.Event()
+        """Set when the warm-up has ended (well or not): calls and subscriptions wait for it (see hosted)."""
+        self._hosted = Hosted(self._engine, self.log, self._warm)
         self._settings = None
 
     # --- life ----------------------------------------------------------------------------------------------------
@@ -371,9 +373,12 @@ class Server:
 
     def _stream_watch(self, conn: socket.socket) -> None:
         """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""
-        events = self._hosted.subscribe()
+        events = None
         try:
             protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+            while not self._warm.wait(ALIVE_SECONDS):  # a warm-up slower than the client's patience must not look dead
+                protocol.send(conn, {"type": "alive"})
+            events = self._hosted.subscribe()
             while not self._stopping.is_set():
                 try:
                     kind, value = events.get(timeout=ALIVE_SECONDS)
@@ -384,7 +389,8 @@ class Server:
         except OSError:
             pass  # the subscriber hung up (its dashboard closed): the usual end, not worth a log line
         finally:
-            self._hosted.unsubscribe(events)
+            if events is not None:
+                self._hosted.unsubscribe(events)
             with self._jobs_lock:
                 self._last_activity = time.monotonic()
 
@@ -474,7 +480,7 @@ class Server:
 
             from ..core.config import load_settings
             from ..core.errors import CortexError
-            from . import commands  # noqa: F401 - the handlers and rich
+            from . import bridge, commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
 
             settings = self._settings = load_settings()
             if self.idle_seconds is None:
@@ -490,10 +496,12 @@ class Server:
             self.log(f"warm in {time.perf_counter() - started:.1f} s")
         except Exception as exc:  # a command will meet (and report) the same problem
             self.log(f"warm-up failed: {type(exc).__name__}: {exc}")
-        # The warm-up leaves a large heap of long-lived objects (modules, the model's and the database's): out of the
-        # collector's reach, a full collection during a command no longer walks all of them (the p95's pauses).
-        gc.collect()
-        gc.freeze()
+        finally:
+            # The warm-up leaves a large heap of long-lived objects (modules, the model's and the database's): out of
+            # the collector's reach, a full collection during a command no longer walks all of them (the p95's pauses).
+            gc.collect()
+            gc.freeze()
+            self._warm.set()
 
 
 def _result_saying_alive(conn: socket.socket, future):

@@ -728,3 +728,38 @@ def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(r
     finally:
         hosted.close()
         cache.close()
+
+
+def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
+    """A dashboard's first call reached a server still making its warm-up's imports, and the two threads met in a
+    circular import of the standard library (`partially initialized module 'typing'`): nothing hosted may run
+    before the warm-up has ended."""
+    import threading
+
+    from cortex_tui.app.hosted import Hosted
+    from cortex_tui.app.serve import EngineCache
+    from cortex_tui.core.config import load_settings
+
+    cache, settings, ready = EngineCache(), load_settings(), threading.Event()
+    made: list[object] = []
+
+    def engine():
+        made.append(1)
+        return cache(repo, None, settings)
+
+    hosted = Hosted(engine, lambda _line: None, ready)
+    try:
+        call = hosted.submit("bridge", "what", (), {})
+        subscribed: list[object] = []
+        subscriber = threading.Thread(target=lambda: subscribed.append(hosted.subscribe()), daemon=True)
+        subscriber.start()
+        time.sleep(1.0)
+        assert not call.done() and not subscribed and not made, "ran before the warm-up ended"
+        ready.set()
+        assert call.result(120).git.branch == "main"
+        subscriber.join(120)
+        assert subscribed
+    finally:
+        ready.set()
+        hosted.close()
+        cache.close()
