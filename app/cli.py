@@ -314,4 +314,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .leave import leave
+
+    leave(main())

@@ -200,5 +200,12 @@ def _fail(message: str) -> int:
     return 1
 
 
+def run() -> None:
+    """The installed command: `main`, then an exit that no background thread's LanceDB call can abort (see leave)."""
+    from .leave import leave
+
+    leave(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

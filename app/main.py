@@ -90,5 +90,12 @@ def _in_process(path: Path, args):
     return EngineBridge(engine), notice
 
 
+def run() -> None:
+    """The installed command: `main`, then an exit that no background thread's LanceDB call can abort (see leave)."""
+    from .leave import leave
+
+    leave(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -596,4 +596,6 @@ def _trim_log(log: Path, limit: int = 1 << 20) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .leave import leave
+
+    leave(main())

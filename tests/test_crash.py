@@ -249,3 +249,43 @@ def test_agent_merge_killed_at_every_commit_never_duplicates_steps(repo, tmp_pat
         assert len(merge_memories) == 1
         seen += 1
     assert seen >= 3
+
+
+_BUSY_AT_EXIT = """
+import random, sys, threading, time
+import lancedb, pyarrow as pa
+table = lancedb.connect(sys.argv[1]).create_table("t", pa.table({"id": list(range(100))}), mode="overwrite")
+
+def busy():  # what the compactor, the watcher or a dashboard worker may be doing when the process ends
+    n = 0
+    while True:
+        table.add(pa.table({"id": [n]}))
+        table.search().where(f"id = {n}").limit(1).to_list()
+        n += 1
+
+threading.Thread(target=busy, daemon=True).start()
+time.sleep(random.uniform(0.3, 1.0))
+print("leaving", flush=True)
+from cortex_tui.app.leave import leave
+leave(0)
+"""
+
+
+def test_a_command_ending_while_a_thread_is_inside_lancedb_exits_cleanly(tmp_path):
+    """Interpreter shutdown with a daemon thread inside LanceDB aborts the process (SIGABRT) in about one exit in
+    seven, or hangs it: Ctrl+C on `cortex watch` or `cortex serve` could hang or dump core. The commands leave
+    through `leave`, which no such thread can abort."""
+    script = tmp_path / "busy.py"
+    script.write_text(_BUSY_AT_EXIT, encoding="utf-8")
+    for run in range(20):
+        done = subprocess.run([sys.executable, str(script), str(tmp_path / f"db{run}")], capture_output=True,
+                              text=True, timeout=120)
+        assert (done.returncode, done.stdout) == (0, "leaving\n"), f"run {run}: {done.returncode} {done.stderr[-500:]}"
+
+
+def test_the_installed_commands_leave_that_way():
+    """The console scripts are the `run` functions that end in `leave`, not `main` (which tests call in-process)."""
+    from importlib.metadata import entry_points
+
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts") if e.name in ("cortex", "cortex-tui")}
+    assert scripts == {"cortex": "cortex_tui.app.client:run", "cortex-tui": "cortex_tui.app.main:run"}

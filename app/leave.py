@@ -1,0 +1,24 @@
+"""Ending a process whose background threads may still be inside LanceDB.
+
+When the interpreter finalises while a daemon thread (the compactor, the index watcher, a dashboard worker, a
+server's hosted call) is inside a LanceDB call, LanceDB's native runtime aborts the process (SIGABRT, measured in
+about one exit in seven while a thread writes and queries in a loop) or leaves it hanging: Ctrl+C on `cortex watch`
+or `cortex serve` could hang or dump core. So the commands end with `os._exit` once their own work is done and
+their output flushed. Whatever a background thread had in flight is abandoned as kill -9 would abandon it, which
+the database survives: every table write is one atomic commit (tests/test_crash.py kills at each commit).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def leave(code: int) -> None:
+    """Never returns. (No `typing.NoReturn`: the CLI client imports nothing it can do without.)"""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it anyway
+            pass
+    os._exit(code)
