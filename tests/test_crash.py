@@ -150,7 +150,11 @@ def _watch_once(copy: Path, n: int) -> bool:
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                pytest.fail(f"`cortex watch` did not end on Ctrl+C: {proc.communicate()[1][-2000:]}")
         proc.stdout.close()
         proc.stderr.close()
 
