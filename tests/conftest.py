@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -11,6 +12,11 @@ from pathlib import Path
 import pytest
 
 from cortex_tui.app.cli import main as cli_main
+
+# A suite started in the background by a non-interactive shell inherits SIGINT ignored, and so would every `cortex`
+# a test starts: the tests that press Ctrl+C on `cortex watch` and `cortex serve` waited for an exit that never came.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author",
