@@ -178,16 +178,53 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
             assert "locked by another cortex process" in str(failed.error)
             await pilot.pause()
             assert any("locked by another cortex process" in n.message for n in app._notifications)
-            assert app.is_running and isinstance(app.screen, DashboardScreen)
+            assert app.is_running
+            # The form is back with the memory typed, so nothing is lost: saved once the lock is free.
+            assert isinstance(app.screen, MemoryForm) and app.screen.query_one("TextArea").text == "Held lock memory"
             fcntl.flock(holder, fcntl.LOCK_UN)
-            await pilot.press("n")
-            await pilot.pause()
-            await pilot.press(*"Free lock memory", "ctrl+s")
+            await pilot.press("ctrl+s")
             await settle(pilot, MemorySaved)
+            assert isinstance(app.screen, DashboardScreen)
     finally:
         os.close(holder)
     texts = [m.text for m in Engine(shop).list()]
-    assert "Free lock memory" in texts and "Held lock memory" not in texts
+    assert texts.count("Held lock memory") == 1
+
+
+async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everything_typed(shop):
+    """A secret in the form's text is refused by the engine after the form has closed: the form comes back with
+    the kind, title, text, tags and files as typed and the reason (shown as text), and saves once the secret is out."""
+    from textual.widgets import Input, Label, Select, TextArea
+
+    token = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyzAB"
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("n")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        form.query_one(Select).value = "decision"
+        form.query_one("#form-title", Input).value = "[b]Deploy[/b] keys"
+        form.query_one(TextArea).text = f"A long careful note about deploys.\nThe bot uses {token} for [red]pushes"
+        form.query_one("#form-tags", Input).value = "deploy, ci"
+        form.query_one("#form-files", Input).value = "shop/cart.py"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm) and app.screen is not form, "the form again")
+        again = app.screen
+        assert again.query_one(TextArea).text.endswith(f"uses {token} for [red]pushes")
+        assert again.query_one(Select).value == "decision"
+        assert again.query_one("#form-title", Input).value == "[b]Deploy[/b] keys"
+        assert again.query_one("#form-tags", Input).value == "deploy, ci"
+        assert again.query_one("#form-files", Input).value == "shop/cart.py"
+        assert "contains a secret (GitHub token)" in again.query_one("#form-error", Label).content.plain
+        again.query_one(TextArea).text = "A long careful note about deploys.\nThe bot uses the deploy token for [red]pushes"
+        await pilot.press("ctrl+s")
+        await settle(pilot, MemorySaved)
+        assert isinstance(app.screen, DashboardScreen)
+    saved = [m for m in Engine(shop).list() if m.title == "[b]Deploy[/b] keys"]
+    assert len(saved) == 1 and saved[0].kind == "decision" and list(saved[0].tags) == ["deploy", "ci"]
+    assert list(saved[0].files) == ["shop/cart.py"] and token not in saved[0].text
 
 
 async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_running(shop):
