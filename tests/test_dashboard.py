@@ -284,6 +284,32 @@ async def test_markup_in_commit_subjects_and_memory_titles_is_shown_as_text(repo
         assert app.is_running
 
 
+BIDI_CONTROLS = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]]
+
+
+async def test_bidirectional_overrides_in_subjects_and_titles_are_shown_not_obeyed(repo):
+    """A right-to-left override in a commit subject or a title reorders the rest of the terminal line, the pane's
+    border and the next pane included (and a clipped title loses the character that ends it): it is shown as a
+    replacement character, as other control characters are, and the text around it stays readable."""
+    commit_file(repo, "src/bidi.py", "x = 1\n", "Fix \u202eretlif\u202c in the \u2067parser\u2069")
+    Engine(repo).remember(MemoryDraft(text="about bidi", title="Note \u202eeton\u202c " + "long " * 30, kind="note"))
+    app = RecordingApp(EngineBridge(Engine(repo)), remember_theme=False)
+    async with app.run_test(size=(140, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        timeline = app.screen.query_one(TimelinePane)
+        table = timeline.query_one("DataTable")
+        head = timeline.timeline.entries[0].commit.sha
+        table.move_cursor(row=table.get_row_index(head))
+        await pilot.pause()
+        options = app.screen.query_one(WhatPane).query_one("OptionList")
+        shown = [str(table.get_row(head)[2]), str(timeline.query_one("#timeline-detail").render())]
+        shown += [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert any("retlif" in text for text in shown) and any("eton" in text for text in shown)
+        for text in shown:
+            assert not any(c in text for c in BIDI_CONTROLS), text
+        assert "Fix \ufffdretlif\ufffd in the \ufffdparser\ufffd" in shown[1]
+
+
 def _cursor(pane) -> int | None:
     widget = pane.navigable()
     return widget.cursor_line if hasattr(widget, "cursor_line") else (
