@@ -323,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("CORTEX_DEBUG"):
             raise
+        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+            # A file the command was told to write or read (`-o missing/dir/f.md`, a directory, no permission).
+            print(f"cortex: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 1
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         from ..core.database import is_unreachable, looks_corrupt
 

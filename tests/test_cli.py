@@ -205,6 +205,17 @@ def test_numbers_that_are_not_numbers_or_out_of_range_are_refused_in_one_line(re
     assert exited.value.code == 2 and err.count("\n") == 1 and message in err
 
 
+def test_an_output_file_that_cannot_be_written_is_named_in_one_line(cli, tmp_path):
+    cli.json("remember", "something to export")
+    missing = tmp_path / "no" / "such" / "dir" / "out.md"
+    for args, target in ((("context", "x", "-o", str(missing)), missing), (("export", "-o", str(missing)), missing),
+                         (("context", "x", "-o", str(tmp_path)), tmp_path)):
+        code, _, err = cli(*args)
+        assert code == 1 and err.count("\n") == 1, err
+        assert err.startswith(f"cortex: error: {target}: ") and "Error:" not in err and "CORTEX_DEBUG" not in err, err
+    assert len(cli.json("list")) == 1
+
+
 def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(repo):
     from .conftest import commit_file
 
