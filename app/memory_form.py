@@ -22,7 +22,7 @@ class MemoryForm(ModalScreen[MemoryDraft | None]):
     MemoryForm > Vertical { width: 84; height: auto; max-height: 95%; border: round $primary; background: $panel; padding: 1 2; }
     MemoryForm TextArea { height: 8; }
     MemoryForm Horizontal { height: auto; align-horizontal: right; }
-    MemoryForm #form-error { color: $error; height: auto; }
+    MemoryForm #form-error { color: $error; height: auto; width: 100%; }
     """
     BINDINGS = bindings("memory")
 
