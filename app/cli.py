@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -26,6 +27,32 @@ def _at_least(low: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _finite(low: float | None = None, above: bool = False) -> Callable[[str], float]:
+    """An argparse type for real numbers: `nan` and `inf` are typos too, and so is a value under the floor (or at
+    it, with `above`)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if low is not None and (value <= low if above else value < low):
+            raise argparse.ArgumentTypeError(f"{text} is {'not more' if above else 'less'} than {low:g}")
+        return value
+
+    return parse
+
+
+def _port(text: str) -> int:
+    """An argparse type for a TCP port to listen on."""
+    value = _at_least(1)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (1-65535)")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -167,7 +194,7 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
         p.add_argument("--budget", type=int, default=12000, help="token budget (exact tokens of the configured encoding)")
         p.add_argument("--max-items", type=_at_least(1))
         p.add_argument("--include-tests", default="auto", choices=["yes", "no", "auto"])
-        p.add_argument("--min-score", type=float, default=0.0)
+        p.add_argument("--min-score", type=_finite(), default=0.0)
         p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"],
                        help="the format the context is rendered in; the budget holds for it exactly")
         if name == "context":
@@ -209,7 +236,7 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     a.add_argument("directory")
 
     p = add("mcp", "serve the engine to coding agents over MCP (stdio; --http binds 127.0.0.1)")
-    p.add_argument("--http", type=int, metavar="PORT",
+    p.add_argument("--http", type=_port, metavar="PORT",
                    help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio; clients need the bearer token")
     p.add_argument("--show-token", action="store_true", help="with --http: also print the bearer token on start")
     p.add_argument("--no-auth", action="store_true", help="with --http: accept requests without the token (not advised)")
@@ -218,12 +245,12 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     p = add("serve", "keep this repository's engine warm for the CLI (normally started by the first command)")
     p.add_argument("--status", action="store_true", help="say whether it runs: pid, version, memory, idle time")
     p.add_argument("--stop", action="store_true", help="stop it once its running commands are answered")
-    p.add_argument("--idle-minutes", type=float, help="exit after this many minutes without a command (setting daemon_idle_minutes)")
+    p.add_argument("--idle-minutes", type=_finite(0, above=True), help="exit after this many minutes without a command (setting daemon_idle_minutes)")
 
     add("stats", "counts for the database(s)")
     add("sync", "send team memories queued while the team store was unreachable")
     p = add("git", "print the git context")
-    p.add_argument("--commits", type=int, default=10)
+    p.add_argument("--commits", type=_at_least(0), default=10)
     add("gc", "compact the database and remove old versions now")
     add("doctor", "check every table; rebuild the code index, restore memories from the newest readable version")
 
@@ -296,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("CORTEX_DEBUG"):
             raise
+        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+            # A file the command was told to write or read (`-o missing/dir/f.md`, a directory, no permission).
+            print(f"cortex: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 1
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         from ..core.database import is_unreachable, looks_corrupt
 

@@ -30,8 +30,8 @@ from .confirm import ConfirmScreen
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
-    ContextCopied, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemorySaved,
-    SearchFinished, SelectionMade, TimelineLoaded, Undo, WhatLoaded,
+    ContextCopied, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemoryRefused,
+    MemorySaved, SearchFinished, SelectionMade, TimelineLoaded, Undo, WhatLoaded,
 )
 
 if TYPE_CHECKING:  # the engine's bridge loads pyarrow; an attached dashboard has a RemoteBridge instead
@@ -195,8 +195,13 @@ class DashboardScreen(Screen):
         self.bridge.start_watcher(lambda u: self.post_message(IndexChanged(u)), lambda m: self.post_message(EngineFailed(m)))
 
     @work(thread=True, group="memory", exit_on_error=False)
-    def save_memory(self, draft: MemoryDraft, revise_id: str | None) -> None:
-        result = self.bridge.revise(revise_id, draft) if revise_id else self.bridge.remember(draft)
+    def save_memory(self, draft: MemoryDraft, editing: Memory | None) -> None:
+        try:
+            result = self.bridge.revise(editing.id, draft) if editing else self.bridge.remember(draft)
+        except Exception as exc:
+            # The form is closed by now: it opens again with what was typed, and the error is reported as before.
+            self.post_message(MemoryRefused(draft, editing, _one_line(exc)))
+            raise
         verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
         self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
 
@@ -222,10 +227,7 @@ class DashboardScreen(Screen):
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            error = event.worker.error
-            text = str(error) if isinstance(error, CortexError) else f"{type(error).__name__}: {error}"
-            self.notify(clip(text.splitlines()[0], 300) if text.strip() else type(error).__name__, severity="error",
-                        timeout=6, markup=False)
+            self.notify(_one_line(event.worker.error), severity="error", timeout=6, markup=False)
 
     # --- results arriving ------------------------------------------------------------------------------------
 
@@ -321,6 +323,11 @@ class DashboardScreen(Screen):
         self.notify(message.summary, markup=False)
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
+
+    @on(MemoryRefused)
+    def _memory_refused(self, message: MemoryRefused) -> None:
+        form = MemoryForm(editing=message.editing, draft=message.draft, error=message.error)
+        self.app.push_screen(form, lambda draft: draft and self.save_memory(draft, message.editing))
 
     @on(EngineFailed)
     def _failed(self, message: EngineFailed) -> None:
@@ -443,7 +450,7 @@ class DashboardScreen(Screen):
         if memory is None:
             self.notify("highlight a memory in the search results first", severity="warning")
             return
-        self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory.id))
+        self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
 
     def action_done_or_forget(self) -> None:
         memory = self._target_memory()
@@ -479,3 +486,9 @@ class DashboardScreen(Screen):
         if status is not None:
             self._status = status
         self.query_one("#topbar", Static).update(styled(("cortex", "bold"), f" · {clip(self._where, 120)} · {self._status}"))
+
+
+def _one_line(error: BaseException) -> str:
+    """A worker's error as one line for a toast or the memory form."""
+    text = str(error) if isinstance(error, CortexError) else f"{type(error).__name__}: {error}"
+    return clip(text.splitlines()[0], 300) if text.strip() else type(error).__name__

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import socket
 import sys
 from pathlib import Path
 
@@ -81,15 +82,28 @@ def serve_http(server, port: int, auth: bool = True, show_token: bool = False) -
     import uvicorn
 
     app = server.streamable_http_app(host="127.0.0.1")
+    token = load_or_create_token(token_path()) if auth else ""
+    sock = listening_socket(port)
     where = f"cortex mcp: serving http://127.0.0.1:{port}/mcp"
     if auth:
-        path = token_path()
-        token = load_or_create_token(path)
         app = RequireBearer(app, token)
-        print(f"{where}; clients send `Authorization: Bearer <token>` with the token in {path}", file=sys.stderr)
+        print(f"{where}; clients send `Authorization: Bearer <token>` with the token in {token_path()}", file=sys.stderr)
         if show_token:
             print(f"cortex mcp: token {token}", file=sys.stderr)
     else:
         print(f"{where} WITHOUT authentication (--no-auth): any local process can call it", file=sys.stderr)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    anyio.run(uvicorn.Server(config).serve)
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+def listening_socket(port: int) -> socket.socket:
+    """The socket the server answers on, bound before serving: a port in use or not allowed is a one-line error
+    here, not a traceback from inside the server's event loop."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise CortexError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from exc
+    return sock

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -13,32 +14,37 @@ from ..widgets.keymap import bindings
 
 
 class MemoryForm(ModalScreen[MemoryDraft | None]):
-    """Kind, title, text, tags and files; ctrl+s saves, escape cancels."""
+    """Kind, title, text, tags and files; ctrl+s saves, escape cancels. Opened again with the `draft` the engine
+    refused and its `error`, so nothing typed is lost."""
 
     DEFAULT_CSS = """
     MemoryForm { align: center middle; }
     MemoryForm > Vertical { width: 84; height: auto; max-height: 95%; border: round $primary; background: $panel; padding: 1 2; }
     MemoryForm TextArea { height: 8; }
     MemoryForm Horizontal { height: auto; align-horizontal: right; }
-    MemoryForm #form-error { color: $error; height: auto; }
+    MemoryForm #form-error { color: $error; height: auto; width: 100%; }
     """
     BINDINGS = bindings("memory")
 
-    def __init__(self, files: tuple[str, ...] = (), editing: Memory | None = None) -> None:
+    def __init__(self, files: tuple[str, ...] = (), editing: Memory | None = None, draft: MemoryDraft | None = None,
+                 error: str = "") -> None:
         super().__init__()
         self.files = files
         self.editing = editing
+        self.draft = draft
+        self.error = error
 
     def compose(self) -> ComposeResult:
-        m = self.editing
+        heading = "[b]Edit memory (saves a new version)[/b]" if self.editing else "[b]New memory[/b]"
+        m = self.draft or self.editing
         with Vertical():
-            yield Label("[b]Edit memory (saves a new version)[/b]" if m else "[b]New memory[/b]")
+            yield Label(heading)
             yield Select([(k, k) for k in KINDS], value=m.kind if m else "note", allow_blank=False, id="form-kind")
             yield Input(m.title if m else "", placeholder="title (optional)", id="form-title")
             yield TextArea(m.text if m else "", id="form-text")
             yield Input(", ".join(m.tags) if m else "", placeholder="tags, comma separated", id="form-tags")
             yield Input(", ".join(m.files if m else self.files), placeholder="related files", id="form-files")
-            yield Label("", id="form-error")
+            yield Label(Text(self.error), id="form-error")
             with Horizontal():
                 yield Button("Cancel", id="form-cancel")
                 yield Button("Save (ctrl+s)", variant="primary", id="form-save")

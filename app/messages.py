@@ -12,7 +12,7 @@ from ..core.answers import (
 from ..core.assemble import Assembled
 from ..core.clipboard import CopyResult
 from ..core.items import Selection
-from ..core.records import Memory
+from ..core.records import Memory, MemoryDraft
 
 
 @dataclass
@@ -97,6 +97,16 @@ class MemorySaved(Message):
     summary: str
     undo: Undo | None = None
     """Set when the change can be taken back with `u`."""
+
+
+@dataclass
+class MemoryRefused(Message):
+    """The engine refused a memory from the form (a secret in it, too long, the database locked): the form opens
+    again holding the draft, with the reason."""
+
+    draft: MemoryDraft
+    editing: Memory | None
+    error: str
 
 
 @dataclass

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from ..core.secrets import redact_json, redacted
+from ..core.text import visible
 
 
 class _TextConsole(Console):
@@ -26,6 +28,15 @@ class _TextConsole(Console):
     def print(self, *objects, **kwargs) -> None:
         kwargs.setdefault("markup", False)
         super().print(*(redacted(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """On a terminal, control characters in the text (an escape sequence in a memory, a commit subject or a
+        file) are shown as visible symbols, as the dashboard shows them, so they cannot drive the terminal (set its
+        title, write the clipboard, clear the screen); rich's own styles are added after this, and piped output is
+        left verbatim."""
+        if self.is_terminal:
+            buffer = [s if s.control else Segment(visible(s.text), s.style) for s in buffer]
+        return super()._render_buffer(buffer)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:

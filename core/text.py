@@ -1,10 +1,26 @@
-"""Text helpers shared by indexing and search: identifier splitting for full-text search."""
+"""Text helpers shared by indexing, search and display: identifier splitting for full-text search, control
+characters made visible."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from functools import lru_cache
+
+# C0 controls (but newline and tab) and DEL become their Unicode control pictures (␛, ␡); C1 controls and the
+# bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069) become the replacement character: an
+# override reorders everything after it on the line, borders and other columns included, and clipping a title can
+# cut off the character that would have ended it.
+_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE[0x7F] = 0x2421
+_VISIBLE.update({c: 0xFFFD for c in [*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def visible(text: str) -> str:
+    """The text with control characters replaced by visible symbols (newlines and tabs kept), for a screen: an
+    escape sequence in a memory or a commit subject cannot drive the terminal."""
+    return text.translate(_VISIBLE)
+
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

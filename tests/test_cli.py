@@ -185,6 +185,37 @@ def test_out_of_range_numbers_are_refused_in_one_line(repo, capsys, args):
     assert exited.value.code == 2 and err.count("\n") == 1 and "less than" in err
 
 
+@pytest.mark.parametrize("args, message", [
+    (("select", "x", "--min-score", "nan"), "'nan' is not a finite number"),
+    (("context", "x", "--min-score", "inf"), "'inf' is not a finite number"),
+    (("git", "--commits", "-5"), "-5 is less than 0"),
+    (("mcp", "--http", "-1"), "-1 is less than 1"),
+    (("mcp", "--http", "99999999"), "99999999 is not a port"),
+    (("serve", "--idle-minutes", "nan"), "'nan' is not a finite number"),
+    (("serve", "--idle-minutes", "0"), "0 is not more than 0"),
+])
+def test_numbers_that_are_not_numbers_or_out_of_range_are_refused_in_one_line(repo, capsys, args, message):
+    """`nan` as a score floor kept only memories (every code comparison with nan is false), `--commits -5` printed
+    the whole history, and a port out of range died in a traceback after the server had started."""
+    from cortex_tui.app.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["-C", str(repo), *args])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_an_output_file_that_cannot_be_written_is_named_in_one_line(cli, tmp_path):
+    cli.json("remember", "something to export")
+    missing = tmp_path / "no" / "such" / "dir" / "out.md"
+    for args, target in ((("context", "x", "-o", str(missing)), missing), (("export", "-o", str(missing)), missing),
+                         (("context", "x", "-o", str(tmp_path)), tmp_path)):
+        code, _, err = cli(*args)
+        assert code == 1 and err.count("\n") == 1, err
+        assert err.startswith(f"cortex: error: {target}: ") and "Error:" not in err and "CORTEX_DEBUG" not in err, err
+    assert len(cli.json("list")) == 1
+
+
 def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(repo):
     from .conftest import commit_file
 

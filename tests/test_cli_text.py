@@ -34,3 +34,46 @@ def test_text_output_redacts_a_secret_already_stored(cli, repo):
     with console.capture() as captured:
         console.print(f"stored title {token}")
     assert token not in captured.get() and "stored title" in captured.get()
+
+
+def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_path):
+    """A memory (from an agent, say) or a commit subject holding escape sequences: on a terminal the CLI shows
+    them as visible symbols instead of letting them set the title, clear the screen or reorder the line; piped
+    output keeps the text verbatim."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    title_seq, clear, bidi = "\x1b]0;PWNED\x07", "\x1b[2J", "\u202e"
+    commit_file(repo, "src/esc.py", "x = 1\n", f"Subject {clear}wiped {bidi}desrever")
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"}
+    cortex = [sys.executable, "-m", "cortex_tui.app.cli", "-C", str(repo)]
+    subprocess.run([*cortex, "remember", f"zqesc body {title_seq} and {clear} end", "--title", f"zqesc {clear}title"],
+                   check=True, capture_output=True, env=env, timeout=300)
+
+    def on_a_terminal(*args: str) -> str:
+        master, slave = pty.openpty()
+        done = subprocess.run([*cortex, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env,
+                              timeout=300)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        assert done.returncode == 0, out
+        return out.decode("utf-8", "replace")
+
+    for args in (("search", "zqesc"), ("list",), ("what",), ("git",)):
+        out = on_a_terminal(*args)
+        assert title_seq not in out and clear not in out and bidi not in out, (args, out)
+    assert "zqesc \u241b[2Jtitle" in on_a_terminal("list")
+    assert "Subject \u241b[2Jwiped \ufffddesrever" in on_a_terminal("git")
+    piped = subprocess.run([*cortex, "list"], capture_output=True, text=True, env=env, timeout=300).stdout
+    assert f"zqesc {clear}title" in piped

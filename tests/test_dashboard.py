@@ -178,16 +178,53 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
             assert "locked by another cortex process" in str(failed.error)
             await pilot.pause()
             assert any("locked by another cortex process" in n.message for n in app._notifications)
-            assert app.is_running and isinstance(app.screen, DashboardScreen)
+            assert app.is_running
+            # The form is back with the memory typed, so nothing is lost: saved once the lock is free.
+            assert isinstance(app.screen, MemoryForm) and app.screen.query_one("TextArea").text == "Held lock memory"
             fcntl.flock(holder, fcntl.LOCK_UN)
-            await pilot.press("n")
-            await pilot.pause()
-            await pilot.press(*"Free lock memory", "ctrl+s")
+            await pilot.press("ctrl+s")
             await settle(pilot, MemorySaved)
+            assert isinstance(app.screen, DashboardScreen)
     finally:
         os.close(holder)
     texts = [m.text for m in Engine(shop).list()]
-    assert "Free lock memory" in texts and "Held lock memory" not in texts
+    assert texts.count("Held lock memory") == 1
+
+
+async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everything_typed(shop):
+    """A secret in the form's text is refused by the engine after the form has closed: the form comes back with
+    the kind, title, text, tags and files as typed and the reason (shown as text), and saves once the secret is out."""
+    from textual.widgets import Input, Label, Select, TextArea
+
+    token = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyzAB"
+    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("n")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        form.query_one(Select).value = "decision"
+        form.query_one("#form-title", Input).value = "[b]Deploy[/b] keys"
+        form.query_one(TextArea).text = f"A long careful note about deploys.\nThe bot uses {token} for [red]pushes"
+        form.query_one("#form-tags", Input).value = "deploy, ci"
+        form.query_one("#form-files", Input).value = "shop/cart.py"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm) and app.screen is not form, "the form again")
+        again = app.screen
+        assert again.query_one(TextArea).text.endswith(f"uses {token} for [red]pushes")
+        assert again.query_one(Select).value == "decision"
+        assert again.query_one("#form-title", Input).value == "[b]Deploy[/b] keys"
+        assert again.query_one("#form-tags", Input).value == "deploy, ci"
+        assert again.query_one("#form-files", Input).value == "shop/cart.py"
+        assert "contains a secret (GitHub token)" in again.query_one("#form-error", Label).content.plain
+        again.query_one(TextArea).text = "A long careful note about deploys.\nThe bot uses the deploy token for [red]pushes"
+        await pilot.press("ctrl+s")
+        await settle(pilot, MemorySaved)
+        assert isinstance(app.screen, DashboardScreen)
+    saved = [m for m in Engine(shop).list() if m.title == "[b]Deploy[/b] keys"]
+    assert len(saved) == 1 and saved[0].kind == "decision" and list(saved[0].tags) == ["deploy", "ci"]
+    assert list(saved[0].files) == ["shop/cart.py"] and token not in saved[0].text
 
 
 async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_running(shop):
@@ -245,6 +282,32 @@ async def test_markup_in_commit_subjects_and_memory_titles_is_shown_as_text(repo
         assert "Handle [/] in paths" in detail and "fix [/] closing tag" in detail
         assert "Handle [/] in paths" in str(table.get_row(head)[2])
         assert app.is_running
+
+
+BIDI_CONTROLS = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]]
+
+
+async def test_bidirectional_overrides_in_subjects_and_titles_are_shown_not_obeyed(repo):
+    """A right-to-left override in a commit subject or a title reorders the rest of the terminal line, the pane's
+    border and the next pane included (and a clipped title loses the character that ends it): it is shown as a
+    replacement character, as other control characters are, and the text around it stays readable."""
+    commit_file(repo, "src/bidi.py", "x = 1\n", "Fix \u202eretlif\u202c in the \u2067parser\u2069")
+    Engine(repo).remember(MemoryDraft(text="about bidi", title="Note \u202eeton\u202c " + "long " * 30, kind="note"))
+    app = RecordingApp(EngineBridge(Engine(repo)), remember_theme=False)
+    async with app.run_test(size=(140, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        timeline = app.screen.query_one(TimelinePane)
+        table = timeline.query_one("DataTable")
+        head = timeline.timeline.entries[0].commit.sha
+        table.move_cursor(row=table.get_row_index(head))
+        await pilot.pause()
+        options = app.screen.query_one(WhatPane).query_one("OptionList")
+        shown = [str(table.get_row(head)[2]), str(timeline.query_one("#timeline-detail").render())]
+        shown += [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert any("retlif" in text for text in shown) and any("eton" in text for text in shown)
+        for text in shown:
+            assert not any(c in text for c in BIDI_CONTROLS), text
+        assert "Fix \ufffdretlif\ufffd in the \ufffdparser\ufffd" in shown[1]
 
 
 def _cursor(pane) -> int | None:

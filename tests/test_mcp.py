@@ -225,6 +225,21 @@ async def test_http_transport_needs_the_bearer_token_and_listens_on_localhost_on
     assert str(token_file) in err and token not in err, "the path is printed, never the token"
 
 
+def test_http_on_a_port_in_use_is_a_one_line_error(shop):
+    """Another program on the port: one line naming it and a non-zero exit, not uvicorn's log and traceback."""
+    import socket
+    import subprocess
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", "mcp", "-C", str(shop),
+                               "--no-watch", "--http", str(port)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"cortex: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
 def test_the_token_file_is_made_0600_once_and_refused_when_others_can_read_it(tmp_path):
     from cortex_tui.app.mcp_http import load_or_create_token
     from cortex_tui.core.errors import CortexError

@@ -13,14 +13,10 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
+from ..core.text import visible
+
 PREVIEW_CHARS = 20_000
 """How much of one text a pane renders; a megabyte memory would otherwise stall every repaint."""
-
-# C0 controls (but newline and tab, which `one_line` folds) and DEL become their Unicode control pictures (␛, ␡);
-# C1 controls become the replacement character.
-_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
-_VISIBLE[0x7F] = 0x2421
-_VISIBLE.update({c: 0xFFFD for c in range(0x80, 0xA0)})
 
 
 def now() -> datetime:
@@ -38,11 +34,6 @@ def age(stamp: datetime | None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return "now"
-
-
-def visible(text: str) -> str:
-    """The text with control characters replaced by visible symbols (newlines and tabs kept)."""
-    return text.translate(_VISIBLE)
 
 
 def clip(text: str, width: int) -> str:
