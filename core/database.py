@@ -154,8 +154,9 @@ def symbols_filter(names: Sequence[str], ignore_case: bool = False, batch: int =
 
 
 _UNREACHABLE = ("error sending request", "RetryError", "timed out", "Timeout", "Connection refused",
-                "connection error", "dns error", "Failed to connect")
-"""How object_store words a request that never got an answer (the store is down, unreachable or too slow)."""
+                "connection error", "dns error", "Failed to connect", "Failed to resolve region")
+"""How object_store words a request that never got an answer (the store is down, unreachable or too slow; an S3
+bucket whose region could not be looked up: no network, or no such bucket)."""
 
 
 def is_unreachable(exc: BaseException) -> bool:
