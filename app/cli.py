@@ -323,10 +323,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("CORTEX_DEBUG"):
             raise
-        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-            # A file the command was told to write or read (`-o missing/dir/f.md`, a directory, no permission).
-            print(f"cortex: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
-            return 1
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         from ..core.database import is_unreachable, looks_corrupt
 
@@ -340,11 +336,16 @@ def main(argv: list[str] | None = None) -> int:
         if looks_corrupt(exc):
             print(f"cortex: error: the database is damaged ({first[:160]}); run `cortex doctor`", file=sys.stderr)
             return 1
+        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+            # A file the command was told to write or read (`-o missing/dir/f.md`, a directory, no permission).
+            print(f"cortex: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 1
         print(f"cortex: error: {type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
 
 
 if __name__ == "__main__":
-    from .leave import leave
+    from .leave import leave, open_streams
 
+    open_streams()
     leave(main())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
+from ..core.text import visible
 from .command_args import engine_from, split_list
 from .agent_commands import cmd_agent as cmd_agent
 from .output import age, console, print_json, progress_bar, selection_item_json, styled, table
@@ -605,7 +606,8 @@ def cmd_context(args) -> int:
         print_json({**report, "text": doc.text} if not (args.output or args.copy) else report)
         return 0
     if not (args.output or args.copy):
-        sys.stdout.write(doc.text)
+        # Verbatim into a pipe or file; on a terminal, control characters are shown, not obeyed (see output).
+        sys.stdout.write(visible(doc.text) if sys.stdout.isatty() else doc.text)
         return 0
     if args.output:
         console.print(f"wrote {doc.tokens:,} tokens ({len(doc.items)} items) to {args.output}", style="dim")

@@ -108,8 +108,10 @@ class Hosted:
 
     def subscribe(self) -> queue.Queue:
         """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message).
-        Waits for `ready`."""
+        Waits for `ready`; refused (RuntimeError) once the host is closing."""
         self._ready.wait()
+        if self._closing.is_set():
+            raise RuntimeError("the server is stopping")
         self._current()
         events: queue.Queue = queue.Queue()
         with self._lock:

@@ -1,4 +1,9 @@
-"""Ending a process whose background threads may still be inside LanceDB.
+"""The edges of a command's process: standard streams it can write to, and an end no background thread can abort.
+
+A command started with its output closed (`cortex git >&-`) has no `sys.stdout`; what it would print is dropped
+instead, as with `>/dev/null`, and the command does its work.
+
+Ending a process whose background threads may still be inside LanceDB:
 
 When the interpreter finalises while a daemon thread (the compactor, the index watcher, a dashboard worker, a
 server's hosted call) is inside a LanceDB call, LanceDB's native runtime aborts the process (SIGABRT, measured in
@@ -14,11 +19,19 @@ import os
 import sys
 
 
+def open_streams() -> None:
+    """Give a closed standard stream (None) a sink that drops what is written to it."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+
+
 def leave(code: int) -> None:
     """Never returns. (No `typing.NoReturn`: the CLI client imports nothing it can do without.)"""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: started with the stream closed (`cortex git >&-`)
+                stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it anyway
             pass
     os._exit(code)

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     if notice:
         app.call_later(app.notify, notice, timeout=10, markup=False)
     app.run()
-    return 0
+    return app.return_code or 0  # 1 when the dashboard ended on an error
 
 
 def _attached(path: Path, args):
@@ -92,9 +92,15 @@ def _in_process(path: Path, args):
 
 def run() -> None:
     """The installed command: `main`, then an exit that no background thread's LanceDB call can abort (see leave)."""
-    from .leave import leave
+    from .leave import leave, open_streams
 
-    leave(main())
+    open_streams()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # while waiting for a served command, or while attaching or starting a server
+        print("cortex-tui: interrupted", file=sys.stderr)
+        code = 130
+    leave(code)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,7 @@ def listening_socket(port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", port))
+        sock.listen(128)  # bound but not listening, a second server could bind the same port too
     except OSError as exc:
         sock.close()
         raise CortexError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from exc

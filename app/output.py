@@ -20,6 +20,11 @@ from ..core.secrets import redact_json, redacted
 from ..core.text import visible
 
 
+_DROPPED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
+"""The control characters rich deletes from printed text: deleted before redaction, so a secret split by one
+(`AKIA\\bZ7QW...`) is recognised in the form it is printed."""
+
+
 class _TextConsole(Console):
     """The CLI's console. Strings are never read as markup (a commit subject or a title holding `[/]` is text, not
     a closing tag), and secrets are redacted on the way out, for rows stored before every field was checked: this
@@ -27,7 +32,7 @@ class _TextConsole(Console):
 
     def print(self, *objects, **kwargs) -> None:
         kwargs.setdefault("markup", False)
-        super().print(*(redacted(o) if isinstance(o, str) else o for o in objects), **kwargs)
+        super().print(*(redacted(o.translate(_DROPPED)) if isinstance(o, str) else o for o in objects), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         """On a terminal, control characters in the text (an escape sequence in a memory, a commit subject or a

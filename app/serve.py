@@ -170,9 +170,10 @@ class Server:
         self._served = 0
         self._base_env = dict(os.environ)
         self._engines = EngineCache()
-        self._warm = threading.Event()
-        """Set when the warm-up has ended (well or not): calls and subscriptions wait for it (see hosted)."""
-        self._hosted = Hosted(self._engine, self.log, self._warm)
+        self._imported = threading.Event()
+        """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
+        hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
+        self._hosted = Hosted(self._engine, self.log, self._imported)
         self._settings = None
 
     # --- life ----------------------------------------------------------------------------------------------------
@@ -376,8 +377,10 @@ class Server:
         events = None
         try:
             protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
-            while not self._warm.wait(ALIVE_SECONDS):  # a warm-up slower than the client's patience must not look dead
+            while not self._imported.wait(ALIVE_SECONDS):  # slower than the client's patience must not look dead
                 protocol.send(conn, {"type": "alive"})
+            if self._stopping.is_set():
+                return  # stopped meanwhile: the subscriber sees the connection close, as at any stop
             events = self._hosted.subscribe()
             while not self._stopping.is_set():
                 try:
@@ -388,6 +391,8 @@ class Server:
                 protocol.send(conn, {"type": kind, "payload": protocol.pack(value)})
         except OSError:
             pass  # the subscriber hung up (its dashboard closed): the usual end, not worth a log line
+        except RuntimeError:
+            pass  # the server began stopping between the check above and the subscription
         finally:
             if events is not None:
                 self._hosted.unsubscribe(events)
@@ -476,11 +481,14 @@ class Server:
         """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""
         started = time.perf_counter()
         try:
-            import lancedb  # noqa: F401 - the largest single import (seconds), paid here instead of by a command
+            try:
+                import lancedb  # noqa: F401 - the largest single import (seconds), paid here instead of by a command
 
-            from ..core.config import load_settings
-            from ..core.errors import CortexError
-            from . import bridge, commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
+                from ..core.config import load_settings
+                from ..core.errors import CortexError
+                from . import bridge, commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
+            finally:
+                self._imported.set()
 
             settings = self._settings = load_settings()
             if self.idle_seconds is None:
@@ -501,7 +509,6 @@ class Server:
             # the collector's reach, a full collection during a command no longer walks all of them (the p95's pauses).
             gc.collect()
             gc.freeze()
-            self._warm.set()
 
 
 def _result_saying_alive(conn: socket.socket, future):
@@ -596,6 +603,7 @@ def _trim_log(log: Path, limit: int = 1 << 20) -> None:
 
 
 if __name__ == "__main__":
-    from .leave import leave
+    from .leave import leave, open_streams
 
+    open_streams()
     leave(main())

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import math
+
+from pydantic import BaseModel, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
+from .errors import CortexError
 from .locations import user_config_file
 
 
@@ -101,6 +104,13 @@ class Settings(BaseSettings):
     false runs every command in its own process (so do `--no-daemon` and CORTEX_NO_DAEMON=1)."""
     daemon_idle_minutes: float = 15.0
     """The resident server exits after this many minutes without a command."""
+
+    @field_validator("daemon_idle_minutes")
+    @classmethod
+    def _finite_and_positive(cls, value: float) -> float:
+        if not math.isfinite(value) or value <= 0:  # nan would make a server that never exits
+            raise ValueError("must be a finite number of minutes above 0")
+        return value
     team_db: str | None = None
     """Team store URI (s3://bucket/prefix, gs://..., az://...): memories of scope `team` live there, and reads and
     the code index's vector cache consult it too. Credentials come from each cloud SDK's own environment/config."""
@@ -130,7 +140,11 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:  # one line naming each bad setting, not pydantic's multi-line report
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise CortexError(f"bad setting ({problems}); check the CORTEX_* variables and {user_config_file()}") from None
 
 
 def save_user_setting(key: str, value: str) -> None:

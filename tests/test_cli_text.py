@@ -70,10 +70,25 @@ def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_pat
         assert done.returncode == 0, out
         return out.decode("utf-8", "replace")
 
-    for args in (("search", "zqesc"), ("list",), ("what",), ("git",)):
+    # (a small budget keeps the context under what a pty holds unread)
+    for args in (("search", "zqesc"), ("list",), ("what",), ("git",), ("context", "zqesc body", "--budget", "400")):
         out = on_a_terminal(*args)
         assert title_seq not in out and clear not in out and bidi not in out, (args, out)
     assert "zqesc \u241b[2Jtitle" in on_a_terminal("list")
     assert "Subject \u241b[2Jwiped \ufffddesrever" in on_a_terminal("git")
+    assert "zqesc body \u241b]0;PWNED\u2407" in on_a_terminal("context", "zqesc body", "--budget", "400")
     piped = subprocess.run([*cortex, "list"], capture_output=True, text=True, env=env, timeout=300).stdout
     assert f"zqesc {clear}title" in piped
+
+
+def test_a_command_started_with_its_output_streams_closed_ends_cleanly(repo):
+    """`cortex git >&-` (stdout closed, so Python's sys.stdout is None) made the exit path itself fail with a
+    traceback; with stderr closed the command's status went from 0 to 1."""
+    import subprocess
+    import sys
+
+    cortex = [sys.executable, "-m", "cortex_tui.app.cli", "-C", str(repo), "git"]
+    for closed in ({"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}, {"stdout": subprocess.PIPE}):
+        done = subprocess.run(["bash", "-c", '"$@" >&- ' if "stderr" in closed else '"$@" 2>&-', "bash", *cortex],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and "Traceback" not in done.stderr + done.stdout, (closed, done)

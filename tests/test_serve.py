@@ -763,3 +763,15 @@ def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
         ready.set()
         hosted.close()
         cache.close()
+
+
+@pytest.mark.parametrize("minutes", ["nan", "inf", "0", "-1"])
+def test_an_idle_limit_from_the_settings_must_be_finite_and_positive(monkeypatch, minutes):
+    """`--idle-minutes nan` is refused; the same value from the environment or config.toml made a server that
+    never exits (nan compares false to everything)."""
+    from cortex_tui.core.config import load_settings
+    from cortex_tui.core.errors import CortexError
+
+    monkeypatch.setenv("CORTEX_DAEMON_IDLE_MINUTES", minutes)
+    with pytest.raises(CortexError, match="daemon_idle_minutes"):
+        load_settings()
