@@ -202,15 +202,9 @@ def _fail(message: str) -> int:
 
 def run() -> None:
     """The installed command: `main`, then an exit that no background thread's LanceDB call can abort (see leave)."""
-    from .leave import leave, open_streams
+    from .leave import run_installed
 
-    open_streams()
-    try:
-        code = main()
-    except KeyboardInterrupt:  # while waiting for a served command, or while attaching or starting a server
-        print("cortex: interrupted", file=sys.stderr)
-        code = 130
-    leave(code)
+    run_installed(main, "cortex")
 
 
 if __name__ == "__main__":

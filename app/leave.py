@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 
 def open_streams() -> None:
@@ -35,3 +36,15 @@ def leave(code: int) -> None:
         except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it anyway
             pass
     os._exit(code)
+
+
+def run_installed(main: Callable[[], int], prog: str) -> None:
+    """An installed command around `main`: closed streams made sinks, Ctrl+C outside main's own handling (while a
+    client waits for the server, or attaches) one line and status 130, then `leave`."""
+    open_streams()
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        code = 130
+    leave(code)
