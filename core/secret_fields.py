@@ -15,10 +15,20 @@ from typing import TypeVar
 
 from .errors import CortexError
 from .records import Memory, MemoryDraft
-from .secrets import find_secrets, redact, redacted
+from .secrets import SecretHit, find_secrets, redact, redacted
 from .text import text_hash
 
 T = TypeVar("T")
+
+_UNSEEN = dict.fromkeys([*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7F, 0x200B, 0x200C, 0x200D, 0x2060,
+                         0xFEFF])
+"""Characters that a terminal or a reader does not show (controls, zero-width ones): a secret split by one
+(`AKIA<backspace>Z7QW...`) is shown whole, so free text is also checked with them removed."""
+
+
+def _first_secret(value: str) -> SecretHit | None:
+    hits = find_secrets(value) or find_secrets(value.translate(_UNSEEN))
+    return hits[0] if hits else None
 
 
 def draft_secret(draft: MemoryDraft) -> str | None:
@@ -26,9 +36,9 @@ def draft_secret(draft: MemoryDraft) -> str | None:
     named = [("text", draft.text), ("title", draft.title), ("key", draft.source_key), ("context", draft.context)]
     named += [("tags", tag) for tag in draft.tags]
     for name, value in named:
-        hits = find_secrets(value)
-        if hits:
-            return f"{name}: {hits[0].kind}"
+        hit = _first_secret(value)
+        if hit:
+            return f"{name}: {hit.kind}"
     return None
 
 
@@ -45,9 +55,9 @@ def secure_draft(draft: MemoryDraft) -> MemoryDraft:
 def refuse_secrets(**named: str | None) -> None:
     """Refuse agent text: `refuse_secrets(goal=goal)` raises a one-line error naming the first field with a secret."""
     for name, value in named.items():
-        hits = find_secrets(value or "")
-        if hits:
-            raise CortexError(f"the {name.replace('_', ' ')} looks like it contains a secret ({hits[0].kind}); "
+        hit = _first_secret(value or "")
+        if hit:
+            raise CortexError(f"the {name.replace('_', ' ')} looks like it contains a secret ({hit.kind}); "
                               "nothing was stored")
 
 

@@ -198,6 +198,20 @@ def test_free_text_fields_refuse_and_structural_fields_redact(repo):
     assert [m.text for m in engine.list()] == ["Deploy notes"]
 
 
+def test_a_secret_split_by_an_unseen_character_is_refused(repo):
+    """A backspace or a zero-width space inside a key hides it from the scan, while a terminal or a reader sees
+    the key whole (rich drops the backspace when printing)."""
+    values = fake_secrets()
+    engine = Engine(repo)
+    for cut in ("\b", "\u200b", "\x1b"):
+        for draft, field in [(MemoryDraft(values["GITHUB"][:4] + cut + values["GITHUB"][4:]), "text"),
+                             (MemoryDraft("ok", title=values["TITLE_GITHUB"][:6] + cut + values["TITLE_GITHUB"][6:]),
+                              "title")]:
+            with pytest.raises(CortexError, match=f"memory's {field} looks like it contains a secret"):
+                engine.remember(draft)
+    assert engine.remember(MemoryDraft("a tab\tand a newline\nare ordinary")).outcome == "created"
+
+
 def test_agent_fields_refuse_secrets_and_nothing_is_stored(repo):
     values = fake_secrets()
     log = Engine(repo).agent_log(create=True)
