@@ -27,7 +27,11 @@ _UNSEEN = dict.fromkeys([*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7
 
 
 def _first_secret(value: str) -> SecretHit | None:
-    hits = find_secrets(value) or find_secrets(value.translate(_UNSEEN))
+    hits = find_secrets(value)
+    if not hits:
+        seen = value.translate(_UNSEEN)
+        if seen != value:  # a second scan only for text that holds such characters (a megabyte memory is scanned once)
+            hits = find_secrets(seen)
     return hits[0] if hits else None
 
 
