@@ -217,7 +217,7 @@ async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everythin
         assert again.query_one("#form-title", Input).value == "[b]Deploy[/b] keys"
         assert again.query_one("#form-tags", Input).value == "deploy, ci"
         assert again.query_one("#form-files", Input).value == "shop/cart.py"
-        assert "contains a secret (GitHub token)" in again.query_one("#form-error", Label).content.plain
+        assert "contains a secret (github-pat)" in again.query_one("#form-error", Label).content.plain
         again.query_one(TextArea).text = "A long careful note about deploys.\nThe bot uses the deploy token for [red]pushes"
         await pilot.press("ctrl+s")
         await settle(pilot, MemorySaved)

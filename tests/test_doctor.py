@@ -98,7 +98,7 @@ def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli
     rows = store.db.conn.open_table("memories").to_arrow().to_pylist()
     assert token not in repr(rows)
     code, out, _ = cli("history", "deploy")
-    assert code == 0 and token not in out and "token «redacted GitHub token»" in out
+    assert code == 0 and token not in out and "token «redacted github-pat»" in out
     cli("index")
     fresh = Engine(repo).store()
     row = fresh.table.search().where("id = 'legacy000001'").select(["vector_model"]).to_list()[0]
@@ -124,8 +124,8 @@ def test_doctor_redacts_secrets_in_agent_log_rows_stored_before_a_rule_caught_th
     code, out, _ = cli("doctor")
     assert code == 0 and "agent log: 2 secret(s) redacted in 2 rows" in out
     dump = repr(steps.to_arrow().to_pylist()) + repr(commits.to_arrow().to_pylist())
-    assert token not in dump and "use «redacted GitHub token» for the registry" in dump
+    assert token not in dump and "use «redacted github-pat» for the registry" in dump
     code, out, _ = cli("agent", "context", "--json")
-    assert code == 0 and token not in out and "pushed with «redacted GitHub token»" in out
+    assert code == 0 and token not in out and "pushed with «redacted github-pat»" in out
     code, out, _ = cli("doctor")
     assert "redacted" not in out
