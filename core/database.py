@@ -26,7 +26,8 @@ from typing import TypeVar
 import pyarrow as pa
 
 from .errors import CortexError, DatabaseLocked
-from .locations import is_remote_uri, remote_storage_options
+from .locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
+from .private_dir import make_private
 from .schema import META_SCHEMA, SCHEMA_VERSION, missing_fields
 
 T = TypeVar("T")
@@ -121,6 +122,16 @@ def corrupt_error(uri: str, exc: BaseException) -> CortexError:
     return CortexError(f"database at {uri} is damaged ({_first_line(exc)[:160]}); run `cortex doctor` to check and repair it")
 
 
+def _make_private(path: Path) -> None:
+    """The database directory, and the `.cortex` directory around it, readable by their owner only (see
+    core/private_dir.py), before LanceDB writes anything into them."""
+    for directory in (path.parent, path) if path.parent.name == CORTEX_DIRNAME else (path,):
+        try:
+            make_private(directory)
+        except PermissionError:  # a database someone else owns, opened to read: theirs to protect
+            pass
+
+
 class TableMissing(Exception):
     """A table that does not exist (yet)."""
 
@@ -211,11 +222,12 @@ class Database:
                 if not create:
                     raise CortexError(f"no cortex database at {uri} (run `cortex init` or `cortex remember` first)")
                 try:
-                    path.mkdir(parents=True, exist_ok=True)
+                    path.mkdir(mode=0o700, parents=True, exist_ok=True)
                 except OSError as exc:
                     raise CortexError(f"cannot create database directory {uri}: {exc.strerror}") from exc
             elif not path.is_dir():
                 raise CortexError(f"database path {uri} is not a directory")
+            _make_private(path)
         import lancedb
 
         if self.remote:
