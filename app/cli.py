@@ -305,6 +305,13 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .command_args import invalid_argument
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    problem = invalid_argument(argv)
+    if problem:
+        print(f"cortex: error: {problem}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

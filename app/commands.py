@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
 from ..core.text import visible
-from .command_args import engine_from, split_list
+from .command_args import engine_from, read_stdin, split_list
 from .agent_commands import cmd_agent as cmd_agent
 from .output import age, console, print_json, progress_bar, selection_item_json, styled, table
 
@@ -60,7 +60,7 @@ def cmd_init(args) -> int:
 
 
 def cmd_remember(args) -> int:
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = read_stdin() if args.text == "-" else args.text
     draft = MemoryDraft(
         text=text,
         kind=args.kind,
@@ -552,7 +552,7 @@ def cmd_graph(args) -> int:
 
 def _task(args) -> str:
     text = " ".join(args.task)
-    return sys.stdin.read() if text == "-" else text
+    return read_stdin() if text == "-" else text
 
 
 def _selection(args):

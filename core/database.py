@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import pyarrow as pa
 
-from .errors import CortexError, DatabaseLocked
+from .errors import CortexError, DatabaseLocked, UnusableLocation
 from .locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
 from .private_dir import make_private
 from .schema import META_SCHEMA, SCHEMA_VERSION, missing_fields
@@ -224,9 +224,9 @@ class Database:
                 try:
                     path.mkdir(mode=0o700, parents=True, exist_ok=True)
                 except OSError as exc:
-                    raise CortexError(f"cannot create database directory {uri}: {exc.strerror}") from exc
+                    raise UnusableLocation(f"cannot create database directory {uri}: {exc.strerror}") from exc
             elif not path.is_dir():
-                raise CortexError(f"database path {uri} is not a directory")
+                raise UnusableLocation(f"database path {uri} is not a directory")
             _make_private(path)
         import lancedb
 
