@@ -644,7 +644,8 @@ def cmd_doctor(args) -> int:
         print_json(report.to_json())
         return 0
     for t in report.tables:
-        console.out(f"{'ok' if not t.problem else 'DAMAGED':8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem))
+        state = "ok" if not t.problem else "LOST" if t.problem.startswith("LOST") else "DAMAGED"
+        console.out(f"{state:8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem.removeprefix("LOST ")))
     for line in report.actions or ["nothing to repair"]:
         console.out(line)
     return 0

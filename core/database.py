@@ -357,17 +357,20 @@ class Database:
             raise
 
     def _check_version(self, create: bool) -> None:
+        if not create:
+            try:
+                meta = self._open_existing("meta")
+            except TableMissing:
+                if not self._creation_interrupted():
+                    raise CortexError(f"{self.uri} is not a cortex database (no meta table)") from None
+                create = True  # a first run was killed before it wrote the meta table: finish its creation
         if create:
+            self._clear_interrupted_creation()
             meta = self.open_table("meta", META_SCHEMA, key="key")
             if meta.count_rows("key = 'schema_version'") == 0:
                 with self.write_lock():
                     if meta.count_rows("key = 'schema_version'") == 0:
                         self.upsert(meta, "key", [{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
-        else:
-            try:
-                meta = self._open_existing("meta")
-            except TableMissing:
-                raise CortexError(f"{self.uri} is not a cortex database (no meta table)") from None
         rows = meta.search().where("key = 'schema_version'").limit(1).to_list()
         found = int(rows[0]["value"]) if rows else 0
         if found > SCHEMA_VERSION:
@@ -377,6 +380,33 @@ class Database:
             )
         self.schema_version = found
         self.migrated_from = found if found < SCHEMA_VERSION else None
+
+    def _creation_interrupted(self) -> bool:
+        """Whether this local database is what a first run killed before its meta table was written left behind: no
+        table in it has a committed version (an empty directory, or tables whose first commit never happened).
+        Such a directory holds nothing of anyone's; one where any table has a version is a damaged database."""
+        if self.remote:
+            return False
+        for name in self.table_names():
+            try:
+                self._open_existing(name)
+            except TableMissing:
+                continue
+            return False
+        return True
+
+    def _clear_interrupted_creation(self) -> None:
+        """Remove the tables a killed first run began but never committed, so creating them again does not find
+        them listed without a version (which is how a table whose manifests were lost looks)."""
+        if self.remote or "meta" not in self.table_names():
+            return
+        with self.write_lock():
+            if not self._creation_interrupted():
+                return
+            import shutil
+
+            for name in self.table_names():
+                shutil.rmtree(Path(self.uri) / f"{name}.lance", ignore_errors=True)
 
     def finish_migration(self) -> None:
         """Record the current schema version once every table has been opened (and so migrated)."""
