@@ -349,6 +349,16 @@ def cmd_bench(args) -> int:
 
         result = bench_scale.run(Path(args.repo), args.files, args.memories, queries=args.queries, touch=args.touch)
         return _print_bench(args, result, bench_scale.rows(result), 40)
+    if args.bench == "secrets":
+        from ..core.bench import secrets as bench_secrets
+
+        result = bench_secrets.run([Path(r) for r in args.repos])
+        return _print_bench(args, result, bench_secrets.rows(result), 24)
+    if args.bench == "disk":
+        from ..core.bench import disk as bench_disk
+
+        result = bench_disk.run(Path(args.repo), minutes=args.minutes, writers=args.writers)
+        return _print_bench(args, result, bench_disk.rows(result), 34)
     if args.bench == "index":
         from ..core.bench import index as bench_index
 
