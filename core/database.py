@@ -404,6 +404,11 @@ class Database:
         them listed without a version (which is how a table whose manifests were lost looks)."""
         if self.remote or "meta" not in self.table_names():
             return
+        try:
+            self._open_existing("meta")
+            return  # the usual case: a finished database, checked without taking the write lock
+        except TableMissing:
+            pass
         with self.write_lock():
             if not self._creation_interrupted():
                 return
