@@ -18,11 +18,12 @@ from .database import Database, RemoteOptions, quote
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
-from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri, team_queue_file
+from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .index import CodeIndex
 from .pool import READS
 from .query import Filters
+from .requests import SearchRequest, SelectRequest
 from .search import Searcher, SearchResults
 from .select_files import FileReads, ImportGraphCache
 from .store import GitPosition, MemoryStore
@@ -135,7 +136,7 @@ class Engine:
             return self._agent_log
 
     def global_store(self, create: bool = False) -> MemoryStore | None:
-        uri = global_db_uri()
+        uri = self.settings.global_db or default_global_db_uri()
         if uri == self.db_uri:
             return None
         try:
@@ -313,6 +314,16 @@ class Engine:
 
             results = expand_results(self.graph(), results)
         return results
+
+    def smart_search(self, request: SearchRequest) -> SearchResults:
+        """A search as a front end asked for it, inline filters and all (see `SearchRequest.parsed`)."""
+        query, filters = request.parsed()
+        return self.search(query, filters, request.limit, expand=request.expand, llm_filter=request.llm_filter)
+
+    def select_context(self, request: SelectRequest):
+        """A selection as a front end asked for it."""
+        return self.select(request.task, request.budget, request.max_items, request.include_tests, request.min_score,
+                           request.pins, request.excluded, request.fmt)
 
     def graph(self, max_commits: int = 200):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in

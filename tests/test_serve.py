@@ -412,7 +412,7 @@ def test_the_clients_partial_parser_parses_as_the_whole_tree(argv):
 def test_what_the_partial_parser_refuses_goes_in_process(argv, capsys):
     from cortex_tui.app import cli
 
-    with pytest.raises(SystemExit):
+    with pytest.raises(cli.UsageExit):
         cli.build_parser(frozenset(argv)).parse_args(argv)
     assert client._route(argv) is None
 
