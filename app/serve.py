@@ -272,6 +272,7 @@ class Server:
             "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": _rss_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
+            "indexing": self._hosted.indexing,
             "frozen_objects": gc.get_freeze_count(),
         }
 

@@ -50,10 +50,16 @@ def _status(args, ctx: CommandContext, paths) -> int:
         f"  up {time.time() - found['started']:.0f} s, {found['commands']} commands, idle {found['idle_for']:.0f} s"
         f" (exits after {idle_limit / 60:.0f} min), memory {rss}\n"
         f"  {found.get('attached', 0)} attached (dashboards, MCP servers), {found.get('calls', 0)} calls, "
-        f"{'watching the work tree' if found.get('watching') else 'not watching'}\n"
+        f"{_watcher(found)}\n"
         f"  socket {found['socket']}"
     )
     return 0
+
+
+def _watcher(found: dict) -> str:
+    if found.get("watching"):
+        return "watching the work tree"
+    return "indexing the work tree" if found.get("indexing") else "not watching"
 
 
 def _stop(args, ctx: CommandContext, paths) -> int:
