@@ -221,22 +221,22 @@ def cmd_stats(args, ctx: CommandContext) -> int:
 
 
 def cmd_git(args, ctx: CommandContext) -> int:
-    ctx = ctx.engine(args).git(args.commits)
+    git = ctx.engine(args).git(args.commits)
     if args.json:
-        ctx.out.json(ctx.to_json())
+        ctx.out.json(git.to_json())
         return 0
-    if not ctx.is_repo:
-        ctx.out.console.print(f"{ctx.root}: not a git repository")
+    if not git.is_repo:
+        ctx.out.console.print(f"{git.root}: not a git repository")
         return 0
-    where = f"detached at {ctx.head[:8]}" if ctx.detached else f"on {ctx.branch}"
-    ctx.out.console.print(styled((str(ctx.root), "bold"), f" {where}" + (f" ({'; '.join(ctx.notes)})" if ctx.notes else "")))
-    for label, files in (("staged", ctx.staged), ("modified", ctx.modified), ("untracked", ctx.untracked)):
+    where = f"detached at {git.head[:8]}" if git.detached else f"on {git.branch}"
+    ctx.out.console.print(styled((str(git.root), "bold"), f" {where}" + (f" ({'; '.join(git.notes)})" if git.notes else "")))
+    for label, files in (("staged", git.staged), ("modified", git.modified), ("untracked", git.untracked)):
         if files:
             ctx.out.console.print(f"{label}: {', '.join(files)}")
-    rows = [[c.short, age(c.time), c.author, c.subject, str(len(c.files))] for c in ctx.commits]
+    rows = [[c.short, age(c.time), c.author, c.subject, str(len(c.files))] for c in git.commits]
     if rows:
         ctx.out.table(["commit", "age", "author", "subject", "files"], rows)
-    ctx.out.console.print(f"branches: {', '.join(ctx.branches) or 'none'}")
+    ctx.out.console.print(f"branches: {', '.join(git.branches) or 'none'}")
     return 0
 
 

@@ -149,7 +149,7 @@ def fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-PLAIN_MODULES = frozenset({"builtins", "copyreg", "collections", "datetime", "pathlib"})
+PLAIN_MODULES = frozenset({"builtins", "copyreg", "collections", "datetime", "zoneinfo", "pathlib"})
 """Standard-library modules whose values cross the socket (containers, dates, paths, exceptions)."""
 PLAIN_PACKAGE = "cortex_tui.core."
 """Besides those, only the engine's own records and answers cross (dataclasses of light modules: `core.answers`,
@@ -173,7 +173,9 @@ def pack(value) -> str:
             # Classes and functions are pickled by name (their module is what the other end imports), other
             # objects by their class.
             named = obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else type(obj)
-            if _plain(getattr(named, "__module__", None) or ""):
+            # A C method bound to its class (`ZoneInfo._unpickle`) names no module itself: its class does.
+            module = getattr(named, "__module__", None) or getattr(getattr(obj, "__self__", None), "__module__", "")
+            if _plain(module):
                 return NotImplemented
             if hasattr(obj, "tolist"):  # numpy numbers and arrays cross as Python numbers and lists
                 plain = obj.tolist()

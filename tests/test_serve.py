@@ -24,45 +24,21 @@ import pytest
 
 from cortex_tui.app import client, connection, protocol
 
+from .conftest import process_alive, stop_servers
+
 HEAVY = ("lancedb", "pyarrow", "numpy", "rich", "textual", "pydantic", "fastembed", "git", "onnxruntime", "platformdirs")
 
 
 @pytest.fixture
 def runtime(monkeypatch):
+    """A runtime directory of this test's own: what it counts (servers, sockets, logs) is its alone."""
     path = Path(tempfile.mkdtemp(prefix="cx-"))
     monkeypatch.setenv("CORTEX_RUNTIME_DIR", str(path))
-    monkeypatch.setenv("CORTEX_DAEMON_IDLE_MINUTES", "5")  # a safety net should a test die before its teardown
-    monkeypatch.delenv("CORTEX_NO_DAEMON", raising=False)
-    monkeypatch.delenv("CORTEX_DAEMON", raising=False)
     yield path
     for log in path.glob("*.log"):  # shown by pytest when the test failed
         print(f"--- {log.name}\n{log.read_text(errors='replace')}")
-    for info in path.glob("*.json"):
-        _stop_server(path, info)
+    stop_servers(path)
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _stop_server(runtime: Path, info: Path) -> None:
-    try:
-        pid = json.loads(info.read_text())["pid"]
-    except (OSError, ValueError, KeyError):
-        return
-    paths = protocol.ServerPaths(*(info.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
-    os.kill(pid, signal.SIGCONT) if _alive(pid) else None
-    if connection.ask(paths, "stop") is None or not connection.wait_stopped(paths, 60):
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 def cortex(repo: Path, *args: str, served: bool = True, stdin: bytes | None = None, env: dict | None = None):
@@ -193,7 +169,7 @@ def _servers_for(runtime: Path) -> list[int]:
         except OSError:
             continue
         if b"cortex_tui.app.serve" in cmdline and f"CORTEX_RUNTIME_DIR={runtime}".encode() in environ:
-            if _alive(int(proc.name)):
+            if process_alive(int(proc.name)):
                 found.append(int(proc.name))
     return found
 
@@ -241,7 +217,7 @@ def test_a_stale_socket_of_a_killed_server_is_replaced(repo, runtime):
     assert cortex(repo, "what", "--json").returncode == 0
     first = status(repo)["pid"]
     os.kill(first, signal.SIGKILL)
-    wait_until(lambda: not _alive(first), what="the killed server to go")
+    wait_until(lambda: not process_alive(first), what="the killed server to go")
     assert server_paths(repo).socket.exists(), "a killed server cannot remove its socket"
     again = cortex(repo, "remember", "after the crash", "--json")
     assert again.returncode == 0, again.stderr
@@ -263,7 +239,7 @@ def test_a_new_install_replaces_the_running_server(repo, runtime):
         assert [m["text"] for m in json.loads(listed.stdout)] == ["old server note"]
         new = status(repo)
         assert new["pid"] != old["pid"] and new["fingerprint"] == protocol.fingerprint()
-        wait_until(lambda: not _alive(old["pid"]), what="the old server to exit")
+        wait_until(lambda: not process_alive(old["pid"]), what="the old server to exit")
     finally:
         os.utime(package_file, ns=(before.st_atime_ns, before.st_mtime_ns))
 
@@ -597,7 +573,7 @@ def _processes_with(word: bytes) -> list[int]:
             environ = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and _alive(int(proc.name)):
+        if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and process_alive(int(proc.name)):
             found.append(int(proc.name))
     return found
 
@@ -615,7 +591,7 @@ def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, ru
     bridge.start_watcher(updates.append, errors.append)
     try:
         os.kill(first, signal.SIGKILL)
-        wait_until(lambda: not _alive(first), what="the killed server to go")
+        wait_until(lambda: not process_alive(first), what="the killed server to go")
         # The next call starts a successor; the dashboard subscribes to it, and its watcher reports the change.
         assert bridge.what().git.branch == "main"
         wait_until(lambda: (s := status(repo))["attached"] == 1 and s["watching"], what="the successor's watcher")
@@ -642,7 +618,7 @@ def test_a_served_remember_commits_its_cached_vector_after_answering(repo, runti
 
 
 def _compactors() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name == "cortex-compact" and t.is_alive()}
+    return {t for t in threading.enumerate() if t.name == "cortex-compact" and t.isprocess_alive()}
 
 
 def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
@@ -657,7 +633,7 @@ def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
     (first,) = _compactors() - before
     for root in roots[1:]:
         cache(root, None, settings).compact_in_background()
-    assert not first.is_alive(), "the least recently used engine was evicted and its thread stopped"
+    assert not first.isprocess_alive(), "the least recently used engine was evicted and its thread stopped"
     assert len(_compactors() - before) == MAX_ENGINES
     cache.close()
     assert not _compactors() - before
@@ -677,8 +653,8 @@ def test_a_server_shutting_down_stops_its_engines_threads(repo, runtime):
         finally:
             server.stop()
             serving.join(120)
-    assert not serving.is_alive()
-    assert not any(t.is_alive() for t in started)
+    assert not serving.isprocess_alive()
+    assert not any(t.isprocess_alive() for t in started)
 
 
 def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(repo):
