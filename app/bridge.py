@@ -30,11 +30,15 @@ def _needs_repository(method):
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
         if not self.engine.root.is_dir():
-            raise CortexError(f"{self.engine.root} no longer exists (deleted or moved): the panes show what was "
-                              "loaded before; reopen cortex-tui where the repository is now")
+            raise repository_gone(self.engine.root)
         return method(self, *args, **kwargs)
 
     return guarded
+
+
+def repository_gone(root: Path) -> CortexError:
+    return CortexError(f"{root} no longer exists (deleted or moved): the panes show what was loaded before; reopen "
+                       "cortex-tui where the repository is now")
 
 
 class EngineBridge(Bridge):

@@ -80,7 +80,9 @@ class Hosted:
 
     @property
     def watching(self) -> bool:
-        return self._watching is not None
+        """The watcher runs and its watch is in place (changes from now on are seen)."""
+        bridge = self._watching
+        return bridge is not None and bridge.watcher is not None and bridge.watcher.ready.is_set()
 
     @property
     def indexing(self) -> bool:

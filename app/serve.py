@@ -462,6 +462,10 @@ class Server:
 
     def _engine(self):
         """The warm engine of this server's repository for attached processes, with the server's own settings."""
+        if not os.path.isdir(self.root):
+            from .bridge import repository_gone
+
+            raise repository_gone(Path(self.root))
         if self._settings is None:
             from ..core.config import load_settings
 

@@ -43,6 +43,36 @@ both_modes = pytest.mark.parametrize("cli", MODES, indirect=True)
 standard input, working directory, environment): run them both ways."""
 
 
+both = pytest.mark.parametrize("served", [True, False], ids=MODES)
+"""For dashboard tests whose answers could differ between a dashboard attached to the resident server (the default)
+and one with an engine of its own (`--no-daemon`): run them both ways."""
+
+
+def bridge_for(path: Path, served: bool = True):
+    """What `cortex-tui` opens: a bridge to the repository's resident server (started if need be), or with
+    `served=False` one over an engine of this process."""
+    from cortex_tui.app.bridge import EngineBridge
+    from cortex_tui.app.remote import Remote
+    from cortex_tui.app.remote_bridge import RemoteBridge
+    from cortex_tui.core.engine import Engine
+
+    if not served:
+        return EngineBridge(Engine(path))
+    remote = Remote.attach(path, None, start=True)
+    assert remote is not None, "no resident server could be started"
+    return RemoteBridge(remote)
+
+
+def watching(bridge) -> bool:
+    """The bridge's watcher (its own, or the resident server's) has its watch in place."""
+    from cortex_tui.app.bridge import EngineBridge
+
+    if isinstance(bridge, EngineBridge):
+        return bridge.watcher is not None and bridge.watcher.ready.is_set()
+    found = connection.ask(protocol.server_paths(*connection.server_key(str(bridge.root), None)), "status")
+    return bool(found and found.get("watching"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     os.environ["CORTEX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
