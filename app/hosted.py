@@ -131,6 +131,11 @@ class Hosted:
             if events in self._subscribers:
                 self._subscribers.remove(events)
 
+    def memories_changed(self) -> None:
+        """A command or a call of this server wrote memories: its subscribers hear at once, even while the first index
+        pass runs (the watcher, which sees every process's writes, starts after it)."""
+        self._publish("memories", None)
+
     def _publish(self, kind: str, value) -> None:
         with self._lock:
             for events in self._subscribers:

@@ -32,6 +32,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from pathlib import Path
 
@@ -56,7 +57,9 @@ class EngineCache:
     differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
     yields a fresh engine, as a new process would."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
+        self._on_memories = on_memories
+        """Told after any write of memories through an engine of this cache (a command's or an attached process's)."""
         self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
         self._lock = threading.Lock()
         """Commands and attached processes' calls ask for engines from different threads."""
@@ -99,6 +102,8 @@ class EngineCache:
             self._engines.move_to_end(key)
             return found[0], []
         engine = Engine(start, db=db, settings=settings)
+        if self._on_memories is not None:
+            engine.on_memories_changed(self._on_memories)
         retired = [found[0]] if found is not None else []  # its database was deleted or replaced
         self._engines[key] = (engine, stamp)
         self._engines.move_to_end(key)
@@ -173,7 +178,7 @@ class Server:
         self._started = time.time()
         self._served = 0
         self._base_env = {k: v for k, v in os.environ.items() if not protocol.forwarded(k)}
-        self._engines = EngineCache()
+        self._engines = EngineCache(on_memories=lambda: self._hosted.memories_changed())
         self._imported = threading.Event()
         """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""

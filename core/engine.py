@@ -55,6 +55,7 @@ class Engine:
         self._compactor = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
+        self._memory_listeners: list[Callable[[], None]] = []
         self._team_retry_at = 0.0
         self.team_error = ""
         """Why the team store was left out of the last read (empty when it answered or none is configured)."""
@@ -103,8 +104,18 @@ class Engine:
                                        self.settings.remote_consistency_seconds)
                 db = Database(uri, create=create, lock_timeout=self.settings.lock_timeout,
                               compact_every=self.settings.compact_every, remote=remote)
-                self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes)
+                self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes,
+                                                on_change=self._memories_changed)
             return self._stores[uri]
+
+    def on_memories_changed(self, listener: Callable[[], None]) -> None:
+        """Call `listener` after each write through this engine that changes a memory (any store, any caller)."""
+        with self._lock:
+            self._memory_listeners.append(listener)
+
+    def _memories_changed(self) -> None:
+        for listener in list(self._memory_listeners):
+            listener()
 
     def store(self, create: bool = False) -> MemoryStore:
         """The repository's store; writers create it (and the `.git/info/exclude` line) on first use."""

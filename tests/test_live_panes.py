@@ -95,6 +95,10 @@ async def test_panes_refresh_once_the_first_index_pass_has_the_code_without_r(re
                                             for m in app.messages), "the embedding phase", timeout=300)
         await wait_until(pilot, lambda: not says_not_indexed(app), "pane 1 without the hint", timeout=300)
         assert app.seen(IndexFinished) is None, "refreshed while embeddings were still being made"
+        if served:  # the server tells of a memory it writes even before its watcher runs (after the pass)
+            done = cortex(repo, "remember", "Stage 7 must stay idempotent", "--kind", "task")
+            assert done.returncode == 0, done.stderr
+            await wait_until(pilot, lambda: "Stage 7 must stay idempotent" in what_texts(app), "the memory", timeout=60)
         await settle(pilot, IndexFinished)
         await settle(pilot)
         assert not says_not_indexed(app)
