@@ -4,12 +4,18 @@ The tools (`tools.CortexTools`) run on the repository's resident server when one
 one long-lived Engine of this process; the SDK runs them in worker threads. The index is brought up to date and then
 watched in the background, so calls answer from a warm, fresh index. Engine errors come back as tool errors with
 their one-line message.
+
+Clients that listen (`subscriptions/listen`, MCP 2026-07-28) to the resource `cortex://memories` are told when a
+memory changes, whoever wrote it (this agent, a shell, a dashboard, another agent), and when the database is replaced:
+the resident server tells this process, or the engine's own writes and watcher do.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import json
 import sys
 import threading
 import time
@@ -19,6 +25,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
@@ -53,14 +60,59 @@ class _Server(MCPServer):
             raise
 
 
+MEMORIES_URI = "cortex://memories"
+"""The memories that matter now (what_should_i_know), as a resource whose updates clients can listen to."""
+
+
+class Changes:
+    """The SDK's subscription bus (`subscriptions/listen` streams subscribe here), fed from threads: the repository's
+    events arrive on the thread that follows the server or the watcher, and each stream's listener must run on its
+    own event loop."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[object, tuple[asyncio.AbstractEventLoop, Callable]] = {}
+        self._lock = threading.Lock()
+
+    async def publish(self, event) -> None:
+        self.tell(event)
+
+    def subscribe(self, listener: Callable) -> Callable[[], None]:
+        token, loop = object(), asyncio.get_running_loop()
+        with self._lock:
+            self._listeners[token] = (loop, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners.pop(token, None)
+
+        return unsubscribe
+
+    def tell(self, event) -> None:
+        with self._lock:
+            listeners = list(self._listeners.values())
+        for loop, listener in listeners:
+            loop.call_soon_threadsafe(listener, event)
+
+    def memories_changed(self) -> None:
+        self.tell(ResourceUpdated(MEMORIES_URI))
+
+
 Runner = Callable[[str, tuple, dict], Any]
 """Runs a tool by name with its arguments: on this process's engine, or in the resident server's."""
 
 
-def build_server(run: Runner) -> MCPServer:
+def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
     from .remote import RemoteError
 
-    server = _Server("cortex", instructions=INSTRUCTIONS)
+    server = _Server("cortex", instructions=INSTRUCTIONS, subscriptions=changes)
+
+    @server.resource(MEMORIES_URI, name="memories", mime_type="application/json",
+                     description="What matters now: memories of this branch and of the changed files, open tasks, "
+                                 "recent memories and commits (what_should_i_know). Listen to it to hear when a "
+                                 "memory changes, whoever changed it.")
+    def memories() -> str:
+        return json.dumps(run("what_should_i_know", (), {}), ensure_ascii=False)
+
     for name in TOOL_CALLS:
         method = getattr(CortexTools, name)
 
@@ -82,7 +134,7 @@ def build_server(run: Runner) -> MCPServer:
     return server
 
 
-def keep_index_fresh(engine: Engine) -> None:
+def keep_index_fresh(engine: Engine, changes: Changes) -> None:
     """Index in the background, then watch; failures go to standard error (standard output carries the protocol)."""
     from ..core.watch import IndexWatcher
 
@@ -92,7 +144,8 @@ def keep_index_fresh(engine: Engine) -> None:
             index.update(embed=True, priority=engine.git().changed_files)
             engine.reembed_memories()
             IndexWatcher(index, lambda update: None, lambda message: print(f"cortex mcp: {message}", file=sys.stderr),
-                         engine.settings.watch_debounce_ms).start()
+                         engine.settings.watch_debounce_ms, database=engine.db_uri,
+                         on_database=lambda _change: changes.memories_changed()).start()
             engine.compact_in_background(lambda message: print(f"cortex mcp: {message}", file=sys.stderr))
         except CortexError as exc:
             print(f"cortex mcp: indexing stopped: {exc}", file=sys.stderr)
@@ -100,7 +153,7 @@ def keep_index_fresh(engine: Engine) -> None:
     threading.Thread(target=run, name="cortex-index", daemon=True).start()
 
 
-def attach(path: Path, db: str | None, watch: bool) -> Runner | None:
+def attach(path: Path, db: str | None, watch: bool, changes: Changes) -> Runner | None:
     """Tools answered by the repository's resident server (started if need be), which is then the one engine and,
     with `watch`, the one watcher: None when the daemon is turned off or no server can be reached or started."""
     from .connection import daemon_wanted
@@ -118,6 +171,8 @@ def attach(path: Path, db: str | None, watch: bool) -> Runner | None:
                     for kind, value in remote.watch():
                         if kind == "failed":
                             print(f"cortex mcp: {value}", file=sys.stderr)
+                        elif kind in ("memories", "replaced"):
+                            changes.memories_changed()
                 except RemoteError as exc:
                     print(f"cortex mcp: {exc}", file=sys.stderr)
                 time.sleep(2.0)
@@ -128,15 +183,17 @@ def attach(path: Path, db: str | None, watch: bool) -> Runner | None:
 
 def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True, auth: bool = True,
           show_token: bool = False) -> None:
-    run = attach(path, db, watch)
+    changes = Changes()
+    run = attach(path, db, watch, changes)
     if run is None:
         engine = Engine(path, db=db)
         engine.init()
+        engine.on_memories_changed(changes.memories_changed)
         if watch:
-            keep_index_fresh(engine)
+            keep_index_fresh(engine, changes)
         tools = CortexTools(engine)
         run = lambda name, args, kwargs: getattr(tools, name)(*args, **kwargs)  # noqa: E731
-    server = build_server(run)
+    server = build_server(run, changes)
     if http_port is None:
         server.run("stdio")
     else:

@@ -252,6 +252,33 @@ async def test_the_server_keeps_the_index_fresh(shop, served):
             pytest.fail("the new file never became searchable")
 
 
+@MODES
+async def test_listeners_hear_when_any_process_changes_a_memory(shop, served):
+    """An agent listening to `cortex://memories` is told when a shell (another process) writes a memory."""
+    import subprocess
+
+    import anyio
+
+    async with server(shop, served=served) as client:
+        await call(client, "what_should_i_know")
+        async with client.listen(resource_subscriptions=["cortex://memories"]) as subscription:
+            heard = None
+            for attempt in range(6):  # the watcher of a --no-daemon server starts after its own index pass
+                done = subprocess.run([sys.executable, "-m", "cortex_tui.app.client", "remember",
+                                       f"Invoices are numbered per year ({attempt})", "-C", str(shop)],
+                                      capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, done.stderr
+                with anyio.move_on_after(10):
+                    async for event in subscription:
+                        heard = event
+                        break
+                if heard is not None:
+                    break
+        assert heard is not None and heard.uri == "cortex://memories"
+        read = await client.read_resource("cortex://memories")
+        assert "Invoices are numbered per year" in read.contents[0].text
+
+
 def _free_port() -> int:
     import socket
 
