@@ -40,6 +40,12 @@ def server_status(repo: Path) -> dict:
     return connection.ask(protocol.server_paths(*connection.server_key(str(repo), None)), "status") or {}
 
 
+async def watched(pilot) -> None:
+    """The dashboard has its first results and the index pass, and the watcher has its watch in place."""
+    await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+    await wait_until(pilot, lambda: watching(pilot.app.bridge), "the watcher")
+
+
 def says_not_indexed(app) -> bool:
     return any(NOT_INDEXED in hint for hint in app.seen(WhatLoaded).what.hints)
 
@@ -54,8 +60,7 @@ async def test_a_memory_another_process_writes_appears_in_the_open_dashboard(rep
     Engine(repo).remember(MemoryDraft(text="Ship the ledger export", kind="task"))
     app = RecordingApp(bridge_for(repo, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
-        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
-        await wait_until(pilot, lambda: watching(app.bridge), "the watcher")
+        await watched(pilot)
         app.messages.clear()
         # A second shell, as a person or an agent would: nothing is pressed in the dashboard afterwards.
         done = cortex(repo, "remember", "Rotate the signing keys before Friday", "--kind", "task")
@@ -113,8 +118,7 @@ async def test_rm_rf_cortex_shows_the_new_empty_state_and_the_watcher_runs(repo,
     Engine(repo).remember(MemoryDraft(text="The ledger closes at midnight UTC", kind="decision"))
     app = RecordingApp(bridge_for(repo, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
-        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
-        await wait_until(pilot, lambda: watching(app.bridge), "the watcher")
+        await watched(pilot)
         assert "The ledger closes at midnight UTC" in what_texts(app)
         app.messages.clear()
         shutil.rmtree(repo / ".cortex")
