@@ -579,6 +579,7 @@ def _processes_with(word: bytes) -> list[int]:
 
 
 def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, runtime):
+    from cortex_tui.app.engine_calls import WatchEvents
     from cortex_tui.app.remote import Remote
     from cortex_tui.app.remote_bridge import RemoteBridge
 
@@ -588,7 +589,8 @@ def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, ru
     report, indexed = bridge.index(lambda progress: None, lambda: False)
     assert indexed.indexed_files == 2
     updates, errors = [], []
-    bridge.start_watcher(updates.append, errors.append)
+    bridge.start_watcher(WatchEvents(update=updates.append, memories=lambda: None, replaced=lambda: None,
+                                     indexed=lambda report, status: None, failed=errors.append))
     try:
         os.kill(first, signal.SIGKILL)
         wait_until(lambda: not process_alive(first), what="the killed server to go")
@@ -618,7 +620,7 @@ def test_a_served_remember_commits_its_cached_vector_after_answering(repo, runti
 
 
 def _compactors() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name == "cortex-compact" and t.isprocess_alive()}
+    return {t for t in threading.enumerate() if t.name == "cortex-compact" and t.is_alive()}
 
 
 def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
@@ -633,7 +635,7 @@ def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
     (first,) = _compactors() - before
     for root in roots[1:]:
         cache(root, None, settings).compact_in_background()
-    assert not first.isprocess_alive(), "the least recently used engine was evicted and its thread stopped"
+    assert not first.is_alive(), "the least recently used engine was evicted and its thread stopped"
     assert len(_compactors() - before) == MAX_ENGINES
     cache.close()
     assert not _compactors() - before
@@ -653,8 +655,8 @@ def test_a_server_shutting_down_stops_its_engines_threads(repo, runtime):
         finally:
             server.stop()
             serving.join(120)
-    assert not serving.isprocess_alive()
-    assert not any(t.isprocess_alive() for t in started)
+    assert not serving.is_alive()
+    assert not any(t.is_alive() for t in started)
 
 
 def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(repo):
