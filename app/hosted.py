@@ -24,8 +24,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from .engine_calls import CALLS as BRIDGE_CALLS
-from .engine_calls import WatchEvents
+from .engine_calls import CALLS as BRIDGE_CALLS, WatchEvents
 
 CALL_THREADS = 4
 SETTLE_SECONDS = 1.0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import gitctx
 from .config import Settings, load_settings
-from .database import Database, RemoteOptions, quote
+from .database import Database, RemoteOptions, is_unreachable, quote, unreachable_error
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
@@ -194,6 +194,21 @@ class Engine:
                     self.team_error, self._team_retry_at = str(exc), time.monotonic() + 60
         return found
 
+    def _team_may_fail(self, store: MemoryStore, read: Callable, *args, **kwargs) -> list:
+        """`read(*args, **kwargs)` of one of `stores()`; a team store that stops answering after it was opened (a
+        long-lived process, such as the resident server, opened it while it answered) is left out of this read and
+        the next minute's, as one that did not answer when opened (`team_error` says why)."""
+        try:
+            return read(*args, **kwargs)
+        except Exception as exc:
+            if store.db.uri != self.settings.team_db or not is_unreachable(exc):
+                raise
+            import time
+
+            error = exc if isinstance(exc, CortexError) else unreachable_error(store.db.uri, exc)
+            self.team_error, self._team_retry_at = str(error), time.monotonic() + 60
+            return []
+
     def _store_for(self, scope: str) -> MemoryStore:
         if scope == "team":
             return self.team_store(create=True)
@@ -249,7 +264,7 @@ class Engine:
     def list(self, **filters) -> list[Memory]:
         limit = filters.pop("limit", None)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
-        found = [m for store in self.stores() for m in store.list(**filters, limit=limit)]
+        found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return found[:limit] if limit else found
 
