@@ -14,15 +14,13 @@ When no server can be reached or started, or the daemon is turned off, the comma
 from __future__ import annotations
 
 import base64
-import io
 import os
 import socket
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
 from . import protocol
-from .command_args import invalid_argument
+from .text_input import invalid_argument
 from .connection import SILENCE_SECONDS, START_SECONDS, connect, daemon_wanted, server_key, start_server, wait_stopped
 from .protocol import Request
 
@@ -76,9 +74,8 @@ def _route(argv: list[str]) -> Route | None:
     from . import cli
 
     try:
-        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            args = cli.build_parser(frozenset(argv)).parse_args(argv)
-    except SystemExit:
+        args = cli.build_parser(frozenset(argv)).parse_args(argv)
+    except cli.UsageExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)
     if handler not in SERVED or (handler == "index" and not args.status) or getattr(args, "copy", False):

@@ -1,31 +1,14 @@
-"""What command handlers take from their parsed arguments: the engine they run on, comma-separated lists, and text
-that must be UTF-8 (arguments and standard input)."""
+"""Text a command takes that must be UTF-8: its arguments and its standard input.
+
+Python hands a program bytes that are not UTF-8 as lone surrogates (`surrogateescape`): in arguments always, and
+on standard input under a C or POSIX locale. Such text cannot be stored, searched or embedded (the tokenizer
+raised a TypeError from inside the server), so it is refused with one line before anything runs. Standard library
+only: the thin client checks arguments before it routes a command.
+"""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-engine_source = None
-"""Set by the resident server (`cortex serve`): a callable (path, db, settings) -> Engine that hands commands its
-warm engines instead of building one per command."""
-
-
-def engine_from(args):
-    from ..core.config import load_settings
-    from ..core.engine import Engine
-
-    settings = load_settings(use_global=False if getattr(args, "no_global", False) else None)
-    if engine_source is not None:
-        return engine_source(Path(args.path), args.db, settings)
-    return Engine(Path(args.path), db=args.db, settings=settings)
-
-
-def split_list(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for value in values or []:
-        out.extend(v.strip() for v in value.split(",") if v.strip())
-    return tuple(out)
+from typing import TextIO
 
 
 def _first_undecodable(text: str) -> int | None:
@@ -54,11 +37,12 @@ def invalid_argument(argv: list[str]) -> str | None:
     return None
 
 
-def read_stdin() -> str:
-    """Standard input as text (`-` for a memory or a task): one line naming the first byte that is not UTF-8."""
+def read_text(stream: TextIO) -> str:
+    """A command's standard input as text (`-` for a memory or a task): one line naming the first byte that is not
+    UTF-8."""
     from ..core.errors import CortexError
 
-    text = sys.stdin.read()
+    text = stream.read()
     at = _first_undecodable(text)
     if at is not None:
         byte = ord(text[at]) - 0xDC00
