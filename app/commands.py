@@ -251,6 +251,34 @@ def _print_bench(args, result, rows, width: int) -> int:
     return 0
 
 
+def _bench_search_quality(args) -> int:
+    from ..core.bench import search_quality as quality
+
+    trees = []
+    if args.tasks:
+        if not args.mirrors:
+            raise CortexError("--tasks needs --mirrors DIR (where <mirror_git_dir_name>/repo live)")
+        dev = quality.dev_trees(Path(args.tasks), Path(args.mirrors))[:: max(args.every, 1)]
+        trees += dev[: args.limit] if args.limit else dev
+    for repo in args.repo:
+        trees += quality.held_out_trees(Path(repo), args.limit or 30)
+    if args.cases:
+        if not args.mirrors:
+            raise CortexError("--cases needs --mirrors DIR (where <owner>+<name>/repo live)")
+        trees += quality.case_trees(quality.CASES, Path(args.mirrors))
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    groups = quality.run(trees, methods, Path(args.vector_cache) if args.vector_cache else None,
+                         progress=lambda m: print(m, file=sys.stderr))
+    if args.json:
+        print_json(groups)
+        return 0
+    cols = ["file@1", "file@3", "chunk@1", "chunk@3", "chunk@10", "MRR", "noise@3", "p50_ms", "p95_ms", "questions"]
+    for group, rows in groups.items():
+        console.print(f"{group}: method, {', '.join(cols)}", markup=False)
+        table(["method", *cols], [[m, *["-" if r.get(c) is None else str(r[c]) for c in cols]] for m, r in rows.items()])
+    return 0
+
+
 def cmd_bench(args) -> int:
     from ..core.bench import store as bench_store
 
@@ -321,6 +349,8 @@ def cmd_bench(args) -> int:
             cols = ["edit_recall", "file_recall", "R@1", "R@5", "R@10", "tokens_median", "files_median", "s_per_task", "tasks"]
             table(["method", *cols], [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()])
         return 0
+    if args.bench == "search" and (args.tasks or args.repo or args.cases):
+        return _bench_search_quality(args)
     if args.bench == "search":
         from ..core.bench import search as bench_search
 
