@@ -28,9 +28,8 @@ class Identifier:
     text: str
     form: str
     """`name`, `qualified`, `misspelled` or `partial`."""
-    path: str
-    start_line: int
-    end_line: int
+    spans: tuple[tuple[str, int, int], ...]
+    """Every chunk defining the name (path, first line, last line): overloads and re-declarations all count."""
 
 
 def _short(symbol: str) -> str:
@@ -53,10 +52,12 @@ def mine(chunks: list[dict], seed: str, names: int = 6, qualified: int = 3, miss
     rng = random.Random(seed)
     counts: Counter = Counter()
     where: dict[str, dict] = {}
+    spans: dict[str, list[tuple[str, int, int]]] = {}
     for row in chunks:
         for symbol in row["symbols"] or []:
             counts[_short(symbol).lower()] += 1
             where.setdefault(symbol, row)
+            spans.setdefault(symbol, []).append((row["path"], row["start_line"], row["end_line"]))
     source = {s: row for s, row in where.items()
               if path_role(row["path"], is_test_path(row["path"])) == "code" and not _short(s).startswith("_")
               and len(_short(s)) >= MIN_NAME and _short(s).isidentifier()}
@@ -66,8 +67,7 @@ def mine(chunks: list[dict], seed: str, names: int = 6, qualified: int = 3, miss
     out: list[Identifier] = []
 
     def add(text: str, form: str, symbol: str) -> None:
-        row = source[symbol]
-        out.append(Identifier(text, form, row["path"], row["start_line"], row["end_line"]))
+        out.append(Identifier(text, form, tuple(spans[symbol])))
 
     picked = rng.sample(unique, min(names, len(unique)))
     for s in picked:

@@ -203,7 +203,7 @@ def _case_questions(tree: Tree, chunks: list[dict]) -> list[Question]:
 def _identifier_questions(tree: Tree, chunks: list[dict]) -> list[Question]:
     if not tree.identifiers:
         return []
-    return [Question(tree.identifiers, q.text, (Answer(q.path, frozenset(range(q.start_line, q.end_line + 1))),),
+    return [Question(tree.identifiers, q.text, tuple(Answer(path, frozenset(range(a, b + 1))) for path, a, b in q.spans),
                      f"{tree.name} {q.form}: {q.text}") for q in mine(chunks, tree.name)]
 
 
@@ -329,4 +329,4 @@ def _run_tree(spec: Tree, methods: tuple[str, ...], cache: DiskVectorCache | Non
             summary.append(f"{name} top3 {sum(0 < r <= 3 for r in ranks)}/{len(ranks)}")
             summary += [f"\n    {name} rank {r or '-'}: {q.label}" for (q, _, _), r in zip(answers[name], ranks)
                         if q.group == "cases" or q.group.endswith("identifiers") and r != 1]
-    return ", ".join(summary)
+    return " ".join(summary)
