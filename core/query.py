@@ -17,8 +17,8 @@ STOP_WORDS = frozenset(
     some such up use used using via""".split()
 )
 QUESTION_WORDS = frozenset(
-    """implemented implementation implement implements defined definition define declared declaration located
-    location lives happen happens code codebase function functions method methods file files logic""".split()
+    """implemented implementation implement implements defined definition define declared declaration code
+    codebase function functions method methods logic""".split()
 )
 """Words that say how a question is asked of code, not what it is about ("where is the reloader implemented",
 "which function defines ..."): every function is code, so they would match everything full-text search holds."""
