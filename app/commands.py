@@ -258,8 +258,7 @@ def _bench_search_quality(args) -> int:
     if args.tasks:
         if not args.mirrors:
             raise CortexError("--tasks needs --mirrors DIR (where <mirror_git_dir_name>/repo live)")
-        dev = quality.dev_trees(Path(args.tasks), Path(args.mirrors))[:: max(args.every, 1)]
-        trees += dev[: args.limit] if args.limit else dev
+        trees += quality.dev_trees(Path(args.tasks), Path(args.mirrors), args.every, args.limit)
     for repo in args.repo:
         trees += quality.held_out_trees(Path(repo), args.limit or 30)
     if args.cases:

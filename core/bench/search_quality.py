@@ -152,8 +152,10 @@ def fix_trees(tasks: list[Task], group: str, identifiers: str) -> list[Tree]:
     return trees
 
 
-def dev_trees(tasks_file: Path, mirrors: Path) -> list[Tree]:
-    return fix_trees(load_tasks(tasks_file, mirrors), "dev tasks", "dev identifiers")
+def dev_trees(tasks_file: Path, mirrors: Path, every: int = 1, limit: int | None = None) -> list[Tree]:
+    """Every `every`-th task (a subset spread over all repositories), at most `limit` of them."""
+    tasks = load_tasks(tasks_file, mirrors)[:: max(every, 1)]
+    return fix_trees(tasks[:limit] if limit else tasks, "dev tasks", "dev identifiers")
 
 
 def held_out_trees(repo: Path, limit: int) -> list[Tree]:
