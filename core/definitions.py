@@ -49,17 +49,17 @@ def definition_match(symbols: Iterable[str], names: Iterable[str]) -> float:
 
 
 def near_match(symbols: Iterable[str], typed: str) -> float:
-    """For a name nothing defines as typed: how close a chunk's symbols come (a prefix of a defined name, or a
-    name within a slip of it), 0..0.6 so an exact definer elsewhere always ranks first."""
+    """For a name nothing defines as typed: how close a chunk's symbols come, below any exact definer: 0.6 for a
+    name that starts with what was typed (the start of a name), up to 0.55 for one within a slip of it."""
     typed_short = _short(typed).lower()
     best = 0.0
     for symbol in symbols:
         short = _short(symbol).lower()
         if len(typed_short) >= MIN_PREFIX and short.startswith(typed_short):
-            best = max(best, 0.6 * len(typed_short) / len(short))
+            best = max(best, 0.6)
         ratio = difflib.SequenceMatcher(None, short, typed_short).ratio()
         if ratio >= NEAR:
-            best = max(best, 0.6 * ratio)
+            best = max(best, 0.55 * ratio)
     return best
 
 
@@ -73,15 +73,31 @@ def definers(table, names: Iterable[str], where: str | None, columns: list[str])
     return table.search().where(condition).select(columns).limit(MAX_ROWS).to_list()
 
 
+def slips(name: str) -> list[str]:
+    """Regular expressions for every name one slip away from `name`: two neighbouring characters swapped, one
+    character wrong, missing or extra."""
+    char = "[A-Za-z0-9_$]"
+    out = {re.escape(name[:i] + name[i + 1] + name[i] + name[i + 2:]) for i in range(len(name) - 1)}
+    out |= {re.escape(name[:i]) + char + re.escape(name[i + 1:]) for i in range(len(name))}
+    out |= {re.escape(name[:i]) + char + re.escape(name[i:]) for i in range(len(name) + 1)}
+    out |= {re.escape(name[:i] + name[i + 1:]) for i in range(len(name))}
+    return sorted(out)
+
+
 def near_definers(table, typed: str, where: str | None, columns: list[str], text_rows: list[dict]) -> list[dict]:
-    """Chunks defining a name that starts with what was typed, read inside LanceDB, and full-text candidates
-    (`text_rows`, found through the name's parts) whose symbols come within a slip of it."""
+    """Chunks defining a name that starts with what was typed or lies one slip from it, read inside LanceDB (one
+    filtered read of the symbols, only when nothing defines the name as typed), and full-text candidates
+    (`text_rows`, found through the name's parts) whose symbols come close to it."""
     short = _short(typed)
     rows: list[dict] = []
-    if len(short) >= MIN_PREFIX and re.fullmatch(r"\w+", short):
-        pattern = quote(f"(^|[ .]){re.escape(short)}[A-Za-z0-9_$]*( |$)")
+    if len(short) >= MIN_PREFIX and re.fullmatch(r"[\w$]+", short):
+        shapes = [f"{re.escape(short)}[A-Za-z0-9_$]*", *slips(short)]
+        pattern = quote(f"(^|[ .])({'|'.join(shapes)})( |$)")
         condition = f"regexp_like(array_to_string(symbols, ' '), {pattern}, 'i')" + (f" AND ({where})" if where else "")
         rows = table.search().where(condition).select(columns).limit(MAX_ROWS).to_list()
     seen = {r["id"] for r in rows}
-    rows += [r for r in text_rows if r["id"] not in seen and near_match(r["symbols"] or [], typed) > 0]
+    for row in text_rows:
+        if row["id"] not in seen and near_match(row["symbols"] or [], typed) > 0:
+            seen.add(row["id"])
+            rows.append(row)
     return rows
