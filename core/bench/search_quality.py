@@ -294,9 +294,8 @@ def _run_tree(spec: Tree, methods: tuple[str, ...], cache: DiskVectorCache | Non
         extract_tree(spec.git_dir, spec.rev, root)
         engine = Engine(root, db=str(Path(tmp) / "db"))
         index = engine.code_index(create=True)
-        if cache is not None:
-            # Consecutive commits share most chunks: their vectors are computed once for the whole run.
-            index.vector_cache = cache
+        # The lexical pass first, with the index's own (empty) vector cache: given the shared one, it would reuse
+        # cached vectors as it writes and the lexical run would not be lexical.
         index.update(embed=False)
         chunks = scan(index.chunks, None, CHUNK_COLUMNS)
         questions = [*spec.questions, *_case_questions(spec, chunks), *_identifier_questions(spec, chunks)]
@@ -314,6 +313,8 @@ def _run_tree(spec: Tree, methods: tuple[str, ...], cache: DiskVectorCache | Non
             if name in methods:
                 answers[name] = [(q, *_timed(lambda: fn(q))) for q in questions]
         if cache is not None:
+            # Consecutive commits share most chunks: their vectors are computed once for the whole run.
+            index.vector_cache = cache
             index.embed_pending()
             _search(engine, "warm up")
             embedded = {"cortex": lambda q: _search(engine, q.text), "selector": lambda q: _select(engine, q.text)}
