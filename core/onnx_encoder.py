@@ -51,6 +51,7 @@ class OnnxEncoder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._release = ort.RunOptions()
         self._release.add_run_config_entry(*_SHRINK)
+        _trim_c_heap()  # loading parsed the file and converted its weights: about 50 MiB of that is garbage now
 
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """One unit vector per text, `batch_size` texts per run."""
