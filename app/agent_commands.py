@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..core.agentlog import AgentContext
-from .command_args import engine_from
-from .output import age, console, print_json, table
+from .context import CommandContext
+from .output import age
 
 
-def cmd_agent(args) -> int:
-    log = engine_from(args).agent_log(create=args.op in ("init", "import"))
+def cmd_agent(args, ctx: CommandContext) -> int:
+    log = ctx.engine(args).agent_log(create=args.op in ("init", "import"))
     op = args.op
     if op == "init":
         result = log.init(args.goal)
@@ -32,28 +30,28 @@ def cmd_agent(args) -> int:
         current = log.current()
         branches = log.branches()
         if args.json:
-            print_json({"current": current, "branches": branches})
+            ctx.out.json({"current": current, "branches": branches})
         else:
-            table(["", "branch", "status", "from", "steps", "commits", "age", "purpose"],
+            ctx.out.table(["", "branch", "status", "from", "steps", "commits", "age", "purpose"],
                   [["*" if b.name == current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
                     b.parent, str(len(log.steps(b.name))), str(len(log.commits(b.name))), age(b.created_at), b.purpose]
                    for b in branches])
         return 0
     elif op == "export":
-        written = log.export(Path(args.directory))
+        written = log.export(ctx.path(args.directory))
         if args.json:
-            print_json({"directory": args.directory, "files": written})
+            ctx.out.json({"directory": args.directory, "files": written})
         else:
-            console.print(f"wrote {len(written)} files to {args.directory} (metadata.yaml is what `cortex agent import` reads)")
+            ctx.out.console.print(f"wrote {len(written)} files to {args.directory} (metadata.yaml is what `cortex agent import` reads)")
         return 0
     else:
-        result = log.import_(Path(args.directory))
+        result = log.import_(ctx.path(args.directory))
     if args.json:
-        print_json(result)
+        ctx.out.json(result)
     elif isinstance(result, AgentContext):
-        console.out(result.markdown())
+        ctx.out.console.out(result.markdown())
     else:
-        console.print(_describe(op, result))
+        ctx.out.console.print(_describe(op, result))
     return 0
 
 

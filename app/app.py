@@ -14,9 +14,8 @@ from .dashboard import DashboardScreen
 from .palette import ContextCommands, MemoryCommands, PaneCommands, ThemeCommands
 from .threads import DaemonExecutor
 
-if TYPE_CHECKING:  # importing the engine's bridge loads pyarrow: a dashboard attached to the server never needs it
-    from .bridge import EngineBridge
-    from .remote_bridge import RemoteBridge
+if TYPE_CHECKING:
+    from .engine_calls import Bridge
 
 
 class CortexApp(App):
@@ -28,7 +27,7 @@ class CortexApp(App):
     # ctrl+q and ctrl+c quit from anywhere, typing included; the footer names only `q`.
     BINDINGS = bindings("app")
 
-    def __init__(self, bridge: EngineBridge | RemoteBridge, task: str = "", budget: int = 12000, theme: str | None = None,
+    def __init__(self, bridge: Bridge, task: str = "", budget: int = 12000, theme: str | None = None,
                  remember_theme: bool = True) -> None:
         super().__init__()
         self.bridge = bridge

@@ -1,26 +1,26 @@
-"""The dashboard's door to the engine: every call here blocks, so the screen runs them in thread workers.
+"""The dashboard's door to an engine in its own process (see `engine_calls` for the protocol it implements).
 
-Widgets never see LanceDB, git or the watcher; they receive the engine's dataclasses in messages.
+Every call here blocks, so the screen runs them in thread workers. Widgets never see LanceDB, git or the watcher;
+they receive the engine's dataclasses in messages. The resident server answers an attached dashboard's calls with
+one of these over its warm engine.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..core.answers import (
-    IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WatchUpdate, WhatToKnow,
-)
-from ..core.assemble import Assembled, assemble
-from ..core.clipboard import CopyResult, copy
+from ..core.answers import IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WhatToKnow
 from ..core.engine import Engine
 from ..core.errors import CortexError, DatabaseLocked
 from ..core.graph import default_centre, neighbours, node_label, resolve_node
-from ..core.query import Filters, parse_since, split_inline_filters
 from ..core.records import Memory, MemoryDraft, RememberResult
+from ..core.requests import SearchRequest, SelectRequest
 from ..core.select import Selection
 from ..core.watch import IndexWatcher
+from .engine_calls import Bridge, WatchEvents
 
 
 def _needs_repository(method):
@@ -30,19 +30,26 @@ def _needs_repository(method):
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
         if not self.engine.root.is_dir():
-            raise CortexError(f"{self.engine.root} no longer exists (deleted or moved): the panes show what was "
-                              "loaded before; reopen cortex-tui where the repository is now")
+            raise repository_gone(self.engine.root)
         return method(self, *args, **kwargs)
 
     return guarded
 
 
-class EngineBridge:
+def repository_gone(root: Path) -> CortexError:
+    return CortexError(f"{root} no longer exists (deleted or moved): the panes show what was loaded before; reopen "
+                       "cortex-tui where the repository is now")
+
+
+class EngineBridge(Bridge):
     """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, owns_engine: bool = True) -> None:
         self.engine = engine
         self.watcher: IndexWatcher | None = None
+        self.owns_engine = owns_engine
+        """A dashboard's own engine: when its database is removed, this bridge opens the new one and indexes it. The
+        resident server's bridges leave that to the server, whose engine cache hands out the new engine."""
 
     @property
     def root(self) -> Path:
@@ -78,29 +85,56 @@ class EngineBridge:
         self.engine.reembed_memories(should_stop)
         return report, index.status()
 
-    def start_watcher(self, on_update: Callable[[WatchUpdate], None], on_error: Callable[[str], None]) -> None:
+    def start_watcher(self, events: WatchEvents) -> None:
         if self.watcher is None:
             index = self.engine.code_index(create=True)
-            self.watcher = IndexWatcher(index, on_update, on_error, self.engine.settings.watch_debounce_ms).start()
-            self.engine.compact_in_background(on_error)
+            self.watcher = IndexWatcher(index, events.update, events.failed, self.engine.settings.watch_debounce_ms,
+                                        database=self.engine.db_uri,
+                                        on_database=lambda change: self._database_changed(events, change)).start()
+            self.engine.compact_in_background(events.failed)
 
     def stop(self) -> None:
         if self.watcher is not None:
             self.watcher.stop(timeout=2)
+
+    def _database_changed(self, events: WatchEvents, change: str) -> None:
+        """The watcher's word on the database (see core.watch), on the watcher's thread."""
+        if change == "memories":
+            events.memories()
+        elif not self.owns_engine:
+            events.replaced()
+        else:
+            # Stopping the watcher joins its thread, which is this one: the new engine is opened from another.
+            watcher = self.watcher
+            threading.Thread(target=self._reopen, args=(events, watcher), name="cortex-reopen", daemon=True).start()
+
+    def _reopen(self, events: WatchEvents, watcher: IndexWatcher | None) -> None:
+        """The database was removed: a new engine (whose first write makes the new database), told to the panes,
+        then its index pass and its watcher, as the resident server does for attached dashboards."""
+        if watcher is None or watcher is not self.watcher:
+            return  # told twice while the removal was under way: the first told the panes
+        self.watcher = None
+        watcher.stop(timeout=2)
+        old = self.engine
+        self.engine = Engine(old.root, db=old.db_uri, settings=old.settings)
+        old.close()
+        events.replaced()
+        try:
+            self.open()
+            report, status = self.index(lambda _progress: None, lambda: False)
+        except Exception as exc:  # noqa: BLE001 - told to the panes like any watcher failure
+            events.failed(f"indexing the new database failed: {exc}")
+            return
+        events.indexed(report, status)
+        self.start_watcher(events)
 
     @_needs_repository
     def what(self) -> WhatToKnow:
         return self.engine.what()
 
     @_needs_repository
-    def search(self, text: str, limit: int = 30) -> SearchResults:
-        query, inline = split_inline_filters(text)
-        since = inline.get("since", [None])[-1]
-        filters = Filters(
-            kinds=tuple(inline.get("kind", [])), tags=tuple(inline.get("tag", [])), files=tuple(inline.get("file", [])),
-            branch=(inline.get("branch") or [None])[-1], since=parse_since(since) if since else None,
-        )
-        return self.engine.search(query, filters, limit)
+    def search(self, request: SearchRequest) -> SearchResults:
+        return self.engine.smart_search(request)
 
     @_needs_repository
     def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
@@ -113,14 +147,8 @@ class EngineBridge:
         return self.engine.timeline(with_memories=with_memories)
 
     @_needs_repository
-    def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str], fmt: str) -> Selection:
-        return self.engine.select(task, budget, pins=pins, excluded=excluded, fmt=fmt)
-
-    def assemble(self, selection: Selection, fmt: str) -> Assembled:
-        return assemble(selection, fmt)
-
-    def copy(self, text: str, osc52: Callable[[str], None]) -> CopyResult:
-        return copy(text, osc52=osc52, fallback_dir=self.engine.root / ".cortex" / "clipboard")
+    def select(self, request: SelectRequest) -> Selection:
+        return self.engine.select_context(request)
 
     @_needs_repository
     def remember(self, draft: MemoryDraft) -> RememberResult:
@@ -150,3 +178,4 @@ class EngineBridge:
     @_needs_repository
     def changed_files(self) -> tuple[str, ...]:
         return self.engine.git().changed_files
+

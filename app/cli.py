@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import os
-import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..core.errors import CortexError
+
+if TYPE_CHECKING:  # the thin client imports this module for its parser: nothing heavy at the top
+    from .context import CommandContext
 
 KIND_HELP = "decision, note, task, fact, observation, link, agent"
 
@@ -55,11 +57,29 @@ def _port(text: str) -> int:
     return value
 
 
+class UsageExit(Exception):
+    """What argparse would print and exit with (help, a usage error): raised instead, so that the caller writes it
+    to the command's own streams, whichever process runs the command."""
+
+    def __init__(self, status: int, stdout: str = "", stderr: str = "") -> None:
+        super().__init__(stderr or stdout)
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line, like every other error of the command."""
+    """argparse with its usage errors on one line, like every other error of the command, and nothing printed
+    here (see UsageExit)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        raise UsageExit(2, stderr=f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        raise UsageExit(status, stderr=message or "")
+
+    def print_help(self, file=None) -> None:
+        raise UsageExit(0, stdout=self.format_help())
 
 
 def _common_options(top: bool) -> argparse.ArgumentParser:
@@ -304,24 +324,31 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> int:
+    """Run one command with its context (default: this process's streams, directory and environment)."""
+    from .context import CommandContext
+
+    ctx = ctx or CommandContext.of_process()
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageExit as exc:
+        ctx.stdout.write(exc.stdout)
+        ctx.stderr.write(exc.stderr)
+        return exc.status
     try:
         from . import commands
 
         handler = getattr(commands, "cmd_" + args.handler.replace("-", "_"))
-        return handler(args) or 0
+        return handler(args, ctx) or 0
     except CortexError as exc:
-        print(f"cortex: error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(ctx, str(exc))
     except KeyboardInterrupt:
-        print("cortex: interrupted", file=sys.stderr)
+        ctx.stderr.write("cortex: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        if os.environ.get("CORTEX_DEBUG"):
+        if ctx.debug():
             raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         from ..core.database import is_unreachable, looks_corrupt
@@ -329,19 +356,18 @@ def main(argv: list[str] | None = None) -> int:
         if is_unreachable(exc):
             # A store that stopped answering mid-command: the library's message names request URLs and retry
             # details, none of it the user's to act on.
-            print("cortex: error: a remote store stopped answering; try again, or check the network and endpoint",
-                  file=sys.stderr)
-            return 1
-
+            return _fail(ctx, "a remote store stopped answering; try again, or check the network and endpoint")
         if looks_corrupt(exc):
-            print(f"cortex: error: the database is damaged ({first[:160]}); run `cortex doctor`", file=sys.stderr)
-            return 1
+            return _fail(ctx, f"the database is damaged ({first[:160]}); run `cortex doctor`")
         if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
             # A file the command was told to write or read (`-o missing/dir/f.md`, a directory, no permission).
-            print(f"cortex: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
-            return 1
-        print(f"cortex: error: {type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)", file=sys.stderr)
-        return 1
+            return _fail(ctx, f"{exc.filename}: {exc.strerror}")
+        return _fail(ctx, f"{type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)")
+
+
+def _fail(ctx: CommandContext, message: str) -> int:
+    ctx.stderr.write(f"cortex: error: {message}\n")
+    return 1
 
 
 if __name__ == "__main__":

@@ -14,11 +14,9 @@ When no server can be reached or started, or the daemon is turned off, the comma
 from __future__ import annotations
 
 import base64
-import io
 import os
 import socket
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
 from . import protocol
@@ -72,9 +70,8 @@ def _route(argv: list[str]) -> Route | None:
     from . import cli
 
     try:
-        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            args = cli.build_parser(frozenset(argv)).parse_args(argv)
-    except SystemExit:
+        args = cli.build_parser(frozenset(argv)).parse_args(argv)
+    except cli.UsageExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)
     if handler not in SERVED or (handler == "index" and not args.status) or getattr(args, "copy", False):

@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..core.errors import CortexError
 from ..core.records import Memory, MemoryDraft
 from ..core.items import Item, Selection
+from ..core.requests import SearchRequest, SelectRequest
 from ..widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ..widgets.format import clip, styled
 from ..widgets.graph_pane import GraphPane
@@ -27,15 +28,17 @@ from ..widgets.search_pane import SearchPane, normalised
 from ..widgets.timeline_pane import TimelinePane
 from ..widgets.what_pane import WhatPane
 from .confirm import ConfirmScreen
+from .engine_calls import WatchEvents
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
-    ContextCopied, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished, IndexProgressed, MemoryRefused,
-    MemorySaved, SearchFinished, SelectionMade, TimelineLoaded, Undo, WhatLoaded,
+    ContextCopied, DatabaseReplaced, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished,
+    IndexProgressed, MemoriesChanged, MemoryRefused, MemorySaved, SearchFinished, SelectionMade, TimelineLoaded, Undo,
+    WhatLoaded,
 )
 
-if TYPE_CHECKING:  # the engine's bridge loads pyarrow; an attached dashboard has a RemoteBridge instead
-    from .bridge import EngineBridge
+if TYPE_CHECKING:
+    from .engine_calls import Bridge
 
 PANES = ("what", "search", "graph", "timeline", "budget")
 """In the order of their numbers, which is also their reading order on screen."""
@@ -59,7 +62,7 @@ class DashboardScreen(Screen):
     SEARCH_DEBOUNCE_S = 0.15
     """How long the search box must stay unchanged before its search runs: typing a word asks for one search."""
 
-    def __init__(self, bridge: EngineBridge, task: str = "", budget: int = 12000) -> None:
+    def __init__(self, bridge: Bridge, task: str = "", budget: int = 12000) -> None:
         super().__init__()
         self.bridge = bridge
         self.set_reactive(DashboardScreen.task_text, task)
@@ -164,14 +167,15 @@ class DashboardScreen(Screen):
         time.sleep(self.SEARCH_DEBOUNCE_S)
         if get_current_worker().is_cancelled:
             return
-        self._deliver(SearchFinished(self.bridge.search(text), text))
+        self._deliver(SearchFinished(self.bridge.search(SearchRequest(text, limit=30)), text))
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
     def run_select(self) -> None:
         if not self.task_text.strip():
             return
         fmt = self.fmt
-        selection = self.bridge.select(self.task_text, self.budget, self.pins, self.excluded, fmt)
+        request = SelectRequest(self.task_text, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
+        selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
             self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
 
@@ -192,7 +196,14 @@ class DashboardScreen(Screen):
         if worker.is_cancelled:
             return
         self.post_message(IndexFinished(report, status))
-        self.bridge.start_watcher(lambda u: self.post_message(IndexChanged(u)), lambda m: self.post_message(EngineFailed(m)))
+        post = self.post_message
+        self.bridge.start_watcher(WatchEvents(
+            update=lambda update: post(IndexChanged(update)),
+            memories=lambda: post(MemoriesChanged()),
+            replaced=lambda: post(DatabaseReplaced()),
+            indexed=lambda report, status: post(IndexFinished(report, status)),
+            failed=lambda text: post(EngineFailed(text)),
+        ))
 
     @work(thread=True, group="memory", exit_on_error=False)
     def save_memory(self, draft: MemoryDraft, editing: Memory | None) -> None:
@@ -290,6 +301,11 @@ class DashboardScreen(Screen):
     def _index_progress(self, message: IndexProgressed) -> None:
         p = message.progress
         self._topbar(f"indexing: {p.phase} {p.done}/{p.total}" if p.total else f"indexing: {p.phase}")
+        if p.phase == "embedding" and "lexical" not in self.loaded:
+            # The files and their text are in: what the panes say about the code ("not indexed yet", no
+            # neighbours) is out of date now, not only once every chunk is embedded (minutes on a large tree).
+            self.loaded.add("lexical")
+            self._refresh_everything()
 
     @on(IndexFinished)
     def _index_done(self, message: IndexFinished) -> None:
@@ -301,16 +317,26 @@ class DashboardScreen(Screen):
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
         if not (r.changed or r.removed or r.embedded or self.task_text):
             return
-        self.refresh_all()
-        self.search(self.query_one(SearchPane).text)
-        if self.task_text:
-            self.run_select()
+        self._refresh_everything()
 
     @on(IndexChanged)
     def _index_changed(self, message: IndexChanged) -> None:
         u = message.update
         what = "branch or HEAD moved" if u.git_state_changed else ", ".join(u.paths[:2])
         self._topbar(f"updated ({what}) in {u.seconds * 1000:.0f} ms")
+        self._refresh_everything()
+
+    @on(MemoriesChanged)
+    def _memories_changed(self) -> None:
+        self.refresh_all()
+        self.search(self.query_one(SearchPane).text)
+
+    @on(DatabaseReplaced)
+    def _database_replaced(self) -> None:
+        self._topbar("the database was replaced: indexing again…")
+        self._refresh_everything()
+
+    def _refresh_everything(self) -> None:
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
         if self.task_text:

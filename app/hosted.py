@@ -6,8 +6,10 @@ on a small pool of their own, beside the command worker: they read no process-wi
 the way a command does, and the engine is safe to share between threads.
 
 The first subscriber to `watch` starts the repository's one index pass and then its one watcher; every subscriber
-receives the pass's progress, its outcome, and each update the watcher makes. A subscriber that comes later gets
-the outcome at once. A failed pass (another process holding the write lock) is tried again by the next subscriber.
+receives the pass's progress, its outcome, each update the watcher makes, each change to the memories (whoever made
+it), and the database's replacement (`rm -rf .cortex`: the watcher moves to a new engine, which indexes again). A
+subscriber that comes later gets the outcome at once. A failed pass (another process holding the write lock) is
+tried again by the next subscriber.
 
 Nothing here runs before `ready` is set (the server's warm-up has made its imports): two threads importing the same
 packages for the first time can meet in a circular import, and Python then hands one of them a half-made module
@@ -22,16 +24,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-BRIDGE_CALLS = frozenset({
-    "open", "warm_model", "what", "search", "graph", "timeline", "select", "remember", "revise", "forget", "restore",
-    "set_task_state", "changed_files",
-})
-"""The dashboard bridge's methods an attached dashboard may call; indexing and watching go through `watch`, and
-copying and assembling stay in the dashboard (they need its terminal, not the engine)."""
-TOOL_CALLS = frozenset({
-    "smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history", "graph_neighbors",
-    "agent_init", "agent_log", "agent_commit", "agent_branch", "agent_switch", "agent_merge", "agent_context",
-})
+from .engine_calls import CALLS as BRIDGE_CALLS, WatchEvents
+
 CALL_THREADS = 4
 SETTLE_SECONDS = 1.0
 
@@ -68,8 +62,8 @@ class Hosted:
             from .bridge import EngineBridge
 
             target = EngineBridge(self._current())
-        elif facade == "tools" and method in TOOL_CALLS:
-            from .mcp_server import CortexTools
+        elif facade == "tools" and method in _tool_calls():
+            from .tools import CortexTools
 
             target = CortexTools(self._current())
         else:
@@ -85,7 +79,14 @@ class Hosted:
 
     @property
     def watching(self) -> bool:
-        return self._watching is not None
+        """The watcher runs and its watch is in place (changes from now on are seen)."""
+        bridge = self._watching
+        return bridge is not None and bridge.watcher is not None and bridge.watcher.ready.is_set()
+
+    @property
+    def indexing(self) -> bool:
+        """An index pass is under way (the first, or the one after the database was replaced)."""
+        return self._indexing
 
     def _current(self):
         """The engine calls get now, with the watcher moved onto it when it is not the one watched: the server's
@@ -102,6 +103,7 @@ class Hosted:
         if stale:
             old.stop()
             self._log("the engine was replaced; indexing and watching again on the new one")
+            self._publish("replaced", None)
         if restart:
             self._pool.submit(self._index_then_watch)
         return engine
@@ -128,6 +130,11 @@ class Hosted:
             if events in self._subscribers:
                 self._subscribers.remove(events)
 
+    def memories_changed(self) -> None:
+        """A command or a call of this server wrote memories: its subscribers hear at once, even while the first index
+        pass runs (the watcher, which sees every process's writes, starts after it)."""
+        self._publish("memories", None)
+
     def _publish(self, kind: str, value) -> None:
         with self._lock:
             for events in self._subscribers:
@@ -136,7 +143,7 @@ class Hosted:
     def _index_then_watch(self) -> None:
         from .bridge import EngineBridge
 
-        bridge = EngineBridge(self._engine())
+        bridge = EngineBridge(self._engine(), owns_engine=False)
         try:
             bridge.open()
             # A server on its way out stops the pass between files instead of finishing a long embedding run.
@@ -149,12 +156,25 @@ class Hosted:
             return
         if self._closing.is_set():
             return
-        bridge.start_watcher(lambda update: self._publish("update", update), lambda text: self._failed(bridge, text))
+        bridge.start_watcher(WatchEvents(
+            update=lambda update: self._publish("update", update),
+            memories=lambda: self._publish("memories", None),
+            replaced=lambda: self._replaced(bridge),
+            indexed=lambda report, status: self._publish("indexed", (report, status)),
+            failed=lambda text: self._failed(bridge, text),
+        ))
         with self._lock:
             self._indexed, self._indexing, self._watching = indexed, False, bridge
             for events in self._subscribers:
                 events.put(("indexed", indexed))
         self._log("indexed; watching the work tree")
+
+    def _replaced(self, bridge) -> None:
+        """The watcher saw the database directory go: move to a new engine (a pool thread: this is the watcher's)."""
+        try:
+            self._pool.submit(self._after_failure, bridge, "the database was removed")
+        except RuntimeError:  # the server is shutting down
+            pass
 
     def _failed(self, bridge, text: str) -> None:
         """The watcher stopped: looked into from a pool thread (`_current` joins the watcher's own thread)."""
@@ -177,6 +197,12 @@ class Hosted:
         self._pool.shutdown(wait=True)
         if self._watching is not None:
             self._watching.stop()
+
+
+def _tool_calls() -> frozenset[str]:
+    from .tools import TOOL_CALLS
+
+    return TOOL_CALLS
 
 
 def _set_event() -> threading.Event:

@@ -81,6 +81,14 @@ class IndexChanged(Message):
     update: WatchUpdate
 
 
+class MemoriesChanged(Message):
+    """A memory was written, revised or forgotten, by this dashboard or any other process."""
+
+
+class DatabaseReplaced(Message):
+    """The database was deleted or replaced under the dashboard (`rm -rf .cortex`): a new one is being indexed."""
+
+
 @dataclass(frozen=True)
 class Undo:
     """What `u` can take back: a dropped context item (`key`) or a forgotten memory or closed task (`memory`)."""

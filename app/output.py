@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 from rich.segment import Segment
@@ -49,18 +49,6 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     return Text.assemble(*((redacted(p[0]), p[1]) if isinstance(p, tuple) else redacted(p) for p in parts))
 
 
-_OPTIONS = ({"highlight": False}, {"stderr": True, "highlight": False})
-console = _TextConsole(**_OPTIONS[0])
-err_console = _TextConsole(**_OPTIONS[1])
-
-
-def redetect_terminals() -> None:
-    """Detect the terminal again (colours, NO_COLOR, size) in place: the resident server runs each command for
-    another client's terminal, and the handlers hold these two objects by import."""
-    for target, options in zip((console, err_console), _OPTIONS):
-        target.__init__(**options)
-
-
 def _default(value):
     if isinstance(value, datetime):
         return value.isoformat()
@@ -73,10 +61,6 @@ def _default(value):
     if isinstance(value, (set, tuple)):
         return list(value)
     raise TypeError(f"cannot serialise {type(value).__name__}")
-
-
-def print_json(data) -> None:
-    sys.stdout.write(json.dumps(plain(data), ensure_ascii=False, indent=2) + "\n")
 
 
 def plain(data):
@@ -94,17 +78,6 @@ def selection_item_json(i) -> dict:
     return out
 
 
-def table(columns: list[str], rows: list[list[str]], title: str | None = None) -> None:
-    if not console.is_terminal:
-        for row in rows:
-            sys.stdout.write("\t".join(redacted(cell) for cell in row) + "\n")
-        return
-    out = Table(*columns, title=title, show_lines=False, header_style="bold")
-    for row in rows:
-        out.add_row(*(Text(redacted(cell)) for cell in row))
-    console.print(out)
-
-
 def age(stamp: datetime) -> str:
     from datetime import timezone
 
@@ -119,8 +92,9 @@ class _ProgressLines:
     """Progress as plain lines on standard error, for logs and CI where a bar cannot redraw: one line when the phase
     changes and at most one every few seconds within a phase, so a long run is never silent and never floods."""
 
-    def __init__(self, description: str, every_s: float = 2.0) -> None:
+    def __init__(self, description: str, stream: TextIO, every_s: float = 2.0) -> None:
         self.description = description
+        self.stream = stream
         self.every_s = every_s
         self.phase: str | None = None
         self.at = 0.0
@@ -131,25 +105,54 @@ class _ProgressLines:
             return
         self.phase, self.at = phase, now
         counts = f" {done:,}/{total:,}" if total else ""
-        sys.stderr.write(f"cortex: {self.description}{': ' + phase if phase else ''}{counts}\n")
-        sys.stderr.flush()
+        self.stream.write(f"cortex: {self.description}{': ' + phase if phase else ''}{counts}\n")
+        self.stream.flush()
 
 
-@contextmanager
-def progress_bar(description: str) -> Iterator[Callable[..., None]]:
-    """`update(done, total, phase="")`: a rich progress bar on a terminal, progress lines when standard error is not one."""
-    if not err_console.is_terminal:
-        yield _ProgressLines(description)
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+class Output:
+    """Where one command prints: its standard output and error (the client's, when the resident server runs it),
+    each with a console that sees that stream's terminal (or not) and the command's environment (NO_COLOR,
+    COLUMNS, TERM), never this process's."""
 
-    with Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True,
-    ) as bar:
-        task = bar.add_task(description, total=None)
+    def __init__(self, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.console = _TextConsole(file=stdout, highlight=False, _environ=dict(env))
+        self.err_console = _TextConsole(file=stderr, highlight=False, _environ=dict(env))
 
-        def update(done: int, total: int, phase: str = "") -> None:
-            bar.update(task, completed=done, total=total or None, description=f"{description} {phase}".strip())
+    def json(self, data) -> None:
+        self.stdout.write(json.dumps(plain(data), ensure_ascii=False, indent=2) + "\n")
 
-        yield update
+    def warn(self, text: str) -> None:
+        """One line on standard error, verbatim (`cortex: warning: ...`)."""
+        self.stderr.write(text + "\n")
+
+    def table(self, columns: list[str], rows: list[list[str]], title: str | None = None) -> None:
+        if not self.console.is_terminal:
+            for row in rows:
+                self.stdout.write("\t".join(redacted(cell) for cell in row) + "\n")
+            return
+        out = Table(*columns, title=title, show_lines=False, header_style="bold")
+        for row in rows:
+            out.add_row(*(Text(redacted(cell)) for cell in row))
+        self.console.print(out)
+
+    @contextmanager
+    def progress_bar(self, description: str) -> Iterator[Callable[..., None]]:
+        """`update(done, total, phase="")`: a rich progress bar on a terminal, progress lines when standard error is
+        not one."""
+        if not self.err_console.is_terminal:
+            yield _ProgressLines(description, self.stderr)
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        with Progress(
+            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=self.err_console, transient=True,
+        ) as bar:
+            task = bar.add_task(description, total=None)
+
+            def update(done: int, total: int, phase: str = "") -> None:
+                bar.update(task, completed=done, total=total or None, description=f"{description} {phase}".strip())
+
+            yield update

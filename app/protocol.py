@@ -12,10 +12,13 @@ A client that saw no `accepted` knows the command did not run and may retry it e
 Processes that attach to the server instead of building an engine of their own (the dashboard, `cortex mcp`) send
 `call` (one method of the dashboard's bridge or of the MCP tools, answered by `result` or `error`) and `watch` (a
 subscription to the repository's one index watcher: `progress` while the first update runs, `indexed`, then an
-`update` per change, with `alive` in between, until the client hangs up). Their arguments and answers are the
-engine's own dataclasses, pickled: both ends are processes of the same user running the same install (the socket
-is private to the user, the peer's uid is checked, and the fingerprint must match), so nothing crosses a trust
-boundary, and every dataclass crosses without a serialiser of its own to keep in step.
+`update` per change, `memories` when any process changed a memory, `replaced` when the database was replaced,
+with `alive` in between, until the client hangs up). Their arguments and answers are plain data, pickled: standard
+library values and the engine's own request and answer dataclasses, nothing else (`pack` and `unpack` refuse any
+other class, so an attached process never imports the engine to read an answer). Both ends are processes of the same
+user running the same install (the socket is private to the user, the peer's uid is checked, and the fingerprint
+must match), so nothing crosses a trust boundary, and every dataclass crosses without a serialiser of its own to
+keep in step.
 """
 
 from __future__ import annotations
@@ -146,35 +149,42 @@ def fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-ENGINE_PACKAGES = frozenset({
-    "numpy", "pyarrow", "lancedb", "networkx", "pydantic", "pydantic_core", "fastembed", "onnxruntime", "git",
-    "watchfiles",
-})
-"""Packages whose objects never cross the socket: unpickling one imports its package, and an attached process (the
-dashboard, `cortex mcp`) must stay free of the engine whatever the data it is sent."""
+PLAIN_MODULES = frozenset({"builtins", "copyreg", "collections", "datetime", "zoneinfo", "pathlib"})
+"""Standard-library modules whose values cross the socket (containers, dates, paths, exceptions)."""
+PLAIN_PACKAGE = "cortex_tui.core."
+"""Besides those, only the engine's own records and answers cross (dataclasses of light modules: `core.answers`,
+`core.records`, `core.requests`, `core.items`, `core.errors`, ...): never a class of another package (pydantic,
+LanceDB, pyarrow), whose unpickling would import it on the other end, nor anything that is not data."""
 
 
-def _engine_type(cls: type) -> bool:
-    return cls.__module__.partition(".")[0] in ENGINE_PACKAGES
+def _plain(module: str) -> bool:
+    return module in PLAIN_MODULES or module.startswith(PLAIN_PACKAGE)
 
 
 def pack(value) -> str:
+    """`value` pickled, refused (PicklingError) unless it is plain data (see PLAIN_MODULES and PLAIN_PACKAGE)."""
     import base64
     import io
     import pickle
+    import types
 
-    class LightPickler(pickle.Pickler):
+    class PlainPickler(pickle.Pickler):
         def reducer_override(self, obj):
-            if not _engine_type(type(obj)):
+            # Classes and functions are pickled by name (their module is what the other end imports), other
+            # objects by their class.
+            named = obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else type(obj)
+            # A C method bound to its class (`ZoneInfo._unpickle`) names no module itself: its class does.
+            module = getattr(named, "__module__", None) or getattr(getattr(obj, "__self__", None), "__module__", "")
+            if _plain(module):
                 return NotImplemented
             if hasattr(obj, "tolist"):  # numpy numbers and arrays cross as Python numbers and lists
                 plain = obj.tolist()
                 return type(plain), (plain,)
-            raise pickle.PicklingError(f"{type(obj).__module__}.{type(obj).__qualname__} would make the other end "
-                                       "import the engine")
+            raise pickle.PicklingError(f"{named.__module__}.{named.__qualname__} is not plain data: it would make "
+                                       "the other end import its package")
 
     buffer = io.BytesIO()
-    LightPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -183,14 +193,15 @@ def unpack(text: str):
     import io
     import pickle
 
-    class LightUnpickler(pickle.Unpickler):
+    class PlainUnpickler(pickle.Unpickler):
         def find_class(self, module: str, name: str):
-            # `pack` never sends these; a payload that names one anyway fails here instead of importing the engine.
-            if module.partition(".")[0] in ENGINE_PACKAGES:
-                raise pickle.UnpicklingError(f"{module}.{name} would import the engine")
+            # `pack` never sends anything else; a payload that names another class anyway fails here instead of
+            # importing (or running) it.
+            if not _plain(module):
+                raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
             return super().find_class(module, name)
 
-    return LightUnpickler(io.BytesIO(base64.b64decode(text))).load()
+    return PlainUnpickler(io.BytesIO(base64.b64decode(text))).load()
 
 
 def send(sock: socket.socket, message: dict) -> None:

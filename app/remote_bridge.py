@@ -1,24 +1,49 @@
 """The dashboard's door to the engine when the repository's resident server owns it.
 
-Same methods and answers as `EngineBridge`, asked of the server's warm engine (`remote.Remote`). The server is the
-repository's one index watcher: `index` subscribes to it and reports its progress, `start_watcher` passes its
-updates on. Copying and assembling a context stay here: they need this terminal, not the engine.
+Every engine call of the protocol (`engine_calls.EngineCalls`) is forwarded to the server's warm engine
+(`remote.Remote`), generated from the protocol itself so that the two cannot drift apart. The server is the
+repository's one index watcher: `index` subscribes to it and reports its progress, `start_watcher` passes on what it
+tells (updates, memories written by any process, a replaced database and the pass that follows). Copying and
+assembling a context stay here (`engine_calls.Bridge`): they need this terminal, not the engine.
 """
 
 from __future__ import annotations
 
+import abc
+import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from . import connection
+from .engine_calls import CALLS, Bridge, EngineCalls, WatchEvents
 from .remote import Remote, RemoteError, Subscription
 
 RESUBSCRIBE_SECONDS = 2.0
 
 
-class RemoteBridge:
-    """An `EngineBridge` whose engine lives in the resident server."""
+def _forwarded(name: str):
+    """`name` of the protocol, asked of the server: same signature, same answer, the server's exception raised here."""
+    declared = getattr(EngineCalls, name)
+
+    @functools.wraps(declared)
+    def call(self: RemoteBridge, *args, **kwargs):
+        return self.remote.call("bridge", name, *args, **kwargs)
+
+    call.__isabstractmethod__ = False
+    return call
+
+
+def _forwarding(cls: type) -> type:
+    for name in CALLS:
+        setattr(cls, name, _forwarded(name))
+    abc.update_abstractmethods(cls)
+    return cls
+
+
+@_forwarding
+class RemoteBridge(Bridge):
+    """A `Bridge` whose engine lives in the resident server."""
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
@@ -37,58 +62,6 @@ class RemoteBridge:
             return str(connection.config_value("theme", ""))
         except Exception:  # noqa: BLE001 - whatever a broken file raises, the theme is not worth failing for
             return ""
-
-    def _call(self, method: str, *args, **kwargs):
-        return self.remote.call("bridge", method, *args, **kwargs)
-
-    def open(self) -> None:
-        self._call("open")
-
-    def warm_model(self) -> None:
-        self._call("warm_model")
-
-    def what(self):
-        return self._call("what")
-
-    def search(self, text: str, limit: int = 30):
-        return self._call("search", text, limit)
-
-    def graph(self, node: str | None):
-        return self._call("graph", node)
-
-    def timeline(self, with_memories: bool = True):
-        return self._call("timeline", with_memories=with_memories)
-
-    def select(self, task: str, budget: int, pins: frozenset[str], excluded: frozenset[str], fmt: str):
-        return self._call("select", task, budget, pins, excluded, fmt)
-
-    def remember(self, draft):
-        return self._call("remember", draft)
-
-    def revise(self, memory_id: str, draft):
-        return self._call("revise", memory_id, draft)
-
-    def forget(self, memory_id: str) -> None:
-        self._call("forget", memory_id)
-
-    def restore(self, memory):
-        return self._call("restore", memory)
-
-    def set_task_state(self, memory_id: str, state: str) -> None:
-        self._call("set_task_state", memory_id, state)
-
-    def changed_files(self) -> tuple[str, ...]:
-        return self._call("changed_files")
-
-    def assemble(self, selection, fmt: str):
-        from ..core.assemble import assemble
-
-        return assemble(selection, fmt)
-
-    def copy(self, text: str, osc52: Callable[[str], None]):
-        from ..core.clipboard import copy
-
-        return copy(text, osc52=osc52, fallback_dir=self.root / ".cortex" / "clipboard")
 
     # --- the server's watcher ------------------------------------------------------------------------------------
 
@@ -112,21 +85,18 @@ class RemoteBridge:
             return None, None
         raise RemoteError("lost the resident server while it indexed")
 
-    def start_watcher(self, on_update: Callable, on_error: Callable[[str], None]) -> None:
-        threading.Thread(target=self._follow, args=(on_update, on_error), name="cortex-follow", daemon=True).start()
+    def start_watcher(self, events: WatchEvents) -> None:
+        threading.Thread(target=self._follow, args=(events,), name="cortex-follow", daemon=True).start()
 
-    def _follow(self, on_update: Callable, on_error: Callable[[str], None]) -> None:
-        """Pass the server's updates on; when the server goes (replaced, crashed, idle) subscribe to its successor,
-        which starts its own watcher."""
+    def _follow(self, events: WatchEvents) -> None:
+        """Pass the server's events on; when the server goes (replaced, crashed, idle) subscribe to its successor,
+        which starts its own watcher (and whose first `indexed` is a pass the panes have not seen)."""
         told = False
         while not self._stopped.is_set():
             subscription = self._subscription
             if subscription is not None:
                 for kind, value in subscription:
-                    if kind == "update":
-                        on_update(value)
-                    elif kind == "failed":
-                        on_error(value)
+                    _tell(events, kind, value)
             if self._stopped.wait(RESUBSCRIBE_SECONDS):
                 return
             try:
@@ -135,10 +105,23 @@ class RemoteBridge:
             except RemoteError as exc:
                 self._subscription = None
                 if not told:  # once, not every retry
-                    on_error(f"{exc}; the panes update again once it is back")
+                    events.failed(f"{exc}; the panes update again once it is back")
                 told = True
 
     def stop(self) -> None:
         self._stopped.set()
         if self._subscription is not None:
             self._subscription.close()
+
+
+def _tell(events: WatchEvents, kind: str, value) -> None:
+    if kind == "update":
+        events.update(value)
+    elif kind == "memories":
+        events.memories()
+    elif kind == "replaced":
+        events.replaced()
+    elif kind == "indexed":
+        events.indexed(*value)
+    elif kind == "failed":
+        events.failed(value)

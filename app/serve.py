@@ -2,13 +2,13 @@
 
 The process owns its engines (stores, code index, embedder, graph cache) and answers `cortex` commands sent by the
 thin client (`client.py`) over a Unix socket in a private runtime directory. A command runs exactly as it would
-in-process, through `cli.main`, with the client's arguments, working directory, environment and terminal; its
-output is captured and sent back, and a write is committed before the answer leaves.
+in-process, through `cli.main`, with a context (`context.CommandContext`) holding the client's arguments, working
+directory, environment and terminal: its output is collected and sent back, and a write is committed before the
+answer leaves.
 
-Commands run one at a time on a single worker thread. A command reads `sys.stdout`, `sys.stdin`, the working
-directory and the environment, which are process-wide: running them serially is what makes each one see its own
-client's, and it keeps the engine single-threaded as the CLI always was. The costs are small: a warm command takes
-tens of milliseconds, and a client waiting behind a long one is told every second that the server is alive.
+Commands run side by side on a few worker threads: nothing a command reads or writes is process-wide (its streams,
+directory and environment are in its context), and the engines are safe to share between threads. A client waiting
+behind long commands is told every second that the server is alive.
 
 The process holds an exclusive lock on its lock file for its whole life, so two starters end with one server and a
 killed server's leftover socket is recognisably stale. It exits after an idle period, on `cortex serve --stop`,
@@ -32,6 +32,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from pathlib import Path
 
@@ -44,17 +45,21 @@ LOCK_WAIT_SECONDS = 5.0
 READ_SECONDS = 10.0
 """A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
 MAX_ENGINES = 4
+COMMAND_THREADS = 4
+"""Commands run at once; more wait for a thread (and hear `alive` meanwhile)."""
 """Engines kept warm (one per repository root, database and settings); the model is shared between them."""
 
 
 class EngineCache:
-    """Hands `command_args.engine_from` a warm Engine instead of a new one per command.
+    """Hands commands (their context's `engines`) a warm Engine instead of a new one per command.
 
     Keyed by repository root, database and the effective settings, so a command whose environment or config
     differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
     yields a fresh engine, as a new process would."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
+        self._on_memories = on_memories
+        """Told after any write of memories through an engine of this cache (a command's or an attached process's)."""
         self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
         self._lock = threading.Lock()
         """Commands and attached processes' calls ask for engines from different threads."""
@@ -97,6 +102,8 @@ class EngineCache:
             self._engines.move_to_end(key)
             return found[0], []
         engine = Engine(start, db=db, settings=settings)
+        if self._on_memories is not None:
+            engine.on_memories_changed(self._on_memories)
         retired = [found[0]] if found is not None else []  # its database was deleted or replaced
         self._engines[key] = (engine, stamp)
         self._engines.move_to_end(key)
@@ -161,15 +168,17 @@ class Server:
         """None until the settings are read (in the warm-up); an explicit `--idle-minutes` wins."""
         self._log_file = log
         self._stopping = threading.Event()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cortex-command")
+        self._worker = ThreadPoolExecutor(max_workers=COMMAND_THREADS, thread_name_prefix="cortex-command")
+        self._warm = threading.Event()
+        """Set once the warm-up has ended: commands wait for it, as they waited behind it on one thread before."""
         self._jobs = 0
         self._jobs_lock = threading.Lock()
         self._last_activity = time.monotonic()
         self._handlers: set[threading.Thread] = set()
         self._started = time.time()
         self._served = 0
-        self._base_env = dict(os.environ)
-        self._engines = EngineCache()
+        self._base_env = {k: v for k, v in os.environ.items() if not protocol.forwarded(k)}
+        self._engines = EngineCache(on_memories=lambda: self._hosted.memories_changed())
         self._imported = threading.Event()
         """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
@@ -268,6 +277,7 @@ class Server:
             "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": _rss_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
+            "indexing": self._hosted.indexing,
             "frozen_objects": gc.get_freeze_count(),
         }
 
@@ -344,7 +354,6 @@ class Server:
             protocol.send(conn, {"type": "done", "output": output, "exit": code})
         finally:
             if deferred:
-                # On the command worker, so they run before the next command, as they would have inside this one.
                 try:
                     self._submit(self._run_deferred, deferred)
                 except RuntimeError:  # the worker has shut down (the server is stopping): run them here
@@ -417,65 +426,56 @@ class Server:
                 self.log(f"write after answer failed: {type(exc).__name__}: {exc}")
 
     def _run_command(self, request: Request) -> tuple[list[list], int]:
-        self._served += 1
+        from .context import CommandContext
+
+        self._warm.wait()
+        with self._jobs_lock:
+            self._served += 1
+            number = self._served
         sink: list[list] = []
-        saved = sys.stdin, sys.stdout, sys.stderr
         try:
-            self._adopt_environment(request.env)
-            os.chdir(request.cwd)
-            sys.stdin = io.TextIOWrapper(io.BytesIO(base64.b64decode(request.stdin or "")),
-                                         encoding=request.stdin_encoding, errors=request.stdin_errors)
-            sys.stdout = _Stream(1, request.stdout_tty, request.stdout_encoding, sink)
-            sys.stderr = _Stream(2, request.stderr_tty, request.stderr_encoding, sink)
+            ctx = CommandContext(
+                stdin=io.TextIOWrapper(io.BytesIO(base64.b64decode(request.stdin or "")),
+                                       encoding=request.stdin_encoding, errors=request.stdin_errors),
+                stdout=_Stream(1, request.stdout_tty, request.stdout_encoding, sink),
+                stderr=_Stream(2, request.stderr_tty, request.stderr_encoding, sink),
+                cwd=Path(request.cwd),
+                env=self._environment(request.env),
+                engines=self._engines,
+            )
             started = time.perf_counter()
-            code = self._main(request.argv)
+            code = self._main(request.argv, ctx)
             # Never the arguments: they may hold anything (a memory's text, a secret it was refused for).
-            self.log(f"command {self._served} exit {code} in {time.perf_counter() - started:.3f} s")
+            self.log(f"command {number} exit {code} in {time.perf_counter() - started:.3f} s")
             return sink, code
         except BaseException as exc:  # noqa: BLE001 - nothing a command does may end the server
             sink.append([2, f"cortex: error: {type(exc).__name__}: {exc}\n"])
             return sink, 1
-        finally:
-            sys.stdin, sys.stdout, sys.stderr = saved
-            try:
-                os.chdir("/")
-            except OSError:
-                pass
 
-    def _main(self, argv: tuple[str, ...]) -> int:
-        from . import cli, command_args, output
+    def _main(self, argv: tuple[str, ...], ctx) -> int:
+        from . import cli
 
-        command_args.engine_source = self._engines
-        output.redetect_terminals()
         try:
-            return int(cli.main(list(argv)) or 0)
-        except SystemExit as exc:  # argparse, or a handler calling sys.exit
-            if exc.code is None or isinstance(exc.code, int):
-                return exc.code or 0
-            print(exc.code, file=sys.stderr)
-            return 1
+            return int(cli.main(list(argv), ctx) or 0)
         except BaseException:  # noqa: BLE001 - CORTEX_DEBUG re-raises: print the traceback as Python would
-            traceback.print_exc()
+            ctx.stderr.write(traceback.format_exc())
             return 1
+
+    def _environment(self, client_env: dict[str, str]) -> dict[str, str]:
+        """The command's environment: the variables the client forwards (see protocol), over the server's others."""
+        return {**self._base_env, **{k: v for k, v in client_env.items() if protocol.forwarded(k)}}
 
     def _engine(self):
-        """The warm engine of this server's repository for attached processes: the server's own settings, read in
-        the warm-up, since a call cannot read the environment while a command has the client's in place."""
+        """The warm engine of this server's repository for attached processes, with the server's own settings."""
+        if not os.path.isdir(self.root):
+            from .bridge import repository_gone
+
+            raise repository_gone(Path(self.root))
         if self._settings is None:
             from ..core.config import load_settings
 
             self._settings = load_settings()
         return self._engines(Path(self.root), self.db or None, self._settings)
-
-    def _adopt_environment(self, client_env: dict[str, str]) -> None:
-        """Make the forwarded variables the client's, touching only those that differ (see protocol)."""
-        wanted = {k: v for k, v in self._base_env.items() if not protocol.forwarded(k)}
-        wanted.update({k: v for k, v in client_env.items() if protocol.forwarded(k)})
-        for name in [k for k in os.environ if protocol.forwarded(k) and k not in wanted]:
-            del os.environ[name]
-        for name, value in wanted.items():
-            if os.environ.get(name) != value:
-                os.environ[name] = value
 
     def _warm_up(self) -> None:
         """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""
@@ -509,6 +509,7 @@ class Server:
             # the collector's reach, a full collection during a command no longer walks all of them (the p95's pauses).
             gc.collect()
             gc.freeze()
+            self._warm.set()
 
 
 def _result_saying_alive(conn: socket.socket, future):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from contextvars import ContextVar
 
 from pydantic import BaseModel, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource,
+)
 
 from .errors import CortexError
 from .locations import user_config_file
@@ -68,6 +72,8 @@ class Settings(BaseSettings):
     """Database directory or object-storage URI; default `<repo>/.cortex/db`."""
     use_global: bool = True
     """Search and list the user's global store together with the repository's."""
+    global_db: str | None = None
+    """The user's global store (memories of scope `global`); default in the user's data directory."""
     embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     """fastembed model name; the default loads from files shipped in PyPI packages."""
     embed_model_path: str | None = None
@@ -138,15 +144,39 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=user_config_file()))
+        env = _ENVIRONMENT.get()
+        if env is not None:
+            env_settings = _GivenEnvironment(settings_cls, env)
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=user_config_file(env)))
 
 
-def load_settings(**overrides: object) -> Settings:
+_ENVIRONMENT: ContextVar[Mapping[str, str] | None] = ContextVar("cortex_settings_environment", default=None)
+"""The environment `load_settings` was given, for the sources pydantic-settings builds while it runs (a context
+variable: seen by that call alone, whatever other threads load meanwhile)."""
+
+
+class _GivenEnvironment(EnvSettingsSource):
+    """CORTEX_* variables read from a given environment (a client's, in the resident server) instead of this
+    process's own."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._given = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {name.lower(): value for name, value in self._given.items()}  # the settings are case-insensitive
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """The settings from `env` (default: this process's environment) and the config file it names."""
+    token = _ENVIRONMENT.set(env)
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:  # one line naming each bad setting, not pydantic's multi-line report
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise CortexError(f"bad setting ({problems}); check the CORTEX_* variables and {user_config_file()}") from None
+        raise CortexError(f"bad setting ({problems}); check the CORTEX_* variables and {user_config_file(env)}") from None
+    finally:
+        _ENVIRONMENT.reset(token)
 
 
 def save_user_setting(key: str, value: str) -> None:

@@ -14,15 +14,16 @@ from pathlib import Path
 
 from . import gitctx
 from .config import Settings, load_settings
-from .database import Database, RemoteOptions, quote
+from .database import Database, RemoteOptions, is_unreachable, quote, unreachable_error
 from .agentlog import AgentLog
 from .embed import Embedder
 from .errors import CortexError
-from .locations import CORTEX_DIRNAME, default_db_uri, global_db_uri, team_queue_file
+from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .index import CodeIndex
 from .pool import READS
 from .query import Filters
+from .requests import SearchRequest, SelectRequest
 from .search import Searcher, SearchResults
 from .select_files import FileReads, ImportGraphCache
 from .store import GitPosition, MemoryStore
@@ -54,6 +55,7 @@ class Engine:
         self._compactor = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
+        self._memory_listeners: list[Callable[[], None]] = []
         self._team_retry_at = 0.0
         self.team_error = ""
         """Why the team store was left out of the last read (empty when it answered or none is configured)."""
@@ -102,8 +104,18 @@ class Engine:
                                        self.settings.remote_consistency_seconds)
                 db = Database(uri, create=create, lock_timeout=self.settings.lock_timeout,
                               compact_every=self.settings.compact_every, remote=remote)
-                self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes)
+                self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes,
+                                                on_change=self._memories_changed)
             return self._stores[uri]
+
+    def on_memories_changed(self, listener: Callable[[], None]) -> None:
+        """Call `listener` after each write through this engine that changes a memory (any store, any caller)."""
+        with self._lock:
+            self._memory_listeners.append(listener)
+
+    def _memories_changed(self) -> None:
+        for listener in list(self._memory_listeners):
+            listener()
 
     def store(self, create: bool = False) -> MemoryStore:
         """The repository's store; writers create it (and the `.git/info/exclude` line) on first use."""
@@ -135,7 +147,7 @@ class Engine:
             return self._agent_log
 
     def global_store(self, create: bool = False) -> MemoryStore | None:
-        uri = global_db_uri()
+        uri = self.settings.global_db or default_global_db_uri()
         if uri == self.db_uri:
             return None
         try:
@@ -181,6 +193,21 @@ class Engine:
                 except CortexError as exc:
                     self.team_error, self._team_retry_at = str(exc), time.monotonic() + 60
         return found
+
+    def _team_may_fail(self, store: MemoryStore, read: Callable, *args, **kwargs) -> list:
+        """`read(*args, **kwargs)` of one of `stores()`; a team store that stops answering after it was opened (a
+        long-lived process, such as the resident server, opened it while it answered) is left out of this read and
+        the next minute's, as one that did not answer when opened (`team_error` says why)."""
+        try:
+            return read(*args, **kwargs)
+        except Exception as exc:
+            if store.db.uri != self.settings.team_db or not is_unreachable(exc):
+                raise
+            import time
+
+            error = exc if isinstance(exc, CortexError) else unreachable_error(store.db.uri, exc)
+            self.team_error, self._team_retry_at = str(error), time.monotonic() + 60
+            return []
 
     def _store_for(self, scope: str) -> MemoryStore:
         if scope == "team":
@@ -237,7 +264,7 @@ class Engine:
     def list(self, **filters) -> list[Memory]:
         limit = filters.pop("limit", None)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
-        found = [m for store in self.stores() for m in store.list(**filters, limit=limit)]
+        found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return found[:limit] if limit else found
 
@@ -313,6 +340,16 @@ class Engine:
 
             results = expand_results(self.graph(), results)
         return results
+
+    def smart_search(self, request: SearchRequest) -> SearchResults:
+        """A search as a front end asked for it, inline filters and all (see `SearchRequest.parsed`)."""
+        query, filters = request.parsed()
+        return self.search(query, filters, request.limit, expand=request.expand, llm_filter=request.llm_filter)
+
+    def select_context(self, request: SelectRequest):
+        """A selection as a front end asked for it."""
+        return self.select(request.task, request.budget, request.max_items, request.include_tests, request.min_score,
+                           request.pins, request.excluded, request.fmt)
 
     def graph(self, max_commits: int = 200):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in

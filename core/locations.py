@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
@@ -19,16 +20,19 @@ def default_db_uri(root: Path) -> str:
     return str(cortex_dir(root) / "db")
 
 
-def global_db_uri() -> str:
-    return os.environ.get("CORTEX_GLOBAL_DB") or str(Path(user_data_dir(APP_NAME)) / "global-db")
+def default_global_db_uri() -> str:
+    """The global store's place unless the setting `global_db` (CORTEX_GLOBAL_DB) names another."""
+    return str(Path(user_data_dir(APP_NAME)) / "global-db")
 
 
 def cache_dir() -> Path:
     return Path(os.environ.get("CORTEX_CACHE_DIR") or user_cache_dir(APP_NAME))
 
 
-def user_config_file() -> Path:
-    return Path(os.environ.get("CORTEX_CONFIG") or Path(user_config_dir(APP_NAME)) / "config.toml")
+def user_config_file(env: Mapping[str, str] | None = None) -> Path:
+    """`$CORTEX_CONFIG` of `env` (default: this process's environment), else the user's config directory's."""
+    explicit = (os.environ if env is None else env).get("CORTEX_CONFIG")
+    return Path(explicit or Path(user_config_dir(APP_NAME)) / "config.toml")
 
 
 def is_remote_uri(uri: str) -> bool:

@@ -108,8 +108,12 @@ class MemoryStore:
 
     small_store = SMALL_STORE
 
-    def __init__(self, db: Database, embedder: Embedder, max_text_bytes: int = 1_000_000) -> None:
+    def __init__(self, db: Database, embedder: Embedder, max_text_bytes: int = 1_000_000,
+                 on_change: Callable[[], None] | None = None) -> None:
         self.db = db
+        self.on_change = on_change
+        """Told after each write that changes what the memories say (not their vectors): a long-lived process that
+        shows memories, or tells others who do, refreshes on it."""
         self.embedder = embedder
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim), key="id")
@@ -120,6 +124,12 @@ class MemoryStore:
             db.rewrite_column(self.table, "words", needed, memory_words)
             db.set_meta("memories_words", WORDS_FORMAT)
         db.finish_migration()
+
+    def _told(self, result):
+        """`result`, once `on_change` has been told of the write that made it."""
+        if self.on_change is not None:
+            self.on_change()
+        return result
 
     # --- reads -------------------------------------------------------------------------------------------------
 
@@ -264,7 +274,7 @@ class MemoryStore:
         # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
         ids = [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
-        return self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp))
+        return self._told(self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp)))
 
     def _write_batch(self, drafts, vectors, position: GitPosition, ids: list[str], stamp: datetime) -> list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]
@@ -359,7 +369,7 @@ class MemoryStore:
             self.db.note_written()
 
         self.db.write(apply)
-        return chosen
+        return self._told(chosen)
 
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
@@ -373,7 +383,7 @@ class MemoryStore:
         stamp = now()
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"task_state": state, "updated_at": stamp}))
         memory.task_state, memory.updated_at = state, stamp
-        return memory
+        return self._told(memory)
 
     # --- embedding model changes -----------------------------------------------------------------------------------
 
@@ -497,7 +507,7 @@ class MemoryStore:
                 self.db.note_written()
             return [m.id for m in adding]
 
-        return self.db.write(apply)
+        return self._told(self.db.write(apply))
 
 
 def _within(where: str | None, days: int | None) -> str | None:

@@ -8,6 +8,11 @@ switch, pull or rebase) triggers a full incremental pass, which re-reads only fi
 only the changed paths are looked at. Between bursts, pending embeddings are filled in one batch at a time, so a
 new save is never stuck behind a long embedding run; with nothing pending the thread blocks on the file system
 watch alone (no timer, no database reads).
+
+The same watch sees the database when it lies in the work tree (`.cortex/db`, the default): a new version of the
+memories table (any process's write: a shell's `cortex remember`, an agent, another dashboard) is told as
+`memories`, and the database directory disappearing (`rm -rf .cortex`) as `removed`, so whoever shows memories can
+refresh instead of polling.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class IndexWatcher:
         on_error: Callable[[str], None] | None = None,
         debounce_ms: int = 300,
         embed: bool = True,
+        database: str | None = None,
+        on_database: Callable[[str], None] | None = None,
     ) -> None:
         self.index = index
         self.root = Path(index.root)
@@ -44,6 +51,9 @@ class IndexWatcher:
         self.on_error = on_error
         self.debounce_ms = debounce_ms
         self.embed = embed
+        self.database = self._relative(database) if database and "://" not in database else None
+        """The database directory relative to the work tree, when it lies inside it (else its changes go unseen)."""
+        self.on_database = on_database
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._embeddings_waiting = False
@@ -102,6 +112,7 @@ class IndexWatcher:
                     if raw == "timeout":
                         self._embed_one_batch()
                         continue
+                    self._database_events(raw)
                     changes = {(c, p) for c, p in raw if self._relevant(c, p)}
                     if changes:
                         self._apply(changes, time.perf_counter())
@@ -110,6 +121,19 @@ class IndexWatcher:
                 self.on_error(f"file watcher stopped: {exc}")
         finally:
             self.index.go_offline()
+
+    def _database_events(self, raw) -> None:
+        """`memories` when the memories table has a new version, `removed` once the database directory is gone."""
+        if self.database is None or self.on_database is None:
+            return
+        inside = [rel for _, p in raw if (rel := self._relative(p)) is not None
+                  and (rel == self.database or rel.startswith(self.database + "/"))]
+        if not inside:
+            return
+        if not (self.root / self.database).is_dir():
+            self.on_database("removed")
+        elif any(rel.startswith(f"{self.database}/memories.lance/") for rel in inside):
+            self.on_database("memories")
 
     def _catch_up(self) -> None:
         """One full incremental pass once events are being recorded: whatever changed before (during start-up

@@ -169,7 +169,7 @@ def test_concurrent_processes_get_distinct_gap_free_steps(log, repo):
 
 def test_the_cli_drives_a_session_and_search_finds_committed_steps(repo, capsys):
     commit_file(repo, "src/lexer.py", "def lex(text):\n    return text.split()\n", "Add the lexer")
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     assert cli.json("agent", "init", "Speed up the lexer")["branch"]["name"] == MAIN
     step = cli.json("agent", "log", "--obs", "src/lexer.py allocates a list per token", "--thought",
                     "a generator avoids the quadratic copying", "--action", "rewrite lex as a generator")

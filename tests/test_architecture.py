@@ -106,3 +106,25 @@ def import_cycle() -> list[str]:
 
 def test_modules_import_each_other_one_way():
     assert import_cycle() == []
+
+
+HANDLERS = ("commands.py", "agent_commands.py", "serve_commands.py", "cli.py", "output.py", "tools.py", "bridge.py",
+            "hosted.py")
+"""What runs a command or a call inside the resident server, several at once."""
+PROCESS_STATE = {("sys", "stdin"), ("sys", "stdout"), ("sys", "stderr"), ("os", "environ"), ("os", "getcwd"),
+                 ("os", "chdir"), ("os", "getenv"), ("os", "putenv")}
+
+
+def process_state_reads(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                (node.value.id, node.attr) in PROCESS_STATE:
+            found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
+def test_command_handlers_take_their_streams_directory_and_environment_from_their_context():
+    """The server runs commands side by side: a handler that read the process's streams, directory or environment
+    would see another command's, or the server's."""
+    assert [hit for name in HANDLERS for hit in process_state_reads(ROOT / "app" / name)] == []

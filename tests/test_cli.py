@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from .conftest import Cli
+from .conftest import Cli, both_modes
 
 
+@both_modes
 def test_init_then_remember_show_list(cli, repo):
     assert cli.json("init")["is_repo"] is True
     made = cli.json("remember", "Retry uploads three times", "--kind", "decision", "--tags", "net,retry", "--files", "src/app.py")
@@ -20,6 +21,7 @@ def test_init_then_remember_show_list(cli, repo):
     assert code == 0 and "Retry uploads three times" in out
 
 
+@both_modes
 def test_history_forget_purge_and_done(cli):
     cli.json("remember", "v1 text", "--key", "k")
     cli.json("remember", "v2 text", "--key", "k")
@@ -34,6 +36,7 @@ def test_history_forget_purge_and_done(cli):
     assert all(m["source_key"] != "k" for m in cli.json("list", "--status", "all"))
 
 
+@both_modes
 def test_stats_git_and_gc(cli, repo):
     cli.json("remember", "one")
     cli.json("remember", "two", "--kind", "task")
@@ -44,43 +47,46 @@ def test_stats_git_and_gc(cli, repo):
     assert cli.json("gc")["versions_removed"] >= 1
 
 
+@both_modes
 def test_remember_reads_stdin(cli, monkeypatch):
     import io
 
-    monkeypatch.setattr("sys.stdin", io.StringIO("from standard input\n"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"from standard input\n")))
     assert cli.json("remember", "-")["memory"]["text"] == "from standard input\n"
 
 
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (("remember", ""), "empty"),
-        (("remember", "x", "--kind", "opinion"), "unknown kind"),
-        (("show", "nope"), "no memory"),
-        (("done", "nope"), "no memory"),
-        (("forget",), "needs a memory id"),
-        (("list", "--status", "weird"), "unknown status"),
-    ],
-)
-def test_bad_input_is_one_line_and_non_zero(cli, args, message):
+BAD_INPUT = [
+    (("remember", ""), "empty"),
+    (("remember", "x", "--kind", "opinion"), "unknown kind"),
+    (("show", "nope"), "no memory"),
+    (("done", "nope"), "no memory"),
+    (("forget",), "needs a memory id"),
+    (("list", "--status", "weird"), "unknown status"),
+]
+
+
+@both_modes
+def test_bad_input_is_one_line_and_non_zero(cli):
     cli.json("remember", "something stored first")
-    code, out, err = cli(*args)
-    assert code != 0 and message in err and err.count("\n") == 1 and "Traceback" not in err
+    for args, message in BAD_INPUT:
+        code, out, err = cli(*args)
+        assert code != 0 and message in err and err.count("\n") == 1 and "Traceback" not in err, (args, err)
     assert len(cli.json("list")) == 1
 
 
 def test_reads_on_a_directory_without_a_database_say_so(tmp_path, capsys):
-    code, _, err = Cli(tmp_path, capsys)("list")
+    code, _, err = Cli(tmp_path)("list")
     assert code == 1 and "no cortex database" in err
 
 
 def test_non_git_directory_works(tmp_path, capsys):
-    cli = Cli(tmp_path, capsys)
+    cli = Cli(tmp_path)
     made = cli.json("remember", "plain directory note")
     assert made["memory"]["branch"] == "" and (tmp_path / ".cortex" / "db").is_dir()
     assert cli.json("git")["is_repo"] is False
 
 
+@both_modes
 def test_import_markdown_and_jsonl_then_export_round_trip(cli, repo, tmp_path, capsys):
     docs = tmp_path / "docs"
     (docs / "ignored").mkdir(parents=True)
@@ -103,7 +109,7 @@ def test_import_markdown_and_jsonl_then_export_round_trip(cli, repo, tmp_path, c
 
     exported = tmp_path / "out.jsonl"
     cli.json("export", "-o", str(exported))
-    other = Cli(tmp_path, capsys)
+    other = Cli(tmp_path)
     fresh_db = str(tmp_path / "fresh-db")
     code, _, err = other("import", str(exported), "--db", fresh_db, "--no-global")
     assert code == 0, err
@@ -118,6 +124,7 @@ def test_import_markdown_and_jsonl_then_export_round_trip(cli, repo, tmp_path, c
     assert comparable(exported) == comparable(again)
 
 
+@both_modes
 def test_import_of_invalid_utf8_stores_nothing(cli, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -130,13 +137,13 @@ def test_import_of_invalid_utf8_stores_nothing(cli, tmp_path):
 
 
 def run_cortex(*args: str, cwd=None, stdin: str | None = None):
-    """`cortex` as a real process (standard error is then not a terminal)."""
+    """`cortex` as a real process, the installed entry point (standard error is then not a terminal)."""
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", *args], cwd=cwd, input=stdin,
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.client", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -166,6 +173,7 @@ def test_missing_path_before_the_command_is_one_line(tmp_path):
     assert usage.returncode == 2 and usage.stderr.count("\n") == 1 and "invalid choice" in usage.stderr
 
 
+@both_modes
 def test_since_too_far_back_is_one_line(cli):
     cli.json("remember", "anything at all")
     for since in ("99999999d", "99999999999999999999w"):
@@ -179,10 +187,9 @@ def test_since_too_far_back_is_one_line(cli):
 def test_out_of_range_numbers_are_refused_in_one_line(repo, capsys, args):
     from cortex_tui.app.cli import main
 
-    with pytest.raises(SystemExit) as exited:
-        main(["-C", str(repo), *args])
+    assert main(["-C", str(repo), *args]) == 2
     err = capsys.readouterr().err
-    assert exited.value.code == 2 and err.count("\n") == 1 and "less than" in err
+    assert err.count("\n") == 1 and "less than" in err
 
 
 @pytest.mark.parametrize("args, message", [
@@ -199,12 +206,12 @@ def test_numbers_that_are_not_numbers_or_out_of_range_are_refused_in_one_line(re
     the whole history, and a port out of range died in a traceback after the server had started."""
     from cortex_tui.app.cli import main
 
-    with pytest.raises(SystemExit) as exited:
-        main(["-C", str(repo), *args])
+    assert main(["-C", str(repo), *args]) == 2
     err = capsys.readouterr().err
-    assert exited.value.code == 2 and err.count("\n") == 1 and message in err
+    assert err.count("\n") == 1 and message in err
 
 
+@both_modes
 def test_an_output_file_that_cannot_be_written_is_named_in_one_line(cli, tmp_path):
     cli.json("remember", "something to export")
     missing = tmp_path / "no" / "such" / "dir" / "out.md"

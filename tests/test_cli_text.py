@@ -26,14 +26,16 @@ def test_markup_characters_print_literally_in_every_text_answer(cli, repo):
 
 def test_text_output_redacts_a_secret_already_stored(cli, repo):
     """Rows written before every field was checked can hold a secret; the text answer redacts it like JSON does."""
-    from cortex_tui.app.output import console
+    import io
+
+    from cortex_tui.app.output import Output
     from cortex_tui.core.secrets import redacted
 
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     assert redacted(f"token {token}") != f"token {token}"
-    with console.capture() as captured:
-        console.print(f"stored title {token}")
-    assert token not in captured.get() and "stored title" in captured.get()
+    out = Output(io.StringIO(), io.StringIO(), {})
+    out.console.print(f"stored title {token}")
+    assert token not in out.stdout.getvalue() and "stored title" in out.stdout.getvalue()
 
 
 def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_path):

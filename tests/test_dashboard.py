@@ -1,4 +1,6 @@
-"""The real dashboard driven by Pilot on real repositories with a real index, store and model."""
+"""The real dashboard driven by Pilot on real repositories with a real index, store and model: attached to the
+repository's resident server as `cortex-tui` runs by default, and with an engine of its own (--no-daemon) where the
+two paths can differ (`both`)."""
 
 import os
 import re
@@ -23,7 +25,7 @@ from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
 
-from .conftest import commit_file, git
+from .conftest import both, bridge_for, commit_file, git, watching
 
 SIZE = (160, 45)
 
@@ -38,8 +40,9 @@ def shop(repo):
     return repo
 
 
-async def test_all_five_panes_fill_in(shop):
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+@both
+async def test_all_five_panes_fill_in(shop, served):
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         screen = app.screen
@@ -52,7 +55,8 @@ async def test_all_five_panes_fill_in(shop):
         assert screen.query_one(SearchPane).hits, "the implicit search shows what you work on"
 
 
-async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_path, monkeypatch):
+@both
+async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_path, monkeypatch, served):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "clipboard.txt"
@@ -60,7 +64,7 @@ async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_pa
     script.write_text(f"#!/bin/sh\n/bin/cat > {record}\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished)
         await pilot.press("slash")
@@ -80,8 +84,9 @@ async def test_search_select_copy_puts_the_context_on_the_clipboard(shop, tmp_pa
         assert "## shop/pricing.py:1-4" in text and "def price_of(sku):" in text and copied.assembled.tokens <= 12000
 
 
-async def test_new_and_edited_memory(shop):
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+@both
+async def test_new_and_edited_memory(shop, served):
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded)
         await pilot.press("n")
@@ -114,11 +119,12 @@ async def test_new_and_edited_memory(shop):
         assert versions[-1].text == "Cache prices per request, for 60 seconds"
 
 
-async def test_branch_switch_updates_the_panes(shop):
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+@both
+async def test_branch_switch_updates_the_panes(shop, served):
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, WhatLoaded)
-        assert app.bridge.watcher is not None and app.bridge.watcher.ready.wait(10)
+        await wait_until(pilot, lambda: watching(app.bridge), "the watcher")
         git(shop, "checkout", "-q", "-b", "feature/discounts")
         commit_file(shop, "shop/discounts.py", "def discount(total):\n    return total * 0.9\n", "Add discounts")
         app.messages.clear()
@@ -133,7 +139,7 @@ async def test_branch_switch_updates_the_panes(shop):
 
 
 async def test_help_screen_theme_switch_and_narrow_terminal(shop):
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=(90, 30), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded)
         screen = app.screen
@@ -154,7 +160,8 @@ async def test_help_screen_theme_switch_and_narrow_terminal(shop):
         assert app.current_theme.name == "cortex-light" and not app.current_theme.dark
 
 
-async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_running(shop, monkeypatch):
+@both
+async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_running(shop, monkeypatch, served):
     import fcntl
 
     monkeypatch.setenv("CORTEX_LOCK_TIMEOUT", "0.3")
@@ -163,7 +170,7 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
     lock_file = Path(engine.store().db.uri) / ".write.lock"
     holder = os.open(lock_file, os.O_RDWR | os.O_CREAT)
     fcntl.flock(holder, fcntl.LOCK_EX)
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     try:
         async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
             await settle(pilot, WhatLoaded)
@@ -191,13 +198,14 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
     assert texts.count("Held lock memory") == 1
 
 
-async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everything_typed(shop):
+@both
+async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everything_typed(shop, served):
     """A secret in the form's text is refused by the engine after the form has closed: the form comes back with
     the kind, title, text, tags and files as typed and the reason (shown as text), and saves once the secret is out."""
     from textual.widgets import Input, Label, Select, TextArea
 
     token = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyzAB"
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded)
         await pilot.press("n")
@@ -227,10 +235,11 @@ async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everythin
     assert list(saved[0].files) == ["shop/cart.py"] and token not in saved[0].text
 
 
-async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_running(shop):
+@both
+async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_running(shop, served):
     import shutil
 
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         shutil.rmtree(shop)
@@ -250,7 +259,7 @@ async def test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
     monkeypatch.setenv("PATH", str(bin_dir))
-    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices", remember_theme=False)
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices", remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SelectionMade)
         await pilot.press("c")
@@ -267,7 +276,7 @@ async def test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in
 async def test_markup_in_commit_subjects_and_memory_titles_is_shown_as_text(repo, size):
     commit_file(repo, "src/paths.py", "def split(p):\n    return p.split('/')\n", "Handle [/] in paths")
     Engine(repo).remember(MemoryDraft(text="The [bold] tag must be closed.", title="fix [/] closing tag", kind="note"))
-    app = RecordingApp(EngineBridge(Engine(repo)), remember_theme=False)
+    app = RecordingApp(bridge_for(repo), remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         await pilot.press("4")
@@ -293,7 +302,7 @@ async def test_bidirectional_overrides_in_subjects_and_titles_are_shown_not_obey
     replacement character, as other control characters are, and the text around it stays readable."""
     commit_file(repo, "src/bidi.py", "x = 1\n", "Fix \u202eretlif\u202c in the \u2067parser\u2069")
     Engine(repo).remember(MemoryDraft(text="about bidi", title="Note \u202eeton\u202c " + "long " * 30, kind="note"))
-    app = RecordingApp(EngineBridge(Engine(repo)), remember_theme=False)
+    app = RecordingApp(bridge_for(repo), remember_theme=False)
     async with app.run_test(size=(140, 45), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         timeline = app.screen.query_one(TimelinePane)
@@ -318,7 +327,7 @@ def _cursor(pane) -> int | None:
 
 @pytest.mark.parametrize("size", [(140, 45), (100, 40)])
 async def test_keys_move_in_every_pane_and_pane_numbers_never_type(shop, size):
-    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart", remember_theme=False)
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart", remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SelectionMade)
         screen = app.screen
@@ -349,7 +358,7 @@ async def test_keys_move_in_every_pane_and_pane_numbers_never_type(shop, size):
 
 
 async def test_footer_names_one_quit(shop):
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded)
         shown = [b for _, b, enabled, _ in app.screen.active_bindings.values() if b.show]
@@ -360,7 +369,7 @@ async def test_footer_names_one_quit(shop):
 @pytest.mark.parametrize("size", [(180, 50), (100, 40)])
 async def test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back(shop, size):
     commit_file(shop, "shop/tax.py", "from .pricing import TAX\n\ndef with_tax(price):\n    return price * (1 + TAX)\n", "Add tax helper")
-    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart total", remember_theme=False)
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart total", remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
@@ -383,10 +392,11 @@ async def test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back(shop, size)
         await wait_until(pilot, lambda: any(i.key == first.key for i in budget.items), "the item restored with x")
 
 
-async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop):
+@both
+async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop, served):
     from cortex_tui.app.confirm import ConfirmScreen
 
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, WhatLoaded)
         await pilot.press("slash", *"prices include tax twice", "enter")
@@ -413,9 +423,10 @@ async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop):
         assert versions[-1].text == target.text and versions[-1].kind == target.kind
 
 
+@both
 @pytest.mark.parametrize("typed", ["kind:decision tax", "kind:decision tax ", "tax "])
-async def test_inline_filters_and_trailing_spaces_show_their_results(shop, typed):
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+async def test_inline_filters_and_trailing_spaces_show_their_results(shop, typed, served):
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SearchFinished)
         pane = app.screen.query_one(SearchPane)
@@ -434,9 +445,9 @@ class RecordingBridge(EngineBridge):
         super().__init__(engine)
         self.searched: list[str] = []
 
-    def search(self, text: str, limit: int = 30):
-        self.searched.append(text)
-        return super().search(text, limit)
+    def search(self, request):
+        self.searched.append(request.query)
+        return super().search(request)
 
 
 async def test_typing_fast_runs_only_the_last_query(shop, monkeypatch):
@@ -467,7 +478,7 @@ async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_
     script.write_text(f"#!/bin/sh\n/bin/cat > {record}\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart", remember_theme=False)
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart", remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
@@ -494,7 +505,7 @@ async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_
 async def test_the_meter_bar_fills_the_pane_at_every_width(shop):
     """Behind a tab at 100 columns the pane is laid out only when shown, after the selection is drawn; and on a
     wide screen the bar is as wide as its pane, not a fixed maximum."""
-    app = RecordingApp(EngineBridge(Engine(shop)), task="apply tax to prices in the cart", remember_theme=False)
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart", remember_theme=False)
     async with app.run_test(size=(100, 40), message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
@@ -510,7 +521,7 @@ async def test_the_meter_bar_fills_the_pane_at_every_width(shop):
 async def test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size(shop):
     text = "Nearlimit tariff notes. " + "lorem ipsum dolor sit amet " * 36_000
     Engine(shop).remember(MemoryDraft(text=text, title="nearlimit", kind="note"))
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, WhatLoaded)
         pane = app.screen.query_one(SearchPane)
@@ -541,7 +552,7 @@ async def test_the_top_bar_counts_the_files_index_status_counts(shop):
     (shop / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     git(shop, "add", "logo.png", "latin1.txt")
     git(shop, "commit", "-q", "-m", "Add a logo and a latin-1 note")
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished)
         report = app.seen(IndexFinished).report
@@ -562,7 +573,7 @@ def graph_that_never_returns(self, node):
     threading.Event().wait()
 
 bridge.EngineBridge.graph = graph_that_never_returns
-sys.exit(main.main([sys.argv[1]]))
+sys.exit(main.main([sys.argv[1], "--no-daemon"]))  # the patched engine call is this process's
 '''
 
 
@@ -622,7 +633,7 @@ async def test_wide_terminals_show_whole_paths_ranges_why_and_subjects(shop, siz
     commit_file(shop, "shop/payments/card_gateway.py",
                 "from shop.pricing import TAX\n\ndef charge_with_tax(amount):\n    return amount * (1 + TAX)\n",
                 "Charge cards with tax applied once, not twice")
-    app = RecordingApp(EngineBridge(Engine(shop)), task="charge cards with tax applied once", remember_theme=False)
+    app = RecordingApp(bridge_for(shop), task="charge cards with tax applied once", remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, IndexFinished, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
@@ -647,7 +658,7 @@ async def test_keys_typed_in_one_burst_after_slash_go_to_the_search_box(shop):
     """A paste or a fast typist: `/` and the words arrive before the loop runs again; none may act as a command."""
     from textual import events
 
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         screen = app.screen
@@ -665,7 +676,7 @@ async def test_keys_typed_in_one_burst_after_n_go_to_the_new_memory_text(shop):
     from textual import events
     from textual.widgets import TextArea
 
-    app = RecordingApp(EngineBridge(Engine(shop)), remember_theme=False)
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
         await pilot.press("1")

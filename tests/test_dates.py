@@ -108,5 +108,5 @@ def test_cli_shows_each_memory_date(repo, capsys):
 
     engine = Engine(repo)
     engine.remember(MemoryDraft(text="Rotate the signing keys quarterly.", created_at=day(2023, 5, 7)))
-    code, out, _ = Cli(repo, capsys)("search", "signing keys")
+    code, out, _ = Cli(repo)("search", "signing keys")
     assert code == 0 and "2023-05-07" in out

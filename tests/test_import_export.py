@@ -86,7 +86,7 @@ def test_export_import_export_is_byte_identical_with_versions_ids_status_and_tim
     source = tmp_path / "all.jsonl"
     cli("export", "--all-versions", "-o", str(source), "--no-global")
     assert len(source.read_text().splitlines()) == 9
-    fresh = Cli(tmp_path, capsys)
+    fresh = Cli(tmp_path)
     db = ["--db", str(tmp_path / "fresh-db"), "--no-global"]
     report = fresh.json("import", str(source), *db)
     assert report["restored"] == 9 and report["created"] == 0

@@ -150,7 +150,7 @@ def test_cli_filter_flag_uses_the_configured_model(fake, repo, capsys, monkeypat
     monkeypatch.setenv("CORTEX_LLM_FILTER_MODEL", "tiny-test-model")
     Engine(repo).remember_many([MemoryDraft(text=t) for t in TEXTS])
     fake.reply = "not a number"
-    code, out, _ = Cli(repo, capsys)("search", "backups", "--filter")
+    code, out, _ = Cli(repo)("search", "backups", "--filter")
     assert code == 0 and "zero-LLM ranking kept" in out and len(fake.requests) == 1
-    code, out, _ = Cli(repo, capsys)("search", "backups")
+    code, out, _ = Cli(repo)("search", "backups")
     assert code == 0 and len(fake.requests) == 1

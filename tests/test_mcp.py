@@ -28,10 +28,25 @@ def shop(repo):
     return repo
 
 
-def server(repo, *extra: str) -> Client:
+MODES = pytest.mark.parametrize("served", [True, False], ids=["served", "in-process"])
+"""`cortex mcp` as agents start it (attached to the repository's resident server, which runs the tools) and with
+--no-daemon (the tools run on an engine of its own): arguments and answers cross the socket only in the first."""
+
+
+def server(repo, *extra: str, served: bool = True) -> Client:
+    """`cortex mcp` through the installed entry point."""
     env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_"))}
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli", "mcp", "-C", str(repo), *extra],
-                                        env=env, cwd=str(repo)), read_timeout_seconds=120)
+    args = ["-m", "cortex_tui.app.client", "mcp", "-C", str(repo), *extra, *([] if served else ["--no-daemon"])]
+    return Client(StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(repo)),
+                  read_timeout_seconds=120)
+
+
+def resident_calls(repo) -> int:
+    """Calls the repository's resident server has answered (0 when none runs)."""
+    from cortex_tui.app import connection, protocol
+
+    found = connection.ask(protocol.server_paths(*connection.server_key(str(repo), None)), "status")
+    return found["calls"] if found else 0
 
 
 async def call(client, tool: str, **arguments):
@@ -46,8 +61,9 @@ async def error(client, tool: str, **arguments) -> str:
     return result.content[0].text
 
 
-async def test_every_tool_on_a_real_repository(shop):
-    async with server(shop, "--no-watch") as client:
+@MODES
+async def test_every_tool_on_a_real_repository(shop, served):
+    async with server(shop, "--no-watch", served=served) as client:
         listed = (await client.list_tools()).tools
         assert {t.name for t in listed} == TOOLS
         for tool in listed:
@@ -98,14 +114,93 @@ async def test_every_tool_on_a_real_repository(shop):
         assert (await call(client, "agent_commit", contribution=commit_text))["steps"] == [3]
         context = await call(client, "agent_context", k=3)
         assert commit_text in context["markdown"] and len(context["commits"]) == 2
+    assert (resident_calls(shop) > 0) is served, "the tools ran where the mode says"
 
 
-async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_path):
+@MODES
+async def test_every_filter_and_option_of_every_tool(shop, served):
+    """Agents call the tools with filters and options, through the resident server by default: each one once, and
+    each must narrow or shape the answer as it says (a filter that failed to cross the socket failed the call)."""
+    import datetime
+
+    async with server(shop, "--no-watch", served=served) as client:
+        tax = await call(client, "remember", text="Prices include tax; never add it twice.", kind="decision",
+                         title="Tax once", tags=["money", "tax"], files=["shop/pricing.py"], key="tax-rule")
+        again = await call(client, "remember", text="Prices include a 20% tax; never add it twice.", kind="decision",
+                           key="tax-rule", files=["shop/pricing.py"])
+        task = await call(client, "remember", text="Add a fuel surcharge to the cart total.", kind="task",
+                          tags=["shipping"])
+        assert tax["memory"]["title"] == "Tax once" and tax["memory"]["tags"] == ["money", "tax"]
+
+        async def hits(query="tax cart price", **arguments):
+            return (await call(client, "smart_search", query=query, **arguments))["hits"]
+
+        everything = await hits()
+        assert {h["source"] for h in everything} == {"memory", "code"}
+        assert {h["kind"] for h in await hits(filters={"kinds": ["task"]})} == {"task"}
+        assert [h["id"] for h in await hits(filters={"tags": ["shipping"]})] == [task["memory"]["id"]]
+        assert all(h.get("path", "shop/pricing.py") == "shop/pricing.py" and
+                   (h["source"] == "code" or "shop/pricing.py" in h["memory"]["files"])
+                   for h in await hits(filters={"files": ["shop/pricing.py"]}))
+        assert {h["source"] for h in await hits(filters={"branch": "main"})} >= {"memory"}
+        assert all(h["source"] == "code" for h in await hits(filters={"branch": "elsewhere"}))
+        memories = {h["id"] for h in everything if h["source"] == "memory"}
+        assert {h["id"] for h in await hits(filters={"since": "7d"})} == memories, "since keeps new memories only"
+        assert not await hits(filters={"since": "2999-01-01"})
+        today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        assert {h["id"] for h in await hits(filters={"since": today})} == memories
+        assert all(h["source"] == "memory" for h in await hits(filters={"memories_only": True}))
+        assert all(h["source"] == "code" for h in await hits(filters={"code_only": True}))
+        current = {h["id"] for h in await hits(filters={"memories_only": True})}
+        with_history = {h["id"] for h in await hits(filters={"memories_only": True, "history": True})}
+        assert with_history > current, "the superseded version of tax-rule is found with history"
+        assert len(await hits(limit=1)) == 1
+        assert [h["id"] for h in await hits(filter=True)] == [h["id"] for h in everything], "no LLM configured"
+        assert {h["kind"] for h in await hits("kind:task surcharge")} == {"task"}, "inline filters in the query"
+        all_at_once = await hits(filters={"kinds": ["decision"], "tags": ["tax"], "files": ["shop/pricing.py"],
+                                          "branch": "main", "since": "1d", "memories_only": True, "history": True},
+                                 limit=5)
+        assert all_at_once and {h["kind"] for h in all_at_once} == {"decision"}
+
+        for fmt, marker in (("markdown", "## shop/pricing.py"), ("xml", "<file path=\"shop/pricing.py\""),
+                            ("json", '"path": "shop/pricing.py"')):
+            selected = await call(client, "select_context", task="change how tax is applied to prices", budget=3000,
+                                  include_tests="no", max_items=2, format=fmt)
+            assert selected["format"] == fmt and selected["tokens"] <= 3000 and len(selected["items"]) <= 2
+            assert marker in selected["context"], (fmt, selected["context"][:300])
+        for tests in ("yes", "auto"):
+            assert (await call(client, "select_context", task="tax", include_tests=tests))["items"]
+
+        what = await call(client, "what_should_i_know", per_section=1)
+        assert len(what["open_tasks"]) == 1 and len(what["recent_memories"]) <= 1
+        near = await call(client, "graph_neighbors", node=f"mem:{again['memory']['id']}", depth=2, limit=1)
+        assert len(near["neighbours"]) == 1
+        by_id = await call(client, "memory_history", key=tax["memory"]["id"])
+        assert [v["version"] for v in by_id["versions"]] == [1, 2]
+
+        await call(client, "agent_init", goal="Apply tax once")
+        await call(client, "agent_branch", name="try", purpose="an alternative")
+        await call(client, "agent_switch", name="main")
+        step = await call(client, "agent_log", observation="seen", thought="so", action="did", branch="try")
+        assert step["branch"] == "try"
+        made = await call(client, "agent_commit", contribution="tried it", previous_summary="nothing yet",
+                          update_roadmap="then merge", branch="try")
+        assert made["branch"] == "try"
+        merged = await call(client, "agent_merge", name="try", target="main", summary="merged the try")
+        assert merged["branch"] == "main"
+        context = await call(client, "agent_context", branch="main", k=0)
+        assert "then merge" in context["markdown"]
+        assert (await call(client, "forget", id=task["memory"]["id"]))["forgotten"][0]["id"] == task["memory"]["id"]
+    assert (resident_calls(shop) > 0) is served
+
+
+@MODES
+async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_path, served):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("not yours\n")
     os.symlink(outside, shop / "escape")
-    async with server(shop, "--no-watch") as client:
+    async with server(shop, "--no-watch", served=served) as client:
         assert "budget" in await error(client, "select_context", task="anything", budget=0)
         assert "Unknown tool" in await error(client, "no_such_tool")
         assert "limit" in await error(client, "smart_search", query="x", limit="many")
@@ -142,8 +237,9 @@ async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_p
     assert written <= {".cortex", ".git", "shop", "src", "README.md"}
 
 
-async def test_the_server_keeps_the_index_fresh(shop):
-    async with server(shop) as client:
+@MODES
+async def test_the_server_keeps_the_index_fresh(shop, served):
+    async with server(shop, served=served) as client:
         await call(client, "smart_search", query="warm up")
         (shop / "shop" / "shipping.py").write_text("def fuel_surcharge_for(weight):\n    return weight * 0.15\n")
         deadline = time.monotonic() + 60
@@ -154,6 +250,33 @@ async def test_the_server_keeps_the_index_fresh(shop):
             await asyncio.sleep(0.5)
         else:
             pytest.fail("the new file never became searchable")
+
+
+@MODES
+async def test_listeners_hear_when_any_process_changes_a_memory(shop, served):
+    """An agent listening to `cortex://memories` is told when a shell (another process) writes a memory."""
+    import subprocess
+
+    import anyio
+
+    async with server(shop, served=served) as client:
+        await call(client, "what_should_i_know")
+        async with client.listen(resource_subscriptions=["cortex://memories"]) as subscription:
+            heard = None
+            for attempt in range(6):  # the watcher of a --no-daemon server starts after its own index pass
+                done = subprocess.run([sys.executable, "-m", "cortex_tui.app.client", "remember",
+                                       f"Invoices are numbered per year ({attempt})", "-C", str(shop)],
+                                      capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, done.stderr
+                with anyio.move_on_after(10):
+                    async for event in subscription:
+                        heard = event
+                        break
+                if heard is not None:
+                    break
+        assert heard is not None and heard.uri == "cortex://memories"
+        read = await client.read_resource("cortex://memories")
+        assert "Invoices are numbered per year" in read.contents[0].text
 
 
 def _free_port() -> int:

@@ -113,5 +113,5 @@ def test_snippets_show_the_lines_that_match_with_their_numbers(repo, capsys):
     assert "exponential backoff between attempts" in code.snippet.text
     memory = next(h for h in results.hits if h.source == "memory")
     assert memory.snippet.start_line == 6 and memory.snippet.text.startswith("We chose exponential backoff")
-    code_, out, _ = Cli(repo, capsys)("ss", "exponential backoff")
+    code_, out, _ = Cli(repo)("ss", "exponential backoff")
     assert code_ == 0 and f"{backoff_line:>5}      # exponential backoff between attempts" in out

@@ -247,7 +247,7 @@ async def test_seeded_corpus_nothing_stored_searchable_copied_or_shown(empty_rep
     values = fake_secrets()
     repo = empty_repo
     build_corpus(repo, values)
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     shown: list[str] = []
 
     shown.append(json.dumps(cli.json("index")))

@@ -201,7 +201,7 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     bin_dir.mkdir()
     fake_tool(bin_dir, "xclip", tmp_path / "clip.txt")
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     report = cli.json("context", "tax", "in", "shop/pricing.py", "--budget", "1500", "--copy", "--output", str(tmp_path / "ctx.md"))
     assert report["copied"]["method"] == "xclip" and report["tokens"] <= 1500
     assert (tmp_path / "clip.txt").read_text() == (tmp_path / "ctx.md").read_text()
@@ -213,7 +213,7 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("fmt", ["xml", "json"])
 def test_cli_select_and_context_agree_on_the_count_in_a_format(shop, repo, capsys, fmt):
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     chosen = cli.json("select", "cart total pricing tax", "--budget", "900", "--format", fmt)
     copied = cli.json("context", "cart total pricing tax", "--budget", "900", "--format", fmt)
     assert chosen["format"] == copied["format"] == fmt

@@ -24,45 +24,21 @@ import pytest
 
 from cortex_tui.app import client, connection, protocol
 
+from .conftest import process_alive, stop_servers
+
 HEAVY = ("lancedb", "pyarrow", "numpy", "rich", "textual", "pydantic", "fastembed", "git", "onnxruntime", "platformdirs")
 
 
 @pytest.fixture
 def runtime(monkeypatch):
+    """A runtime directory of this test's own: what it counts (servers, sockets, logs) is its alone."""
     path = Path(tempfile.mkdtemp(prefix="cx-"))
     monkeypatch.setenv("CORTEX_RUNTIME_DIR", str(path))
-    monkeypatch.setenv("CORTEX_DAEMON_IDLE_MINUTES", "5")  # a safety net should a test die before its teardown
-    monkeypatch.delenv("CORTEX_NO_DAEMON", raising=False)
-    monkeypatch.delenv("CORTEX_DAEMON", raising=False)
     yield path
     for log in path.glob("*.log"):  # shown by pytest when the test failed
         print(f"--- {log.name}\n{log.read_text(errors='replace')}")
-    for info in path.glob("*.json"):
-        _stop_server(path, info)
+    stop_servers(path)
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _stop_server(runtime: Path, info: Path) -> None:
-    try:
-        pid = json.loads(info.read_text())["pid"]
-    except (OSError, ValueError, KeyError):
-        return
-    paths = protocol.ServerPaths(*(info.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
-    os.kill(pid, signal.SIGCONT) if _alive(pid) else None
-    if connection.ask(paths, "stop") is None or not connection.wait_stopped(paths, 60):
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
 
 
 def cortex(repo: Path, *args: str, served: bool = True, stdin: bytes | None = None, env: dict | None = None):
@@ -193,7 +169,7 @@ def _servers_for(runtime: Path) -> list[int]:
         except OSError:
             continue
         if b"cortex_tui.app.serve" in cmdline and f"CORTEX_RUNTIME_DIR={runtime}".encode() in environ:
-            if _alive(int(proc.name)):
+            if process_alive(int(proc.name)):
                 found.append(int(proc.name))
     return found
 
@@ -241,7 +217,7 @@ def test_a_stale_socket_of_a_killed_server_is_replaced(repo, runtime):
     assert cortex(repo, "what", "--json").returncode == 0
     first = status(repo)["pid"]
     os.kill(first, signal.SIGKILL)
-    wait_until(lambda: not _alive(first), what="the killed server to go")
+    wait_until(lambda: not process_alive(first), what="the killed server to go")
     assert server_paths(repo).socket.exists(), "a killed server cannot remove its socket"
     again = cortex(repo, "remember", "after the crash", "--json")
     assert again.returncode == 0, again.stderr
@@ -263,7 +239,7 @@ def test_a_new_install_replaces_the_running_server(repo, runtime):
         assert [m["text"] for m in json.loads(listed.stdout)] == ["old server note"]
         new = status(repo)
         assert new["pid"] != old["pid"] and new["fingerprint"] == protocol.fingerprint()
-        wait_until(lambda: not _alive(old["pid"]), what="the old server to exit")
+        wait_until(lambda: not process_alive(old["pid"]), what="the old server to exit")
     finally:
         os.utime(package_file, ns=(before.st_atime_ns, before.st_mtime_ns))
 
@@ -412,7 +388,7 @@ def test_the_clients_partial_parser_parses_as_the_whole_tree(argv):
 def test_what_the_partial_parser_refuses_goes_in_process(argv, capsys):
     from cortex_tui.app import cli
 
-    with pytest.raises(SystemExit):
+    with pytest.raises(cli.UsageExit):
         cli.build_parser(frozenset(argv)).parse_args(argv)
     assert client._route(argv) is None
 
@@ -597,12 +573,13 @@ def _processes_with(word: bytes) -> list[int]:
             environ = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and _alive(int(proc.name)):
+        if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and process_alive(int(proc.name)):
             found.append(int(proc.name))
     return found
 
 
 def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, runtime):
+    from cortex_tui.app.engine_calls import WatchEvents
     from cortex_tui.app.remote import Remote
     from cortex_tui.app.remote_bridge import RemoteBridge
 
@@ -612,10 +589,11 @@ def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, ru
     report, indexed = bridge.index(lambda progress: None, lambda: False)
     assert indexed.indexed_files == 2
     updates, errors = [], []
-    bridge.start_watcher(updates.append, errors.append)
+    bridge.start_watcher(WatchEvents(update=updates.append, memories=lambda: None, replaced=lambda: None,
+                                     indexed=lambda report, status: None, failed=errors.append))
     try:
         os.kill(first, signal.SIGKILL)
-        wait_until(lambda: not _alive(first), what="the killed server to go")
+        wait_until(lambda: not process_alive(first), what="the killed server to go")
         # The next call starts a successor; the dashboard subscribes to it, and its watcher reports the change.
         assert bridge.what().git.branch == "main"
         wait_until(lambda: (s := status(repo))["attached"] == 1 and s["watching"], what="the successor's watcher")

@@ -1,23 +1,16 @@
 """What a resident server's memory costs after it embeds a repository, measured on real processes from /proc.
 
-Not timed: waits have deadlines only so that a broken server fails the test instead of hanging it.
+Not timed. The session's runtime directory and the stopping of each test's servers come from conftest.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-import pytest
-
 import cortex_tui.core as core_package
-from cortex_tui.app import connection, protocol
 
 from .conftest import commit_file
 
@@ -26,24 +19,6 @@ SOURCES = ("index.py", "store.py", "database.py")
 EMBEDDING_LEFTOVER_MIB = 100
 """How far above its warm size a server may stay once it has embedded them. The old session kept the largest
 batch's working memory for good (more than 1 GB here); handing it back leaves some tens of MiB."""
-
-
-@pytest.fixture
-def runtime(monkeypatch):
-    path = Path(tempfile.mkdtemp(prefix="cx-"))  # short: socket addresses are limited to 108 bytes
-    monkeypatch.setenv("CORTEX_RUNTIME_DIR", str(path))
-    monkeypatch.setenv("CORTEX_DAEMON_IDLE_MINUTES", "5")  # a safety net should the test die before its teardown
-    monkeypatch.delenv("CORTEX_NO_DAEMON", raising=False)
-    monkeypatch.delenv("CORTEX_DAEMON", raising=False)
-    yield path
-    for info in path.glob("*.json"):
-        paths = protocol.ServerPaths(*(info.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
-        if connection.ask(paths, "stop") is None or not connection.wait_stopped(paths, 60):
-            try:
-                os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
-            except (OSError, ValueError, KeyError):
-                pass
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def _cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -64,7 +39,7 @@ def _rss_mib(pid: int) -> float:
     raise AssertionError(f"no VmRSS for process {pid}")
 
 
-def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo, runtime):
+def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
     """The dashboard's first index on a lexically indexed repository: the server embeds every chunk, and its
     resident memory afterwards is close to what it was warm, not the largest batch's working set."""
     for name in SOURCES:

@@ -61,7 +61,7 @@ def _team_memories(uri: str) -> list:
 
 
 def test_team_scope_is_written_to_the_team_store_and_read_with_the_local_ones(repo, team, capsys):
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     team_mem = cli.json("remember", "team decision: retries back off [bold]exponentially[/]", "--scope", "team")
     local_mem = cli.json("remember", "local note about the parser", "--kind", "note")
     assert team_mem["outcome"] == "created" and team_mem["memory"]["store"] == "team"
@@ -271,7 +271,7 @@ def test_a_reader_sees_another_machines_write_within_the_consistency_interval(tm
 
 
 def test_team_writes_queue_while_the_store_is_down_and_sync_sends_them(repo, team, s3, capsys):
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     assert cli.json("remember", "before the outage", "--scope", "team")["outcome"] == "created"
     s3.pause()
     try:
@@ -349,7 +349,7 @@ def test_a_teammate_indexing_the_same_repository_computes_under_5_percent_of_vec
 
 def test_credentials_are_never_printed_nor_stored(repo, team, s3, capsys):
     secret = TEST_KEYS["AWS_SECRET_ACCESS_KEY"]
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     outputs = [cli("remember", "shared fact", "--scope", "team"), cli("stats"), cli("stats", "--json"),
                cli("list", "--json")]
     s3.pause()
@@ -372,7 +372,7 @@ def test_credentials_are_never_printed_nor_stored(repo, team, s3, capsys):
 
 def test_an_unreachable_team_store_is_one_line_and_local_work_goes_on(repo, team, monkeypatch, capsys):
     monkeypatch.setenv("CORTEX_TEAM_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     assert cli.json("remember", "local still works")["outcome"] == "created"
     code, out, err = cli("remember", "for the team", "--scope", "team")
     assert code == 0 and "queued" in out
@@ -384,7 +384,7 @@ def test_an_unreachable_team_store_is_one_line_and_local_work_goes_on(repo, team
 
 
 def test_bench_team_measures_the_team_store_beside_a_local_one(repo, team, capsys):
-    rows = Cli(repo, capsys).json("bench", "team", "--writes", "3", "--searches", "2")
+    rows = Cli(repo).json("bench", "team", "--writes", "3", "--searches", "2")
     assert [r["store"] for r in rows] == ["local", "team"]
     assert rows[1]["uri"].startswith(team + "/bench-") and rows[1]["writes"] == 3 and rows[1]["searches"] == 2
 

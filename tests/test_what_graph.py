@@ -103,7 +103,7 @@ def test_search_expand_adds_linked_neighbours(repo):
 def test_cli_search_what_graph(repo, capsys):
     engine = crafted(repo)
     m = engine.remember(MemoryDraft(text="helper must stay pure", kind="decision", files=("src/util.py",))).memory
-    cli = Cli(repo, capsys)
+    cli = Cli(repo)
     found = cli.json("ss", "helper pure", "--explain")
     assert found["hits"][0]["id"] == m.id and "ranks" in found["hits"][0]["breakdown"]
     code, out, _ = cli("search", "kind:decision", "helper", "--explain")
