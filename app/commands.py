@@ -260,6 +260,33 @@ def _print_bench(args, ctx: CommandContext, result, rows, width: int) -> int:
     return 0
 
 
+def _bench_search_quality(args, ctx: CommandContext) -> int:
+    from ..core.bench import search_quality as quality
+
+    trees = []
+    if args.tasks:
+        if not args.mirrors:
+            raise CortexError("--tasks needs --mirrors DIR (where <mirror_git_dir_name>/repo live)")
+        trees += quality.dev_trees(Path(args.tasks), Path(args.mirrors), args.every, args.limit)
+    for repo in args.repo:
+        trees += quality.held_out_trees(Path(repo), args.limit or 30)
+    if args.cases:
+        if not args.mirrors:
+            raise CortexError("--cases needs --mirrors DIR (where <owner>+<name>/repo live)")
+        trees += quality.case_trees(quality.CASES, Path(args.mirrors))
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    groups = quality.run(trees, methods, Path(args.vector_cache) if args.vector_cache else None,
+                         progress=ctx.out.warn)
+    if args.json:
+        ctx.out.json(groups)
+        return 0
+    cols = ["file@1", "file@3", "chunk@1", "chunk@3", "chunk@10", "MRR", "noise@3", "p50_ms", "p95_ms", "questions"]
+    for group, rows in groups.items():
+        ctx.out.console.print(f"{group}: method, {', '.join(cols)}", markup=False)
+        ctx.out.table(["method", *cols], [[m, *["-" if r.get(c) is None else str(r[c]) for c in cols]] for m, r in rows.items()])
+    return 0
+
+
 def cmd_bench(args, ctx: CommandContext) -> int:
     from ..core.bench import store as bench_store
 
@@ -330,6 +357,8 @@ def cmd_bench(args, ctx: CommandContext) -> int:
             cols = ["edit_recall", "file_recall", "R@1", "R@5", "R@10", "tokens_median", "files_median", "s_per_task", "tasks"]
             ctx.out.table(["method", *cols], [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()])
         return 0
+    if args.bench == "search" and (args.tasks or args.repo or args.cases):
+        return _bench_search_quality(args, ctx)
     if args.bench == "search":
         from ..core.bench import search as bench_search
 

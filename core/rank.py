@@ -14,11 +14,18 @@ from .gitctx import GitContext
 
 RRF_K = 10
 """Smaller than the customary 60 so a list's top ranks count for more than agreement far down two lists."""
-LIST_WEIGHTS = {"vector": 0.5, "text": 1.0, "change": 2.0}
+LIST_WEIGHTS = {"vector": 0.5, "text": 1.0, "change": 2.0, "symbol": 2.0, "named": 1.0}
 """Full-text evidence (names, identifiers, rare words) outweighs the small embedding model's similarity. K and these
 weights were chosen on LoCoMo dev (`cortex bench locomo`); there is no held-out split to confirm them. `change`
 (the working change's own chunks and memories) exists only for searches with no query, which are about it: it
-outweighs a first place in both other lists, so the working change leads."""
+outweighs a first place in both other lists, so the working change leads. `symbol` (the chunks defining a name
+the query gives, credited by how exactly they define it) outweighs the first full-text hit likewise, so a
+definition leads its uses. `named` (chunks of a file whose name is a query word, in full-text order) counts as
+much as full text. Both weights were chosen on the search dev tasks (`cortex bench search`)."""
+BOOST_BAND = (0.5, 0.8)
+"""Git and time boosts are bounded to the candidates that match the query about as well as the best does: in full
+from 0.8 of the best relevance, fading to nothing at 0.5 (chosen on the search dev tasks). A modified file's or a
+recent memory's weak match is not lifted over a strong match elsewhere."""
 
 
 @dataclass
@@ -105,6 +112,35 @@ def boosts_for(
         elif age <= timedelta(weeks=1):
             out["recency"] = weights.recency_week
     return out
+
+
+def bounded(boosts: dict[str, float], relevance: float, top: float) -> dict[str, float]:
+    """The boosts a candidate of this relevance keeps, when the best candidate's relevance is `top`: lifts only
+    for the candidates near the top (`BOOST_BAND`), so context reorders real matches and lifts no weak one."""
+    low, high = BOOST_BAND
+    share = relevance / top if top > 0 else 0.0
+    keep = min(1.0, max(0.0, (share - low) / (high - low)))
+    if keep >= 1.0:
+        return boosts
+    return {name: round(value * keep, 4) for name, value in boosts.items() if value * keep != 0}
+
+
+FILE_SHARE = 0.5
+"""How much a chunk gains from its file's share of all the matching evidence: a file whose several chunks match
+is about the question, a lone chunk matching in passing is not."""
+FILE_CHUNKS = 3
+"""A file's evidence is its best few chunks' fused scores, so a long file does not win by length."""
+
+
+def file_prior(paths: dict[str, str], scores: dict[str, float]) -> dict[str, float]:
+    """The file-level prior each code candidate gets (key -> added share of relevance): its file's share of the
+    fused evidence (best `FILE_CHUNKS` chunks each) relative to the best file's."""
+    by_file: dict[str, list[float]] = {}
+    for key, path in paths.items():
+        by_file.setdefault(path, []).append(scores[key])
+    evidence = {path: sum(sorted(values, reverse=True)[:FILE_CHUNKS]) for path, values in by_file.items()}
+    best = max(evidence.values(), default=0.0) or 1.0
+    return {key: round(FILE_SHARE * evidence[path] / best, 4) for key, path in paths.items()}
 
 
 def total_score(relevance: float, boosts: dict[str, float]) -> float:

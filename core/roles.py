@@ -1,16 +1,20 @@
-"""What part a file plays in a repository (code, tests, docs, changelog, housekeeping, ...), and whether a task or
-query is about that part.
+"""What part a file plays in a repository (code, tests, docs and translations, changelog, housekeeping, examples,
+fixtures, vendored code, ...), and whether a task or query is about that part.
 
 Changelogs, docs, CI files, templates, licences, example trees and fixtures repeat the words of almost every task
 (a changelog names every API that ever changed), so selection and search count them only when the words asking
-are about them. The weights were set on the localisation dev set (see the README).
+are about them: the same weights rank files in `select` and chunks in `search`. They were set on the localisation
+dev set (see docs/benchmarks.md). Generated files never reach the index (`walk.py`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc")
+from .languages import is_test_path
+
+DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt", ".adoc", ".po", ".pot")
 DOC_DIRS = re.compile(r"(^|/)(docs?|documentation|site|website|i18n|l10n|locales?|translations?|tutorials?)/", re.I)
 HISTORY = re.compile(
     r"(^|/)(changes|changelog|history|news|whatsnew|release[-_]?notes?|releases)([-_.][^/]*)?$"
@@ -23,6 +27,7 @@ META = re.compile(r"(^|/)\.(github|gitlab|circleci)/|^\.?(travis|appveyor|gitlab
                   r"|(^|/)(pull_request_template\.md|ISSUE_TEMPLATE/)"
                   r"|^(?!README|FAQ)[A-Z][A-Z0-9_-]+(\.(md|markdown|rst|txt|adoc))?$")
 FIXTURE_DIRS = re.compile(r"(^|/)(testdata|fixtures?)/", re.I)
+VENDOR_DIRS = re.compile(r"(^|/)(vendor|vendored|third[-_]party|node_modules|bower_components)/", re.I)
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".lock")
 
 TOPIC_WORDS: dict[str, frozenset[str]] = {
@@ -38,6 +43,7 @@ TOPIC_WORDS: dict[str, frozenset[str]] = {
                        "licensing", "copyright", "contributing", "contributor", "contributors", "conduct",
                        "governance", "policy", "template", "templates", "funding", "sponsor", "sponsors",
                        "maintainers", "authors"}),
+    "vendored": frozenset({"vendor", "vendored", "third", "upstream", "bundled"}),
 }
 
 # role -> (the topic that wants it, its weight when the words asking are not about that topic)
@@ -49,7 +55,10 @@ _ROLES: dict[str, tuple[str, float]] = {
     "docs": ("docs", 0.1),
     "config": ("config", 0.5),
     "example": ("examples", 0.1),
+    "vendored": ("vendored", 0.1),
 }
+_TOPIC_OF_ROLE = {role: topic for role, (topic, _) in _ROLES.items()}
+_PATHISH = re.compile(r"[\w.\-]+/[\w.\-/]*")
 
 
 def topics_of(text: str) -> dict[str, bool]:
@@ -58,9 +67,22 @@ def topics_of(text: str) -> dict[str, bool]:
     return {topic: bool(said & words) for topic, words in TOPIC_WORDS.items()}
 
 
+def asked_topics(text: str, paths: Iterable[str] = ()) -> dict[str, bool]:
+    """The topics of a query: its words (`topics_of`), and the role of any path it names or is filtered to
+    (`tests/test_http.py cookie`, `file:docs/`), since a person who points under tests/ wants tests."""
+    topics = topics_of(text)
+    for path in [*paths, *_PATHISH.findall(text)]:
+        role = path_role(path, is_test_path(path))
+        if role != "code":
+            topics[_TOPIC_OF_ROLE[role]] = True
+    return topics
+
+
 def path_role(path: str, is_test: bool) -> str:
     if FIXTURE_DIRS.search(path):
         return "fixture"
+    if VENDOR_DIRS.search(path):
+        return "vendored"
     if is_test:
         return "test"
     if HISTORY.search(path):

@@ -17,10 +17,11 @@ from .embed import Embedder
 from .gitctx import GitContext
 from .index import CodeIndex
 from .pool import READS
-from .query import Filters, ParsedQuery, parse_query
-from .rank import GitSignals, best_possible, boosts_for, fuse, similarity_credit, total_score
+from .definitions import definers, definition_match, near_definers, near_match
+from .query import Filters, ParsedQuery, code_names, parse_query
+from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
-from .roles import role_weight, topics_of
+from .roles import asked_topics, role_weight, topics_of
 from .records import VECTOR_FIELDS, Memory
 from .snippet import best_window
 from .store import MemoryStore, _row_to_memory, without_repeats
@@ -119,7 +120,10 @@ class Searcher:
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
-        found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts)
+        # Names the query gives in code form are looked up among the chunks' defined symbols.
+        names = _asked_names(text) if not implicit and use_text else frozenset()
+        found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts, names)
+        found = self._near_names(found, text, names, filters)
         chunks, pending = counts.result() if counts is not None else (0, 0)
         # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
         history = history.result() if isinstance(history, Future) else history
@@ -128,22 +132,26 @@ class Searcher:
         words_from = history if history is not None else git
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
-        lists, rows, similarity, coverage = _candidate_lists(found, stems, changed, query_stems(extra))
+        lists, rows, similarity, coverage, defines = _candidate_lists(found, stems, changed, query_stems(extra), names, text)
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
-        fused = fuse(lists, {"text": coverage, "vector": closeness})
-        searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed))) if used]
+        fused = fuse(lists, {"text": coverage, "vector": closeness, "symbol": defines})
+        searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
+                                            ("symbol", "symbol" in lists), ("named", "named" in lists)) if used]
         best = best_possible(searched) or 1.0
         git_signals = GitSignals.from_context(git) if boost else None
-        # With no query the words come from commit subjects, which changelogs and docs repeat: their files count as
-        # selection counts them for a task that is not about them.
-        topics = topics_of(text) if implicit else None
-        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics)
+        # Tests, docs, changelogs and the like rank below source unless the query is about them (its words, a path
+        # it names or a file filter under them): the roles selection ranks files by.
+        topics = asked_topics(text, filters.files)
+        if not implicit:
+            _apply_file_prior(fused, rows)
+        top = max((f.score for f in fused.values()), default=0.0) / best
+        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics, top)
                   for key in fused}
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
         top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
-        hits = self._materialise(top, scores, stems, rows)
+        hits = self._materialise(top, scores, stems, rows, names)
         if rerank:
             refined = refine(hits, text, parsed.terms, self.weights, now)
             hits = refined.hits[:limit]
@@ -164,7 +172,7 @@ class Searcher:
 
     def _candidates(
         self, terms: tuple[str, ...], embedding: Future | None, filters: Filters, changed: list[str], use_text: bool,
-        counts: Future | None,
+        counts: Future | None, names: frozenset[str] = frozenset(),
     ) -> list[tuple[str, str, list[dict]]]:
         """Every candidate list, as (source, signal, rows), read from all tables at once (code rows whole, memory
         rows light: see `_materialise`). `embedding`: the query vector being computed (None: no vector reads);
@@ -194,6 +202,8 @@ class Searcher:
                 plan.append(("code", "vector", _vector, (table, vec_where, _CHUNK_COLUMNS)))
             if use_text:
                 plan.append(("code", "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
+            if names:
+                plan.append(("code", "symbol", definers, (table, names, where, _CHUNK_COLUMNS)))
             if changed:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"({in_filter('path', changed)})"]))
                 plan.append(("code", "change", _rows, (table, mine, _CHUNK_COLUMNS)))
@@ -209,8 +219,21 @@ class Searcher:
                     jobs[i] = READS.submit(read, table, vector, where, columns)
         return [(plan[i][0], plan[i][1], jobs[i].result()) for i in sorted(jobs)]
 
+    def _near_names(self, found: list[tuple[str, str, list[dict]]], text: str, names: frozenset[str],
+                    filters: Filters) -> list[tuple[str, str, list[dict]]]:
+        """A query that is one name nothing defines as typed (a slip, or the start of a name): the chunks defining
+        a name close to it, from the symbols and the full-text candidates, stand in for the definers."""
+        typed = text.strip()
+        # Only where code was searched by name (no memory-only or narrowed search) and nothing defines the name.
+        searched = any(source == "code" and signal == "symbol" for source, signal, _ in found)
+        if not names or " " in typed or not searched or any(signal == "symbol" and rows for _, signal, rows in found):
+            return found
+        text_rows = [r for source, signal, rows in found if source == "code" and signal == "text" for r in rows]
+        near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows)
+        return [*found, ("code", "symbol", near)] if near else found
+
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
-               topics: dict[str, bool] | None) -> ScoreBreakdown:
+               topics: dict[str, bool], top: float) -> ScoreBreakdown:
         relevance = fused.score / best
         boosts: dict[str, float] = {}
         if signals is not None:
@@ -219,14 +242,15 @@ class Searcher:
                 boosts = boosts_for(row["files"] or [], row["branch"], touched, signals, self.weights)
             else:
                 boosts = boosts_for([row["path"]], None, None, signals, self.weights)
-        if topics is not None and key.startswith("code"):
+            boosts = bounded(boosts, relevance, top)
+        if key.startswith("code"):
             weight = role_weight(row["path"], row["is_test"], topics)
             if weight < 1.0:
                 boosts = {**boosts, "role": weight - 1.0}
         return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
 
     def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str],
-                     read: dict[str, dict]) -> list[SearchHit]:
+                     read: dict[str, dict], names: frozenset[str] = frozenset()) -> list[SearchHit]:
         """The winners' hits. Code candidates were read with every column a hit shows (`read`); memory candidates
         carry ids and the few fields ranking needs, and only the winners' full rows are read here. (Reading the
         code winners again by id was a second round trip after fusion, 6-7 ms with 5,000 files, against about 1 ms
@@ -266,9 +290,46 @@ class Searcher:
                 hits.append(SearchHit(
                     "code", row["id"], "code", ", ".join(row["symbols"][:3]) or row["path"], row["text"], score,
                     path=row["path"], start_line=row["start_line"], end_line=row["end_line"], symbols=tuple(row["symbols"]),
-                    tokens=row["tokens"], is_test=row["is_test"], snippet=best_window(row["text"], stems, row["start_line"]),
+                    tokens=row["tokens"], is_test=row["is_test"],
+                    snippet=best_window(row["text"], stems, row["start_line"], focus=_defined_here(row["symbols"], names)),
                 ))
         return hits
+
+
+def _apply_file_prior(fused: dict, rows: dict[str, dict]) -> None:
+    """Code candidates are reordered by their file's evidence (`rank.file_prior`), then scaled so the best code
+    candidate keeps its relevance: memories and code stay on one scale."""
+    paths = {key: rows[key]["path"] for key in fused if key.startswith("code:")}
+    if not paths:
+        return
+    before = max(fused[key].score for key in paths)
+    prior = file_prior(paths, {key: fused[key].score for key in paths})
+    for key, gain in prior.items():
+        fused[key].score *= 1.0 + gain
+    after = max(fused[key].score for key in paths)
+    for key in paths:
+        fused[key].score *= before / after if after else 1.0
+
+
+def _file_words(path: str) -> frozenset[str]:
+    """The stems of a file's own name (`src/_reloader.py` -> reload), not its folders'."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return word_stems(stem.replace("_", " ").replace("-", " "))
+
+
+def _asked_names(text: str) -> frozenset[str]:
+    """The names a query gives in code form, less the owner of a qualified one (`MapAdapter.match` asks for the
+    method, not the class)."""
+    names = code_names(text)
+    return frozenset(n for n in names if not any(m.startswith(n + ".") for m in names))
+
+
+def _defined_here(symbols: list[str], names: frozenset[str]) -> str | None:
+    """The symbol (`Owner.name` when qualified) this chunk defines that answers the query's names best, where its
+    snippet should open."""
+    best = max(symbols or (), key=lambda symbol: definition_match((symbol,), names), default=None)
+    return best if best is not None and definition_match((best,), names) > 0 else None
 
 
 def _utc(stamp: datetime) -> datetime:
@@ -279,18 +340,21 @@ def _utc(stamp: datetime) -> datetime:
 
 def _candidate_lists(
     found: list[tuple[str, str, list[dict]]], stems: frozenset[str], changed: list[str],
-    context: frozenset[str] = frozenset(),
-) -> tuple[dict[str, list[str]], dict[str, dict], dict[str, float], dict[str, float]]:
+    context: frozenset[str] = frozenset(), names: frozenset[str] = frozenset(), typed: str = "",
+) -> tuple[dict[str, list[str]], dict[str, dict], dict[str, float], dict[str, float], dict[str, float]]:
     """One list per signal across all sources, ordered on scales that mean the same for memories and code:
     cosine similarity for vectors; for full text the hit's BM25 score as a share of its own table's best (raw BM25
     is not comparable across tables: a store of five memories gives every word a tiny IDF), the share of the
     query's words it contains breaking ties and crediting its rank in `fuse`; the working change by file.
     (Ordering full text by the share of words first cost 2 points of R@1 on LoCoMo dev: BM25 weighs rare words.)
     A full-text hit holding the git-context words (`context`, stemmed) has its BM25 score raised by up to
-    CONTEXT_BOOST first."""
+    CONTEXT_BOOST first. Definers of the query's names (`symbol`) are ordered by how well their symbols answer
+    the names (`definitions.definition_match`, or `near_match` for a name nothing defines as typed), which is
+    also their credit."""
     light: dict[str, dict] = {}
     similarity: dict[str, float] = {}
     coverage: dict[str, float] = {}
+    defines: dict[str, float] = {}
     entries: dict[str, list[tuple[tuple, str]]] = {}
     row_stems: dict[int, frozenset[str]] = {}
     for _, signal, rows in found:
@@ -301,8 +365,9 @@ def _candidate_lists(
                 row["_score"] = float(row["_score"]) * (1.0 + CONTEXT_BOOST * share)
     top_bm25 = {source: max((float(r["_score"]) for r in rows), default=1.0)
                 for source, signal, rows in found if signal == "text"}
-    # The working change is ordered by how much of the query it matched, so full-text lists go first.
-    for source, signal, rows in sorted(found, key=lambda job: job[1] == "change"):
+    # The working change and the definers are ordered by how much of the query they matched, so full-text lists
+    # go first.
+    for source, signal, rows in sorted(found, key=lambda job: {"symbol": 1, "change": 2}.get(job[1], 0)):
         for row in rows:
             key = f"{source}:{row['id']}"
             if signal == "vector":
@@ -311,6 +376,14 @@ def _candidate_lists(
                     continue
                 similarity[key] = sim
                 order: tuple = (-sim,)
+            elif signal == "symbol":
+                symbols = row["symbols"] or []
+                match = definition_match(symbols, names) or near_match(symbols, typed)
+                if match <= 0:
+                    continue
+                defines[key] = match
+                # Among equal definers the fuller one: an implementation before its typing overloads.
+                order = (-match, -coverage.get(key, 0.0), row["start_line"] - row["end_line"], row["path"])
             elif signal == "text":
                 # Full-text search matched at least one query word, even if it lies past the part read here.
                 matched = max(len(stems & row_stems[id(row)]), 1)
@@ -322,9 +395,14 @@ def _candidate_lists(
             light.setdefault(key, row)
             entries.setdefault(signal, []).append((order, key))
     lists = {signal: [key for _, key in sorted(found_here)] for signal, found_here in entries.items()}
+    # Chunks of a file the query names by a word of its file name (`reloader` -> `_reloader.py`), in full-text
+    # order: a file named for what is asked is about it.
+    named = [key for key in lists.get("text", []) if key.startswith("code:") and _file_words(light[key]["path"]) & stems]
+    if named:
+        lists["named"] = named
     if "change" in lists:
         lists["change"] = _round_robin(lists["change"], entries["change"])
-    return lists, light, similarity, coverage
+    return lists, light, similarity, coverage, defines
 
 
 def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]:

@@ -19,7 +19,6 @@ Three stages, split where the data changes shape:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -30,7 +29,7 @@ from .config import SelectWeights
 from .database import in_filter, scan
 from .errors import CortexError
 from .items import Item, Selection
-from .query import parse_query
+from .query import code_names
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .roles import role_weight, topics_of
 from .select_files import FileReads, named_files
@@ -227,12 +226,7 @@ def _rank_files(weights, task, files: FileReads, code_hits, memory_hits, changed
 
 
 def _task_identifiers(task: str) -> set[str]:
-    parsed = parse_query(task[:20000])
-    out = {t.lower() for t in parsed.identifiers}
-    out |= {t.rsplit(".", 1)[-1].lower() for t in parsed.identifiers}
-    out |= {w.lower() for w in re.findall(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b", task)}
-    out |= {w.lower() for w in re.findall(r"`+([^`\s]+?)`+", task)}
-    return {w.strip("()") for w in out if len(w) > 2}
+    return {name.lower() for name in code_names(task)}
 
 
 def _task_terms(task: str) -> dict[str, float]:

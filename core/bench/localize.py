@@ -109,7 +109,12 @@ def _strip_names(message: str, files: list[str]) -> str:
 
 
 def extract(task: Task, dest: Path) -> None:
-    archive = subprocess.run(["git", "--git-dir", str(task.git_dir), "archive", task.parent], capture_output=True, check=True).stdout
+    extract_tree(task.git_dir, task.parent, dest)
+
+
+def extract_tree(git_dir: Path, rev: str, dest: Path) -> None:
+    """The tree at `rev` written under `dest` (read-only use of the git directory)."""
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", rev], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
 
@@ -171,18 +176,23 @@ def _terms(text: str) -> list[str]:
 
 
 def bm25_rank(files: _Files, task: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
-    docs = {p: Counter(_terms(t) + _terms(p)) for p, t in files.texts.items()}
+    return bm25_order({p: f"{t}\n{p}" for p, t in files.texts.items()}, task, k1, b)
+
+
+def bm25_order(texts: dict[str, str], query: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
+    """The keys of `texts` (whole files here, chunks in `cortex bench search`) that hold a query word, by BM25."""
+    docs = {key: Counter(_terms(text)) for key, text in texts.items()}
     lengths = {p: sum(c.values()) for p, c in docs.items()}
     avg = statistics.mean(lengths.values()) if lengths else 1.0
     df: Counter = Counter()
     for c in docs.values():
         df.update(c.keys())
     n = len(docs)
-    query = set(_terms(task))
+    wanted = set(_terms(query))
     scores = {}
     for p, c in docs.items():
         s = 0.0
-        for term in query:
+        for term in wanted:
             tf = c.get(term, 0)
             if tf:
                 idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
@@ -191,9 +201,14 @@ def bm25_rank(files: _Files, task: str, k1: float = 1.2, b: float = 0.75) -> lis
     return sorted((p for p in scores if scores[p] > 0), key=lambda p: (-scores[p], p))
 
 
+def grep_words(task: str) -> set[str]:
+    """What a person would grep for: the task's identifier-like words (code-shaped or 5+ letters)."""
+    return {w for w in _WORD.findall(task) if ("_" in w or re.search(r"[a-z][A-Z]", w) or len(w) >= 5) and w.lower() not in STOP_WORDS}
+
+
 def grep_rank(files: _Files, task: str) -> list[str]:
     """Files ranked by how many of the task's identifier-like words (code-shaped or 5+ letters) they contain."""
-    idents = {w for w in _WORD.findall(task) if ("_" in w or re.search(r"[a-z][A-Z]", w) or len(w) >= 5) and w.lower() not in STOP_WORDS}
+    idents = grep_words(task)
     scores = {}
     for path, text in files.texts.items():
         hits = sum(text.count(w) for w in idents)

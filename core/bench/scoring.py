@@ -10,6 +10,7 @@ Edit recall: for each gold file, take the old side of the fix's hunks with one l
 
 from __future__ import annotations
 
+import re
 import statistics
 import subprocess
 from dataclasses import dataclass, field
@@ -48,6 +49,25 @@ def edit_lines(git_dir: Path, parent: str, commit: str, path: str) -> list[str]:
         if sum(not c.isspace() for c in body) >= MIN_CHARS:
             lines.append(body)
     return lines
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? ")
+
+
+def changed_lines(git_dir: Path, parent: str, commit: str, path: str) -> frozenset[int]:
+    """Line numbers (old side, 1-based) the fix changes in `path` (`git diff -U0`): the lines it removes or
+    rewrites, and for a pure insertion the lines either side of where it goes in."""
+    diff = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "diff", "-U0", "--no-color", "--no-ext-diff", parent, commit, "--", path],
+        capture_output=True, text=True, errors="replace", check=True,
+    ).stdout
+    lines: set[int] = set()
+    for match in map(_HUNK.match, diff.splitlines()):
+        if match is None:
+            continue
+        start, count = int(match.group(1)), int(match.group(2) or 1)
+        lines.update(range(start, start + count) if count else (start, start + 1))
+    return frozenset(lines)
 
 
 def edit_visible(lines: list[str], shown: str | None) -> bool:

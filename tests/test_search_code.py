@@ -1,0 +1,128 @@
+"""Search that finds the code: source before the tests, docs and changelogs that repeat its words, a name's
+definition before its uses, boosts that reorder close matches only. Real LanceDB, model and git repositories."""
+
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.query import Filters
+from cortex_tui.core.records import MemoryDraft
+
+from .conftest import Cli, commit_file
+
+COOKIES = '''\
+def parse_cookie(header):
+    """Parse a Cookie header into a dict of cookies."""
+    pairs = [part.split("=", 1) for part in header.split(";") if "=" in part]
+    return {key.strip(): value.strip() for key, value in pairs}
+'''
+
+COOKIE_TESTS = "\n\n".join(
+    f'def test_cookie_{n}():\n    """Cookies parsed from header {n}."""\n'
+    f'    assert parse_cookie("a={n}; b={n}")["a"] == "{n}"  # cookies parsed: parse_cookie parses cookies'
+    for n in range(8)
+) + "\n"
+
+COOKIE_DOCS = "Cookies\n=======\n\nCookies are parsed by ``parse_cookie``: parsing cookies, cookies parsed, cookie.\n"
+
+ROUTING = '''\
+class Map:
+    """A set of rules."""
+
+    def match(self, rules):
+        return [rule for rule in rules if rule]
+
+
+class MapAdapter:
+    """Binds a map to one request."""
+
+    def __init__(self, url_map):
+        self.url_map = url_map
+
+    def match(self, path):
+        """Find the endpoint for a path."""
+        for rule in self.url_map.rules:
+            if rule.path == path:
+                return rule.endpoint
+        raise LookupError(path)
+'''
+
+CALLERS = "\n\n".join(
+    f"def route_{n}(adapter):\n    # MapAdapter match for route {n}\n    return adapter.match('/r{n}')  # MapAdapter.match"
+    for n in range(6)
+) + "\n"
+
+
+def cookie_repo(repo) -> Engine:
+    commit_file(repo, "src/cookies.py", COOKIES, "Parse cookies")
+    commit_file(repo, "tests/test_cookies.py", COOKIE_TESTS, "Test cookie parsing")
+    commit_file(repo, "docs/cookies.rst", COOKIE_DOCS, "Document cookies")
+    commit_file(repo, "CHANGES.rst", "- Cookies parsed with parse_cookie keep their order.\n" * 20, "Changelog")
+    commit_file(repo, "src/routing.py", ROUTING, "Add routing")
+    commit_file(repo, "src/views.py", CALLERS, "Add views")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    return engine
+
+
+def test_source_ranks_above_the_tests_docs_and_changelog_that_repeat_its_words(repo):
+    engine = cookie_repo(repo)
+    hits = engine.search("where are cookies parsed").hits
+    assert hits[0].path == "src/cookies.py", [h.path for h in hits]
+    assert "role" in next(h for h in hits if h.path == "tests/test_cookies.py").score.boosts
+    # A query about the tests, or pointing under tests/, gets them.
+    assert engine.search("tests of cookie parsing").hits[0].path == "tests/test_cookies.py"
+    assert engine.search("cookies parsed", Filters(files=("tests/",))).hits[0].path == "tests/test_cookies.py"
+
+
+def test_a_name_finds_its_definition_before_its_uses(repo):
+    engine = cookie_repo(repo)
+    top = engine.search("parse_cookie").hits[0]
+    assert (top.path, top.symbols) == ("src/cookies.py", ("parse_cookie",))
+    assert top.snippet.text.startswith("def parse_cookie(header):") and top.snippet.start_line == 1
+
+
+def test_a_qualified_name_resolves_to_that_owners_method(repo):
+    engine = cookie_repo(repo)
+    top = engine.search("MapAdapter.match").hits[0]
+    assert top.path == "src/routing.py" and "MapAdapter.match" in top.symbols
+    assert top.snippet.text.lstrip().startswith("def match(self, path):")
+    assert top.snippet.start_line == ROUTING.splitlines().index("    def match(self, path):") + 1
+
+
+def test_a_name_typed_with_a_slip_or_in_part_finds_the_definition(repo):
+    engine = cookie_repo(repo)
+    assert engine.search("parse_cokoie").hits[0].symbols == ("parse_cookie",)
+    assert engine.search("parse_coo").hits[0].symbols == ("parse_cookie",)
+
+
+def test_question_words_do_not_drive_the_match(repo):
+    commit_file(repo, "src/reloader.py", "def restart_on_change(paths):\n    return watch(paths)\n", "Reloader")
+    commit_file(repo, "src/notes.py", "# where is it implemented? how is it defined? where is it located?\n"
+                "IMPLEMENTED = 'implemented where defined'\n", "Notes")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    assert engine.search("where is the reloader implemented").hits[0].path == "src/reloader.py"
+
+
+def test_the_working_change_reorders_close_matches_but_lifts_no_weak_one(repo):
+    engine = cookie_repo(repo)
+    commit_file(repo, "src/session.py", "def save_session(store):\n    # store the session\n    return store\n\n\n"
+                "def cookie_name():\n    return 'session'\n", "Sessions")
+    engine.code_index().update(embed=False)
+    (repo / "src/session.py").write_text((repo / "src/session.py").read_text() + "\n# edited\n")
+    # Recent, on this branch, tied to the modified file: every boost there is, and one query word of three.
+    engine.remember(MemoryDraft(text="Sessions keep a cookie name.", files=("src/session.py",)))
+    hits = engine.search("where are cookies parsed").hits
+    order = [h.path or h.title for h in hits]
+    assert order.index("src/cookies.py") < order.index("Sessions keep a cookie name."), order
+    memory = hits[order.index("Sessions keep a cookie name.")]
+    assert sum(memory.score.boosts.get(b, 0) for b in ("modified_file", "branch", "recency")) < 0.5
+    weak = [h for h in hits if h.path == "src/session.py"]
+    assert weak and all(h.score.boosts.get("modified_file", 0) < 0.5 for h in weak)
+    assert order[0] == "src/cookies.py", order
+
+
+def test_the_cli_shows_the_definition_first_in_the_engines_order(repo, capsys):
+    engine = cookie_repo(repo)
+    expected = [(h.path, h.start_line) for h in engine.search("parse_cookie", limit=5).hits]
+    shown = Cli(repo, capsys).json("ss", "parse_cookie", "--limit", "5")["hits"]
+    assert [(h["path"], h["start_line"]) for h in shown] == expected
+    assert shown[0]["path"] == "src/cookies.py" and shown[0]["snippet"]["text"].startswith("def parse_cookie(")

@@ -1,0 +1,71 @@
+"""What a resident server's memory costs after it embeds a repository, measured on real processes from /proc.
+
+Not timed. The session's runtime directory and the stopping of each test's servers come from conftest.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cortex_tui.core as core_package
+
+from .conftest import commit_file
+
+SOURCES = ("index.py", "store.py", "database.py")
+"""Real code with long functions: about a hundred chunks, a third of them at the model's 256-token limit."""
+EMBEDDING_LEFTOVER_MIB = 100
+"""How far above its warm size a server may stay once it has embedded them. The old session kept the largest
+batch's working memory for good (more than 1 GB here); handing it back leaves some tens of MiB."""
+
+
+def _cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.client", *args], cwd=repo, capture_output=True,
+                          timeout=600)
+
+
+def _status(repo: Path) -> dict:
+    out = _cortex(repo, "serve", "--status", "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
+    """The dashboard's first index on a lexically indexed repository: the server embeds every chunk, and its
+    resident memory afterwards is close to what it was warm, not the largest batch's working set."""
+    for name in SOURCES:
+        commit_file(empty_repo, f"engine/{name}", (Path(core_package.__file__).parent / name).read_text(), f"Add {name}")
+    lexical = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", "index", "--no-embed", "--json"],
+                             cwd=empty_repo, capture_output=True, timeout=600)
+    assert lexical.returncode == 0, lexical.stderr
+    assert json.loads(lexical.stdout)["embeddings_pending"] >= 90
+
+    assert _cortex(empty_repo, "what").returncode == 0  # starts the server and waits for its warm-up
+    server = _status(empty_repo)["pid"]
+    warm = _rss_mib(server)
+
+    from cortex_tui.app.remote import Remote
+    from cortex_tui.app.remote_bridge import RemoteBridge
+
+    bridge = RemoteBridge(Remote.attach(empty_repo, None, start=True))  # as `cortex-tui` attaches
+    try:
+        report, indexed = bridge.index(lambda progress: None, lambda: False)
+    finally:
+        bridge.stop()
+    assert indexed.embeddings_pending == 0 and report.embedded >= 90
+    assert _status(empty_repo)["pid"] == server, "the same server embedded them"
+
+    after = _rss_mib(server)
+    assert after - warm < EMBEDDING_LEFTOVER_MIB, f"warm {warm:.0f} MiB, after embedding {after:.0f} MiB"
+    # `cortex serve --status` reports the same figure.
+    shown = _status(empty_repo)["rss_bytes"] / 2**20
+    assert abs(shown - _rss_mib(server)) < 0.1 * shown
