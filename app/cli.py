@@ -321,6 +321,12 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     b.add_argument("--words", default="progress bar color", help="the search words (also given to git grep)")
     b.add_argument("--runs", type=int, default=20, help="runs of each warm command and of git grep")
     b.add_argument("--cold-runs", type=int, default=3, help="runs of each cold and in-process command")
+    b = bench.add_parser("secrets", help="lines of real repositories the secret detector flags, and its speed", parents=[nested])
+    b.add_argument("repos", nargs="+", help="git work trees or bare mirrors (HEAD is read, nothing written)")
+    b = bench.add_parser("disk", help=".cortex size under sustained writes (writers + watcher + edits) vs compacted", parents=[nested])
+    b.add_argument("--repo", required=True, help="a git repository whose tracked files are copied (read only)")
+    b.add_argument("--minutes", type=float, default=5.0)
+    b.add_argument("--writers", type=int, default=3, help="processes remembering notes through the server")
     b = bench.add_parser("index", help="indexing speed, embeddings, size, RSS, save-to-searchable", parents=[nested])
     b.add_argument("--repo", required=True, help="a git repository or directory to index (read in place)")
     b.add_argument("--edits", type=int, default=20, help="saves to time under the watcher")
@@ -336,9 +342,17 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
 
 def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> int:
     """Run one command with its context (default: this process's streams, directory and environment)."""
+    import sys
+
     from .context import CommandContext
+    from .text_input import invalid_argument
 
     ctx = ctx or CommandContext.of_process()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    problem = invalid_argument(argv)
+    if problem:
+        ctx.stderr.write(f"cortex: error: {problem}\n")
+        return 2
     try:
         args = build_parser().parse_args(argv)
     except UsageExit as exc:

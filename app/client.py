@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 
 from . import protocol
+from .text_input import invalid_argument
 from .connection import SILENCE_SECONDS, START_SECONDS, connect, daemon_wanted, server_key, start_server, wait_stopped
 from .protocol import Request
 
@@ -45,6 +46,9 @@ class _Retry(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    problem = invalid_argument(argv)
+    if problem:  # before a server is asked (or started) for a command that cannot run
+        return _fail(problem, 2)
     argv, no_daemon = _strip_no_daemon(argv)
     if no_daemon:
         # Also for what runs in-process and would attach to a server itself (`cortex mcp`), and its children.
@@ -192,9 +196,9 @@ def _write(output: list, code: int) -> int:
     return code
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, code: int = 1) -> int:
     print(f"cortex: error: {message}", file=sys.stderr)
-    return 1
+    return code
 
 
 def run() -> None:

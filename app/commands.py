@@ -12,6 +12,7 @@ from ..core.text import visible
 from .agent_commands import cmd_agent as cmd_agent
 from .context import CommandContext
 from .output import age, selection_item_json, styled
+from .text_input import read_text
 
 
 def _memory_rows(memories: list[Memory]) -> list[list[str]]:
@@ -68,7 +69,7 @@ def cmd_init(args, ctx: CommandContext) -> int:
 
 
 def cmd_remember(args, ctx: CommandContext) -> int:
-    text = ctx.stdin.read() if args.text == "-" else args.text
+    text = read_text(ctx.stdin) if args.text == "-" else args.text
     draft = MemoryDraft(
         text=text,
         kind=args.kind,
@@ -386,6 +387,16 @@ def cmd_bench(args, ctx: CommandContext) -> int:
 
         result = bench_scale.run(Path(args.repo), args.files, args.memories, queries=args.queries, touch=args.touch)
         return _print_bench(args, ctx, result, bench_scale.rows(result), 40)
+    if args.bench == "secrets":
+        from ..core.bench import secrets as bench_secrets
+
+        result = bench_secrets.run([ctx.path(r) for r in args.repos])
+        return _print_bench(args, ctx, result, bench_secrets.rows(result), 24)
+    if args.bench == "disk":
+        from ..core.bench import disk as bench_disk
+
+        result = bench_disk.run(ctx.path(args.repo), minutes=args.minutes, writers=args.writers)
+        return _print_bench(args, ctx, result, bench_disk.rows(result), 34)
     if args.bench == "index":
         from ..core.bench import index as bench_index
 
@@ -568,7 +579,7 @@ def cmd_graph(args, ctx: CommandContext) -> int:
 
 def _select_request(args, ctx: CommandContext) -> SelectRequest:
     text = " ".join(args.task)
-    return SelectRequest(ctx.stdin.read() if text == "-" else text, args.budget, args.max_items, args.include_tests,
+    return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
                          args.min_score, fmt=args.format)
 
 
@@ -656,7 +667,8 @@ def cmd_doctor(args, ctx: CommandContext) -> int:
         ctx.out.json(report.to_json())
         return 0
     for t in report.tables:
-        ctx.out.console.out(f"{'ok' if not t.problem else 'DAMAGED':8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem))
+        state = "ok" if not t.problem else "LOST" if t.problem.startswith("LOST") else "DAMAGED"
+        ctx.out.console.out(f"{state:8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem.removeprefix("LOST ")))
     for line in report.actions or ["nothing to repair"]:
         ctx.out.console.out(line)
     return 0

@@ -187,6 +187,9 @@ class Server:
 
     # --- life ----------------------------------------------------------------------------------------------------
 
+    _unusable: str | None = None
+    """Why this server's repository or database cannot be used at all (found by the warm-up), or None."""
+
     def log(self, message: str) -> None:
         try:
             self._log_file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} [{os.getpid()}] {message}\n")
@@ -353,6 +356,9 @@ class Server:
         try:
             protocol.send(conn, {"type": "done", "output": output, "exit": code})
         finally:
+            if self._unusable is not None:
+                self.log(f"nothing can run here ({self._unusable}): stopping")
+                self.stop()
             if deferred:
                 try:
                     self._submit(self._run_deferred, deferred)
@@ -485,7 +491,7 @@ class Server:
                 import lancedb  # noqa: F401 - the largest single import (seconds), paid here instead of by a command
 
                 from ..core.config import load_settings
-                from ..core.errors import CortexError
+                from ..core.errors import CortexError, UnusableLocation
                 from . import bridge, commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
             finally:
                 self._imported.set()
@@ -493,14 +499,21 @@ class Server:
             settings = self._settings = load_settings()
             if self.idle_seconds is None:
                 self.idle_seconds = settings.daemon_idle_minutes * 60
-            engine = self._engines(Path(self.root), self.db or None, settings)
+            try:
+                engine = self._engines(Path(self.root), self.db or None, settings)
+                try:
+                    engine.stores()
+                    engine.has_index()
+                except UnusableLocation:
+                    raise
+                except CortexError:
+                    pass  # nothing stored yet: the first write creates it
+            except UnusableLocation as exc:
+                # Nothing will ever work here (`--db /dev/null`): answer the commands already sent, then go.
+                self._unusable = str(exc)
+                raise
             engine.embedder.embed_one("warm up")
             engine.compact_in_background(self.log)
-            try:
-                engine.stores()
-                engine.has_index()
-            except CortexError:
-                pass  # nothing stored yet: the first write creates it
             self.log(f"warm in {time.perf_counter() - started:.1f} s")
         except Exception as exc:  # a command will meet (and report) the same problem
             self.log(f"warm-up failed: {type(exc).__name__}: {exc}")

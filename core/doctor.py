@@ -9,6 +9,7 @@ opens. Nothing is deleted that might hold memories: what cannot be read at all i
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -64,10 +65,15 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
     if "meta" not in names:
         raise CortexError(f"{uri} is not a cortex database (no meta table)")
     health = tuple(check_table(db.conn, name) for name in names)
+    lost = {t.name: found for t in health if not t.problem and (found := find_lost_writes(Path(uri), t.name))}
+    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else t for t in health)
     actions: list[str] = []
     rebuild_index = False
     with db.write_lock():
         for table in health:
+            if table.name in lost:
+                actions.append(_acknowledge_lost(Path(uri), lost[table.name], table.rows))
+                continue
             if not table.problem:
                 continue
             if table.name in INDEX_TABLES:
@@ -152,6 +158,95 @@ def _scrub_agent_log(db: Database) -> str:
     if not secrets:
         return ""
     return f"agent log: {secrets} secret(s) redacted in {rows_changed} rows stored before a rule caught them"
+
+
+@dataclass(frozen=True)
+class LostWrites:
+    """Commits a table made that its remaining manifests do not reach: the newest manifest was deleted (Lance then
+    opens the one before it without a word), or the manifests are older than the table's data."""
+
+    name: str
+    version: int
+    """The version the table opens at."""
+    newest: int
+    """The newest version this table is known to have reached (its version hint, or the transactions on top)."""
+    transactions: tuple[Path, ...]
+    data_files: int
+    data_bytes: int
+    written: datetime
+
+    @property
+    def problem(self) -> str:
+        versions = f"version {self.newest}" if self.newest == self.version + 1 else \
+            f"versions {self.version + 1}-{self.newest}"
+        return (f"LOST {versions}: newer than its newest manifest (version {self.version}), written "
+                f"{self.written:%Y-%m-%d %H:%M:%S}: {self.data_files} data file(s), {_size(self.data_bytes)}")
+
+
+_SETTLED_S = 60.0
+"""A transaction file younger than this may belong to a commit still under way in another process."""
+
+
+def find_lost_writes(uri: Path, name: str) -> LostWrites | None:
+    """Writes of a local table that its manifests lost: its version hint names a version no manifest has, or
+    settled transactions made on top of the newest manifest exist with data files newer than it (a commit under
+    way writes its transaction and data just before its manifest)."""
+    folder = uri / f"{name}.lance"
+    manifests = {_manifest_version(p.stem): p for p in (folder / "_versions").glob("*.manifest") if p.stem.isdigit()}
+    if not manifests:
+        return None
+    version = max(manifests)
+    since = manifests[version].stat().st_mtime
+    hint = _version_hint(folder)
+    later = [p for p in (folder / "_transactions").glob("*.txn")
+             if _read_version(p) >= version and p.stat().st_mtime > since]
+    data = [p.stat() for p in (folder / "data").glob("*.lance") if p.stat().st_mtime > since]
+    if hint is None or hint <= version:
+        # Nothing names a newer version: only settled transactions with data newer than the manifests say a
+        # commit was made and its manifest lost (one under way writes them just before its manifest).
+        settled = datetime.now().timestamp() - _SETTLED_S
+        later = [p for p in later if p.stat().st_mtime < settled]
+        if not later or not any(d.st_mtime < settled for d in data):
+            return None
+    newest = max([hint or 0, *(_read_version(p) + 1 for p in later)])
+    if newest <= version:
+        return None
+    stamps = [p.stat().st_mtime for p in later] + [d.st_mtime for d in data]
+    written = datetime.fromtimestamp(max(stamps)) if stamps else datetime.fromtimestamp(since)
+    return LostWrites(name, version, newest, tuple(later), len(data), sum(d.st_size for d in data), written)
+
+
+def _acknowledge_lost(uri: Path, lost: LostWrites, rows: int | None) -> str:
+    """Say what was lost, and make the table consistent with what it has: its transactions beyond the manifests
+    go under `.doctor/` (kept for a manual look), and the version hint no longer names a version that is gone.
+    The data files nothing references are removed by the next compaction."""
+    folder = uri / f"{lost.name}.lance"
+    aside = uri / ASIDE / lost.name / "_transactions"
+    aside.mkdir(parents=True, exist_ok=True)
+    for path in lost.transactions:
+        shutil.move(str(path), aside / path.name)
+    (folder / "_versions" / "latest_version_hint.json").unlink(missing_ok=True)
+    what = f"version {lost.newest}" if lost.newest == lost.version + 1 else f"versions {lost.version + 1}-{lost.newest}"
+    return (f"{lost.name}: the write(s) of {what} (made {lost.written:%Y-%m-%d %H:%M:%S}) are lost: their manifest is "
+            f"missing; the table reads as version {lost.version} ({rows} rows); {len(lost.transactions)} "
+            f"transaction file(s) set aside in {aside}")
+
+
+def _version_hint(folder: Path) -> int | None:
+    try:
+        return int(json.loads((folder / "_versions" / "latest_version_hint.json").read_text())["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _read_version(transaction: Path) -> int:
+    """The version a transaction was made on top of (`{read_version}-{uuid}.txn`)."""
+    head = transaction.name.split("-", 1)[0]
+    return int(head) if head.isdigit() else -1
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:.1f} kB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
 
 
 def _restore(db: Database, name: str) -> str:

@@ -17,7 +17,7 @@ from .config import Settings, load_settings
 from .database import Database, RemoteOptions, is_unreachable, quote, unreachable_error
 from .agentlog import AgentLog
 from .embed import Embedder
-from .errors import CortexError
+from .errors import CortexError, UnusableLocation
 from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .index import CodeIndex
@@ -35,7 +35,7 @@ class Engine:
     def __init__(self, path: Path | str = ".", db: str | None = None, settings: Settings | None = None) -> None:
         start = Path(path).expanduser()
         if not start.exists():
-            raise CortexError(f"path {start} does not exist")
+            raise UnusableLocation(f"path {start} does not exist")
         self.settings = settings or load_settings()
         self.repo_root = gitctx.repo_root(start.resolve())
         self.root = self.repo_root or start.resolve()

@@ -11,3 +11,8 @@ class CortexError(Exception):
 class DatabaseLocked(CortexError):
     """Another process holds the database's write lock past the timeout: reads still work, so callers that can do
     without their write (creating tables at start-up) go on and let the write that needs it report."""
+
+
+class UnusableLocation(CortexError):
+    """A repository path or database location nothing can work with (missing, not a directory, not creatable):
+    every command there fails the same way until the user points elsewhere."""

@@ -80,7 +80,7 @@ def record_texts(records: Iterable[object]) -> dict[str, str]:
 def redact_item(item: T) -> tuple[T, int]:
     """A context item (`core.select.Item`) with secrets redacted in its text, path and memory title, and how many
     there were. Stored rows are clean already; this covers rows kept from before a rule existed."""
-    text, in_text = redact(item.text, item.path)
+    text, in_text = redact(item.text)
     path, in_path = redact(item.path)
     memory, in_title = item.memory, 0
     if memory is not None:

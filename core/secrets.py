@@ -1,22 +1,37 @@
 """Recognising secrets, so they are never indexed, stored, copied or rendered.
 
-Two kinds of rule (`core/secret_rules.py`): token formats (detect-secrets' plugins plus ours), and assignments whose
-name says the value is secret (`password: …`, `DB_PASSWORD=…`, `"api_key": "…"`). A found secret is the value only,
-so `redact` keeps the name readable: `password: «redacted password»`. Documented example values and placeholders
-(`AKIAIOSFODNN7EXAMPLE`, `changeme`, `<password>`, `${VAR}`, `xxxx`) are allowed, so docs and tests stay indexed.
+One detector for every gate: `find_secrets(text)` gives the same verdict for a text whether it is a file being
+indexed, a memory's field, an import record, a search hit or a context document. Three layers (rules in
+`core/secret_rules.py`):
+
+- the maintained rule set (kingfisher: the betterleaks rules and Google's veles detectors), in-process;
+- our token formats for what it leaves out (AWS key ids alone, test keys, HTTP credentials, crypt hashes, `.netrc`);
+- assignments whose name says the value is secret (`password: …`, `DIGITALOCEAN_TOKEN=…`, `"apiKey": "…"`,
+  `<add key="DbPassword" value="…"/>`, Terraform `variable "db_password" { default = "…" }`) with a plausible
+  value: not a placeholder, a reference, a type or a word; random-looking when the name only says `key`/`auth`.
+
+A found secret is the value only, so `redact` keeps the name readable: `password: «redacted secret»`. Documented
+example values and placeholders (`AKIAIOSFODNN7EXAMPLE`, `changeme`, `<password>`, `${VAR}`, `xxxx`) are allowed,
+so docs and tests stay indexed.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from fnmatch import translate
 from functools import lru_cache
 from pathlib import PurePosixPath
+from urllib.parse import unquote
 
-from .secret_rules import keywords, token_rules
+from .secret_rules import (
+    BASIC_KINDS, JUDGED_KINDS, MIXED_KINDS, SECRET_WORDS_ENDING, SECRET_WORDS_WHOLE, SECRET_WORDS_WITHIN,
+    keyword_pattern, vendor_kind, vendor_scanner,
+)
 
 SECRET_FILE_PATTERNS = (
     ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks", "id_rsa*", "id_dsa*",
@@ -29,26 +44,30 @@ SECRET_FILE_PATTERNS = (
 _SECRET_NAME = re.compile("|".join(translate(pattern) for pattern in SECRET_FILE_PATTERNS))
 _EXAMPLE_SUFFIXES = (".example", ".sample", ".template", ".dist")
 
-# Languages where a secret assignment is a quoted literal: `password = get_password()` names a value, not one.
-_CODE_SUFFIXES = frozenset({
-    ".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".rs", ".java", ".kt",
-    ".scala", ".rb", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cs", ".php", ".swift", ".m",
-    ".lua", ".dart",
-})
-
 # After a secret's name: closing quotes or brackets (`"password":`, `env["DB_PASSWORD"] =`), an assignment, then
 # a quoted value (a JSON-escaped quote counts, as in notebooks) or a bare one.
 _ASSIGNMENT = re.compile(
-    r"""(?:\\?["'`]|\]){0,2}[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*"""
+    r"""(?:\\?["'`]|\]){0,2}[ \t]*(?::=|=>|\?=|=(?!=)|=(?==[^\s=])|:(?!:))[ \t]*"""
     r"""(?:(?P<q>\\?["'`])(?P<quoted>[^"'`\\\n]{1,500})(?P=q)|(?P<bare>[^\s"'`\\,;]{1,500}))"""
 )
-_NAME_CHARS = re.compile(r"[\w.-]{0,64}")
+_NAME_AFTER = re.compile(r"[\w.-]{0,64}")
+_NAME_BEFORE = re.compile(r"[\w.-]{0,64}$")
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # A name ending in one of these holds something about a secret, not the secret (`password_file`, `SECRET_NAME`).
 _NOT_VALUE_SUFFIXES = frozenset({
     "file", "files", "path", "dir", "env", "var", "name", "names", "id", "ids", "type", "length", "len", "field",
     "prompt", "label", "hint", "policy", "header", "param", "method", "mode", "version", "count", "min", "max",
-    "regex", "pattern", "required", "enabled", "url", "uri", "ref", "key_name", "store", "manager", "backend",
-    "provider", "source", "command", "cmd", "input", "option", "options", "placeholder", "help", "message", "text",
+    "regex", "pattern", "required", "enabled", "url", "uri", "ref", "store", "manager", "backend", "provider",
+    "source", "command", "cmd", "input", "option", "options", "placeholder", "help", "message", "text", "size",
+    "bits", "limit", "expiry", "expires", "ttl", "timeout", "format", "prefix", "suffix", "index", "column", "col",
+    "class", "schema", "reset", "rotation", "strength", "encoding", "algorithm", "alg", "hash", "usage", "scope",
+    "scopes", "kind", "endpoint", "host", "port", "user", "username", "login", "email", "status", "error",
+    "settings", "config", "sources",
+})
+# A name made of these words before `key` is a secret's name (`API_KEY`, `privateApiKey`); `sort_key` is not.
+_SECRET_KEY_QUALIFIERS = frozenset({
+    "api", "access", "secret", "private", "signing", "master", "encryption", "client", "service", "account", "app",
+    "license", "shared", "hmac", "admin", "server", "session", "webhook", "sdk", "write", "read",
 })
 _PLACEHOLDER_WORDS = frozenset({
     "password", "passwd", "secret", "token", "changeme", "change_me", "change-me", "none", "null", "nil", "true",
@@ -60,11 +79,27 @@ _PLACEHOLDER_MARKS = re.compile(
     r"(?i:example|sample|placeholder|dummy|changeme|change[_-]me|your[_-]|redacted|«)|[xX*]{4,}|\.\.\.|"
     r"\$\{|\{\{|%\(|<[^>]*>|^\$[A-Za-z_]\w*$|^%[A-Za-z_]+%$"
 )
+# XML settings (`<add key="DbPassword" value="…"/>`, `<property name="db.password" value="…"/>`) and Terraform
+# variables (`variable "db_password" { default = "…" }`): the name and the value are apart.
+_PAIR_VALUES = (
+    # (the value, led by a literal so `re` searches fast; the name, read backwards from the value)
+    (re.compile(r'value\s*=\s*"([^"\n]{1,500})"'), re.compile(r'\b(?:key|name)\s*=\s*"([^"\n]{1,80})"\s+$'), 200),
+    (re.compile(r'default\s*=\s*"([^"\n]{1,500})"'), re.compile(r'\bvariable\s+"([^"\n]{1,80})"\s*\{[^{}]*$'), 600),
+)
 # Every token format has a long run of letters and digits, and an assignment or URL password needs one of `:=@$`:
 # paths without either (nearly all of them) skip the full scan, which matters when listing large trees.
 _PATH_MAY_HOLD_SECRET = re.compile(r"[A-Za-z0-9]{16}|[:=@$]")
 _DOTTED_NAME = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?")
+_WORD = re.compile(r"[A-Za-z][a-z]*")
+_SNAKE_NAME = re.compile(r"[a-z_][a-z_]*_[a-z_]*")
+_VERSION = re.compile(r"[<>=!~^v]*\d+(?:\.\d+)+[\w.+-]*")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)*/?")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+RANDOM_MIN_CHARS = 16
+RANDOM_MIN_BITS = 3.0
+"""A value under a name that only says `key` or `auth` counts when it has at least this many characters, letters
+and digits or both cases, and this many bits of entropy per character (a UUID has 3.6; `created_at_index` has
+3.3 but one case and no digit)."""
 
 
 @dataclass(frozen=True)
@@ -90,13 +125,13 @@ def is_secret_path(path: str) -> bool:
     return bool(_PATH_MAY_HOLD_SECRET.search(path) and find_secrets(path))
 
 
-def find_secrets(text: str, path: str = "") -> list[SecretHit]:
-    """Every secret in text, in order and without overlaps. `path` says what the text is: in code files a
-    secret assignment must be a quoted literal."""
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every secret in text, in order and without overlaps. One verdict for a text wherever it comes from: a
+    file being indexed, a memory's field, a search hit or a context document."""
     if not text:
         return []
-    hits = _token_hits(text) + _assignment_hits(text, PurePosixPath(path).suffix.lower() in _CODE_SUFFIXES)
-    hits.sort(key=lambda h: (h.start, -h.end))
+    hits = _format_hits(text) + _assignment_hits(text) + _pair_hits(text)
+    hits.sort(key=lambda h: (h.start, -h.end, h.kind))  # the same kind for the same span, whatever found it first
     merged: list[SecretHit] = []
     for hit in hits:
         if merged and hit.start < merged[-1].end:
@@ -107,9 +142,9 @@ def find_secrets(text: str, path: str = "") -> list[SecretHit]:
     return merged
 
 
-def redact(text: str, path: str = "") -> tuple[str, int]:
+def redact(text: str) -> tuple[str, int]:
     """Replace every secret value with a marker; returns the new text and how many were replaced."""
-    hits = find_secrets(text, path)
+    hits = find_secrets(text)
     if not hits:
         return text, 0
     out, cursor = [], 0
@@ -152,96 +187,167 @@ def redact_json(value):
     return value
 
 
-def _token_hits(text: str) -> list[SecretHit]:
+def _format_hits(text: str) -> list[SecretHit]:
+    data = text.encode("utf-8", "surrogatepass")
+    findings = [f for f in vendor_scanner().scan(data) if f.visible]
+    if not findings:
+        return []
+    spans = [(f.location["start_offset"], f.location["end_offset"], f) for f in findings]
+    to_char = _char_offsets(data, sorted({o for s, e, _ in spans for o in (s, e)}), ascii_only=len(data) == len(text))
     hits = []
-    for rule in token_rules():
-        if rule.anchor and rule.anchor not in text:
-            continue
-        for m in rule.pattern.finditer(text):
-            start, end = _value_span(m, rule.value_group)
-            if not rule.multiline:
-                end = _clamp(text, start, end)
-            value = text[start:end]
-            if end - start < 4 or _is_placeholder(value):
-                continue
-            if rule.kind == "docker auth" and not _is_user_password(value):
-                continue
-            hits.append(SecretHit(rule.kind, start, end))
+    for start, end, finding in spans:
+        start, end, kind = to_char[start], to_char[end], vendor_kind(finding.rule_id)
+        if end > start and _counts(kind, text[start:end]):
+            hits.append(SecretHit(kind, start, end))
     return hits
 
 
-def _value_span(m: re.Match[str], value_group: bool) -> tuple[int, int]:
-    if value_group:
-        for group in range(m.re.groups, 0, -1):
-            if m.group(group):
-                return m.span(group)
-    start, end = m.span()
-    text = m.string
-    # detect-secrets' Artifactory pattern includes the delimiters around the token.
-    while start < end and text[start] in " \t\r\n\"'=:":
-        start += 1
-    while end > start and text[end - 1] in " \t\r\n\"'":
-        end -= 1
-    return start, end
+def _counts(kind: str, value: str) -> bool:
+    """Whether a format's match is a secret: not a placeholder, and a real password where any may be written."""
+    if _is_placeholder(value):
+        return False
+    if kind in BASIC_KINDS and _basic_password(value) is None:
+        return False
+    if kind in MIXED_KINDS and not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+        return False
+    return kind not in JUDGED_KINDS or _real_password(value)
 
 
-def _clamp(text: str, start: int, end: int) -> int:
-    """A one-line secret never runs over a quote, backslash or whitespace: the JSON or code around it stays whole."""
-    for i in range(start, end):
-        if text[i] in "\"'`\\ \t\r\n":
-            return i
-    return end
+def _char_offsets(data: bytes, offsets: list[int], ascii_only: bool) -> dict[int, int]:
+    """Byte offsets into UTF-8 data as character offsets, decoding each stretch between them once."""
+    if ascii_only:
+        return {o: o for o in offsets}
+    out, chars, previous = {}, 0, 0
+    for offset in offsets:
+        chars += len(data[previous:offset].decode("utf-8", "ignore"))
+        out[offset], previous = chars, offset
+    return out
 
 
-def _is_user_password(value: str) -> bool:
+def _basic_password(value: str) -> str | None:
+    """The password of an HTTP Basic credential (base64 of `user:password`), or None when value is not one."""
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
-        return False
-    return ":" in decoded and decoded.isprintable()
+        return None
+    return decoded.split(":", 1)[1] if ":" in decoded and decoded.isprintable() else None
 
 
-def _assignment_hits(text: str, code: bool) -> list[SecretHit]:
-    hits = []
-    # Case-insensitive alternations are slow in `re`; matching the lowercased text is ten times faster, and the
-    # spans carry over whenever lowercasing kept the length (it does except for a few non-ASCII letters).
+def _real_password(value: str) -> bool:
+    """A password someone may have written as an example (`user:password`, `admin:secret`, `a%20secret`) is not
+    counted; a plausible one is. Basic credentials are judged by their password."""
+    value = unquote(value)
+    password = _basic_password(value) if len(value) >= 8 else None
+    return plausible_value(password if password is not None else value, quoted=True)
+
+
+def _assignment_hits(text: str) -> list[SecretHit]:
+    hits: list[SecretHit] = []
+    # Matching the lowercased text finds `Token`, `TOKEN` and `token` with one short pattern; the spans carry over
+    # whenever lowercasing kept the length (it does except for a few non-ASCII letters).
     lowered = text.lower()
-    names = keywords().finditer(lowered) if len(lowered) == len(text) else keywords(re.I).finditer(text)
-    for m in names:
-        name_end = _NAME_CHARS.match(text, m.end()).end()
-        suffix = re.split(r"[_.-]", text[m.end() : name_end].lower())[-1] if name_end > m.end() else ""
-        if suffix in _NOT_VALUE_SUFFIXES:
+    words = keyword_pattern().finditer(lowered) if len(lowered) == len(text) else keyword_pattern(re.I).finditer(text)
+    name_end = -1
+    for m in words:
+        if m.start() < name_end:  # a second secret word in a name already judged (`SECRET_KEY`)
             continue
+        name_start = _NAME_BEFORE.search(text, max(0, m.start() - 64), m.start()).start()
+        name_end = _NAME_AFTER.match(text, m.end()).end()
+        strength = name_strength(text[name_start:name_end])
+        if strength is None or (strength == "weak" and name_start and text[name_start - 1] in "?&"):
+            continue  # `?key=value2&page=3` is a query, not a setting
         a = _ASSIGNMENT.match(text, name_end)
         if a is None:
             continue
-        if a.group("quoted") is not None:
-            start, end = a.span("quoted")
-            if _plausible(a.group("quoted"), quoted=True):
-                hits.append(SecretHit("secret", start, end))
-        elif not code and _plausible(a.group("bare"), quoted=False):
-            start, end = a.span("bare")
-            hits.append(SecretHit("secret", start, end))
+        quoted = a.group("quoted") is not None
+        group = "quoted" if quoted else "bare"
+        if plausible_value(a.group(group), quoted, weak=strength == "weak"):
+            hits.append(SecretHit("secret", *a.span(group)))
     return hits
 
 
-def _plausible(value: str, quoted: bool) -> bool:
+def _pair_hits(text: str) -> list[SecretHit]:
+    hits = []
+    for value_pattern, name_pattern, reach in _PAIR_VALUES:
+        for m in value_pattern.finditer(text):
+            named = name_pattern.search(text, max(0, m.start() - reach), m.start())
+            strength = name_strength(named.group(1)) if named else None
+            if strength and plausible_value(m.group(1), quoted=True, weak=strength == "weak"):
+                hits.append(SecretHit("secret", *m.span(1)))
+    return hits
+
+
+def name_strength(name: str) -> str | None:
+    """Whether a setting's name says its value is a secret: "strong" (`password`, `DIGITALOCEAN_TOKEN`, `API_KEY`),
+    "weak" (only `key` or `auth`: `cache_key`, `auth`), or None (`author`, `password_file`, `token_count`)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words or words[-1] in _NOT_VALUE_SUFFIXES:
+        return None
+    strength = None
+    for i, word in enumerate(words):
+        if any(s in word for s in SECRET_WORDS_WITHIN) or word.endswith(SECRET_WORDS_ENDING) or word == "pass":
+            return "strong"
+        if word in SECRET_WORDS_WHOLE or word.endswith(("key", "auth")):
+            if word in ("key", "keys") and i > 0 and words[i - 1] in _SECRET_KEY_QUALIFIERS:
+                return "strong"
+            strength = "weak"
+    return strength
+
+
+def plausible_value(value: str, quoted: bool, weak: bool = False) -> bool:
     """Whether an assigned value looks like a secret rather than a reference, a type, a placeholder or prose."""
     if len(value) < (4 if quoted else 6) or " " in value or _is_placeholder(value):
         return False
-    if value.lower() in _PLACEHOLDER_WORDS or keywords().search(value.lower()) or value.isdigit():
+    lowered = value.lower()
+    has_digit = any(c.isdigit() for c in value)
+    if lowered in _PLACEHOLDER_WORDS or value.isdigit():
         return False
-    if _ENV_NAME.fullmatch(value) or value.startswith(("/", "./", "~/", "../")) or "://" in value:
+    if not has_digit and keyword_pattern().search(lowered) and _wordy(value):  # `get_token`, `passwordHash`
         return False
-    if not re.search(r"[A-Za-z0-9]", value) or _is_sequential(value):
+    if _ENV_NAME.fullmatch(value) or _looks_like_path(value) or "://" in value or _VERSION.fullmatch(value):
         return False
-    if quoted:
-        return True
-    if any(c in value for c in "()[]{}<>") or _DOTTED_NAME.fullmatch(value):
+    if not re.search(r"[A-Za-z0-9]", value) or _is_sequential(value) or _WORD.fullmatch(value):
         return False
+    if not has_digit and _DOTTED_NAME.fullmatch(value):  # `settings.SECRET_KEY`, `"context.eval_ctx"`
+        return False
+    if not quoted and (any(c in value for c in "()[]{}<>") or _SNAKE_NAME.fullmatch(value)
+                       or (not has_digit and _wordy(value))):  # code (`token = next_token`, `auth: AuthConfig`)
+        return False
+    if weak:
+        return len(value) >= RANDOM_MIN_CHARS and _entropy(value) >= RANDOM_MIN_BITS and _looks_random(value)
     # A bare word in prose or a config schema ("password: required") is not a secret; one with a digit, a symbol
     # or inner capitals is.
-    return bool(re.search(r"[^A-Za-z]", value) or re.search(r"[A-Z]", value[1:]))
+    return quoted or bool(re.search(r"[^A-Za-z]", value) or re.search(r"[A-Z]", value[1:]))
+
+
+def _looks_random(value: str) -> bool:
+    """Letters and digits, or both cases without separators or whole words (`X-Forwarded-Prefix` and
+    `someVariableName` are names; `EXOLwYCGNbaALJfrIiz` is not)."""
+    if any(c.isdigit() for c in value) and re.search(r"[A-Za-z]", value):
+        return True
+    if len(value) >= 24 and _entropy(value) >= 4.0:
+        return True
+    if not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) or re.search(r"[-_.]", value):
+        return False
+    return not _wordy(value)
+
+
+def _wordy(value: str) -> bool:
+    """Made of words as names are (`get_token`, `authMiddleware`), not of the short runs random text splits into."""
+    parts = _NAME_WORDS.findall(value)
+    return bool(parts) and all(len(p) >= 3 for p in parts)
+
+
+def _looks_like_path(value: str) -> bool:
+    """`/etc/app.conf`, `./keys/dev`, `~/.ssh/id_rsa`; not a base64 value that happens to start with `/`."""
+    if not _PATH.fullmatch(value):
+        return False
+    return any(c in value for c in "._-") or not any(c.isdigit() for c in max(value.split("/"), key=len))
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
 def _is_placeholder(value: str) -> bool:

@@ -253,7 +253,7 @@ def vet_source(listed: Listed, data: bytes) -> tuple[SourceFile | None, str | No
         return None, "generated"
     # Secret values are redacted rather than the file skipped, so the code around them stays findable; the blob
     # id stays that of the bytes on disk, so change detection is unaffected.
-    text, _ = redact(text, listed.path)
+    text, _ = redact(text)
     return SourceFile(listed.path, text, len(data), git_blob_id(data), listed.mtime_ns), None
 
 

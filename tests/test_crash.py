@@ -293,3 +293,47 @@ def test_the_installed_commands_leave_that_way():
 
     scripts = {e.name: e.value for e in entry_points(group="console_scripts") if e.name in ("cortex", "cortex-tui")}
     assert scripts == {"cortex": "cortex_tui.app.client:run", "cortex-tui": "cortex_tui.app.main:run"}
+
+
+@pytest.mark.parametrize("state", ["an empty directory", "a meta table never committed"])
+def test_a_first_creation_interrupted_is_finished_by_the_next_command(small_repo, state):
+    """A first run killed after `.cortex/db` exists but before its meta table is written: every next command
+    works (none calls it "not a cortex database" or damaged), and `cortex index` finishes the job."""
+    db = small_repo / ".cortex" / "db"
+    db.mkdir(parents=True)
+    if state == "a meta table never committed":  # its data written, the process killed before the manifest
+        (db / "meta.lance" / "data").mkdir(parents=True)
+        (db / "meta.lance" / "data" / "0123abcd.lance").write_bytes(b"\0" * 64)
+    for args in (("index", "--status"), ("list",), ("search", "parse config"), ("index", "--no-embed"),
+                 ("index", "--status")):
+        run = cortex(small_repo, *args)
+        assert run.returncode == 0, (args, run.stderr)
+        assert "not a cortex database" not in run.stderr + run.stdout and "damaged" not in run.stderr, args
+    assert Engine(small_repo).code_index().status().fresh
+
+
+def test_first_indexes_killed_at_random_moments_are_finished_by_the_next_command(small_repo, tmp_path):
+    """`cortex index` on a fresh repository, SIGKILLed from outside at random moments of its first run (the
+    database directory made, the meta table half written, tables created...): the next status and index work."""
+    import random
+
+    rng = random.Random(26)
+    outcomes = []
+    for attempt in range(8):
+        copy = tmp_path / f"kill{attempt}"
+        shutil.copytree(small_repo, copy, symlinks=True)
+        proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "index", "--no-embed", "-C", str(copy)],
+                                cwd=copy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not (copy / ".cortex" / "db").exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.4))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        outcomes.append(sorted(p.name for p in (copy / ".cortex" / "db").glob("*")))
+        status = cortex(copy, "index", "--status")
+        assert status.returncode == 0, (attempt, status.stderr)
+        assert "not a cortex database" not in status.stderr and "damaged" not in status.stderr
+        assert cortex(copy, "index", "--no-embed").returncode == 0
+        assert Engine(copy).code_index().status().fresh
+    assert any("meta.lance" not in names for names in outcomes), outcomes  # some kills came before the meta table

@@ -74,3 +74,25 @@ def test_sustained_single_writes_keep_the_table_within_twice_its_compacted_size(
     # plus the writes made within one keep window, whose number depends on how fast this machine writes (2.02x and
     # 2.12x seen); compacting whenever 5 versions were old kept a copy per compaction (5.3x here).
     assert max(sizes) <= 2.5 * compacted, (max(sizes), compacted)
+
+
+def test_the_background_compactor_keeps_up_with_writes_that_never_pause(tmp_path):
+    """Writes from agents and the watcher through one server never pause for the compactor's 2 s: it used to wait
+    for a pause that never came, and nothing was compacted until the writes stopped. It now compacts beside them
+    after `max_wait_s` (writes counted, not timed: the loop ends at the first compaction or after 600 writes)."""
+    from cortex_tui.core.compaction import Compactor
+
+    rng = np.random.default_rng(11)
+    db = Database(str(tmp_path / "db"), create=True, compact_every=5)
+    db.compact_keep = timedelta(seconds=0.2)
+    table = db.open_table("notes", SCHEMA)
+    compactor = Compactor(lambda: [db], idle_s=2.0, period_s=0.1, max_wait_s=0.5).start()
+    try:
+        for i in range(600):
+            db.add(table, rows(i, 1, rng))
+            db.note_written()
+            if compactor.compacted:
+                break
+    finally:
+        compactor.stop()
+    assert compactor.compacted >= 1 and i < 599

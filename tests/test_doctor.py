@@ -98,7 +98,7 @@ def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli
     rows = store.db.conn.open_table("memories").to_arrow().to_pylist()
     assert token not in repr(rows)
     code, out, _ = cli("history", "deploy")
-    assert code == 0 and token not in out and "token «redacted GitHub token»" in out
+    assert code == 0 and token not in out and "token «redacted github-pat»" in out
     cli("index")
     fresh = Engine(repo).store()
     row = fresh.table.search().where("id = 'legacy000001'").select(["vector_model"]).to_list()[0]
@@ -124,8 +124,32 @@ def test_doctor_redacts_secrets_in_agent_log_rows_stored_before_a_rule_caught_th
     code, out, _ = cli("doctor")
     assert code == 0 and "agent log: 2 secret(s) redacted in 2 rows" in out
     dump = repr(steps.to_arrow().to_pylist()) + repr(commits.to_arrow().to_pylist())
-    assert token not in dump and "use «redacted GitHub token» for the registry" in dump
+    assert token not in dump and "use «redacted github-pat» for the registry" in dump
     code, out, _ = cli("agent", "context", "--json")
-    assert code == 0 and token not in out and "pushed with «redacted GitHub token»" in out
+    assert code == 0 and token not in out and "pushed with «redacted github-pat»" in out
     code, out, _ = cli("doctor")
     assert "redacted" not in out
+
+
+def test_a_lost_newest_manifest_is_named_with_what_was_lost(cli, repo):
+    """Deleting a table's newest manifest makes Lance open the version before it without a word: the last write is
+    gone and every command carries on. The doctor finds it (the version hint or transactions beyond the
+    manifests), says which write was lost and when, and leaves the table consistent."""
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="the release runs from the tag, never from main"))
+    engine.remember(MemoryDraft(text="written last: the release moved to friday"))
+    versions = Path(engine.db_uri) / "memories.lance" / "_versions"
+    min(versions.glob("*.manifest"), key=lambda p: int(p.stem)).unlink()  # `u64::MAX - version`: the newest
+    assert [m.text for m in Engine(repo).list()] == ["the release runs from the tag, never from main"]
+
+    code, out, err = cli("doctor")
+    assert code == 0, err
+    lost = [line for line in out.splitlines() if line.startswith("LOST")]
+    assert len(lost) == 1 and "memories: version" in lost[0] and "data file(s)" in lost[0]
+    assert "are lost: their manifest is missing; the table reads as version" in out and "(1 rows)" in out
+    assert "nothing to repair" not in out
+    code, out, _ = cli("doctor")
+    assert code == 0 and "nothing to repair" in out
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="writes work after it"))
+    assert len(engine.list()) == 2

@@ -103,19 +103,19 @@ def leaks(text: str, values: dict[str, str]) -> list[str]:
 # --- the rules -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path, template, kept", [
-    ("config.yaml", "db:\n  password: {v}\n", "password: «redacted"),
-    ("run.sh", "DB_PASSWORD={v}\n", "DB_PASSWORD=«redacted"),
-    ("data.json", '{{"password": "{v}"}}', '"password": "«redacted'),
-    ("notes.md", "postgres://user:{v}@host/db", "postgres://user:«redacted URL password»@host/db"),
-    ("app.py", 'API_KEY = "{v}"\n', 'API_KEY = "«redacted'),
-    ("a.ipynb", '"source": ["password = \\"{v}\\"\\n"]', '"source": ["password = \\"«redacted'),
-    ("req.http", "Authorization: Bearer {v}\n", "Authorization: Bearer «redacted bearer token»"),
-    ("app.go", 'password := "{v}"\n', 'password := "«redacted'),
+@pytest.mark.parametrize("template, kept", [
+    ("db:\n  password: {v}\n", "password: «redacted"),
+    ("DB_PASSWORD={v}\n", "DB_PASSWORD=«redacted"),
+    ('{{"password": "{v}"}}', '"password": "«redacted'),
+    ("postgres://user:{v}@host/db", "postgres://user:«redacted generic-credential-uri»@host/db"),
+    ('API_KEY = "{v}"\n', 'API_KEY = "«redacted'),
+    ('"source": ["password = \\"{v}\\"\\n"]', '"source": ["password = \\"«redacted'),
+    ("Authorization: Bearer {v}\n", "Authorization: Bearer «redacted http-credential»"),
+    ('password := "{v}"\n', 'password := "«redacted'),
 ])
-def test_assignments_are_redacted_and_their_names_kept(path, template, kept):
+def test_assignments_are_redacted_and_their_names_kept(template, kept):
     value = "hunter2" + "Qz8Lm4Rb"
-    text, count = redact(template.format(v=value), path)
+    text, count = redact(template.format(v=value))
     assert count == 1 and value not in text and kept in text
 
 
@@ -142,7 +142,7 @@ def test_jwt_and_private_key_blocks_are_redacted_whole():
     values = fake_secrets()
     text, _ = redact(f"token: {values['JWT']}\n{_block('EC', values['KEY_BODY'])}\nafter")
     assert values["JWT"].split(".")[2] not in text and values["KEY_BODY"] not in text
-    assert text.endswith("\nafter") and "«redacted private key»" in text
+    assert text.endswith("\nafter") and "«redacted private-key»" in text
 
 
 @pytest.mark.parametrize("text", [
@@ -159,14 +159,8 @@ def test_documented_examples_and_placeholders_are_allowed(text):
     assert find_secrets(text) == [], text
 
 
-def test_quoted_literals_only_in_code_but_bare_values_in_config():
-    assert find_secrets("password = Zq8Lm4Rbhunter", "app.py") == []
-    assert len(find_secrets("password = Zq8Lm4Rbhunter", "app.ini")) == 1
-    assert len(find_secrets('password = "Zq8Lm4Rbhunter"', "app.py")) == 1
-
-
 def test_hostile_text_is_scanned_without_loss():
-    value = "gh" + "p_" + "Zq8" * 12
+    value = fake_secrets()["GITHUB"]
     big = ("x" * 999_000) + f" {value} " + ("[bold]" * 100) + "\udcff"
     text, count = redact(big)
     assert count == 1 and value not in text and text.startswith("x" * 999_000) and text.endswith("[bold]\udcff")
@@ -194,7 +188,7 @@ def test_free_text_fields_refuse_and_structural_fields_redact(repo):
             engine.remember(draft)
     made = engine.remember(MemoryDraft("Deploy notes", files=(f"config/{values['FILES_GITHUB']}.yaml",),
                                        symbols=(f"connect_{values['SYMBOL_GITLAB']}",))).memory
-    assert made.files == ["config/«redacted GitHub token».yaml"] and made.symbols == ["connect_«redacted GitLab token»"]
+    assert made.files == ["config/«redacted github-pat».yaml"] and made.symbols == ["connect_«redacted gitlab-pat»"]
     assert [m.text for m in engine.list()] == ["Deploy notes"]
 
 
@@ -267,13 +261,13 @@ async def test_seeded_corpus_nothing_stored_searchable_copied_or_shown(empty_rep
         shown += [out, err]
     made = cli.json("remember", "Deploy notes", "--files", f"config/{values['FILES_GITHUB']}.yaml",
                     "--symbols", f"connect_{values['SYMBOL_GITLAB']}")["memory"]
-    assert "«redacted GitHub token»" in made["files"][0]
+    assert "«redacted github-pat»" in made["files"][0]
     records = tmp_path / "import.jsonl"
     records.write_text(json.dumps({"text": "Rotate keys monthly", "title": f"rotate {values['IMPORT_TITLE_GITHUB']}"})
                        + "\n" + json.dumps({"text": "Cache prices", "files": [f"src/{values['IMPORT_FILE_GITLAB']}.py"]})
                        + "\n")
     code, _, err = cli("import", str(records))
-    assert code == 1 and "title contains a secret (GitHub token)" in err and "nothing was imported" in err
+    assert code == 1 and "title contains a secret (github-pat)" in err and "nothing was imported" in err
     shown.append(err)
     imported = cli.json("import", str(records), "--skip-bad")
     assert imported["created"] == 1 and [b["where"].rsplit(" ", 1)[-1] for b in imported["bad"]] == ["1"]
@@ -353,7 +347,7 @@ def test_clean_corpus_stays_indexed_without_redactions(empty_repo):
     assert report.changed > 50
     assert not [s for s in report.skipped if "secret" in s[1]]
     # What the index would have redacted in each file it stored (the marker itself appears in this code's docs).
-    found = {path: find_secrets((repo / path).read_text(encoding="utf-8"), path) for path in
+    found = {path: find_secrets((repo / path).read_text(encoding="utf-8")) for path in
              (r["path"] for r in scan(Engine(repo).code_index().files, columns=["path"]))}
     assert {path: hits for path, hits in found.items() if hits} == {}
 
@@ -361,4 +355,4 @@ def test_clean_corpus_stays_indexed_without_redactions(empty_repo):
 def test_git_subjects_are_redacted_where_read(repo):
     token = fake_secrets()["COMMIT_GITHUB"]
     commit_file(repo, "x.txt", "x\n", f"Rotate {token}")
-    assert Engine(repo).git().commits[0].subject == "Rotate «redacted GitHub token»"
+    assert Engine(repo).git().commits[0].subject == "Rotate «redacted github-pat»"

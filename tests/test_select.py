@@ -133,7 +133,7 @@ def test_secrets_are_redacted_in_every_format():
     for fmt in ("markdown", "xml", "json"):
         doc = assemble(sel, fmt)
         assert "ghp_a1B2" not in doc.text and "AKIAABCDEFGHIJKLMNOP" not in doc.text
-        assert doc.redactions == 2 and "«redacted GitHub token»" in doc.text
+        assert doc.redactions == 2 and "«redacted github-pat»" in doc.text
         if fmt == "json":
             assert {i["kind"] for i in json.loads(doc.text)["items"]} == {"file", "memory"}
 
