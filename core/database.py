@@ -655,8 +655,9 @@ class Database:
         meta = self.conn.open_table("meta")
         self.write(lambda: self.upsert(meta, "key", [{"key": key, "value": value}]))
 
-    def rewrite_column(self, table, column: str, needs: list[str], compute) -> None:
-        """Recompute a derived column for every row (a data migration), in batches, under the write lock."""
+    def rewrite_column(self, table, column: str, needs: list[str], compute, replaces_text_index: bool = True) -> None:
+        """Recompute a derived column for every row (a data migration), in batches, under the write lock. A column
+        that `replaces_text_index` takes full-text search over: the full-text indexes of other columns go."""
         total = table.count_rows()
         if total == 0:
             return
@@ -669,7 +670,7 @@ class Database:
                 part = rows[lo : lo + 5000]
                 data = pa.table({"id": [r["id"] for r in part], column: [compute(r) for r in part]})
                 self.upsert(table, "id", data, insert=False)
-            for index in table.list_indices():
+            for index in table.list_indices() if replaces_text_index else ():
                 if index.index_type == "FTS" and index.columns != [column]:
                     self.commit(lambda name=index.name: table.drop_index(name))
 
