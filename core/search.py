@@ -395,9 +395,15 @@ def _candidate_lists(
             light.setdefault(key, row)
             entries.setdefault(signal, []).append((order, key))
     lists = {signal: [key for _, key in sorted(found_here)] for signal, found_here in entries.items()}
-    # Chunks of a file the query names by a word of its file name (`reloader` -> `_reloader.py`), in full-text
-    # order: a file named for what is asked is about it.
-    named = [key for key in lists.get("text", []) if key.startswith("code:") and _file_words(light[key]["path"]) & stems]
+    # A file the query names by a word of its file name (`reloader` -> `_reloader.py`) is about what is asked: its
+    # best full-text chunk, once per file, in full-text order. (Every chunk of it, as before, let a word as common
+    # as `type` fill the top with `types.py`: on every 3rd dev task, lexical, file@3 0.606 -> 0.697.)
+    named, seen = [], set()
+    for key in lists.get("text", []):
+        path = light[key]["path"] if key.startswith("code:") else None
+        if path is not None and path not in seen and _file_words(path) & stems:
+            seen.add(path)
+            named.append(key)
     if named:
         lists["named"] = named
     if "change" in lists:
