@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .gitctx import CommitInfo, GitContext
+from .git.gitctx import CommitInfo, GitContext
 from .records import STEP_TAG, Memory
-from .snippet import Snippet
+from .search.snippet import Snippet
 
 
 @dataclass(frozen=True)

@@ -108,8 +108,8 @@ def test_modules_import_each_other_one_way():
     assert import_cycle() == []
 
 
-HANDLERS = ("commands.py", "agent_commands.py", "serve_commands.py", "cli.py", "output.py", "tools.py", "bridge.py",
-            "hosted.py")
+HANDLERS = ("cli/commands.py", "cli/agent_commands.py", "cli/serve_commands.py", "cli/main.py", "output.py",
+            "mcp/tools.py", "bridge/local.py", "server/hosted.py")
 """What runs a command or a call inside the resident server, several at once."""
 PROCESS_STATE = {("sys", "stdin"), ("sys", "stdout"), ("sys", "stderr"), ("os", "environ"), ("os", "getcwd"),
                  ("os", "chdir"), ("os", "getenv"), ("os", "putenv")}
