@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
+from ..answers import Snippet
 from ..text import word_stems
 
 SNIPPET_LINES = 4
@@ -12,18 +11,6 @@ MAX_LINES_SCANNED = 5_000
 """Lines past this are never chosen: a bound on what a megabyte memory costs."""
 MAX_LINE_CHARS = 500
 """Longer lines are cut in the snippet (marked `…`); the hit's text stays whole."""
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """A window of a hit's text; lines are numbered as in the file (code) or from 1 (memories)."""
-
-    text: str
-    start_line: int
-    end_line: int
-
-    def to_json(self) -> dict:
-        return {"text": self.text, "start_line": self.start_line, "end_line": self.end_line}
 
 
 def best_window(text: str, stems: frozenset[str], first_line: int = 1, size: int = SNIPPET_LINES,
