@@ -14,7 +14,9 @@ from pathlib import Path
 
 from .git import gitctx
 from .config import Settings, load_settings
-from .store.database import Database, RemoteOptions, is_unreachable, quote, unreachable_error
+from .store.database import Database, RemoteOptions
+from .store.failures import is_unreachable, unreachable_error
+from .store.sql import quote
 from .agentlog.agentlog import AgentLog
 from .embedding.embed import Embedder
 from .errors import CortexError, UnusableLocation
@@ -24,7 +26,7 @@ from .index.index import CodeIndex
 from .pool import READS
 from .search.query import Filters
 from .requests import SearchRequest, SelectRequest
-from .search.search import Searcher, SearchResults
+from .search.search import GitInputs, Searcher, SearchResults
 from .context.select_files import FileReads, ImportGraphCache
 from .store.store import GitPosition, MemoryStore
 
@@ -329,7 +331,7 @@ class Engine:
         # One job opens the repository once: it hands over the history (all ranking needs) before `git status`.
         history: Future = Future()
         git = READS.submit(self.git, history_out=history)
-        results = searcher.search(query, filters, shown, git, history=history)
+        results = searcher.search(query, filters, shown, GitInputs(git.result, history.result))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
         if llm is not None:
@@ -383,8 +385,8 @@ class Engine:
         inputs = SelectInputs(
             task=task,
             files=FileReads(index.files, self._import_graph),
-            code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
-            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
+            code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=GitInputs.of(git)).hits,
+            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else [],
             changed=list(git.changed_files),
             commit=git.head,
             encoding=self.settings.encoding,

@@ -61,7 +61,7 @@ def test_two_lexical_passes_at_once_index_each_file_once(repo):
     import threading
     from collections import Counter
 
-    from cortex_tui.core.store.database import scan
+    from cortex_tui.core.store.sql import scan
 
     for i in range(300):
         path = repo / "pkg" / f"mod{i}.py"

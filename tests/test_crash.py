@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.core.store.database import CRASH_ENV, scan
+from cortex_tui.core.store.commits import CRASH_ENV
+
+from cortex_tui.core.store.sql import scan
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.store.importer import plan_import
 from cortex_tui.core.records import MemoryDraft

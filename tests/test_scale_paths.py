@@ -419,7 +419,7 @@ def test_a_short_symbol_name_defined_everywhere_reads_at_most_the_limit(repo):
 
 
 def test_the_files_table_has_a_path_index_and_no_vector_index_is_tried(repo):
-    from cortex_tui.core.store.database import ANN_MIN_ROWS
+    from cortex_tui.core.store.indexes import ANN_MIN_ROWS
 
     index = Engine(repo).code_index(create=True)
     index.update(embed=False)

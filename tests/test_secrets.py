@@ -16,7 +16,7 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from cortex_tui.core.store.database import scan
+from cortex_tui.core.store.sql import scan
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft

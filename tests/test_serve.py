@@ -669,7 +669,7 @@ def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(r
     from cortex_tui.app.server.hosted import Hosted
     from cortex_tui.app.server.serve import EngineCache
     from cortex_tui.core.config import load_settings
-    from cortex_tui.core.store.database import scan
+    from cortex_tui.core.store.sql import scan
 
     cache, settings, said = EngineCache(), load_settings(), []
     hosted = Hosted(lambda: cache(repo, None, settings), said.append)

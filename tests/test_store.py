@@ -216,7 +216,8 @@ def test_a_compactor_never_misses_a_write_because_another_one_woke_for_it():
 
 
 def test_writes_retry_only_commit_conflicts_and_only_idempotent_commits(tmp_path):
-    from cortex_tui.core.store.database import Database, is_commit_conflict
+    from cortex_tui.core.store.database import Database
+    from cortex_tui.core.store.failures import is_commit_conflict
 
     db = Database(str(tmp_path / "db"), create=True)
     calls: list[int] = []

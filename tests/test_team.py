@@ -425,7 +425,7 @@ def test_a_machine_that_loses_the_race_to_build_the_full_text_index_leaves_it_to
 def test_a_bucket_whose_region_cannot_be_looked_up_is_unreachable_not_damaged():
     """`cortex --db s3://no-such-bucket/x list` with no network said the database was damaged and sent the user to
     `cortex doctor`; nothing was decided there, the store did not answer. (The text is LanceDB's, as raised.)"""
-    from cortex_tui.core.store.database import is_unreachable, looks_corrupt
+    from cortex_tui.core.store.failures import is_unreachable, looks_corrupt
 
     raised = RuntimeError("lance error: LanceError(IO): Generic S3 error: Failed to resolve region for bucket "
                           "'nonexistent-bucket-zz'")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.config import Settings
-from ...core.store.database import quote
+from ...core.store.sql import quote
 from ...core.engine import Engine
 from ...core.errors import CortexError
 from ...core.index.languages import is_test_path, language_of

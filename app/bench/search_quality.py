@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.store.database import scan
+from ...core.store.sql import scan
 from ...core.engine import Engine
 from ...core.errors import CortexError
 from ...core.index.languages import is_test_path

@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> in
         if ctx.debug():
             raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        from ...core.store.database import is_unreachable, looks_corrupt
+        from ...core.store.failures import is_unreachable, looks_corrupt
 
         if is_unreachable(exc):
             # A store that stopped answering mid-command: the library's message names request URLs and retry

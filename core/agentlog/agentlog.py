@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 from .agentlog_files import read_export, write_export
-from ..store.database import Database, quote, scan
+from ..store.database import Database
+from ..store.sql import quote, scan
 from ..errors import CortexError
 from ..records import COMMIT_TAG, STEP_TAG, MemoryDraft
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA

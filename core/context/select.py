@@ -26,7 +26,7 @@ import numpy as np
 
 from .assemble import check_format, document, item_overhead, text_cost
 from ..config import SelectWeights
-from ..store.database import in_filter, scan
+from ..store.sql import in_filter, scan
 from ..errors import CortexError
 from .items import Item, Selection
 from ..search.query import code_names

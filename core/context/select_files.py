@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from ..store.database import in_filter, quote, scan, symbols_filter
+from ..store.sql import in_filter, quote, scan, symbols_filter
 
 FILE_COLUMNS = ["path", "is_test", "tokens", "last_commit_time", "symbols"]
 """What selection ranks a file by (its imports live in the cached graph)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..answers import Neighbour
-from ..store.database import quote
+from ..store.sql import quote
 from ..errors import CortexError
 from .graph_reads import GraphReads
 from .mentions import extract_mentions

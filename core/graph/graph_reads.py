@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..store.database import in_filter, quote, scan, sql_list, symbols_filter
+from ..store.sql import in_filter, quote, scan, sql_list, symbols_filter
 from ..git.gitctx import CommitInfo
 from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
 from ..records import Memory

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..answers import Timeline, TimelineEntry
-from ..store.database import in_filter, quote
+from ..store.sql import in_filter, quote
 from ..errors import CortexError
 from ..git.gitctx import GitContext
 from ..records import Memory

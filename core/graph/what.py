@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from ..answers import RankedFile, WhatToKnow
-from ..store.database import quote, sql_list
+from ..store.sql import quote, sql_list
 from ..git.gitctx import GitContext
 from ..pool import READS
 from ..records import COMMIT_TAG, STEP_TAG, Memory

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..answers import IndexProgress, IndexReport, IndexStatus
 from .chunker import chunk_file
-from ..store.database import Database, in_filter, quote, scan, sql_list
+from ..store.database import Database
+from ..store.sql import in_filter, quote, scan, sql_list
 from ..embedding.embed import Embedder
 from ..errors import DatabaseLocked
 from .imports import RepoFacts, resolve_imports

@@ -13,7 +13,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from ..store.database import quote, symbols_filter
+from ..store.sql import quote, symbols_filter
 
 MAX_ROWS = 50
 NEAR = 0.8

@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from datetime import datetime
 
 
 from ..answers import ScoreBreakdown, SearchHit, SearchResults
 from ..config import SearchWeights
-from ..store.database import in_filter, quote, sql_list
+from ..store.sql import in_filter, quote, sql_list
 from ..embedding.embed import Embedder
 from ..git.gitctx import GitContext
 from ..index.index import CodeIndex
@@ -44,6 +45,23 @@ completion zsh"); between the floor and here, a share of it."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
 _MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
+
+
+@dataclass(frozen=True)
+class GitInputs:
+    """The git context a search ranks with, read when the search first needs it. The caller may still be reading it
+    (`git status` over a large tree is the slowest part of a search), so each is a function that returns it when
+    ready; the search asks for `history` (the branch and recent commits, all ranking needs) beside its reads, and
+    for the whole `context` only for a search with no query or for the boosts."""
+
+    context: Callable[[], GitContext | None] = lambda: None
+    history: Callable[[], GitContext | None] | None = None
+    """None: the history is the context's."""
+
+    @classmethod
+    def of(cls, git: GitContext | None) -> GitInputs:
+        """A context already read."""
+        return cls(lambda: git)
 
 
 def _pending(counts: Future | None) -> int:
@@ -91,23 +109,21 @@ class Searcher:
         query: str = "",
         filters: Filters = Filters(),
         limit: int = 20,
-        git: GitContext | Future | None = None,
+        git: GitInputs = GitInputs(),
         index_fresh: bool | None = None,
         signals: tuple[str, ...] = ("vector", "text", "context"),
         boost: bool = True,
         now: datetime | None = None,
-        history: GitContext | Future | None = None,
     ) -> SearchResults:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
-        `now` is the reference date of time words in the query (default: the current time). `history` is the
-        branch and recent commits alone (`gitctx.read_history`, or a Future of it): a query's candidates need none
-        of it, and ranking them no more, so they are read while `git`, a Future of the whole context, still runs
-        `git status` over the tree (on a large tree the slowest part of a search); only the boosts wait for it."""
+        `now` is the reference date of time words in the query (default: the current time). A query's candidates
+        need no git context, and ranking them only the history, so they are read while the caller may still be
+        reading the whole context (see GitInputs); only the boosts wait for it."""
+        inputs = git
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
-        if implicit and isinstance(git, Future):
-            git = git.result()
+        git = inputs.context() if implicit else None
         text = implicit_query(git) if implicit else query
         parsed = parse_query(text)
         # How many code chunks exist and wait for an embedding: looked up once, beside the query embedding.
@@ -116,7 +132,7 @@ class Searcher:
             reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
             return SearchResults(query, implicit, (), [], index_fresh, _pending(counts), 0.0, (reason,))
         use_vector, use_text = "vector" in signals, "text" in signals
-        # The query embedding, a git context still being read (a Future) and the full-text reads overlap.
+        # The query embedding, a git context still being read and the full-text reads overlap.
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
         changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
@@ -126,9 +142,9 @@ class Searcher:
         found = self._near_names(found, text, names, filters)
         chunks, pending = counts.result() if counts is not None else (0, 0)
         # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
-        history = history.result() if isinstance(history, Future) else history
-        if isinstance(git, Future):
-            git = git.result()
+        history = inputs.history() if inputs.history is not None else None
+        if not implicit:
+            git = inputs.context()
         words_from = history if history is not None else git
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)

@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 
 from .. import later
-from .database import Database, in_filter, quote
+from .database import Database
+from .sql import in_filter, quote
 from ..embedding.embed import Embedder
 from ..errors import CortexError
 from ..records import (

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import in_filter, is_unreachable, scan
+from .failures import is_unreachable
+
+from .sql import in_filter, scan
 from ..errors import CortexError
 from ..records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
