@@ -42,7 +42,7 @@ def test_a_secret_record_aborts_unless_skip_bad_which_stores_the_rest(cli, tmp_p
     source = jsonl(tmp_path / "mixed.jsonl", {"text": "keep me"}, {"text": f"deploy with {AWS_KEY}"},
                    {"text": "keep me too", "title": "[bold]markup[/] is text"}, "not json")
     err = failure(cli, "import", source)
-    assert "mixed.jsonl line 2: text contains a secret (AWS key)" in err and AWS_KEY not in err
+    assert "mixed.jsonl line 2: text contains a secret (aws-key-id)" in err and AWS_KEY not in err
     assert "1 more bad record" in err
     with pytest.raises(Exception):
         cli.json("list")
