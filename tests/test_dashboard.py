@@ -574,7 +574,8 @@ async def test_the_top_bar_counts_the_files_index_status_counts(shop):
 STUCK_ENGINE_CALL = '''
 import sys, threading
 from pathlib import Path
-from cortex_tui.app import bridge, main
+from cortex_tui.app.bridge import local as bridge
+from cortex_tui.app.tui import main
 
 def graph_that_never_returns(self, node):
     # An engine call that does not come back (a pathological memory, a hung disk): the worker stays busy for good.

@@ -363,7 +363,7 @@ def test_another_user_cannot_connect(repo, runtime):
 def test_the_client_path_imports_nothing_heavy(repo):
     code = (
         "import sys\n"
-        "from cortex_tui.app import client\n"
+        "from cortex_tui.app.cli import client\n"
         f"route = client._route(['ss', 'progress bar', '-C', {str(repo)!r}])\n"
         "assert route is not None and route.request.argv[0] == 'ss'\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
@@ -482,7 +482,7 @@ def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     code = (
         _IMPORT_WITNESS.format(engine=engine) +
         "import asyncio, sys\n"
-        "from cortex_tui.app import main\n"  # the `cortex-tui` entry point's own imports count too
+        "from cortex_tui.app.tui import main\n"  # the `cortex-tui` entry point's own imports count too
         "from cortex_tui.app.link.remote import Remote\n"
         "from cortex_tui.app.bridge.remote import RemoteBridge\n"
         "from cortex_tui.app.tui.showcase import EVERYTHING, RecordingApp, wait_loaded\n"
@@ -516,7 +516,7 @@ def test_numpy_values_cross_the_socket_as_python_numbers_and_engine_objects_not_
                            boosts={"recent": np.float32(0.125)}, total=np.float32(1.0))
     payload = protocol.pack((score, np.arange(3, dtype=np.int64), np.bool_(True)))
     code = ("import sys\n"
-            "from cortex_tui.app import protocol\n"
+            "from cortex_tui.app.link import protocol\n"
             "score, ids, flag = protocol.unpack(sys.stdin.read())\n"
             "print(type(score.relevance).__name__, score.relevance, score.similarity, score.boosts, score.total, ids, "
             "flag, 'numpy' in sys.modules)\n")

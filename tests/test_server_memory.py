@@ -14,7 +14,7 @@ import cortex_tui.core as core_package
 
 from .conftest import commit_file
 
-SOURCES = ("index/index.py", "store/store.py", "store/database.py")
+SOURCES = ("index/index.py", "store/store.py", "store/database.py", "search/search.py")
 """Real code with long functions: about a hundred chunks, a third of them at the model's 256-token limit."""
 EMBEDDING_LEFTOVER_MIB = 100
 """How far above its warm size a server may stay once it has embedded them. The old session kept the largest

@@ -23,7 +23,7 @@ from ...core.store.database import Database
 
 WRITER = """
 import contextlib, io, sys, time
-from cortex_tui.app import client
+from cortex_tui.app.cli import client
 deadline, n, number = float(sys.argv[1]), 0, sys.argv[2]
 while time.time() < deadline:
     n += 1
