@@ -14,7 +14,7 @@ import cortex_tui.core as core_package
 
 from .conftest import commit_file
 
-SOURCES = ("index.py", "store.py", "database.py")
+SOURCES = ("index/index.py", "store/store.py", "store/database.py", "search/search.py")
 """Real code with long functions: about a hundred chunks, a third of them at the model's 256-token limit."""
 EMBEDDING_LEFTOVER_MIB = 100
 """How far above its warm size a server may stay once it has embedded them. The old session kept the largest
@@ -22,7 +22,7 @@ batch's working memory for good (more than 1 GB here); handing it back leaves so
 
 
 def _cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cortex_tui.app.client", *args], cwd=repo, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", *args], cwd=repo, capture_output=True,
                           timeout=600)
 
 
@@ -44,7 +44,7 @@ def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
     resident memory afterwards is close to what it was warm, not the largest batch's working set."""
     for name in SOURCES:
         commit_file(empty_repo, f"engine/{name}", (Path(core_package.__file__).parent / name).read_text(), f"Add {name}")
-    lexical = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", "index", "--no-embed", "--json"],
+    lexical = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.main", "index", "--no-embed", "--json"],
                              cwd=empty_repo, capture_output=True, timeout=600)
     assert lexical.returncode == 0, lexical.stderr
     assert json.loads(lexical.stdout)["embeddings_pending"] >= 90
@@ -53,8 +53,8 @@ def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
     server = _status(empty_repo)["pid"]
     warm = _rss_mib(server)
 
-    from cortex_tui.app.remote import Remote
-    from cortex_tui.app.remote_bridge import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.bridge.remote import RemoteBridge
 
     bridge = RemoteBridge(Remote.attach(empty_repo, None, start=True))  # as `cortex-tui` attaches
     try:
