@@ -16,6 +16,7 @@ from ..core.answers import IndexProgress, IndexReport, IndexStatus, Neighbour, S
 from ..core.engine import Engine
 from ..core.errors import CortexError, DatabaseLocked
 from ..core.graph import default_centre, neighbours, node_label, resolve_node
+from ..core.index_process import PassCaller, index_in_children
 from ..core.records import Memory, MemoryDraft, RememberResult
 from ..core.requests import SearchRequest, SelectRequest
 from ..core.select import Selection
@@ -80,9 +81,7 @@ class EngineBridge(Bridge):
         whose file count is the one `cortex index --status` prints (the report's `listed` also counts the files
         that were listed but skipped, binary or not UTF-8)."""
         index = self.engine.code_index(create=True)
-        report = index.update(embed=True, progress=progress, priority=self.engine.git().changed_files,
-                              should_stop=should_stop)
-        self.engine.reembed_memories(should_stop)
+        report = index_in_children(self.engine, True, PassCaller(progress, should_stop))
         return report, index.status()
 
     def start_watcher(self, events: WatchEvents) -> None:
