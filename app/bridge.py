@@ -16,12 +16,12 @@ from ..core.answers import IndexProgress, IndexReport, IndexStatus, Neighbour, S
 from ..core.engine import Engine
 from ..core.errors import CortexError, DatabaseLocked
 from ..core.graph import default_centre, neighbours, node_label, resolve_node
-from ..core.index_process import PassCaller, index_in_children
 from ..core.records import Memory, MemoryDraft, RememberResult
 from ..core.requests import SearchRequest, SelectRequest
 from ..core.select import Selection
 from ..core.watch import IndexWatcher
 from .engine_calls import Bridge, WatchEvents
+from .index_process import PassCaller, index_in_children
 
 
 def _needs_repository(method):

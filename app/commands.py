@@ -427,7 +427,7 @@ def cmd_index(args, ctx: CommandContext) -> int:
         return 0
     if args.skipped:
         return _list_skipped(args, ctx, engine)
-    from ..core.index_process import PassCaller, index_in_children
+    from .index_process import PassCaller, index_in_children
 
     with ctx.out.progress_bar("indexing") as update:
         caller = PassCaller(lambda e: update(e.done, e.total, e.phase), lambda: False)

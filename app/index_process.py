@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO
 
-from .answers import IndexProgress, IndexReport
-from .errors import CortexError, DatabaseLocked
+from ..core.answers import IndexProgress, IndexReport
+from ..core.errors import CortexError, DatabaseLocked
 
 STOP = "stop"
 """The line on a child's standard input that asks it to stop after its current batch."""
@@ -139,8 +139,8 @@ def _watch_parent(stop: threading.Event) -> None:
 
 
 def _run(request: PassRequest, stop: threading.Event, say: Callable[[dict], None]) -> IndexReport:
-    from .config import Settings
-    from .engine import Engine
+    from ..core.config import Settings
+    from ..core.engine import Engine
 
     engine = Engine(request.root, request.db, Settings.model_validate(request.settings))
     index = engine.code_index(create=True)
