@@ -21,6 +21,7 @@ from ...core.requests import SearchRequest, SelectRequest
 from ...core.context.select import Selection
 from ...core.index.watch import IndexWatcher
 from .calls import Bridge, WatchEvents
+from .index_process import PassCaller, index_in_children
 
 
 def _needs_repository(method):
@@ -80,9 +81,7 @@ class EngineBridge(Bridge):
         whose file count is the one `cortex index --status` prints (the report's `listed` also counts the files
         that were listed but skipped, binary or not UTF-8)."""
         index = self.engine.code_index(create=True)
-        report = index.update(embed=True, progress=progress, priority=self.engine.git().changed_files,
-                              should_stop=should_stop)
-        self.engine.reembed_memories(should_stop)
+        report = index_in_children(self.engine, True, PassCaller(progress, should_stop))
         return report, index.status()
 
     def start_watcher(self, events: WatchEvents) -> None:

@@ -427,15 +427,11 @@ def cmd_index(args, ctx: CommandContext) -> int:
         return 0
     if args.skipped:
         return _list_skipped(args, ctx, engine)
-    index = engine.code_index(create=True)
+    from ..bridge.index_process import PassCaller, index_in_children
+
     with ctx.out.progress_bar("indexing") as update:
-        report = index.update(
-            embed=not args.no_embed,
-            progress=lambda e: update(e.done, e.total, e.phase),
-            priority=engine.git().changed_files,
-        )
-        if not args.no_embed:
-            engine.reembed_memories()
+        caller = PassCaller(lambda e: update(e.done, e.total, e.phase), lambda: False)
+        report = index_in_children(engine, not args.no_embed, caller)
     engine.compact_due()  # writes never compact; an explicit index run is a moment to (see core/store/compaction.py)
     if args.json:
         ctx.out.json({
