@@ -16,7 +16,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from ..core.secrets import redact_json, redacted
+from ..core.secrets.secrets import redact_json, redacted
 from ..core.text import visible
 
 

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .gitctx import CommitInfo, GitContext
+from .git.gitctx import CommitInfo, GitContext
 from .records import STEP_TAG, Memory
-from .snippet import Snippet
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A window of a hit's text; lines are numbered as in the file (code) or from 1 (memories)."""
+
+    text: str
+    start_line: int
+    end_line: int
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "start_line": self.start_line, "end_line": self.end_line}
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .database import Database
-from .embed import Embedder
+from .store.database import Database
+from .embedding.embed import Embedder
 from .errors import CortexError
-from .schema import META_SCHEMA, SCHEMA_VERSION
+from .store.schema import META_SCHEMA, SCHEMA_VERSION
 
 INDEX_TABLES = ("files", "chunks", "edges", "skipped")
 CACHE_TABLES = ("vector_cache",)
@@ -100,8 +100,8 @@ def _scrub_memories(db: Database) -> str:
     """Redact secrets in memories stored before a rule caught them (new writes refuse them), every version
     included: a superseded version is still shown by `history` and exported by `export --all-versions`. The doctor
     reads every table whole anyway; this is one more pass over the memories and one commit."""
-    from .secret_fields import scrub_memory
-    from .store import MEMORIES, _memory_to_row, _row_to_memory
+    from .secrets.secret_fields import scrub_memory
+    from .store.store import MEMORIES, _memory_to_row, _row_to_memory
 
     if MEMORIES not in db.table_names():
         return ""
@@ -134,7 +134,7 @@ def _scrub_agent_log(db: Database) -> str:
     own tables (not only its mirror memories) are exported and shown by `cortex agent context`."""
     import pyarrow as pa
 
-    from .secrets import redact
+    from .secrets.secrets import redact
 
     secrets, rows_changed = 0, 0
     present = set(db.table_names())
@@ -306,8 +306,8 @@ def _move_aside(db: Database, name: str, why: str) -> str:
 
 def _rebuild_index(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
                    lock_timeout: float) -> str:
-    from .index import CodeIndex
-    from .store import MemoryStore
+    from .index.index import CodeIndex
+    from .store.store import MemoryStore
 
     db = Database(uri, create=False, lock_timeout=lock_timeout)
     MemoryStore(db, embedder)  # creates tables a restore moved aside, and the vector cache the index reads

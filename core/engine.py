@@ -12,21 +12,23 @@ from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
-from . import gitctx
+from .git import gitctx
 from .config import Settings, load_settings
-from .database import Database, RemoteOptions, is_unreachable, quote, unreachable_error
-from .agentlog import AgentLog
-from .embed import Embedder
+from .store.database import Database, RemoteOptions
+from .store.failures import is_unreachable, unreachable_error
+from .store.sql import quote
+from .agentlog.agentlog import AgentLog
+from .embedding.embed import Embedder
 from .errors import CortexError, UnusableLocation
 from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
-from .index import CodeIndex
+from .index.index import CodeIndex
 from .pool import READS
-from .query import Filters
+from .search.query import Filters
 from .requests import SearchRequest, SelectRequest
-from .search import Searcher, SearchResults
-from .select_files import FileReads, ImportGraphCache
-from .store import GitPosition, MemoryStore
+from .search.search import GitInputs, Searcher, SearchResults
+from .context.select_files import FileReads, ImportGraphCache
+from .store.store import GitPosition, MemoryStore
 
 
 class Engine:
@@ -132,7 +134,7 @@ class Engine:
                     db, self.embedder, self.root, self.is_repo, self.settings.max_file_bytes, self.settings.encoding
                 )
                 if self.settings.team_db:
-                    from .team import SharedVectorCache
+                    from .store.team import SharedVectorCache
 
                     team = self.team_store
                     self._index.vector_cache = SharedVectorCache(self._index.vector_cache, lambda: team(create=True).vector_cache)
@@ -165,7 +167,7 @@ class Engine:
 
     def team(self):
         """Team writes: to the team store, or queued in `.cortex/` while it is unreachable."""
-        from .team import TeamMemory, TeamQueue
+        from .store.team import TeamMemory, TeamQueue
 
         # Writers create the repository's store (and its `.git/info/exclude` line) on first use; the queue lives
         # beside it, and reads need it even on a machine that has only written to the team.
@@ -318,7 +320,7 @@ class Engine:
     def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False,
                llm_filter: bool = False) -> SearchResults:
         """`llm_filter`: let the configured model reorder the top candidates by pointing at them (off by default)."""
-        from .llm_filter import LLMFilterConfig, filter_results
+        from .search.llm_filter import LLMFilterConfig, filter_results
 
         llm = LLMFilterConfig.from_settings(self.settings) if llm_filter else None
         shown = max(limit, llm.candidates) if llm is not None and llm.configured else limit
@@ -329,14 +331,14 @@ class Engine:
         # One job opens the repository once: it hands over the history (all ranking needs) before `git status`.
         history: Future = Future()
         git = READS.submit(self.git, history_out=history)
-        results = searcher.search(query, filters, shown, git, history=history)
+        results = searcher.search(query, filters, shown, GitInputs(git.result, history.result))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
         if llm is not None:
             results = filter_results(results, llm)
             results = replace(results, hits=results.hits[:limit])
         if expand:
-            from .graph import expand_results
+            from .graph.graph import expand_results
 
             results = expand_results(self.graph(), results)
         return results
@@ -354,7 +356,7 @@ class Engine:
     def graph(self, max_commits: int = 200):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
         LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change."""
-        from .graph_reads import GraphReads
+        from .graph.graph_reads import GraphReads
 
         index = self.code_index() if self.has_index() else None
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
@@ -365,7 +367,7 @@ class Engine:
                fmt: str = "markdown"):
         """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly.
         The engine gathers what selection reads (`SelectInputs`); the feature itself never calls back here."""
-        from .select import SelectInputs, check_request, choose, load_chunks
+        from .context.select import SelectInputs, check_request, choose, load_chunks
 
         check_request(task, budget, include_tests, fmt)
         notes: list[str] = []
@@ -383,8 +385,8 @@ class Engine:
         inputs = SelectInputs(
             task=task,
             files=FileReads(index.files, self._import_graph),
-            code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=git).hits,
-            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=git).hits if searcher.stores else [],
+            code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=GitInputs.of(git)).hits,
+            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else [],
             changed=list(git.changed_files),
             commit=git.head,
             encoding=self.settings.encoding,
@@ -404,7 +406,7 @@ class Engine:
         return store.remember(replace(draft, source_key=key, scope=old.scope), self.position())
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
-        from .timeline import branch_timeline
+        from .graph.timeline import branch_timeline
 
         git = self.git(max_commits)
         try:
@@ -414,7 +416,7 @@ class Engine:
         return branch_timeline(git, stores)
 
     def what(self, per_section: int = 10):
-        from .what import what_should_i_know
+        from .graph.what import what_should_i_know
 
         git = self.git(50)
         try:
@@ -433,8 +435,8 @@ class Engine:
 
     def compact_in_background(self, on_error: Callable[[str], None] | None = None) -> None:
         """For long-lived processes: start (once) the thread that compacts this engine's databases when writes
-        pause. One-shot commands never start it, and their writes never compact (see core/compaction.py)."""
-        from .compaction import Compactor
+        pause. One-shot commands never start it, and their writes never compact (see core/store/compaction.py)."""
+        from .store.compaction import Compactor
 
         with self._lock:
             if self._compactor is None:

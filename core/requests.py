@@ -52,7 +52,7 @@ class SearchRequest:
 
     def parsed(self):
         """(the words to search for, the engine's `Filters`): the one place a search's filters are built."""
-        from .query import Filters, parse_since, split_inline_filters
+        from .search.query import Filters, parse_since, split_inline_filters
 
         text, inline = split_inline_filters(self.query)
         given = self.filters

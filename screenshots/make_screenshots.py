@@ -18,8 +18,8 @@ HERE = Path(__file__).resolve().parent
 
 async def shoot() -> list[Path]:
     os.environ.setdefault("CORTEX_CACHE_DIR", tempfile.mkdtemp(prefix="cortex-shots-"))
-    from cortex_tui.app.bridge import EngineBridge
-    from cortex_tui.app.showcase import RecordingApp, settle
+    from cortex_tui.app.bridge.local import EngineBridge
+    from cortex_tui.app.tui.showcase import RecordingApp, settle
     from cortex_tui.core.demo import demo_repository, seed_memories
     from cortex_tui.core.engine import Engine
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.app import client, connection, protocol
-from cortex_tui.app.cli import main as cli_main
-from cortex_tui.app.context import CommandContext
+from cortex_tui.app.cli import client
+from cortex_tui.app.link import connection, protocol
+from cortex_tui.app.cli.main import main as cli_main
+from cortex_tui.app.cli.context import CommandContext
 
 # A suite started in the background by a non-interactive shell inherits SIGINT ignored, and so would every `cortex`
 # a test starts: the tests that press Ctrl+C on `cortex watch` and `cortex serve` waited for an exit that never came.
@@ -51,9 +52,9 @@ and one with an engine of its own (`--no-daemon`): run them both ways."""
 def bridge_for(path: Path, served: bool = True):
     """What `cortex-tui` opens: a bridge to the repository's resident server (started if need be), or with
     `served=False` one over an engine of this process."""
-    from cortex_tui.app.bridge import EngineBridge
-    from cortex_tui.app.remote import Remote
-    from cortex_tui.app.remote_bridge import RemoteBridge
+    from cortex_tui.app.bridge.local import EngineBridge
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.bridge.remote import RemoteBridge
     from cortex_tui.core.engine import Engine
 
     if not served:
@@ -65,7 +66,7 @@ def bridge_for(path: Path, served: bool = True):
 
 def watching(bridge) -> bool:
     """The bridge's watcher (its own, or the resident server's) has its watch in place."""
-    from cortex_tui.app.bridge import EngineBridge
+    from cortex_tui.app.bridge.local import EngineBridge
 
     if isinstance(bridge, EngineBridge):
         return bridge.watcher is not None and bridge.watcher.ready.is_set()

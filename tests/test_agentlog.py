@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.core.agentlog import MAIN
+from cortex_tui.core.agentlog.agentlog import MAIN
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 

@@ -3,6 +3,7 @@
 import ast
 import subprocess
 import sys
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -64,11 +65,11 @@ def test_importing_the_engine_loads_no_textual():
 
 def engine_importers() -> list[str]:
     """Core modules that import the engine facade. Features take what they need (git context, file rows, stores)
-    and the engine composes them, so the call graph has no cycle; only benchmarks, which drive a whole engine, may."""
+    and the engine composes them, so the call graph has no cycle."""
     found = []
     for path in sorted((ROOT / "core").rglob("*.py")):
         rel = path.relative_to(ROOT / "core").with_suffix("")
-        if rel.parts in (("engine",),) or rel.parts[0] == "bench":
+        if rel.parts == ("engine",):
             continue
         package = ".".join(["cortex_tui", "core", *rel.parts[:-1]])
         if "cortex_tui.core.engine" in imported_modules(path, package):
@@ -86,17 +87,20 @@ def test_the_engine_import_check_sees_a_type_checking_import(tmp_path):
     assert "cortex_tui.core.engine" in imported_modules(feature, "cortex_tui.core")
 
 
-def import_cycle() -> list[str]:
-    """A loop of the package's modules importing each other (function-level imports included), or [] when there is
-    none: data flows one way, from git and files through the engine to the widgets, the app and its entry points."""
-    from graphlib import CycleError, TopologicalSorter
-
+def module_graph() -> dict[str, set[str]]:
+    """Every module of the package and what it imports (function-level and TYPE_CHECKING imports included)."""
     graph = {}
     for folder in ("core", "widgets", "app", "themes"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             rel = path.relative_to(ROOT / folder).with_suffix("")
             package = ".".join(["cortex_tui", folder, *rel.parts[:-1]])
             graph[".".join(["cortex_tui", folder, *rel.parts])] = imported_modules(path, package)
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A loop of the package's modules (or groups) importing each other, or [] when there is none: data flows one
+    way, from git and files through the engine to the widgets, the app and its entry points."""
     try:
         TopologicalSorter({name: graph[name] & graph.keys() for name in graph}).prepare()
     except CycleError as exc:
@@ -105,11 +109,115 @@ def import_cycle() -> list[str]:
 
 
 def test_modules_import_each_other_one_way():
-    assert import_cycle() == []
+    assert import_cycle(module_graph()) == []
 
 
-HANDLERS = ("commands.py", "agent_commands.py", "serve_commands.py", "cli.py", "output.py", "tools.py", "bridge.py",
-            "hosted.py")
+# The parts of the package (a subpackage each, see docs/architecture.md) and which parts each may import. Modules at
+# the root of core/ that are plain vocabulary (errors, records, text, locations, config, tokens, ...) form `core`;
+# the root modules that compose parts are parts of their own. `app` is app/'s root (printing, process edges).
+ROOT_PARTS = {"core.engine", "core.answers", "core.requests", "core.doctor"}
+CORE_VOCABULARY = {"core"}
+MAY_IMPORT = {
+    "core": set(),
+    "core.secrets": {"core"},
+    "core.embedding": {"core"},
+    "core.store": {"core", "core.secrets", "core.embedding"},
+    "core.git": {"core", "core.secrets"},
+    "core.answers": {"core", "core.git"},
+    "core.agentlog": {"core", "core.secrets", "core.store"},
+    "core.index": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers"},
+    "core.search": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.index"},
+    "core.requests": {"core", "core.search"},
+    "core.context": {"core", "core.secrets", "core.store", "core.search"},
+    "core.graph": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.search"},
+    "core.doctor": {"core", "core.secrets", "core.embedding", "core.store", "core.index"},
+    "core.engine": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers",
+                    "core.agentlog", "core.index", "core.search", "core.requests", "core.context", "core.graph"},
+    "themes": set(),
+    "widgets": {"core", "core.answers", "core.context"},
+    "app": {"core", "core.secrets"},
+    "app.link": {"cortex_tui", "core"},
+    "app.bridge": {"app.link", "core", "core.answers", "core.requests", "core.context", "core.graph", "core.index",
+                   "core.engine"},
+    "app.mcp": {"app", "app.link", "core", "core.requests", "core.context", "core.graph", "core.index",
+                "core.engine"},
+    "app.tui": {"app", "app.link", "app.bridge", "widgets", "themes", "core", "core.answers", "core.requests",
+                "core.context", "core.git", "core.engine"},
+    "app.bench": {"app.link", "app.bridge", "app.tui", "widgets", "core", "core.secrets", "core.embedding",
+                  "core.store", "core.git", "core.index", "core.search", "core.engine"},
+    "app.cli": {"app", "app.link", "app.bridge", "app.mcp", "app.bench", "core", "core.answers", "core.requests", "core.agentlog",
+                "core.context", "core.graph", "core.index", "core.store", "core.doctor", "core.engine"},
+    "app.server": {"cortex_tui", "app", "app.link", "app.bridge", "app.mcp", "app.cli", "core", "core.git",
+                   "core.engine"},
+}
+"""Read as layers, bottom up: core's vocabulary; secrets and the embedding model; the store; git; the answers;
+agent log, index; search; context selection and the graph; the engine composing them. Above the engine: the
+socket link (what the thin client imports), the engine bridge, MCP, the dashboard, benchmarks, the CLI (which
+registers `cortex mcp` and `cortex bench`) and the resident server (which runs CLI commands and MCP tools)."""
+
+
+def part_of(module: str) -> str | None:
+    """The part a module (or a name imported from one) belongs to; None for the bare package names."""
+    parts = module.split(".")
+    if parts[0] != "cortex_tui":
+        return None
+    if len(parts) == 1:
+        return "cortex_tui"
+    if len(parts) == 2:
+        return None  # `from .. import x` names the package; its modules are listed as well
+    if parts[1] in ("core", "app") and (ROOT / parts[1] / parts[2]).is_dir():
+        return f"{parts[1]}.{parts[2]}"
+    if f"{parts[1]}.{parts[2]}" in ROOT_PARTS:
+        return f"{parts[1]}.{parts[2]}"
+    return parts[1]
+
+
+def part_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """part -> {imported part: the modules that import it}."""
+    parts: dict[str, dict[str, list[str]]] = {}
+    for module, names in graph.items():
+        mine = part_of(module)
+        edges = parts.setdefault(mine, {})
+        for name in names:
+            other = part_of(name)
+            if other is not None and other != mine:
+                edges.setdefault(other, []).append(module)
+    return parts
+
+
+def rule_breaks(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{part} imports {other} ({', '.join(sorted(set(modules)))})"
+            for part, edges in sorted(part_graph(graph).items())
+            for other, modules in sorted(edges.items()) if other not in MAY_IMPORT.get(part, ())]
+
+
+def test_every_part_is_in_the_rule_table():
+    assert set(part_graph(module_graph())) <= MAY_IMPORT.keys()
+
+
+def test_parts_import_only_what_the_rule_table_allows():
+    assert rule_breaks(module_graph()) == []
+
+
+def test_parts_import_each_other_one_way():
+    """The rule table itself and the imports as they are both run one way (no two parts import each other)."""
+    assert import_cycle({part: set(edges) for part, edges in MAY_IMPORT.items()}) == []
+    assert import_cycle({part: set(edges) for part, edges in part_graph(module_graph()).items()}) == []
+
+
+def test_the_part_checker_catches_a_violation():
+    """The store importing search (a layer above it), and two parts importing each other, are both caught."""
+    graph = {"cortex_tui.core.store.store": {"cortex_tui.core.search.search.Searcher"},
+             "cortex_tui.core.search.search": {"cortex_tui.core.store.store.MemoryStore"}}
+    assert rule_breaks(graph) == ["core.store imports core.search (cortex_tui.core.store.store)"]
+    parts = {part: set(edges) for part, edges in part_graph(graph).items()}
+    assert set(import_cycle(parts)) == {"core.search", "core.store"}
+    assert part_of("cortex_tui.core.errors.CortexError") == "core"
+    assert part_of("cortex_tui.app.server.serve") == "app.server"
+
+
+HANDLERS = ("cli/commands.py", "cli/agent_commands.py", "cli/serve_commands.py", "cli/main.py", "output.py",
+            "mcp/tools.py", "bridge/local.py", "server/hosted.py")
 """What runs a command or a call inside the resident server, several at once."""
 PROCESS_STATE = {("sys", "stdin"), ("sys", "stdout"), ("sys", "stderr"), ("os", "environ"), ("os", "getcwd"),
                  ("os", "chdir"), ("os", "getenv"), ("os", "putenv")}

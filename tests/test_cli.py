@@ -143,12 +143,12 @@ def run_cortex(*args: str, cwd=None, stdin: str | None = None):
     import sys
 
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run([sys.executable, "-m", "cortex_tui.app.client", *args], cwd=cwd, input=stdin,
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, env=env, timeout=300)
 
 
 def test_global_options_before_or_after_the_command(repo, tmp_path, capsys):
-    from cortex_tui.app.cli import main
+    from cortex_tui.app.cli.main import main
 
     db = str(tmp_path / "elsewhere-db")
     assert main(["--db", db, "-C", str(repo), "remember", "kept in another database", "--json"]) == 0
@@ -185,7 +185,7 @@ def test_since_too_far_back_is_one_line(cli):
                                   ("select", "x", "--max-items", "-1"), ("context", "x", "--max-items", "0"),
                                   ("graph", "x", "--depth", "0"), ("agent", "context", "-k", "-1")])
 def test_out_of_range_numbers_are_refused_in_one_line(repo, capsys, args):
-    from cortex_tui.app.cli import main
+    from cortex_tui.app.cli.main import main
 
     assert main(["-C", str(repo), *args]) == 2
     err = capsys.readouterr().err
@@ -204,7 +204,7 @@ def test_out_of_range_numbers_are_refused_in_one_line(repo, capsys, args):
 def test_numbers_that_are_not_numbers_or_out_of_range_are_refused_in_one_line(repo, capsys, args, message):
     """`nan` as a score floor kept only memories (every code comparison with nan is false), `--commits -5` printed
     the whole history, and a port out of range died in a traceback after the server had started."""
-    from cortex_tui.app.cli import main
+    from cortex_tui.app.cli.main import main
 
     assert main(["-C", str(repo), *args]) == 2
     err = capsys.readouterr().err

@@ -29,7 +29,7 @@ def test_text_output_redacts_a_secret_already_stored(cli, repo):
     import io
 
     from cortex_tui.app.output import Output
-    from cortex_tui.core.secrets import redacted
+    from cortex_tui.core.secrets.secrets import redacted
 
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     assert redacted(f"token {token}") != f"token {token}"
@@ -50,7 +50,7 @@ def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_pat
     title_seq, clear, bidi = "\x1b]0;PWNED\x07", "\x1b[2J", "\u202e"
     commit_file(repo, "src/esc.py", "x = 1\n", f"Subject {clear}wiped {bidi}desrever")
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", "PYTHONIOENCODING": "utf-8"}
-    cortex = [sys.executable, "-m", "cortex_tui.app.cli", "-C", str(repo)]
+    cortex = [sys.executable, "-m", "cortex_tui.app.cli.main", "-C", str(repo)]
     subprocess.run([*cortex, "remember", f"zqesc body {title_seq} and {clear} end", "--title", f"zqesc {clear}title"],
                    check=True, capture_output=True, env=env, timeout=300)
 
@@ -89,7 +89,7 @@ def test_a_command_started_with_its_output_streams_closed_ends_cleanly(repo):
     import subprocess
     import sys
 
-    cortex = [sys.executable, "-m", "cortex_tui.app.cli", "-C", str(repo), "git"]
+    cortex = [sys.executable, "-m", "cortex_tui.app.cli.main", "-C", str(repo), "git"]
     for closed in ({"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}, {"stdout": subprocess.PIPE}):
         done = subprocess.run(["bash", "-c", '"$@" >&- ' if "stderr" in closed else '"$@" 2>&-', "bash", *cortex],
                               capture_output=True, text=True, timeout=300)

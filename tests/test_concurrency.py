@@ -39,7 +39,7 @@ def test_three_first_time_index_runs_at_once_all_succeed(repo, tmp_path):
 
     for trial in range(3):
         shutil.rmtree(repo / ".cortex", ignore_errors=True)
-        procs = [subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "index", "--no-embed", "-C", str(repo)],
+        procs = [subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "index", "--no-embed", "-C", str(repo)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(3)]
         for p in procs:
             _, err = p.communicate(timeout=300)
@@ -50,7 +50,7 @@ def test_three_first_time_index_runs_at_once_all_succeed(repo, tmp_path):
 
 def test_core_imports_without_fcntl():
     """Windows has no fcntl: the engine must import there (the write lock is filelock's)."""
-    code = "import sys; sys.modules['fcntl'] = None; import cortex_tui.core.engine, cortex_tui.core.database"
+    code = "import sys; sys.modules['fcntl'] = None; import cortex_tui.core.engine, cortex_tui.core.store.database"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -61,7 +61,7 @@ def test_two_lexical_passes_at_once_index_each_file_once(repo):
     import threading
     from collections import Counter
 
-    from cortex_tui.core.database import scan
+    from cortex_tui.core.store.sql import scan
 
     for i in range(300):
         path = repo / "pkg" / f"mod{i}.py"

@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.core.database import CRASH_ENV, scan
+from cortex_tui.core.store.commits import CRASH_ENV
+
+from cortex_tui.core.store.sql import scan
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.importer import plan_import
+from cortex_tui.core.store.importer import plan_import
 from cortex_tui.core.records import MemoryDraft
 
 from .conftest import commit_file, git
@@ -33,7 +35,7 @@ MAX_COMMITS = 20
 
 def cortex(cwd: Path, *args: str, crash_after: int | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, CRASH_ENV: str(crash_after or 0)}
-    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", *args, "-C", str(cwd)], env=env, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.main", *args, "-C", str(cwd)], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -129,7 +131,7 @@ def test_incremental_index_killed_at_every_commit_recovers(small_repo, tmp_path)
 def _watch_once(copy: Path, n: int) -> bool:
     """Start `cortex watch`, save, add and delete files, and report whether the watcher was killed."""
     env = {**os.environ, CRASH_ENV: str(n)}
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "watch", "--no-embed", "-C", str(copy)],
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "watch", "--no-embed", "-C", str(copy)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert "watching" in proc.stdout.readline()
@@ -292,7 +294,7 @@ def test_the_installed_commands_leave_that_way():
     from importlib.metadata import entry_points
 
     scripts = {e.name: e.value for e in entry_points(group="console_scripts") if e.name in ("cortex", "cortex-tui")}
-    assert scripts == {"cortex": "cortex_tui.app.client:run", "cortex-tui": "cortex_tui.app.main:run"}
+    assert scripts == {"cortex": "cortex_tui.app.cli.client:run", "cortex-tui": "cortex_tui.app.tui.main:run"}
 
 
 @pytest.mark.parametrize("state", ["an empty directory", "a meta table never committed"])
@@ -322,7 +324,7 @@ def test_first_indexes_killed_at_random_moments_are_finished_by_the_next_command
     for attempt in range(8):
         copy = tmp_path / f"kill{attempt}"
         shutil.copytree(small_repo, copy, symlinks=True)
-        proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "index", "--no-embed", "-C", str(copy)],
+        proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "index", "--no-embed", "-C", str(copy)],
                                 cwd=copy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while not (copy / ".cortex" / "db").exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -11,12 +11,20 @@ from pathlib import Path
 import pytest
 from textual.worker import Worker, WorkerState
 
-from cortex_tui.app.bridge import EngineBridge
-from cortex_tui.app.help_screen import HelpScreen
-from cortex_tui.app.memory_form import MemoryForm
-from cortex_tui.app.dashboard import DashboardScreen
-from cortex_tui.app.showcase import RecordingApp, settle, wait_until
-from cortex_tui.app.messages import ContextCopied, IndexChanged, IndexFinished, MemorySaved, SearchFinished, SelectionMade, WhatLoaded
+from cortex_tui.app.bridge.local import EngineBridge
+from cortex_tui.app.tui.help_screen import HelpScreen
+from cortex_tui.app.tui.memory_form import MemoryForm
+from cortex_tui.app.tui.dashboard import DashboardScreen
+from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
+from cortex_tui.app.tui.messages import (
+    ContextCopied,
+    IndexChanged,
+    IndexFinished,
+    MemorySaved,
+    SearchFinished,
+    SelectionMade,
+    WhatLoaded,
+)
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.budget_pane import BudgetPane
@@ -395,7 +403,7 @@ async def test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back(shop, size)
 
 @both
 async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop, served):
-    from cortex_tui.app.confirm import ConfirmScreen
+    from cortex_tui.app.tui.confirm import ConfirmScreen
 
     app = RecordingApp(bridge_for(shop, served), remember_theme=False)
     async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
@@ -542,7 +550,7 @@ def test_a_missing_path_is_one_line_error_not_the_demo(tmp_path):
     import sys
 
     for path, problem in ((tmp_path / "nonexistent", "does not exist"), (Path(__file__), "is not a directory")):
-        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.main", str(path)], capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.tui.main", str(path)], capture_output=True,
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert done.returncode != 0 and done.stdout == ""
         assert done.stderr.strip() == f"cortex-tui: error: {path} {problem}"
@@ -566,7 +574,8 @@ async def test_the_top_bar_counts_the_files_index_status_counts(shop):
 STUCK_ENGINE_CALL = '''
 import sys, threading
 from pathlib import Path
-from cortex_tui.app import bridge, main
+from cortex_tui.app.bridge import local as bridge
+from cortex_tui.app.tui import main
 
 def graph_that_never_returns(self, node):
     # An engine call that does not come back (a pathological memory, a hung disk): the worker stays busy for good.

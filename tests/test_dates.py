@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from cortex_tui.core.dates import parse_dates
+from cortex_tui.core.search.dates import parse_dates
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 

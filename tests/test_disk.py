@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from cortex_tui.core.database import Database
+from cortex_tui.core.store.database import Database
 
 DIM = 384
 SCHEMA = pa.schema([pa.field("id", pa.string()), pa.field("words", pa.string()),
@@ -80,7 +80,7 @@ def test_the_background_compactor_keeps_up_with_writes_that_never_pause(tmp_path
     """Writes from agents and the watcher through one server never pause for the compactor's 2 s: it used to wait
     for a pause that never came, and nothing was compacted until the writes stopped. It now compacts beside them
     after `max_wait_s` (writes counted, not timed: the loop ends at the first compaction or after 600 writes)."""
-    from cortex_tui.core.compaction import Compactor
+    from cortex_tui.core.store.compaction import Compactor
 
     rng = np.random.default_rng(11)
     db = Database(str(tmp_path / "db"), create=True, compact_every=5)

@@ -1,6 +1,6 @@
 import numpy as np
 
-from cortex_tui.core.embed import Embedder
+from cortex_tui.core.embedding.embed import Embedder
 
 
 class DictCache:
@@ -33,7 +33,7 @@ def test_cache_and_repeats_are_never_embedded_twice():
 
 
 def test_e5_embeds_queries_and_passages_in_their_roles_and_keys_its_cache_apart():
-    from cortex_tui.core.embed import E5_MODEL
+    from cortex_tui.core.embedding.embed import E5_MODEL
 
     e5, cache = Embedder(E5_MODEL), DictCache()
     passages, _ = e5.embed(["parse the config file", "the cat sat on the mat", "bad \udcff bytes \x00 here"], cache)

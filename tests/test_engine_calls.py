@@ -1,4 +1,4 @@
-"""The dashboard's engine calls (`app/engine_calls.py`) through a real resident server: every call of the protocol,
+"""The dashboard's engine calls (`app/bridge/calls.py`) through a real resident server: every call of the protocol,
 every request field set, answered as the same plain data an engine in this process gives."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from cortex_tui.app.bridge import EngineBridge
-from cortex_tui.app.engine_calls import CALLS, EngineCalls
-from cortex_tui.app.remote import Remote
-from cortex_tui.app.remote_bridge import RemoteBridge
-from cortex_tui.app.tools import TOOL_CALLS
+from cortex_tui.app.bridge.local import EngineBridge
+from cortex_tui.app.bridge.calls import CALLS, EngineCalls
+from cortex_tui.app.link.remote import Remote
+from cortex_tui.app.bridge.remote import RemoteBridge
+from cortex_tui.app.mcp.tools import TOOL_CALLS
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft

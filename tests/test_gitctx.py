@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from cortex_tui.core.gitctx import position, read_git_context
+from cortex_tui.core.git.gitctx import position, read_git_context
 
 from .conftest import commit_file, git
 
@@ -88,7 +88,7 @@ def test_a_staged_rename_counts_the_new_path(repo):
 def test_the_history_is_handed_over_from_the_same_read_as_the_working_change(repo):
     from concurrent.futures import Future
 
-    from cortex_tui.core.gitctx import read_history
+    from cortex_tui.core.git.gitctx import read_history
 
     (repo / "README.md").write_text("# changed\n")
     history: Future = Future()

@@ -5,8 +5,8 @@ import sys
 import time
 
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.graph import neighbours
-from cortex_tui.core.mentions import extract_mentions
+from cortex_tui.core.graph.graph import neighbours
+from cortex_tui.core.graph.mentions import extract_mentions
 from cortex_tui.core.records import MemoryDraft
 
 from .conftest import commit_file
@@ -82,7 +82,7 @@ def test_class_names_in_camel_case_are_mentions():
 
 EXTRACT_HUGE = """
 import time
-from cortex_tui.core.mentions import extract_mentions
+from cortex_tui.core.graph.mentions import extract_mentions
 texts = ["x" * 999_000, "a.b/c-d_" * 125_000, "`" + "y." * 500_000, "q(" * 500_000]
 start = time.perf_counter()
 for text in texts:
@@ -108,7 +108,7 @@ def test_graph_and_expanded_search_with_a_near_limit_memory(repo):
     engine.remember(MemoryDraft(text="The progress bar redraws at most ten times a second.", title="progress"))
     for args in (["graph", "src/words.py"], ["ss", "progress", "--expand"]):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", args[0], "-C", str(repo), *args[1:]],
+        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.main", args[0], "-C", str(repo), *args[1:]],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert time.perf_counter() - start < 60, args

@@ -1,6 +1,6 @@
 """Import resolution facts read from real configuration files."""
 
-from cortex_tui.core.imports import RepoFacts, resolve_imports
+from cortex_tui.core.index.imports import RepoFacts, resolve_imports
 
 TSCONFIG = """{
   "$schema": "https://json.schemastore.org/tsconfig",

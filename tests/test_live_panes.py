@@ -14,11 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.app import connection, protocol
-from cortex_tui.app.messages import (
-    DatabaseReplaced, IndexChanged, IndexFinished, IndexProgressed, MemoriesChanged, SearchFinished, WhatLoaded,
+from cortex_tui.app.link import connection, protocol
+from cortex_tui.app.tui.messages import (
+    DatabaseReplaced,
+    IndexChanged,
+    IndexFinished,
+    IndexProgressed,
+    MemoriesChanged,
+    SearchFinished,
+    WhatLoaded,
 )
-from cortex_tui.app.showcase import RecordingApp, settle, wait_until
+from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.graph_pane import GraphPane
@@ -32,7 +38,7 @@ NOT_INDEXED = "code not indexed yet"
 
 def cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
     """`cortex ARGS` in another process, through the installed entry point."""
-    return subprocess.run([sys.executable, "-m", "cortex_tui.app.client", *args, "-C", str(repo)],
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", *args, "-C", str(repo)],
                           capture_output=True, text=True, timeout=300)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from cortex_tui.core.config import Settings
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.llm_filter import LLMFilterConfig, choose, parse_reply
+from cortex_tui.core.search.llm_filter import LLMFilterConfig, choose, parse_reply
 from cortex_tui.core.records import MemoryDraft
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from cortex_tui.core.bench.scoring import edit_lines, edit_visible
+from cortex_tui.app.bench.scoring import edit_lines, edit_visible
 from cortex_tui.core.config import Settings
 from cortex_tui.core.engine import Engine
 

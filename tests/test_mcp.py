@@ -36,14 +36,14 @@ MODES = pytest.mark.parametrize("served", [True, False], ids=["served", "in-proc
 def server(repo, *extra: str, served: bool = True) -> Client:
     """`cortex mcp` through the installed entry point."""
     env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_"))}
-    args = ["-m", "cortex_tui.app.client", "mcp", "-C", str(repo), *extra, *([] if served else ["--no-daemon"])]
+    args = ["-m", "cortex_tui.app.cli.client", "mcp", "-C", str(repo), *extra, *([] if served else ["--no-daemon"])]
     return Client(StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(repo)),
                   read_timeout_seconds=120)
 
 
 def resident_calls(repo) -> int:
     """Calls the repository's resident server has answered (0 when none runs)."""
-    from cortex_tui.app import connection, protocol
+    from cortex_tui.app.link import connection, protocol
 
     found = connection.ask(protocol.server_paths(*connection.server_key(str(repo), None)), "status")
     return found["calls"] if found else 0
@@ -264,7 +264,7 @@ async def test_listeners_hear_when_any_process_changes_a_memory(shop, served):
         async with client.listen(resource_subscriptions=["cortex://memories"]) as subscription:
             heard = None
             for attempt in range(6):  # the watcher of a --no-daemon server starts after its own index pass
-                done = subprocess.run([sys.executable, "-m", "cortex_tui.app.client", "remember",
+                done = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", "remember",
                                        f"Invoices are numbered per year ({attempt})", "-C", str(shop)],
                                       capture_output=True, text=True, timeout=300)
                 assert done.returncode == 0, done.stderr
@@ -319,12 +319,12 @@ async def test_http_transport_needs_the_bearer_token_and_listens_on_localhost_on
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    from cortex_tui.app.mcp_http import token_path
+    from cortex_tui.app.mcp.http import token_path
 
     token_file = token_path()
     token_file.unlink(missing_ok=True)
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "mcp", "-C", str(shop), "--no-watch",
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "mcp", "-C", str(shop), "--no-watch",
                              "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         await _wait_listening(port)
@@ -357,14 +357,14 @@ def test_http_on_a_port_in_use_is_a_one_line_error(shop):
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", "mcp", "-C", str(shop),
+        done = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.main", "mcp", "-C", str(shop),
                                "--no-watch", "--http", str(port)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"cortex: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
 def test_the_token_file_is_made_0600_once_and_refused_when_others_can_read_it(tmp_path):
-    from cortex_tui.app.mcp_http import load_or_create_token
+    from cortex_tui.app.mcp.http import load_or_create_token
     from cortex_tui.core.errors import CortexError
 
     path = tmp_path / "config" / "mcp-token"

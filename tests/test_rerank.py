@@ -3,7 +3,7 @@
 from cortex_tui.core.config import SearchWeights
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
-from cortex_tui.core.rerank import coverage, words
+from cortex_tui.core.search.rerank import coverage, words
 
 
 def test_coverage_weights_the_word_that_tells_candidates_apart():

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from cortex_tui.core import walk
+from cortex_tui.core.index import walk
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.watch import IndexWatcher
+from cortex_tui.core.index.watch import IndexWatcher
 
 from .conftest import commit_file, wait_for
 
@@ -174,7 +174,7 @@ def test_import_edges_follow_a_target_file_appearing_and_disappearing(repo):
 
 def test_timeline_reads_shown_commits_and_newest_loose_memories(repo):
     from cortex_tui.core.records import MemoryDraft
-    from cortex_tui.core.timeline import LOOSE_SHOWN, branch_timeline
+    from cortex_tui.core.graph.timeline import LOOSE_SHOWN, branch_timeline
 
     engine = Engine(repo)
     made = [engine.remember(MemoryDraft(text=f"note {i}")).memory.id for i in range(LOOSE_SHOWN + 3)]
@@ -311,8 +311,8 @@ class _CountingQuery:
 
 
 def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
-    from cortex_tui.core.graph import edges, neighbourhood
-    from cortex_tui.core.graph_reads import GraphReads
+    from cortex_tui.core.graph.graph import edges, neighbourhood
+    from cortex_tui.core.graph.graph_reads import GraphReads
     from cortex_tui.core.records import MemoryDraft
 
     commit_file(repo, "src/hub.py", "def hub():\n    return 1\n", "Add hub")
@@ -383,7 +383,7 @@ def test_newest_first_reads_agree_whatever_the_store_size(repo, monkeypatch, sma
     from datetime import datetime, timedelta, timezone
 
     from cortex_tui.core.records import MemoryDraft
-    from cortex_tui.core.store import MemoryStore
+    from cortex_tui.core.store.store import MemoryStore
 
     monkeypatch.setattr(MemoryStore, "small_store", small_store)
     engine = Engine(repo)
@@ -399,8 +399,8 @@ def test_newest_first_reads_agree_whatever_the_store_size(repo, monkeypatch, sma
 
 
 def test_a_short_symbol_name_defined_everywhere_reads_at_most_the_limit(repo):
-    from cortex_tui.core.graph import resolve_node
-    from cortex_tui.core.graph_reads import GraphReads
+    from cortex_tui.core.graph.graph import resolve_node
+    from cortex_tui.core.graph.graph_reads import GraphReads
 
     for i in range(30):
         (repo / "gen" / f"handler_{i}.py").parent.mkdir(exist_ok=True)
@@ -419,7 +419,7 @@ def test_a_short_symbol_name_defined_everywhere_reads_at_most_the_limit(repo):
 
 
 def test_the_files_table_has_a_path_index_and_no_vector_index_is_tried(repo):
-    from cortex_tui.core.database import ANN_MIN_ROWS
+    from cortex_tui.core.store.indexes import ANN_MIN_ROWS
 
     index = Engine(repo).code_index(create=True)
     index.update(embed=False)

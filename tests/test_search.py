@@ -6,7 +6,7 @@ import pytest
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
-from cortex_tui.core.query import Filters, parse_query
+from cortex_tui.core.search.query import Filters, parse_query
 from cortex_tui.core.records import MemoryDraft
 
 from .conftest import git

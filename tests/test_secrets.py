@@ -16,11 +16,11 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from cortex_tui.core.database import scan
+from cortex_tui.core.store.sql import scan
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
-from cortex_tui.core.secrets import find_secrets, is_secret_path, redact
+from cortex_tui.core.secrets.secrets import find_secrets, is_secret_path, redact
 
 from .conftest import Cli, commit_file, git
 from .test_mcp import call, server
@@ -170,7 +170,7 @@ def test_hostile_text_is_scanned_without_loss():
 def test_secret_paths_are_skipped_by_name_or_content_and_code_about_secrets_is_not():
     assert is_secret_path(".env") and is_secret_path("deploy/id_ed25519") and is_secret_path("config/secrets.yaml")
     assert is_secret_path("dumps/" + fake_secrets()["GITHUB"] + ".txt")
-    assert not is_secret_path("core/secrets.py") and not is_secret_path(".env.example")
+    assert not is_secret_path("core/secrets/secrets.py") and not is_secret_path(".env.example")
 
 
 # --- memory and agent fields ---------------------------------------------------------------------------------

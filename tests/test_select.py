@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cortex_tui.core import clipboard
-from cortex_tui.core.assemble import assemble
+from cortex_tui.core.context.assemble import assemble
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import Memory, MemoryDraft
-from cortex_tui.core.select import Item, Selection, _plan, _Unit, named_files
+from cortex_tui.core.context.select import Item, Selection, _plan, _Unit, named_files
 from cortex_tui.core.tokens import count_tokens
 
 from .conftest import Cli

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_tui.app import client, connection, protocol
+from cortex_tui.app.cli import client
+from cortex_tui.app.link import connection, protocol
 
 from .conftest import process_alive, stop_servers
 
@@ -43,7 +44,7 @@ def runtime(monkeypatch):
 
 def cortex(repo: Path, *args: str, served: bool = True, stdin: bytes | None = None, env: dict | None = None):
     """`cortex ARGS` in a new process: through the client (the installed entry point) or straight in-process."""
-    module = "cortex_tui.app.client" if served else "cortex_tui.app.cli"
+    module = "cortex_tui.app.cli.client" if served else "cortex_tui.app.cli.main"
     return subprocess.run([sys.executable, "-m", module, *args], cwd=repo, input=stdin, capture_output=True,
                           env={**os.environ, **(env or {})}, timeout=600)
 
@@ -107,7 +108,7 @@ def _timeless(out: bytes) -> bytes:
 
 
 def _on_terminal(repo: Path, args: tuple[str, ...], served: bool) -> bytes:
-    module = "cortex_tui.app.client" if served else "cortex_tui.app.cli"
+    module = "cortex_tui.app.cli.client" if served else "cortex_tui.app.cli.main"
     leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "72", "LINES": "30"}
     env.pop("NO_COLOR", None)
@@ -168,14 +169,14 @@ def _servers_for(runtime: Path) -> list[int]:
             environ = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if b"cortex_tui.app.serve" in cmdline and f"CORTEX_RUNTIME_DIR={runtime}".encode() in environ:
+        if b"cortex_tui.app.server.serve" in cmdline and f"CORTEX_RUNTIME_DIR={runtime}".encode() in environ:
             if process_alive(int(proc.name)):
                 found.append(int(proc.name))
     return found
 
 
 def test_starters_racing_end_with_one_server(repo, runtime):
-    procs = [subprocess.Popen([sys.executable, "-m", "cortex_tui.app.client", "what", "--json"], cwd=repo,
+    procs = [subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "what", "--json"], cwd=repo,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
     outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e for _, e in outs]
@@ -293,7 +294,7 @@ def test_the_server_exits_when_idle(repo, runtime):
 def test_cortex_serve_in_a_terminal_is_the_server_until_ctrl_c(repo, runtime):
     """`cortex serve` in the foreground: the same process serves (its pid in the status), commands reach it, and
     Ctrl+C ends it with status 0; `--idle-minutes` reaches the server."""
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli", "serve", "--idle-minutes", "30"], cwd=repo,
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "serve", "--idle-minutes", "30"], cwd=repo,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().startswith("serving ")
@@ -362,7 +363,7 @@ def test_another_user_cannot_connect(repo, runtime):
 def test_the_client_path_imports_nothing_heavy(repo):
     code = (
         "import sys\n"
-        "from cortex_tui.app import client\n"
+        "from cortex_tui.app.cli import client\n"
         f"route = client._route(['ss', 'progress bar', '-C', {str(repo)!r}])\n"
         "assert route is not None and route.request.argv[0] == 'ss'\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
@@ -379,14 +380,14 @@ def test_the_client_path_imports_nothing_heavy(repo):
 ])
 def test_the_clients_partial_parser_parses_as_the_whole_tree(argv):
     """The client builds only the commands its command line names; what it parses must not differ."""
-    from cortex_tui.app import cli
+    from cortex_tui.app.cli import main as cli
 
     assert vars(cli.build_parser(frozenset(argv)).parse_args(argv)) == vars(cli.build_parser().parse_args(argv))
 
 
 @pytest.mark.parametrize("argv", [["sss", "x"], ["ss", "--limit", "0"], ["--help"], ["what", "--nope"]])
 def test_what_the_partial_parser_refuses_goes_in_process(argv, capsys):
-    from cortex_tui.app import cli
+    from cortex_tui.app.cli import main as cli
 
     with pytest.raises(cli.UsageExit):
         cli.build_parser(frozenset(argv)).parse_args(argv)
@@ -425,11 +426,11 @@ def _mapped(pid: int, library: str) -> bool:
 
 
 async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(repo, runtime):
-    from cortex_tui.app.messages import IndexChanged, IndexFinished, MemorySaved, WhatLoaded
-    from cortex_tui.app.remote import Remote
-    from cortex_tui.app.remote_bridge import RemoteBridge
-    from cortex_tui.app.showcase import FIRST_PAINT, RecordingApp, wait_loaded
-    from cortex_tui.app.showcase import wait_until as wait_for
+    from cortex_tui.app.tui.messages import IndexChanged, IndexFinished, MemorySaved, WhatLoaded
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.tui.showcase import FIRST_PAINT, RecordingApp, wait_loaded
+    from cortex_tui.app.tui.showcase import wait_until as wait_for
     from cortex_tui.core.records import MemoryDraft
 
     assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
@@ -481,10 +482,10 @@ def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     code = (
         _IMPORT_WITNESS.format(engine=engine) +
         "import asyncio, sys\n"
-        "from cortex_tui.app import main\n"  # the `cortex-tui` entry point's own imports count too
-        "from cortex_tui.app.remote import Remote\n"
-        "from cortex_tui.app.remote_bridge import RemoteBridge\n"
-        "from cortex_tui.app.showcase import EVERYTHING, RecordingApp, wait_loaded\n"
+        "from cortex_tui.app.tui import main\n"  # the `cortex-tui` entry point's own imports count too
+        "from cortex_tui.app.link.remote import Remote\n"
+        "from cortex_tui.app.bridge.remote import RemoteBridge\n"
+        "from cortex_tui.app.tui.showcase import EVERYTHING, RecordingApp, wait_loaded\n"
         "async def run():\n"
         f"    app = RecordingApp(RemoteBridge(Remote.attach({str(repo)!r}, None, start=False)), task='pricing',\n"
         "                       remember_theme=False)\n"
@@ -515,7 +516,7 @@ def test_numpy_values_cross_the_socket_as_python_numbers_and_engine_objects_not_
                            boosts={"recent": np.float32(0.125)}, total=np.float32(1.0))
     payload = protocol.pack((score, np.arange(3, dtype=np.int64), np.bool_(True)))
     code = ("import sys\n"
-            "from cortex_tui.app import protocol\n"
+            "from cortex_tui.app.link import protocol\n"
             "score, ids, flag = protocol.unpack(sys.stdin.read())\n"
             "print(type(score.relevance).__name__, score.relevance, score.similarity, score.boosts, score.total, ids, "
             "flag, 'numpy' in sys.modules)\n")
@@ -540,7 +541,7 @@ def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(
     env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_", "HOME", "PATH"))}
 
     async def session() -> dict:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.client", "mcp"],
+        params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli.client", "mcp"],
                                        env=env, cwd=str(repo))
         async with Client(params, read_timeout_seconds=300) as client:
             made = await client.call_tool("remember", {"text": "Invoices are numbered per year", "kind": "decision"})
@@ -579,9 +580,9 @@ def _processes_with(word: bytes) -> list[int]:
 
 
 def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, runtime):
-    from cortex_tui.app.engine_calls import WatchEvents
-    from cortex_tui.app.remote import Remote
-    from cortex_tui.app.remote_bridge import RemoteBridge
+    from cortex_tui.app.bridge.calls import WatchEvents
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.bridge.remote import RemoteBridge
 
     assert cortex(repo, "what", "--json").returncode == 0
     first = status(repo)["pid"]
@@ -624,7 +625,7 @@ def _compactors() -> set[threading.Thread]:
 
 
 def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
-    from cortex_tui.app.serve import MAX_ENGINES, EngineCache
+    from cortex_tui.app.server.serve import MAX_ENGINES, EngineCache
     from cortex_tui.core.config import load_settings
 
     settings, cache, before = load_settings(), EngineCache(), _compactors()
@@ -642,7 +643,7 @@ def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
 
 
 def test_a_server_shutting_down_stops_its_engines_threads(repo, runtime):
-    from cortex_tui.app.serve import Server
+    from cortex_tui.app.server.serve import Server
 
     before = _compactors()
     with open(runtime / "server.log", "w") as log:
@@ -665,10 +666,10 @@ def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(r
     import queue
     import shutil
 
-    from cortex_tui.app.hosted import Hosted
-    from cortex_tui.app.serve import EngineCache
+    from cortex_tui.app.server.hosted import Hosted
+    from cortex_tui.app.server.serve import EngineCache
     from cortex_tui.core.config import load_settings
-    from cortex_tui.core.database import scan
+    from cortex_tui.core.store.sql import scan
 
     cache, settings, said = EngineCache(), load_settings(), []
     hosted = Hosted(lambda: cache(repo, None, settings), said.append)
@@ -714,8 +715,8 @@ def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
     before the warm-up has ended."""
     import threading
 
-    from cortex_tui.app.hosted import Hosted
-    from cortex_tui.app.serve import EngineCache
+    from cortex_tui.app.server.hosted import Hosted
+    from cortex_tui.app.server.serve import EngineCache
     from cortex_tui.core.config import load_settings
 
     cache, settings, ready = EngineCache(), load_settings(), threading.Event()

@@ -8,21 +8,24 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cortex_tui.core as core_package
 
 from .conftest import commit_file
 
-SOURCES = ("index.py", "store.py", "database.py")
+SOURCES = ("index/index.py", "store/store.py", "store/database.py", "search/search.py")
 """Real code with long functions: about a hundred chunks, a third of them at the model's 256-token limit."""
 EMBEDDING_LEFTOVER_MIB = 100
 """How far above its warm size a server may stay once it has embedded them. The old session kept the largest
 batch's working memory for good (more than 1 GB here); handing it back leaves some tens of MiB."""
+FIRST_INDEX_LEFTOVER_MIB = 40
+"""How far a server that ran a repository's first index may stay above a warm server on the indexed repository."""
 
 
 def _cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cortex_tui.app.client", *args], cwd=repo, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", *args], cwd=repo, capture_output=True,
                           timeout=600)
 
 
@@ -39,12 +42,53 @@ def _rss_mib(pid: int) -> float:
     raise AssertionError(f"no VmRSS for process {pid}")
 
 
+def _first_index_through_the_server(repo: Path):
+    """What `cortex-tui` does on attaching: the server runs the index pass, then watches the work tree."""
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.bridge.remote import RemoteBridge
+
+    bridge = RemoteBridge(Remote.attach(repo, None, start=True))
+    try:
+        return bridge.index(lambda progress: None, lambda: False)
+    finally:
+        bridge.stop()
+
+
+def _commit_sources(repo: Path) -> None:
+    for name in SOURCES:
+        commit_file(repo, f"engine/{name}", (Path(core_package.__file__).parent / name).read_text(), f"Add {name}")
+
+
+def test_a_server_that_ran_a_first_index_is_as_small_as_one_that_did_not(empty_repo):
+    """A repository never indexed: the server's first pass reads, chunks, writes and embeds every file. Afterwards
+    the server is compared with a new one started on the now indexed repository (warmed by the same command):
+    the pass runs in child processes that exit, so it leaves nothing behind. Run in the server itself, it left
+    LanceDB's writer buffers, the lexical pass's state and the embedding runtime's leftovers resident."""
+    _commit_sources(empty_repo)
+    assert _cortex(empty_repo, "what").returncode == 0  # starts the server and waits for its warm-up
+    server = _status(empty_repo)["pid"]
+    report, indexed = _first_index_through_the_server(empty_repo)
+    assert indexed.indexed_files == len(SOURCES) and indexed.embeddings_pending == 0 and report.embedded >= 90
+    assert _status(empty_repo)["pid"] == server, "the same server ran the pass"
+    assert _cortex(empty_repo, "what").returncode == 0
+    after = _rss_mib(server)
+
+    assert _cortex(empty_repo, "serve", "--stop").returncode == 0
+    deadline = time.monotonic() + 30
+    while _status(empty_repo)["running"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _cortex(empty_repo, "what").returncode == 0
+    fresh = _status(empty_repo)["pid"]
+    assert fresh != server
+    warm = _rss_mib(fresh)
+    assert after - warm < FIRST_INDEX_LEFTOVER_MIB, f"after a first index {after:.0f} MiB, a warm server {warm:.0f} MiB"
+
+
 def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
     """The dashboard's first index on a lexically indexed repository: the server embeds every chunk, and its
     resident memory afterwards is close to what it was warm, not the largest batch's working set."""
-    for name in SOURCES:
-        commit_file(empty_repo, f"engine/{name}", (Path(core_package.__file__).parent / name).read_text(), f"Add {name}")
-    lexical = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli", "index", "--no-embed", "--json"],
+    _commit_sources(empty_repo)
+    lexical = subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.main", "index", "--no-embed", "--json"],
                              cwd=empty_repo, capture_output=True, timeout=600)
     assert lexical.returncode == 0, lexical.stderr
     assert json.loads(lexical.stdout)["embeddings_pending"] >= 90
@@ -53,14 +97,7 @@ def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
     server = _status(empty_repo)["pid"]
     warm = _rss_mib(server)
 
-    from cortex_tui.app.remote import Remote
-    from cortex_tui.app.remote_bridge import RemoteBridge
-
-    bridge = RemoteBridge(Remote.attach(empty_repo, None, start=True))  # as `cortex-tui` attaches
-    try:
-        report, indexed = bridge.index(lambda progress: None, lambda: False)
-    finally:
-        bridge.stop()
+    report, indexed = _first_index_through_the_server(empty_repo)
     assert indexed.embeddings_pending == 0 and report.embedded >= 90
     assert _status(empty_repo)["pid"] == server, "the same server embedded them"
 

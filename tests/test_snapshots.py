@@ -3,9 +3,9 @@ clock and memories are fixed so every run paints the same screen. Update with `p
 
 import pytest
 
-from cortex_tui.app.app import CortexApp
-from cortex_tui.app.bridge import EngineBridge
-from cortex_tui.app.showcase import settle
+from cortex_tui.app.tui.app import CortexApp
+from cortex_tui.app.bridge.local import EngineBridge
+from cortex_tui.app.tui.showcase import settle
 from cortex_tui.core.engine import Engine
 
 from .conftest import commit_file

@@ -5,12 +5,12 @@ import time
 import pyarrow as pa
 import pytest
 
-from cortex_tui.core.database import Database
+from cortex_tui.core.store.database import Database
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
-from cortex_tui.core.query import Filters
-from cortex_tui.core.schema import SCHEMA_VERSION, memories_schema
+from cortex_tui.core.search.query import Filters
+from cortex_tui.core.store.schema import SCHEMA_VERSION, memories_schema
 
 
 def test_memory_records_branch_commit_and_all_fields(repo):
@@ -157,7 +157,7 @@ def test_writes_never_compact_and_the_background_compactor_does_once_they_pause(
     minutes inline); the background compactor then compacts it, and `gc` compacts on demand."""
     from datetime import timedelta
 
-    from cortex_tui.core.compaction import Compactor
+    from cortex_tui.core.store.compaction import Compactor
 
     engine = Engine(repo)
     store = engine.store(create=True)
@@ -187,8 +187,8 @@ def test_a_compactor_never_misses_a_write_because_another_one_woke_for_it():
     first, lost it: the busy one then slept for its whole period)."""
     import threading
 
-    from cortex_tui.core.compaction import Compactor
-    from cortex_tui.core.database import Database
+    from cortex_tui.core.store.compaction import Compactor
+    from cortex_tui.core.store.database import Database
 
     gate = threading.Event()
     looks: list[float] = []
@@ -216,7 +216,8 @@ def test_a_compactor_never_misses_a_write_because_another_one_woke_for_it():
 
 
 def test_writes_retry_only_commit_conflicts_and_only_idempotent_commits(tmp_path):
-    from cortex_tui.core.database import Database, is_commit_conflict
+    from cortex_tui.core.store.database import Database
+    from cortex_tui.core.store.failures import is_commit_conflict
 
     db = Database(str(tmp_path / "db"), create=True)
     calls: list[int] = []

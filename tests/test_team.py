@@ -240,7 +240,7 @@ def test_a_creation_that_lost_its_race_puts_back_the_rows_it_overwrote(tmp_path)
     machine's writes), made on purpose, then repaired as the machine that made it repairs it."""
     import pyarrow as pa
 
-    from cortex_tui.core.database import Database
+    from cortex_tui.core.store.database import Database
 
     schema = pa.schema([("id", pa.string()), ("text", pa.string())])
     db = Database(str(tmp_path / "db"), create=True)
@@ -406,7 +406,7 @@ def test_a_machine_that_loses_the_race_to_build_the_full_text_index_leaves_it_to
     older than the winner's build must not fail its write for it (the index exists, which was the point)."""
     import pyarrow as pa
 
-    from cortex_tui.core.database import Database, RemoteOptions
+    from cortex_tui.core.store.database import Database, RemoteOptions
 
     options = RemoteOptions(endpoint=s3.endpoint, consistency_s=60.0)  # B's view stays as it was opened
     schema = pa.schema([pa.field("id", pa.string()), pa.field("words", pa.string())])
@@ -425,7 +425,7 @@ def test_a_machine_that_loses_the_race_to_build_the_full_text_index_leaves_it_to
 def test_a_bucket_whose_region_cannot_be_looked_up_is_unreachable_not_damaged():
     """`cortex --db s3://no-such-bucket/x list` with no network said the database was damaged and sent the user to
     `cortex doctor`; nothing was decided there, the store did not answer. (The text is LanceDB's, as raised.)"""
-    from cortex_tui.core.database import is_unreachable, looks_corrupt
+    from cortex_tui.core.store.failures import is_unreachable, looks_corrupt
 
     raised = RuntimeError("lance error: LanceError(IO): Generic S3 error: Failed to resolve region for bucket "
                           "'nonexistent-bucket-zz'")

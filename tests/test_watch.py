@@ -3,7 +3,7 @@
 import queue
 
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.watch import IndexWatcher
+from cortex_tui.core.index.watch import IndexWatcher
 
 from .conftest import commit_file, git, wait_for
 

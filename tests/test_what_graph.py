@@ -4,8 +4,8 @@ import os
 import subprocess
 
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.graph import neighbours, resolve_node
-from cortex_tui.core.query import Filters
+from cortex_tui.core.graph.graph import neighbours, resolve_node
+from cortex_tui.core.search.query import Filters
 from cortex_tui.core.records import MemoryDraft
 
 from .conftest import Cli, commit_file, git

@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ..core.assemble import Assembled
-from ..core.items import Item, Selection
+from ..core.context.assemble import Assembled
+from ..core.context.items import Item, Selection
 from .format import clip, clip_left, styled
 from .keymap import bindings
 from .pane import Pane

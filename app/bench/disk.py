@@ -1,0 +1,145 @@
+"""`cortex bench disk --repo PATH`: the size of `.cortex` under sustained writes, against its compacted size.
+
+A copy of the repository's files is indexed; then for `minutes`, `writers` processes each remember notes through
+the resident server as fast as it answers, `cortex watch` keeps the index fresh, and one source file is edited
+every second. `.cortex` is measured every second. Then everything stops, every table is compacted with no old
+version kept, and that size is the compacted size: the peak and the 95th percentile are printed as multiples of
+it. The repository is read, never written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.store.database import Database
+
+WRITER = """
+import contextlib, io, sys, time
+from cortex_tui.app.cli import client
+deadline, n, number = float(sys.argv[1]), 0, sys.argv[2]
+while time.time() < deadline:
+    n += 1
+    with contextlib.redirect_stdout(io.StringIO()):
+        client.main(["remember", f"writer {number} note {n}: the orders service retries the payment call with backoff",
+                     "--tags", f"writer{number}", "--files", "src/orders.py"])
+print(n)
+"""
+
+
+@dataclass(frozen=True)
+class DiskBench:
+    """Numbers printed by `cortex bench disk`."""
+
+    repo: str
+    minutes: float
+    writers: int
+    memories_written: int
+    edits: int
+    samples: int
+    start_mb: float
+    peak_mb: float
+    p95_mb: float
+    compacted_mb: float
+    peak_ratio: float
+    p95_ratio: float
+
+
+def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
+    with tempfile.TemporaryDirectory(prefix="cortex-bench-disk-") as tmp:
+        work = Path(tmp) / "repo"
+        _copy_tracked(repo.resolve(), work)
+        env = {**os.environ, "CORTEX_RUNTIME_DIR": str(Path(tmp) / "run")}
+        env.pop("CORTEX_NO_DAEMON", None)
+        cortex = [sys.executable, "-m", "cortex_tui.app.cli.client"]
+        subprocess.run([*cortex, "index", "--no-embed"], cwd=work, env=env, check=True, capture_output=True)
+        db = work / ".cortex"
+        start = _size(db)
+        deadline = time.time() + minutes * 60
+        procs = [subprocess.Popen([*cortex, "watch"], cwd=work, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)]
+        writing = [subprocess.Popen([sys.executable, "-c", WRITER, str(deadline), str(i)], cwd=work, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                   for i in range(writers)]
+        sources = sorted(p for p in work.rglob("*.py") if ".cortex" not in p.parts)[:50] or [work / "notes.py"]
+        sizes, edits = [], 0
+        try:
+            while time.time() < deadline:
+                target = sources[edits % len(sources)]
+                with target.open("a", encoding="utf-8") as f:
+                    f.write(f"\n# edit {edits}: retry the payment call\n")
+                edits += 1
+                sizes.append(_size(db))
+                time.sleep(1.0)
+            written = sum(int((p.communicate(timeout=600)[0] or "0").strip() or 0) for p in writing)
+        finally:
+            for p in procs + writing:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+            for p in procs + writing:
+                try:
+                    p.wait(60)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            subprocess.run([*cortex, "serve", "--stop"], cwd=work, env=env, capture_output=True)
+        sizes.append(_size(db))
+        compacted = _compact_all(str(db / "db"))
+        peak, p95 = max(sizes), _percentile(sizes, 95)
+        mb = 1 << 20
+        return DiskBench(str(repo), minutes, writers, written, edits, len(sizes), start / mb, peak / mb, p95 / mb,
+                         compacted / mb, peak / compacted, p95 / compacted)
+
+
+def _copy_tracked(repo: Path, target: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, files):
+        source = repo / name.decode()
+        if source.is_file() and not source.is_symlink():
+            (target / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name.decode())
+    subprocess.run(["git", "init", "-q"], cwd=target, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=target, check=True)
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", "copy"],
+                   cwd=target, check=True)
+
+
+def _size(directory: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:  # removed by a compaction while measured
+                continue
+    return total
+
+
+def _compact_all(uri: str) -> int:
+    db = Database(uri, create=False)
+    for name in sorted(db.table_names()):
+        db.compact(db.conn.open_table(name))
+    return _size(Path(uri).parent)
+
+
+def _percentile(values: list[int], pct: int) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))] if ordered else 0.0
+
+
+def rows(b: DiskBench) -> list[tuple[str, str]]:
+    return [
+        ("repository", b.repo),
+        ("load", f"{b.writers} writers through the server + cortex watch + 1 edit/s, {b.minutes:g} min"),
+        ("memories written / files edited", f"{b.memories_written} / {b.edits}"),
+        (".cortex at start", f"{b.start_mb:.1f} MB"),
+        (".cortex peak / p95", f"{b.peak_mb:.1f} MB / {b.p95_mb:.1f} MB ({b.samples} samples, 1/s)"),
+        ("compacted at the end", f"{b.compacted_mb:.1f} MB"),
+        ("peak / p95 vs compacted", f"{b.peak_ratio:.2f}x / {b.p95_ratio:.2f}x"),
+    ]

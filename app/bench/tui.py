@@ -1,0 +1,118 @@
+"""`cortex bench tui`: seconds from the command to the first painted dashboard with results, on an indexed repo.
+
+Each run is a fresh `python` process (imports, model load and LanceDB open all count), timed by the parent from
+spawn until the child reports (1) the first results on screen (the branch timeline, read from git) and (2) the
+what, search, timeline and graph panes all showing results from the database and the model.
+The child drives the real app headless; a terminal adds only the cost of writing the frames.
+With `--attached` the child attaches to the repository's resident server, started and warmed before the runs, as
+`cortex-tui` does when one is running: then only the dashboard's own start-up and the socket round trips count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.errors import CortexError
+
+
+@dataclass(frozen=True)
+class TuiBench:
+    repo: str
+    files: int
+    runs: int
+    first_paint_s: list[float]
+    """Per run, from spawning the process to the first results on screen."""
+    all_panes_s: list[float]
+    """Per run, from spawning the process to the four panes showing results."""
+    attached: bool = False
+
+
+def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: bool = False) -> TuiBench:
+    from ...core.engine import Engine
+
+    engine = Engine(repo)
+    report = engine.code_index(create=True).update(embed=True)
+    files = report.listed
+    if attached:
+        _warm_server(repo)
+    first, full = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "cortex_tui.app.bench.tui", str(repo), str(size[0]), str(size[1]),
+             *(["attached"] if attached else [])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        marks = []
+        for _ in range(2):
+            if child.stdout.readline().strip():
+                marks.append(time.perf_counter() - start)
+        _, err = child.communicate(timeout=120)
+        if len(marks) != 2 or child.returncode != 0:
+            raise CortexError(f"the dashboard did not start: {(err.strip().splitlines() or ['?'])[-1]}")
+        first.append(marks[0])
+        full.append(marks[1])
+    return TuiBench(str(repo), files, runs, first, full, attached)
+
+
+def _warm_server(repo: Path) -> None:
+    """Start the repository's server and have it open the database, load the model and run its index pass."""
+    from ..link.remote import Remote
+
+    remote = Remote.attach(repo, None, start=True)
+    if remote is None:
+        raise CortexError("no resident server could be started (see `cortex serve --status`)")
+    for method in ("open", "warm_model", "what"):
+        remote.call("bridge", method)
+    subscription = remote.watch()
+    for kind, _value in subscription:
+        if kind in ("indexed", "failed"):
+            break
+    subscription.close()
+
+
+def _bridge(repo: Path, attached: bool):
+    if attached:
+        from ..link.remote import Remote
+        from ..bridge.remote import RemoteBridge
+
+        remote = Remote.attach(repo, None, start=False)
+        if remote is None:
+            raise CortexError("the resident server is not running")
+        return RemoteBridge(remote)
+    from ...core.engine import Engine
+    from ..bridge.local import EngineBridge
+
+    return EngineBridge(Engine(repo))
+
+
+async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> None:
+    from ..tui.showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_loaded
+
+    from ...widgets.timeline_pane import TimelinePane
+
+    app = RecordingApp(_bridge(repo, attached), remember_theme=False)
+    async with app.run_test(size=size) as pilot:
+        # The parent stops a clock when each line arrives: once the frame showing those results is painted. Not
+        # `pilot.pause()`, which also waits for every other worker's results to be handled (the first mark then
+        # waited for the what and graph panes too).
+        for names, painted in ((FIRST_RESULTS, app.screen.query_one(TimelinePane)), (FIRST_PAINT, app.screen)):
+            await wait_loaded(pilot, names, timeout=60)
+            await painted.wait_for_refresh()
+            print(",".join(names), flush=True)
+        app.exit()
+
+
+def main(argv: list[str]) -> int:
+    asyncio.run(_first_paint(Path(argv[0]), (int(argv[1]), int(argv[2])), argv[3:] == ["attached"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,183 @@
+"""An index pass run in child processes that exit, so the process that asked for it keeps none of its memory.
+
+A first index costs far more memory than any later work: the lexical pass holds a batch of files' rows and
+LanceDB's writer buffers (about 550 MB at peak on a 2,000-file tree), and embedding adds the model's working
+memory on top. Run in the resident server, much of that stayed resident for as long as the server lived; run in
+one `cortex index` process, the two phases added up. So each phase runs in a child of its own (`python -m` this
+module): the lexical pass, then, when chunks wait for embedding, the embedding pass. Each child opens the same
+database with the same settings and writes through the same code, so it takes the same locks as any other writer.
+
+- Progress and the result come back as JSON lines on the child's standard output.
+- A stop asked for by the caller is one line on the child's standard input; the child finishes its batch and exits.
+- The child exits at once when its standard input closes: the parent died (or was killed), so no child outlives it.
+  What a killed child loses is at most one batch: the index records every file and every embedded chunk as it
+  commits them, and the next pass carries on from there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import IO
+
+from ...core.answers import IndexProgress, IndexReport
+from ...core.errors import CortexError, DatabaseLocked
+
+STOP = "stop"
+"""The line on a child's standard input that asks it to stop after its current batch."""
+_STOP_POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class PassRequest:
+    """One phase of an index pass, as the child needs it: where, with which settings, and what to do."""
+
+    root: str
+    db: str
+    settings: dict
+    phase: str
+    """`lexical` (list, read, chunk, write) or `embed` (pending chunks, then memories another model embedded)."""
+    priority: list[str] = field(default_factory=list)
+    """Paths whose chunks are embedded first (the working change)."""
+
+
+@dataclass(frozen=True)
+class PassCaller:
+    """Where a pass reports to: progress events, and the question whether to stop."""
+
+    progress: Callable[[IndexProgress], None]
+    should_stop: Callable[[], bool]
+
+
+def index_in_children(engine, embed: bool, caller: PassCaller) -> IndexReport:
+    """Bring `engine`'s code index up to date like `CodeIndex.update`, each phase in a child process that exits."""
+    base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
+    report = _run_child(PassRequest(**base, phase="lexical"), caller)
+    if embed and report.embeddings_pending and not caller.should_stop():
+        priority = engine.git().changed_files
+        embedded = _run_child(PassRequest(**base, phase="embed", priority=list(priority)), caller)
+        report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
+        report.embeddings_pending = embedded.embeddings_pending
+    elif embed:
+        # No chunk to embed: memories another model embedded (after a change of model, a few hundred at most)
+        # are not worth a process of their own.
+        engine.reembed_memories(caller.should_stop)
+    caller.progress(IndexProgress("done", report.changed, report.changed))
+    return report
+
+
+def _run_child(request: PassRequest, caller: PassCaller) -> IndexReport:
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-m", __spec__.name], cwd=request.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=errors, text=True, encoding="utf-8",
+        )
+        done = threading.Event()
+        stopper = threading.Thread(target=_pass_on_stop, args=(child, caller.should_stop, done), daemon=True,
+                                   name="cortex-index-stop")
+        try:
+            child.stdin.write(json.dumps(asdict(request)) + "\n")
+            child.stdin.flush()
+            stopper.start()
+            answer = _read_answers(child.stdout, caller.progress)
+            child.wait()
+        finally:
+            done.set()
+            if child.poll() is None:  # the caller's own failure (or an interrupt): the child goes with it
+                child.kill()
+                child.wait()
+            child.stdin.close()
+        if answer is None:
+            errors.seek(0)
+            tail = errors.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise CortexError(f"the index pass stopped unexpectedly (exit {child.returncode}): {' '.join(tail)}")
+    if "error" in answer:
+        raise (DatabaseLocked if answer.get("locked") else CortexError)(answer["error"])
+    fields = answer["report"]
+    fields["skipped"] = [tuple(s) for s in fields["skipped"]]
+    return IndexReport(**fields)
+
+
+def _pass_on_stop(child: subprocess.Popen, should_stop: Callable[[], bool], done: threading.Event) -> None:
+    while not done.wait(_STOP_POLL_SECONDS):
+        if should_stop():
+            try:
+                child.stdin.write(STOP + "\n")
+                child.stdin.flush()
+            except (OSError, ValueError):
+                pass  # it has exited already
+            return
+
+
+def _read_answers(lines: IO[str], progress: Callable[[IndexProgress], None]) -> dict | None:
+    """Pass progress events on; the final answer (a report or an error), or None when the child died first."""
+    for line in lines:
+        message = json.loads(line)
+        if "progress" in message:
+            progress(IndexProgress(*message["progress"]))
+        else:
+            return message
+    return None
+
+
+# --- the child ------------------------------------------------------------------------------------------------------
+
+
+def _watch_parent(stop: threading.Event) -> None:
+    """A stop line sets `stop`; end of input means the parent is gone, and so is this process at once."""
+    for line in sys.stdin:
+        if line.strip() == STOP:
+            stop.set()
+    os._exit(1)
+
+
+def _run(request: PassRequest, stop: threading.Event, say: Callable[[dict], None]) -> IndexReport:
+    from ...core.config import Settings
+    from ...core.engine import Engine
+
+    engine = Engine(request.root, request.db, Settings.model_validate(request.settings))
+    index = engine.code_index(create=True)
+
+    def progress(event: IndexProgress) -> None:
+        if event.phase != "done":  # the parent says when the whole pass is done
+            say({"progress": [event.phase, event.done, event.total]})
+
+    if request.phase == "lexical":
+        return index.update(embed=False, progress=progress)
+    start = time.perf_counter()
+    embedded = index.embed_pending(progress=progress, priority=request.priority, should_stop=stop.is_set)
+    engine.reembed_memories(stop.is_set)
+    return IndexReport(embedded=embedded, embed_seconds=time.perf_counter() - start,
+                       embeddings_pending=index.pending())
+
+
+def main() -> None:
+    request = PassRequest(**json.loads(sys.stdin.readline()))
+    stop = threading.Event()
+    threading.Thread(target=_watch_parent, args=(stop,), daemon=True, name="cortex-parent").start()
+    # The answers get a descriptor of their own; anything else writing to standard output (a library's warning,
+    # native code) goes to standard error instead of into the answers.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+    def say(message: dict) -> None:
+        out.write(json.dumps(message) + "\n")
+        out.flush()
+
+    try:
+        report = _run(request, stop, say)
+    except CortexError as exc:
+        say({"error": str(exc), "locked": isinstance(exc, DatabaseLocked)})
+        return
+    say({"report": asdict(report)})
+
+
+if __name__ == "__main__":
+    main()

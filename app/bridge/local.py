@@ -1,0 +1,180 @@
+"""The dashboard's door to an engine in its own process (see `engine_calls` for the protocol it implements).
+
+Every call here blocks, so the screen runs them in thread workers. Widgets never see LanceDB, git or the watcher;
+they receive the engine's dataclasses in messages. The resident server answers an attached dashboard's calls with
+one of these over its warm engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ...core.answers import IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WhatToKnow
+from ...core.engine import Engine
+from ...core.errors import CortexError, DatabaseLocked
+from ...core.graph.graph import default_centre, neighbours, node_label, resolve_node
+from ...core.records import Memory, MemoryDraft, RememberResult
+from ...core.requests import SearchRequest, SelectRequest
+from ...core.context.select import Selection
+from ...core.index.watch import IndexWatcher
+from .calls import Bridge, WatchEvents
+from .index_process import PassCaller, index_in_children
+
+
+def _needs_repository(method):
+    """A repository deleted (or moved) while the dashboard is open gives one clear error instead of git's or
+    LanceDB's; the panes keep what they showed."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if not self.engine.root.is_dir():
+            raise repository_gone(self.engine.root)
+        return method(self, *args, **kwargs)
+
+    return guarded
+
+
+def repository_gone(root: Path) -> CortexError:
+    return CortexError(f"{root} no longer exists (deleted or moved): the panes show what was loaded before; reopen "
+                       "cortex-tui where the repository is now")
+
+
+class EngineBridge(Bridge):
+    """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
+
+    def __init__(self, engine: Engine, owns_engine: bool = True) -> None:
+        self.engine = engine
+        self.watcher: IndexWatcher | None = None
+        self.owns_engine = owns_engine
+        """A dashboard's own engine: when its database is removed, this bridge opens the new one and indexes it. The
+        resident server's bridges leave that to the server, whose engine cache hands out the new engine."""
+
+    @property
+    def root(self) -> Path:
+        return self.engine.root
+
+    @property
+    def theme(self) -> str:
+        """The dashboard theme the settings name."""
+        return self.engine.settings.theme
+
+    def open(self) -> None:
+        """Create or open the database and its code-index tables (this imports LanceDB, seconds on a cold start);
+        before any other worker, so workers starting together never race to create them (a reader that lists a
+        table another thread is still creating fails with "Table 'edges' was not found")."""
+        self.engine.init()
+        try:
+            self.engine.code_index(create=True)
+        except DatabaseLocked:
+            pass  # another process is writing: the panes read what exists, and the indexing worker reports the lock
+
+    def warm_model(self) -> None:
+        self.engine.embedder.embed_uncached(["warm"])
+
+    @_needs_repository
+    def index(self, progress: Callable[[IndexProgress], None],
+              should_stop: Callable[[], bool]) -> tuple[IndexReport, IndexStatus]:
+        """Bring the index up to date (lexical pass first, then embeddings, working change first); then its status,
+        whose file count is the one `cortex index --status` prints (the report's `listed` also counts the files
+        that were listed but skipped, binary or not UTF-8)."""
+        index = self.engine.code_index(create=True)
+        report = index_in_children(self.engine, True, PassCaller(progress, should_stop))
+        return report, index.status()
+
+    def start_watcher(self, events: WatchEvents) -> None:
+        if self.watcher is None:
+            index = self.engine.code_index(create=True)
+            self.watcher = IndexWatcher(index, events.update, events.failed, self.engine.settings.watch_debounce_ms,
+                                        database=self.engine.db_uri,
+                                        on_database=lambda change: self._database_changed(events, change)).start()
+            self.engine.compact_in_background(events.failed)
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop(timeout=2)
+
+    def _database_changed(self, events: WatchEvents, change: str) -> None:
+        """The watcher's word on the database (see core.watch), on the watcher's thread."""
+        if change == "memories":
+            events.memories()
+        elif not self.owns_engine:
+            events.replaced()
+        else:
+            # Stopping the watcher joins its thread, which is this one: the new engine is opened from another.
+            watcher = self.watcher
+            threading.Thread(target=self._reopen, args=(events, watcher), name="cortex-reopen", daemon=True).start()
+
+    def _reopen(self, events: WatchEvents, watcher: IndexWatcher | None) -> None:
+        """The database was removed: a new engine (whose first write makes the new database), told to the panes,
+        then its index pass and its watcher, as the resident server does for attached dashboards."""
+        if watcher is None or watcher is not self.watcher:
+            return  # told twice while the removal was under way: the first told the panes
+        self.watcher = None
+        watcher.stop(timeout=2)
+        old = self.engine
+        self.engine = Engine(old.root, db=old.db_uri, settings=old.settings)
+        old.close()
+        events.replaced()
+        try:
+            self.open()
+            report, status = self.index(lambda _progress: None, lambda: False)
+        except Exception as exc:  # noqa: BLE001 - told to the panes like any watcher failure
+            events.failed(f"indexing the new database failed: {exc}")
+            return
+        events.indexed(report, status)
+        self.start_watcher(events)
+
+    @_needs_repository
+    def what(self) -> WhatToKnow:
+        return self.engine.what()
+
+    @_needs_repository
+    def search(self, request: SearchRequest) -> SearchResults:
+        return self.engine.smart_search(request)
+
+    @_needs_repository
+    def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
+        graph = self.engine.graph()
+        centre = resolve_node(graph, node) if node else default_centre(graph, self.engine.git().changed_files)
+        return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
+
+    @_needs_repository
+    def timeline(self, with_memories: bool = True) -> Timeline:
+        return self.engine.timeline(with_memories=with_memories)
+
+    @_needs_repository
+    def select(self, request: SelectRequest) -> Selection:
+        return self.engine.select_context(request)
+
+    @_needs_repository
+    def remember(self, draft: MemoryDraft) -> RememberResult:
+        return self.engine.remember(draft)
+
+    @_needs_repository
+    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
+        return self.engine.revise(memory_id, draft)
+
+    @_needs_repository
+    def forget(self, memory_id: str) -> None:
+        self.engine.forget(memory_id)
+
+    @_needs_repository
+    def restore(self, memory: Memory) -> RememberResult:
+        """Undo a soft forget: the forgotten text comes back as the next version of its key, so `cortex history`
+        shows the forgotten version and the restored one."""
+        draft = MemoryDraft(text=memory.text, kind=memory.kind, title=memory.title, tags=tuple(memory.tags),
+                            files=tuple(memory.files), symbols=tuple(memory.symbols), scope=memory.scope,
+                            task_state=memory.task_state, context=memory.context)
+        return self.engine.revise(memory.id, draft)
+
+    @_needs_repository
+    def set_task_state(self, memory_id: str, state: str) -> None:
+        self.engine.set_task_state(memory_id, state)
+
+    @_needs_repository
+    def changed_files(self) -> tuple[str, ...]:
+        return self.engine.git().changed_files
+

@@ -1,0 +1,127 @@
+"""The dashboard's door to the engine when the repository's resident server owns it.
+
+Every engine call of the protocol (`engine_calls.EngineCalls`) is forwarded to the server's warm engine
+(`remote.Remote`), generated from the protocol itself so that the two cannot drift apart. The server is the
+repository's one index watcher: `index` subscribes to it and reports its progress, `start_watcher` passes on what it
+tells (updates, memories written by any process, a replaced database and the pass that follows). Copying and
+assembling a context stay here (`engine_calls.Bridge`): they need this terminal, not the engine.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..link import connection
+from .calls import CALLS, Bridge, EngineCalls, WatchEvents
+from ..link.remote import Remote, RemoteError, Subscription
+
+RESUBSCRIBE_SECONDS = 2.0
+
+
+def _forwarded(name: str):
+    """`name` of the protocol, asked of the server: same signature, same answer, the server's exception raised here."""
+    declared = getattr(EngineCalls, name)
+
+    @functools.wraps(declared)
+    def call(self: RemoteBridge, *args, **kwargs):
+        return self.remote.call("bridge", name, *args, **kwargs)
+
+    call.__isabstractmethod__ = False
+    return call
+
+
+def _forwarding(cls: type) -> type:
+    for name in CALLS:
+        setattr(cls, name, _forwarded(name))
+    abc.update_abstractmethods(cls)
+    return cls
+
+
+@_forwarding
+class RemoteBridge(Bridge):
+    """A `Bridge` whose engine lives in the resident server."""
+
+    def __init__(self, remote: Remote) -> None:
+        self.remote = remote
+        self._subscription: Subscription | None = None
+        self._stopped = threading.Event()
+
+    @property
+    def root(self) -> Path:
+        return self.remote.root
+
+    @property
+    def theme(self) -> str:
+        """The dashboard theme the settings name, read without pydantic (a tenth of this process's start-up); a
+        broken config file leaves the default, and the server reports the file."""
+        try:
+            return str(connection.config_value("theme", ""))
+        except Exception:  # noqa: BLE001 - whatever a broken file raises, the theme is not worth failing for
+            return ""
+
+    # --- the server's watcher ------------------------------------------------------------------------------------
+
+    def index(self, progress: Callable, should_stop: Callable[[], bool]):
+        """The server's index pass as this dashboard sees it: its progress, then (report, status). (None, None) when
+        the dashboard stopped waiting (it is closing)."""
+        self._subscription = self.remote.watch()
+        for kind, value in self._subscription:
+            if should_stop() or self._stopped.is_set():
+                return None, None
+            if kind == "progress":
+                progress(value)
+            elif kind == "indexed":
+                return value
+            elif kind == "failed":
+                from ...core.errors import CortexError
+
+                self._subscription.close()
+                raise CortexError(value)
+        if self._stopped.is_set():
+            return None, None
+        raise RemoteError("lost the resident server while it indexed")
+
+    def start_watcher(self, events: WatchEvents) -> None:
+        threading.Thread(target=self._follow, args=(events,), name="cortex-follow", daemon=True).start()
+
+    def _follow(self, events: WatchEvents) -> None:
+        """Pass the server's events on; when the server goes (replaced, crashed, idle) subscribe to its successor,
+        which starts its own watcher (and whose first `indexed` is a pass the panes have not seen)."""
+        told = False
+        while not self._stopped.is_set():
+            subscription = self._subscription
+            if subscription is not None:
+                for kind, value in subscription:
+                    _tell(events, kind, value)
+            if self._stopped.wait(RESUBSCRIBE_SECONDS):
+                return
+            try:
+                self._subscription = self.remote.watch()
+                told = False
+            except RemoteError as exc:
+                self._subscription = None
+                if not told:  # once, not every retry
+                    events.failed(f"{exc}; the panes update again once it is back")
+                told = True
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._subscription is not None:
+            self._subscription.close()
+
+
+def _tell(events: WatchEvents, kind: str, value) -> None:
+    if kind == "update":
+        events.update(value)
+    elif kind == "memories":
+        events.memories()
+    elif kind == "replaced":
+        events.replaced()
+    elif kind == "indexed":
+        events.indexed(*value)
+    elif kind == "failed":
+        events.failed(value)

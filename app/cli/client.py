@@ -1,0 +1,220 @@
+"""The `cortex` entry point: send the command to the repository's resident server, or run it in-process.
+
+This module and what it imports before a command is sent (`protocol`, `connection`, the argument parser in `cli`) use the
+standard library only, so a served command costs a Python start-up and a socket round trip, not the seconds of
+importing LanceDB and loading the model. The parser is the CLI's own: a command is served only when it parses, so
+usage errors and `--help` print in-process exactly as before.
+
+Served: the commands that answer and exit (search, what, remember, list, show, select, context, graph, ...).
+In-process: long-lived or interactive ones (watch, mcp, serve, bench), the ones that draw a progress bar
+(index, import), `context --copy` (it writes to the client's terminal), and `-` on a terminal's standard input.
+When no server can be reached or started, or the daemon is turned off, the command runs in-process as it always did.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import sys
+from dataclasses import dataclass
+
+from ..link import protocol
+from .text_input import invalid_argument
+from ..link.connection import (
+    SILENCE_SECONDS,
+    START_SECONDS,
+    connect,
+    daemon_wanted,
+    server_key,
+    start_server,
+    wait_stopped,
+)
+from ..link.protocol import Request
+
+SERVED = frozenset({
+    "init", "remember", "show", "list", "history", "forget", "done", "export", "stats", "git", "gc", "search", "what",
+    "graph", "select", "context", "agent", "index",
+})
+NO_DAEMON_FLAG = "--no-daemon"
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a command goes: the server of this (repository root, database), with this request."""
+
+    root: str
+    db: str
+    request: Request
+
+
+class _Retry(Exception):
+    """The server did not take the command (it is retiring, or went away first): it did not run; try a new one."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    problem = invalid_argument(argv)
+    if problem:  # before a server is asked (or started) for a command that cannot run
+        return _fail(problem, 2)
+    argv, no_daemon = _strip_no_daemon(argv)
+    if no_daemon:
+        # Also for what runs in-process and would attach to a server itself (`cortex mcp`), and its children.
+        os.environ["CORTEX_NO_DAEMON"] = "1"
+    route = None if no_daemon or not daemon_wanted() else _route(argv)
+    if route is not None:
+        code = _send(route)
+        if code is not None:
+            return code
+    from . import main as cli
+
+    return cli.main(argv)
+
+
+def _strip_no_daemon(argv: list[str]) -> tuple[list[str], bool]:
+    """`--no-daemon` anywhere before a `--`; after it, it is an argument like any other."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != NO_DAEMON_FLAG] + argv[end:]
+    return kept, len(kept) != len(argv)
+
+
+def _route(argv: list[str]) -> Route | None:
+    from . import main as cli
+
+    try:
+        args = cli.build_parser(frozenset(argv)).parse_args(argv)
+    except cli.UsageExit:
+        return None  # --help or a usage error: printed in-process, as before
+    handler = getattr(args, "handler", None)
+    if handler not in SERVED or (handler == "index" and not args.status) or getattr(args, "copy", False):
+        return None
+    stdin = None
+    if _reads_stdin(handler, args):
+        if sys.stdin is None or sys.stdin.isatty():
+            return None  # the command would read the terminal: interactive, so in-process
+        stdin = base64.b64encode(sys.stdin.buffer.read()).decode("ascii")
+    key = server_key(getattr(args, "target", None) or getattr(args, "path", None) or ".", getattr(args, "db", None))
+    if key is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if protocol.forwarded(k)}
+    if "COLUMNS" not in env and (size := _terminal_size()) is not None:
+        env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
+    request = Request(
+        op="run", fingerprint=protocol.fingerprint(), argv=tuple(argv), cwd=os.getcwd(), env=env,
+        stdout_tty=_isatty(sys.stdout), stderr_tty=_isatty(sys.stderr),
+        stdout_encoding=getattr(sys.stdout, "encoding", None) or "utf-8",
+        stderr_encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
+        stdin=stdin, stdin_encoding=getattr(sys.stdin, "encoding", None) or "utf-8",
+        stdin_errors=getattr(sys.stdin, "errors", None) or "strict",
+    )
+    return Route(*key, request)
+
+
+def _reads_stdin(handler: str, args) -> bool:
+    """The handlers that read standard input when given `-` (`cortex remember -`, `cortex select -`); only then is it
+    read here, since reading a pipe that nobody closes would block where the command itself never reads it."""
+    if handler == "remember":
+        return args.text == "-"
+    return handler in ("select", "context") and " ".join(args.task) == "-"
+
+
+def _terminal_size() -> tuple[int, int] | None:
+    """The size rich would find in-process: the first of stdin, stdout and stderr that is a terminal."""
+    for fd in (0, 1, 2):
+        try:
+            return tuple(os.get_terminal_size(fd))
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False
+
+
+def _send(route: Route) -> int | None:
+    """The command's exit code, or None when it did not run in a server (then the caller runs it in-process)."""
+    try:
+        paths = protocol.server_paths(route.root, route.db)
+    except OSError:
+        return None
+    for attempt in range(2):
+        # After a retry the old server is on its way out: let it finish (it answers every command it took) and
+        # start the new one, instead of reaching its closing socket again.
+        if attempt and not wait_stopped(paths, START_SECONDS):
+            return None
+        conn = (None if attempt else connect(paths)) or start_server(paths, route.root, route.db)
+        if conn is None:
+            return None
+        try:
+            with conn:
+                return _exchange(conn, route.request)
+        except _Retry:
+            continue
+    return None
+
+
+def _exchange(conn: socket.socket, request: Request) -> int | None:
+    conn.settimeout(SILENCE_SECONDS)
+    accepted = False
+    try:
+        protocol.send(conn, request.to_json())
+        while True:
+            reply = protocol.receive(conn)
+            kind = reply.get("type") if reply else None
+            if kind == "accepted":
+                accepted = True
+            elif kind == "done":
+                return _write(reply.get("output") or [], int(reply.get("exit", 1)))
+            elif kind == "alive":
+                continue
+            elif not accepted and kind in (None, "retired"):
+                raise _Retry()
+            elif not accepted:
+                return None  # refused: run in-process
+            else:
+                return _fail("the resident server stopped while running the command; it may or may not have "
+                             "taken effect (check, then run it again)")
+    except (socket.timeout, TimeoutError):
+        if not accepted:
+            return None
+        return _fail(f"the resident server said nothing for {SILENCE_SECONDS:.0f} s; stop it with "
+                     "`cortex serve --stop` or run with --no-daemon")
+    except (OSError, protocol.ProtocolError) as exc:
+        if not accepted:
+            raise _Retry() from exc
+        return _fail(f"lost the resident server while running the command ({exc}); it may or may not have "
+                     "taken effect")
+
+
+def _write(output: list, code: int) -> int:
+    """Replay the command's output on the client's own streams, in the order it was written."""
+    try:
+        for number, text in output:
+            stream = sys.stdout if number == 1 else sys.stderr
+            stream.write(text)
+            stream.flush()
+    except BrokenPipeError:
+        return 0  # as in-process: a closed pipe (`| head`) is not an error
+    except UnicodeEncodeError as exc:
+        return _fail(f"UnicodeEncodeError: {exc}")
+    return code
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"cortex: error: {message}", file=sys.stderr)
+    return code
+
+
+def run() -> None:
+    """The installed command: `main`, then an exit that no background thread's LanceDB call can abort (see leave)."""
+    from ..leave import run_installed
+
+    run_installed(main, "cortex")
+
+
+if __name__ == "__main__":
+    run()

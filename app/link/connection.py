@@ -1,0 +1,164 @@
+"""Reaching a repository's resident server: which server a path and database name, the daemon setting, connecting
+to a live server, starting one, asking it for its status or to stop, and waiting for it to exit.
+
+Standard library only, like the client that imports it: a served command costs a Python start-up and a socket
+round trip. Used by the `cortex` entry point, the dashboard and the MCP server when they attach, and `cortex serve`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from . import protocol
+from .protocol import ALIVE_SECONDS, Request, ServerPaths
+
+CONNECT_SECONDS = 2.0
+START_SECONDS = 15.0
+"""How long a client waits for a server it started to listen (a Python start-up and the standard library, so well
+under a second on an idle machine; generous for a loaded one)."""
+SILENCE_SECONDS = ALIVE_SECONDS * 15
+"""A server that says nothing for this long (it sends `alive` every second while working) is taken as hung."""
+
+
+def daemon_wanted() -> bool:
+    """False when CORTEX_NO_DAEMON is set, or the setting `daemon` (env CORTEX_DAEMON or config.toml) is false."""
+    if os.environ.get("CORTEX_NO_DAEMON", "") not in ("", "0"):
+        return False
+    falsy = ("0", "false", "no", "off", "f", "n")
+    try:
+        value = config_value("daemon", True)
+    except Exception:  # a broken config file: run in-process, where the settings report it properly
+        return False
+    return str(value).strip().lower() not in falsy
+
+
+def config_value(key: str, default: object = None) -> object:
+    """A top-level setting as `core.config` finds it (env CORTEX_<KEY>, then the user's config.toml), without
+    importing pydantic; raises on a config file that cannot be read."""
+    explicit = os.environ.get(f"CORTEX_{key.upper()}")
+    if explicit is not None:
+        return explicit
+    path = _config_file()
+    if not path.is_file():
+        return default
+    import tomllib
+
+    return tomllib.loads(path.read_text(encoding="utf-8")).get(key, default)
+
+
+def _config_file() -> Path:
+    """The user's config.toml as `core.locations.user_config_file` finds it, without importing platformdirs on
+    Linux (a tenth of a warm command's budget on a busy machine): the XDG rule, which a test holds equal."""
+    explicit = os.environ.get("CORTEX_CONFIG")
+    if explicit:
+        return Path(explicit)
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
+        return Path(base) / "cortex-tui" / "config.toml"
+    from ...core.locations import user_config_file
+
+    return user_config_file()
+
+
+def server_key(path: str, db: str | None) -> tuple[str, str] | None:
+    """(repository root, database) naming the server for a command's `-C` and `--db`; None if the path is missing."""
+    root = repository_root(Path(path))
+    if root is None:
+        return None
+    db = db or os.environ.get("CORTEX_DB") or ""
+    return str(root), os.path.abspath(db) if db and "://" not in db else db
+
+
+def repository_root(path: Path) -> Path | None:
+    """The enclosing work tree (a `.git` directory or file), else the directory itself; None if it does not exist.
+    Only names the server: the server's engine finds the root with git itself."""
+    try:
+        start = path.expanduser().resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def connect(paths: ServerPaths) -> socket.socket | None:
+    """A connection to a live server of this user, or None (no socket, a stale one from a dead server, another
+    user's process at the other end)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(CONNECT_SECONDS)
+    try:
+        conn.connect(str(paths.socket))
+        uid = protocol.peer_uid(conn)
+        if uid is not None and uid != os.getuid():
+            raise ConnectionRefusedError("the server belongs to another user")
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def start_server(paths: ServerPaths, root: str, db: str) -> socket.socket | None:
+    """Start a detached server and wait until it listens. Two clients may both start one: the lifetime lock lets
+    one live, and both connect to it."""
+    import subprocess
+
+    try:
+        log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "cortex_tui.app.server.serve", "--root", root, "--db", db],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd="/", start_new_session=True,
+            )
+        finally:
+            os.close(log)
+    except OSError:
+        return None
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        conn = connect(paths)
+        if conn is not None:
+            return conn
+        if server.poll() not in (None, 0):
+            return None  # it failed before listening (its reason is in the log)
+        time.sleep(0.02)
+    return None
+
+
+def ask(paths: ServerPaths, op: str) -> dict | None:
+    """The server's answer to `status` or `stop`, or None when none is running."""
+    conn = connect(paths)
+    if conn is None:
+        return None
+    with conn:
+        try:
+            conn.settimeout(SILENCE_SECONDS)
+            protocol.send(conn, Request(op=op).to_json())
+            return protocol.receive(conn)
+        except (OSError, protocol.ProtocolError):
+            return None
+
+
+def wait_stopped(paths: ServerPaths, seconds: float) -> bool:
+    """True once no process holds the server's lifetime lock (it has finished its last command and exited)."""
+    import fcntl
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fd = os.open(paths.lock, os.O_RDWR)
+        except FileNotFoundError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+        finally:
+            os.close(fd)
+        time.sleep(0.05)

@@ -1,0 +1,249 @@
+"""The resident server's wire format and where its files live. Standard library only: the thin client imports it.
+
+A frame is a 4-byte big-endian length and a UTF-8 JSON object. Strings keep lone surrogates (`surrogatepass`), so
+text that Python itself could not print still crosses the socket unchanged and fails, if at all, where it would
+fail in-process: when the client writes it.
+
+One connection carries one request: the client sends a `Request`; the server answers `accepted` once it has read
+and checked it, `alive` every second while the command waits or runs, and finally `done` (the command's output in
+order and its exit code), or `retired` (this server is being replaced and ran nothing) or `refused` (it ran nothing).
+A client that saw no `accepted` knows the command did not run and may retry it elsewhere.
+
+Processes that attach to the server instead of building an engine of their own (the dashboard, `cortex mcp`) send
+`call` (one method of the dashboard's bridge or of the MCP tools, answered by `result` or `error`) and `watch` (a
+subscription to the repository's one index watcher: `progress` while the first update runs, `indexed`, then an
+`update` per change, `memories` when any process changed a memory, `replaced` when the database was replaced,
+with `alive` in between, until the client hangs up). Their arguments and answers are plain data, pickled: standard
+library values and the engine's own request and answer dataclasses, nothing else (`pack` and `unpack` refuse any
+other class, so an attached process never imports the engine to read an answer). Both ends are processes of the same
+user running the same install (the socket is private to the user, the peer's uid is checked, and the fingerprint
+must match), so nothing crosses a trust boundary, and every dataclass crosses without a serialiser of its own to
+keep in step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+PROTOCOL_VERSION = 2
+MAX_FRAME = 256 * 1024 * 1024
+"""Larger frames are refused: nothing cortex prints comes near, and a corrupt length must not allocate gigabytes."""
+ALIVE_SECONDS = 1.0
+"""How often the server says it is still working on a request."""
+
+# Client environment the command sees in the server. Everything else stays the server's own: changing the C
+# environment while native threads (LanceDB, ONNX) read it is not safe, so only what can change a command's
+# result or its look crosses over, and only when it differs.
+FORWARDED_PREFIXES = ("CORTEX_", "XDG_", "GIT_", "LC_")
+FORWARDED_NAMES = frozenset({
+    "HOME", "LANG", "TZ", "TERM", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+})
+
+
+def forwarded(name: str) -> bool:
+    return name in FORWARDED_NAMES or name.startswith(FORWARDED_PREFIXES)
+
+
+class ProtocolError(Exception):
+    """The other end sent something that is not a frame of this protocol, or went away mid-frame."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One `cortex` invocation as the client saw it."""
+
+    op: str
+    """`run` a command, `call` a method, `watch` the index, report `status`, or `stop` the server."""
+    fingerprint: str = ""
+    argv: tuple[str, ...] = ()
+    cwd: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    stdout_tty: bool = False
+    stderr_tty: bool = False
+    stdout_encoding: str = "utf-8"
+    stderr_encoding: str = "utf-8"
+    stdin: str | None = None
+    """Standard input as base64 bytes, read by the client when the command may read it (`-` as an argument);
+    None when it does not. The server decodes it as the client's own stdin would (`stdin_encoding`), so bytes
+    that are not valid text fail the same way in both places."""
+    stdin_encoding: str = "utf-8"
+    stdin_errors: str = "strict"
+    facade: str = ""
+    """For `call`: `bridge` (the dashboard's) or `tools` (the MCP server's)."""
+    method: str = ""
+    payload: str = ""
+    """For `call`: the arguments, `pack((args, kwargs))`."""
+    version: int = PROTOCOL_VERSION
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "argv": list(self.argv)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Request":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**{**known, "argv": tuple(known.get("argv", ()))})
+
+
+@dataclass(frozen=True)
+class ServerPaths:
+    """The files of the server for one (repository root, database): socket, lifetime lock, status, log."""
+
+    socket: Path
+    lock: Path
+    info: Path
+    log: Path
+
+
+def runtime_dir() -> Path:
+    """A directory only this user can enter: `$CORTEX_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/cortex-tui`, else
+    `<tmp>/cortex-tui-<uid>`. Refused (OSError) when it is someone else's or open to others, because whoever can
+    enter it can talk to the server."""
+    explicit = os.environ.get("CORTEX_RUNTIME_DIR")
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if explicit:
+        path = Path(explicit)
+    elif xdg and Path(xdg).is_dir():
+        path = Path(xdg) / "cortex-tui"
+    else:
+        import tempfile
+
+        path = Path(tempfile.gettempdir()) / f"cortex-tui-{os.getuid()}"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError(f"{path} is not a private directory of this user (mode {stat.filemode(info.st_mode)})")
+    return path
+
+
+def server_paths(root: str, db: str) -> ServerPaths:
+    """Named by a hash: a socket path under `.cortex/` can pass the 108-byte limit of Unix socket addresses."""
+    name = hashlib.sha256(f"{root}\0{db}".encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    base = runtime_dir() / name
+    return ServerPaths(*(base.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
+
+
+def fingerprint() -> str:
+    """Changes when the installed cortex changes: its version, the size and time of every module of the engine and
+    the command line, the Python running it, and the site-packages directories (an install or upgrade of any
+    dependency rewrites their listing). A server whose fingerprint differs from its client's is replaced."""
+    import cortex_tui
+
+    package = Path(__file__).resolve().parents[2]
+    parts = [cortex_tui.__version__, sys.executable, sys.version]
+    for folder in ("app", "core"):
+        for path in sorted((package / folder).rglob("*.py")):
+            st = path.stat()
+            parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    for entry in sys.path:
+        if entry.endswith("site-packages") and os.path.isdir(entry):
+            parts.append(f"{entry}:{os.stat(entry).st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+PLAIN_MODULES = frozenset({"builtins", "copyreg", "collections", "datetime", "zoneinfo", "pathlib"})
+"""Standard-library modules whose values cross the socket (containers, dates, paths, exceptions)."""
+PLAIN_PACKAGE = "cortex_tui.core."
+"""Besides those, only the engine's own records and answers cross (dataclasses of light modules: `core.answers`,
+`core.records`, `core.requests`, `core.items`, `core.errors`, ...): never a class of another package (pydantic,
+LanceDB, pyarrow), whose unpickling would import it on the other end, nor anything that is not data."""
+
+
+def _plain(module: str) -> bool:
+    return module in PLAIN_MODULES or module.startswith(PLAIN_PACKAGE)
+
+
+def pack(value) -> str:
+    """`value` pickled, refused (PicklingError) unless it is plain data (see PLAIN_MODULES and PLAIN_PACKAGE)."""
+    import base64
+    import io
+    import pickle
+    import types
+
+    class PlainPickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            # Classes and functions are pickled by name (their module is what the other end imports), other
+            # objects by their class.
+            named = obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else type(obj)
+            # A C method bound to its class (`ZoneInfo._unpickle`) names no module itself: its class does.
+            module = getattr(named, "__module__", None) or getattr(getattr(obj, "__self__", None), "__module__", "")
+            if _plain(module):
+                return NotImplemented
+            if hasattr(obj, "tolist"):  # numpy numbers and arrays cross as Python numbers and lists
+                plain = obj.tolist()
+                return type(plain), (plain,)
+            raise pickle.PicklingError(f"{named.__module__}.{named.__qualname__} is not plain data: it would make "
+                                       "the other end import its package")
+
+    buffer = io.BytesIO()
+    PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def unpack(text: str):
+    import base64
+    import io
+    import pickle
+
+    class PlainUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str):
+            # `pack` never sends anything else; a payload that names another class anyway fails here instead of
+            # importing (or running) it.
+            if not _plain(module):
+                raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
+            return super().find_class(module, name)
+
+    return PlainUnpickler(io.BytesIO(base64.b64decode(text))).load()
+
+
+def send(sock: socket.socket, message: dict) -> None:
+    body = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    sock.sendall(struct.pack(">I", len(body)) + body)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            if left == size:
+                return None
+            raise ProtocolError("the connection closed in the middle of a message")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def receive(sock: socket.socket) -> dict | None:
+    """The next message, or None when the other end closed the connection between messages."""
+    head = _read_exactly(sock, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack(">I", head)
+    if size > MAX_FRAME:
+        raise ProtocolError(f"message of {size} bytes is larger than the limit")
+    body = _read_exactly(sock, size) if size else b""
+    try:
+        message = json.loads(body.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"not a JSON message: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError("a message must be a JSON object")
+    return message
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end (Linux SO_PEERCRED); None where the platform cannot say."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    return uid

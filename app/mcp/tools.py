@@ -1,0 +1,175 @@
+"""The MCP tools over one repository's engine: the one list of what an agent can call.
+
+Each public method is a tool: its signature is the tool's input schema (the MCP SDK reads it), its docstring the
+tool's description, and `read_only` marks those that change nothing. `cortex mcp` serves them from an engine of its
+own or, attached, asks the resident server to run them (which accepts exactly these, `TOOL_CALLS`). Arguments and
+answers are plain data: strings, numbers, lists, the `core.requests` dataclasses in, JSON-ready dicts out. Paths a
+client gives are confined to the repository.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+from ...core.errors import CortexError
+from ...core.locations import confine
+from ...core.records import KINDS, MemoryDraft
+from ...core.requests import SearchFilters, SearchRequest, SelectRequest
+from ..output import plain, selection_item_json
+
+if TYPE_CHECKING:
+    from ...core.engine import Engine
+
+
+def _d(text: str) -> Any:
+    return Field(description=text)
+
+
+def _n(text: str, low: int, high: int | None = None) -> Any:
+    """A described number with its range in the schema, so clients see the bounds and bad values are refused."""
+    return Field(description=text, ge=low, le=high)
+
+
+Budget = Annotated[int, _n("token budget for the assembled context (exact tokens of the configured encoding), >= 1", 1)]
+RepoPaths = Annotated[list[str] | None, _d("repository-relative file paths this is about")]
+Branch = Annotated[str | None, _d("agent branch (default: the current one)")]
+
+
+def read_only(method):
+    """Marks a tool that changes nothing (MCP's read-only hint)."""
+    method.read_only = True
+    return method
+
+
+class CortexTools:
+    """The tools, bound to one repository's engine."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.root = engine.root
+
+    def _path(self, path: str) -> str:
+        return confine(self.root, path)
+
+    @read_only
+    def smart_search(self, query: Annotated[str, _d("what to look for; empty = what is being worked on now")] = "",
+                     filters: SearchFilters | None = None,
+                     limit: Annotated[int, _n("results to return, 1-100", 1, 100)] = 10,
+                     filter: Annotated[bool, _d("let the LLM configured in the user's settings reorder the top "
+                                                "candidates (pointer-only; ignored when none is configured)")] = False,
+                     ) -> dict[str, Any]:
+        """Hybrid (vector + full-text) search over this repository's memories and code, re-ranked by the current git
+        branch, changed files and recency. An empty query searches for what is being worked on now. Each hit has its
+        text, location and score breakdown; `index_fresh` says whether the code index was up to date."""
+        given = filters or SearchFilters()
+        given = replace(given, files=tuple(self._path(p) for p in given.files))
+        return plain(self.engine.smart_search(SearchRequest(query, given, limit, llm_filter=filter)))
+
+    @read_only
+    def what_should_i_know(self, per_section: Annotated[int, _n("items per section, 1-100", 1, 100)] = 10) -> dict[str, Any]:
+        """What matters right now: memories tied to the current branch and changed files, open tasks, recent
+        memories and commits, and the working change ranked by how many files import each."""
+        return plain(self.engine.what(per_section).to_json())
+
+    @read_only
+    def select_context(self, task: Annotated[str, _d("the task in words, as you would give it to an engineer")],
+                       budget: Budget = 12000, include_tests: Literal["auto", "yes", "no"] = "auto",
+                       max_items: Annotated[int | None, _n("at most this many items, >= 1", 1)] = None,
+                       format: Literal["markdown", "xml", "json"] = "markdown") -> dict[str, Any]:
+        """Choose files, code chunks and memories for a task under a token budget (exact tokens) and return them
+        assembled verbatim with provenance headers (`context`), plus the chosen items and those left out. Budget
+        must be at least 1."""
+        from ...core.context.assemble import assemble
+
+        sel = self.engine.select_context(SelectRequest(task, budget, max_items, include_tests, fmt=format))
+        doc = assemble(sel, format)
+        return plain({"context": doc.text, "tokens": doc.tokens, "budget": sel.budget, "encoding": sel.encoding,
+                      "format": doc.format, "redactions": doc.redactions, "notes": sel.notes,
+                      "items": [selection_item_json(i) for i in sel.chosen],
+                      "left_out": [selection_item_json(i) for i in sel.left_out]})
+
+    def remember(self, text: Annotated[str, _d("the memory, verbatim")],
+                 kind: Annotated[str, _d(f"one of {', '.join(KINDS)}")] = "note",
+                 title: Annotated[str, _d("short title (default: the first line)")] = "",
+                 tags: list[str] | None = None, files: RepoPaths = None,
+                 key: Annotated[str, _d("stable key: remembering it again stores a new version")] = "") -> dict[str, Any]:
+        """Store a memory (decision, note, task, fact, observation, link, agent). With `key`, a new version
+        supersedes the previous one under that key; identical text is not stored twice. `files` are
+        repository-relative paths."""
+        if kind not in KINDS:
+            raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+        draft = MemoryDraft(text=text, kind=kind, title=title, tags=tuple(tags or ()),
+                            files=tuple(self._path(p) for p in files or ()), source_key=key)
+        result = self.engine.remember(draft)
+        return plain({"outcome": result.outcome, "memory": result.memory.to_json()})
+
+    def forget(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
+        """Soft-delete a memory by id (kept in history, hidden from search)."""
+        return plain({"forgotten": [m.to_json() for m in self.engine.forget(memory_id=id)]})
+
+    @read_only
+    def memory_history(self, key: Annotated[str, _d("a memory key or a memory id")]) -> dict[str, Any]:
+        """Every version stored under a key (or under a memory id's key), oldest first."""
+        return plain({"versions": [m.to_json() for m in self.engine.history(key)]})
+
+    @read_only
+    def graph_neighbors(self, node: Annotated[str, _d("memory id, file path, symbol, commit sha, or mem:/file:/sym:/commit: id")],
+                        depth: Annotated[int, _n("hops, 1-3", 1, 3)] = 1,
+                        limit: Annotated[int, _n("neighbours to return, 1-1000", 1, 1000)] = 100) -> dict[str, Any]:
+        """Neighbours in the memory graph of a node: a memory id, a repository file path, a symbol or a commit sha
+        (or a typed id mem:/file:/sym:/commit:). depth 1-3."""
+        from ...core.graph.graph import neighbourhood
+
+        if node.startswith("file:"):
+            node = "file:" + self._path(node[5:])
+        elif "/" in node or ".." in node:
+            node = self._path(node)
+        return plain(neighbourhood(self.engine.graph(), node, depth, limit))
+
+    def agent_init(self, goal: Annotated[str, _d("the project goal")]) -> dict[str, Any]:
+        """Start the agent context (once per repository) with the project goal as the roadmap's first entry."""
+        return plain(self.engine.agent_log(create=True).init(goal))
+
+    def agent_log(self, observation: Annotated[str, _d("what you saw")] = "", thought: Annotated[str, _d("what you concluded")] = "",
+                  action: Annotated[str, _d("what you did or will do")] = "", branch: Branch = None) -> dict[str, Any]:
+        """Append a numbered observation-thought-action step to the current (or given) agent branch."""
+        return plain(self.engine.agent_log(create=True).log_ota(observation, thought, action, branch))
+
+    def agent_commit(self, contribution: Annotated[str, _d("what this milestone achieved")],
+                     previous_summary: Annotated[str | None, _d("progress so far (default: the previous commit's plus its contribution)")] = None,
+                     update_roadmap: Annotated[str | None, _d("text to append to the roadmap")] = None,
+                     branch: Branch = None) -> dict[str, Any]:
+        """Record a milestone covering the steps logged since the last commit: its contribution, the progress summary
+        (defaults to the previous commit's plus its contribution), optionally extending the roadmap."""
+        return plain(self.engine.agent_log(create=True).commit(contribution, previous_summary, update_roadmap, branch))
+
+    def agent_branch(self, name: Annotated[str, _d("1-64 letters, digits, ., _ or -")],
+                     purpose: Annotated[str, _d("what this branch explores")]) -> dict[str, Any]:
+        """Create an agent branch from the current one to explore an alternative, and switch to it."""
+        return plain(self.engine.agent_log(create=True).branch(name, purpose))
+
+    def agent_switch(self, name: str) -> dict[str, Any]:
+        """Make another active agent branch the current one."""
+        return plain(self.engine.agent_log(create=True).switch(name))
+
+    def agent_merge(self, name: Annotated[str, _d("the branch to merge")],
+                    target: Annotated[str | None, _d("default: the branch it was created from")] = None,
+                    summary: Annotated[str | None, _d("the merge commit's contribution")] = None) -> dict[str, Any]:
+        """Append a branch's steps to its parent (or `target`) with a merge commit and mark it merged."""
+        return plain(self.engine.agent_log(create=True).merge(name, target, summary))
+
+    @read_only
+    def agent_context(self, branch: Branch = None,
+                      k: Annotated[int, _n("recent commits to show in full, 0-100", 0, 100)] = 1) -> dict[str, Any]:
+        """The roadmap, the branch, its last k commits and the steps since the last commit, as markdown
+        (`markdown`) and structured fields: call it to resume work."""
+        return plain(self.engine.agent_log(create=True).context(branch, k))
+
+
+TOOL_CALLS: tuple[str, ...] = tuple(name for name, member in vars(CortexTools).items()
+                                    if inspect.isfunction(member) and not name.startswith("_"))
+"""Every tool, in the order they are declared (and listed to clients)."""

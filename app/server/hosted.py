@@ -1,0 +1,212 @@
+"""What the resident server does for attached processes: method calls on its warm engine and the one index watcher.
+
+An attached dashboard calls its bridge's methods here (`EngineBridge` over the server's engine), an attached
+`cortex mcp` its tools' (`CortexTools`); neither builds an engine, opens LanceDB or loads the model itself. Calls run
+on a small pool of their own, beside the command worker: they read no process-wide stream, directory or variable
+the way a command does, and the engine is safe to share between threads.
+
+The first subscriber to `watch` starts the repository's one index pass and then its one watcher; every subscriber
+receives the pass's progress, its outcome, each update the watcher makes, each change to the memories (whoever made
+it), and the database's replacement (`rm -rf .cortex`: the watcher moves to a new engine, which indexes again). A
+subscriber that comes later gets the outcome at once. A failed pass (another process holding the write lock) is
+tried again by the next subscriber.
+
+Nothing here runs before `ready` is set (the server's warm-up has made its imports): two threads importing the same
+packages for the first time can meet in a circular import, and Python then hands one of them a half-made module
+(`partially initialized module 'typing' has no attribute 'ClassVar'` in a dashboard's first call).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from ..bridge.calls import CALLS as BRIDGE_CALLS, WatchEvents
+
+CALL_THREADS = 4
+SETTLE_SECONDS = 1.0
+
+
+class Hosted:
+    """Calls and the watcher over the engine that `engine()` hands out (the server's warm one for its repository)."""
+
+    def __init__(self, engine: Callable[[], object], log: Callable[[str], None],
+                 ready: threading.Event | None = None) -> None:
+        self._engine = engine
+        self._log = log
+        self._ready = ready or _set_event()
+        self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="cortex-call")
+        self._lock = threading.Lock()
+        self._subscribers: list[queue.Queue] = []
+        self._indexing = False
+        self._indexed: tuple | None = None
+        self._watching = None
+        self._closing = threading.Event()
+        self.calls = 0
+
+    # --- calls ---------------------------------------------------------------------------------------------------
+
+    def submit(self, facade: str, method: str, args: tuple, kwargs: dict) -> Future:
+        with self._lock:
+            self.calls += 1
+        return self._pool.submit(self._call, facade, method, args, kwargs)
+
+    def _call(self, facade: str, method: str, args: tuple, kwargs: dict):
+        self._ready.wait()
+        from ...core.errors import CortexError
+
+        if facade == "bridge" and method in BRIDGE_CALLS:
+            from ..bridge.local import EngineBridge
+
+            target = EngineBridge(self._current())
+        elif facade == "tools" and method in _tool_calls():
+            from ..mcp.tools import CortexTools
+
+            target = CortexTools(self._current())
+        else:
+            raise CortexError(f"the resident server has no call {facade}.{method}")
+        return getattr(target, method)(*args, **kwargs)
+
+    # --- the one watcher -----------------------------------------------------------------------------------------
+
+    @property
+    def subscribers(self) -> int:
+        with self._lock:
+            return len(self._subscribers)
+
+    @property
+    def watching(self) -> bool:
+        """The watcher runs and its watch is in place (changes from now on are seen)."""
+        bridge = self._watching
+        return bridge is not None and bridge.watcher is not None and bridge.watcher.ready.is_set()
+
+    @property
+    def indexing(self) -> bool:
+        """An index pass is under way (the first, or the one after the database was replaced)."""
+        return self._indexing
+
+    def _current(self):
+        """The engine calls get now, with the watcher moved onto it when it is not the one watched: the server's
+        cache hands out a new engine once the database directory was deleted or replaced (`rm -rf .cortex`), or
+        after evicting the old one, and a watcher left on the old engine would keep writing its database while
+        every call read the new one. The subscribers see the new engine's index pass, then its updates."""
+        engine = self._engine()
+        with self._lock:
+            old = self._watching
+            stale = old is not None and old.engine is not engine
+            restart = stale and bool(self._subscribers) and not self._closing.is_set()
+            if stale:
+                self._watching, self._indexed, self._indexing = None, None, restart
+        if stale:
+            old.stop()
+            self._log("the engine was replaced; indexing and watching again on the new one")
+            self._publish("replaced", None)
+        if restart:
+            self._pool.submit(self._index_then_watch)
+        return engine
+
+    def subscribe(self) -> queue.Queue:
+        """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message).
+        Waits for `ready`; refused (RuntimeError) once the host is closing."""
+        self._ready.wait()
+        if self._closing.is_set():
+            raise RuntimeError("the server is stopping")
+        self._current()
+        events: queue.Queue = queue.Queue()
+        with self._lock:
+            self._subscribers.append(events)
+            if self._indexed is not None:
+                events.put(("indexed", self._indexed))
+            elif not self._indexing:
+                self._indexing = True
+                self._pool.submit(self._index_then_watch)
+        return events
+
+    def unsubscribe(self, events: queue.Queue) -> None:
+        with self._lock:
+            if events in self._subscribers:
+                self._subscribers.remove(events)
+
+    def memories_changed(self) -> None:
+        """A command or a call of this server wrote memories: its subscribers hear at once, even while the first index
+        pass runs (the watcher, which sees every process's writes, starts after it)."""
+        self._publish("memories", None)
+
+    def _publish(self, kind: str, value) -> None:
+        with self._lock:
+            for events in self._subscribers:
+                events.put((kind, value))
+
+    def _index_then_watch(self) -> None:
+        from ..bridge.local import EngineBridge
+
+        bridge = EngineBridge(self._engine(), owns_engine=False)
+        try:
+            bridge.open()
+            # A server on its way out stops the pass between files instead of finishing a long embedding run.
+            indexed = bridge.index(lambda progress: self._publish("progress", progress), self._closing.is_set)
+        except Exception as exc:  # noqa: BLE001 - told to the subscribers; the next one tries again
+            self._log(f"index pass failed: {type(exc).__name__}: {exc}")
+            with self._lock:
+                self._indexing = False
+            self._publish("failed", str(exc) or type(exc).__name__)
+            return
+        if self._closing.is_set():
+            return
+        bridge.start_watcher(WatchEvents(
+            update=lambda update: self._publish("update", update),
+            memories=lambda: self._publish("memories", None),
+            replaced=lambda: self._replaced(bridge),
+            indexed=lambda report, status: self._publish("indexed", (report, status)),
+            failed=lambda text: self._failed(bridge, text),
+        ))
+        with self._lock:
+            self._indexed, self._indexing, self._watching = indexed, False, bridge
+            for events in self._subscribers:
+                events.put(("indexed", indexed))
+        self._log("indexed; watching the work tree")
+
+    def _replaced(self, bridge) -> None:
+        """The watcher saw the database directory go: move to a new engine (a pool thread: this is the watcher's)."""
+        try:
+            self._pool.submit(self._after_failure, bridge, "the database was removed")
+        except RuntimeError:  # the server is shutting down
+            pass
+
+    def _failed(self, bridge, text: str) -> None:
+        """The watcher stopped: looked into from a pool thread (`_current` joins the watcher's own thread)."""
+        try:
+            self._pool.submit(self._after_failure, bridge, text)
+        except RuntimeError:  # the server is shutting down: nobody is left to tell
+            pass
+
+    def _after_failure(self, bridge, text: str) -> None:
+        """A database removed under the watcher (`rm -rf .cortex`) fails it while the removal is still under way;
+        once that has settled, a replaced engine is no failure to tell: the watcher moves to the new one."""
+        time.sleep(SETTLE_SECONDS)
+        if self._engine() is not bridge.engine:
+            self._current()
+        else:
+            self._publish("failed", text)
+
+    def close(self) -> None:
+        self._closing.set()
+        self._pool.shutdown(wait=True)
+        if self._watching is not None:
+            self._watching.stop()
+
+
+def _tool_calls() -> frozenset[str]:
+    from ..mcp.tools import TOOL_CALLS
+
+    return TOOL_CALLS
+
+
+def _set_event() -> threading.Event:
+    """Ready from the start: a host whose imports are already made (tests over an engine built in-process)."""
+    event = threading.Event()
+    event.set()
+    return event

@@ -1,0 +1,624 @@
+"""`cortex serve`: one resident process per (repository, database) that keeps the engine warm for the CLI.
+
+The process owns its engines (stores, code index, embedder, graph cache) and answers `cortex` commands sent by the
+thin client (`client.py`) over a Unix socket in a private runtime directory. A command runs exactly as it would
+in-process, through `cli.main`, with a context (`context.CommandContext`) holding the client's arguments, working
+directory, environment and terminal: its output is collected and sent back, and a write is committed before the
+answer leaves.
+
+Commands run side by side on a few worker threads: nothing a command reads or writes is process-wide (its streams,
+directory and environment are in its context), and the engines are safe to share between threads. A client waiting
+behind long commands is told every second that the server is alive.
+
+The process holds an exclusive lock on its lock file for its whole life, so two starters end with one server and a
+killed server's leftover socket is recognisably stale. It exits after an idle period, on `cortex serve --stop`,
+on SIGTERM, or when a client with another installed version (fingerprint) asks it to retire.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import fcntl
+import gc
+import io
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from pathlib import Path
+
+from ..link import protocol
+from .hosted import Hosted
+from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
+
+LOCK_WAIT_SECONDS = 5.0
+"""A starter that finds the lock held waits this long for its holder (a server retiring) before giving up."""
+READ_SECONDS = 10.0
+"""A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
+MAX_ENGINES = 4
+COMMAND_THREADS = 4
+"""Commands run at once; more wait for a thread (and hear `alive` meanwhile)."""
+"""Engines kept warm (one per repository root, database and settings); the model is shared between them."""
+
+
+class EngineCache:
+    """Hands commands (their context's `engines`) a warm Engine instead of a new one per command.
+
+    Keyed by repository root, database and the effective settings, so a command whose environment or config
+    differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
+    yields a fresh engine, as a new process would."""
+
+    def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
+        self._on_memories = on_memories
+        """Told after any write of memories through an engine of this cache (a command's or an attached process's)."""
+        self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
+        self._lock = threading.Lock()
+        """Commands and attached processes' calls ask for engines from different threads."""
+
+    def __call__(self, path: Path, db: str | None, settings):
+        with self._lock:
+            engine, retired = self._get(path, db, settings)
+        # Outside the lock: stopping waits for a compaction under way to finish its table.
+        for old in retired:
+            old.close()
+        return engine
+
+    def close(self) -> None:
+        """Stop every cached engine's background threads (the server is shutting down)."""
+        with self._lock:
+            retired = [engine for engine, _ in self._engines.values()]
+            self._engines.clear()
+        for engine in retired:
+            engine.close()
+
+    def _get(self, path: Path, db: str | None, settings) -> tuple[object, list]:
+        """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
+        from ...core.git import gitctx
+        from ...core.engine import Engine
+        from ...core.locations import default_db_uri
+
+        start = Path(path).expanduser()
+        if not start.exists():
+            return Engine(start, db=db, settings=settings)  # raises the one-line error the CLI prints
+        resolved = start.resolve()
+        root = gitctx.repo_root(resolved) or resolved
+        uri = db or settings.db or default_db_uri(root)
+        key = (str(root), uri, settings.model_dump_json())
+        stamp = _directory_stamp(uri)
+        found = self._engines.get(key)
+        if found is not None and found[1] in (stamp, None):
+            # An engine made before its database existed keeps it once it appears: that engine (or its first
+            # write) created it, and a replacement would leave its watcher on a second engine for nothing.
+            self._engines[key] = (found[0], stamp)
+            self._engines.move_to_end(key)
+            return found[0], []
+        engine = Engine(start, db=db, settings=settings)
+        if self._on_memories is not None:
+            engine.on_memories_changed(self._on_memories)
+        retired = [found[0]] if found is not None else []  # its database was deleted or replaced
+        self._engines[key] = (engine, stamp)
+        self._engines.move_to_end(key)
+        while len(self._engines) > MAX_ENGINES:
+            retired.append(self._engines.popitem(last=False)[1][0])
+        return engine, retired
+
+
+def _directory_stamp(uri: str) -> tuple | None:
+    try:
+        st = os.stat(uri)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+class _Stream(io.TextIOBase):
+    """Standard output or error of one client: collects what the command writes, in order, with the other stream,
+    and answers `isatty` and `encoding` as the client's own stream would, so rich picks the same colours, width
+    and characters it would pick in the client's terminal."""
+
+    def __init__(self, number: int, tty: bool, encoding: str, sink: list[list]) -> None:
+        self._number = number
+        self._tty = tty
+        self._encoding = encoding
+        self._sink = sink
+
+    @property
+    def encoding(self) -> str:
+        return self._encoding
+
+    @property
+    def errors(self) -> str:
+        return "strict"
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            if self._sink and self._sink[-1][0] == self._number:
+                self._sink[-1][1] += text
+            else:
+                self._sink.append([self._number, text])
+        return len(text)
+
+
+class Server:
+    """The resident process's life: a listening socket, one worker thread for commands, an idle clock."""
+
+    def __init__(self, root: str, db: str, paths: ServerPaths, idle_seconds: float | None, log) -> None:
+        self.root = root
+        self.db = db
+        self.paths = paths
+        self.fingerprint = protocol.fingerprint()
+        self.idle_seconds = idle_seconds
+        """None until the settings are read (in the warm-up); an explicit `--idle-minutes` wins."""
+        self._log_file = log
+        self._stopping = threading.Event()
+        self._worker = ThreadPoolExecutor(max_workers=COMMAND_THREADS, thread_name_prefix="cortex-command")
+        self._warm = threading.Event()
+        """Set once the warm-up has ended: commands wait for it, as they waited behind it on one thread before."""
+        self._jobs = 0
+        self._jobs_lock = threading.Lock()
+        self._last_activity = time.monotonic()
+        self._handlers: set[threading.Thread] = set()
+        self._started = time.time()
+        self._served = 0
+        self._base_env = {k: v for k, v in os.environ.items() if not protocol.forwarded(k)}
+        self._engines = EngineCache(on_memories=lambda: self._hosted.memories_changed())
+        self._imported = threading.Event()
+        """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
+        hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
+        self._hosted = Hosted(self._engine, self.log, self._imported)
+        self._settings = None
+
+    # --- life ----------------------------------------------------------------------------------------------------
+
+    _unusable: str | None = None
+    """Why this server's repository or database cannot be used at all (found by the warm-up), or None."""
+
+    def log(self, message: str) -> None:
+        try:
+            self._log_file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} [{os.getpid()}] {message}\n")
+            self._log_file.flush()
+        except (OSError, ValueError):
+            pass
+
+    def serve(self, listener: socket.socket) -> None:
+        self._submit(self._warm_up)
+        listener.settimeout(0.25)
+        self.log(f"serving {self.root} (database {self.db or 'default'}) on {self.paths.socket}")
+        try:
+            while not self._stopping.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except socket.timeout:
+                    if self._idle():
+                        self.log("idle, exiting")
+                        break
+                    continue
+                except OSError as exc:
+                    self.log(f"accept failed: {exc}")
+                    break
+                handler = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+                self._handlers.add(handler)
+                handler.start()
+        except KeyboardInterrupt:  # `cortex serve` in the foreground: Ctrl+C ends it like --stop
+            self.log("interrupted")
+        listener.close()
+        self._retire_files()
+        # Every accepted command still runs to its end and is answered: a client that was told `accepted` may
+        # have written something.
+        self._worker.shutdown(wait=True)
+        self._hosted.close()
+        self._engines.close()
+        for handler in list(self._handlers):
+            handler.join(ALIVE_SECONDS * 3)
+        self.log("stopped")
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def _idle(self) -> bool:
+        with self._jobs_lock:
+            busy = self._jobs > 0
+        busy = busy or self._hosted.subscribers > 0  # an attached dashboard or MCP server keeps it alive
+        limit = self.idle_seconds if self.idle_seconds is not None else 15 * 60
+        return not busy and time.monotonic() - self._last_activity > limit
+
+    def _retire_files(self) -> None:
+        """Remove the socket and the status file, unless a successor has already put its own there."""
+        try:
+            if os.stat(self.paths.socket).st_ino == self._socket_inode:
+                os.unlink(self.paths.socket)
+        except (OSError, AttributeError):
+            pass
+        try:
+            if json.loads(self.paths.info.read_text()).get("pid") == os.getpid():
+                self.paths.info.unlink()
+        except (OSError, ValueError):
+            pass
+
+    def bind(self) -> socket.socket:
+        try:
+            os.unlink(self.paths.socket)  # we hold the lock, so whatever is there is a dead server's
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is created 0600, never briefly open to others
+        try:
+            listener.bind(str(self.paths.socket))
+        finally:
+            os.umask(old)
+        os.chmod(self.paths.socket, 0o600)
+        self._socket_inode = os.stat(self.paths.socket).st_ino
+        listener.listen(64)
+        fd = os.open(self.paths.info, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as info:
+            json.dump(self._status(), info)
+        return listener
+
+    def _status(self) -> dict:
+        import cortex_tui
+
+        return {
+            "pid": os.getpid(), "root": self.root, "db": self.db, "version": cortex_tui.__version__,
+            "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": str(self.paths.socket),
+            "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
+            "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": _rss_bytes(),
+            "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
+            "indexing": self._hosted.indexing,
+            "frozen_objects": gc.get_freeze_count(),
+        }
+
+    # --- requests ------------------------------------------------------------------------------------------------
+
+    def _submit(self, job, *args):
+        return self._tracked(lambda: self._worker.submit(job, *args))
+
+    def _tracked(self, submit):
+        """A job counted as work for the idle clock while it waits or runs."""
+        with self._jobs_lock:
+            self._jobs += 1
+            self._last_activity = time.monotonic()
+        future = submit()
+        future.add_done_callback(self._job_done)
+        return future
+
+    def _job_done(self, _future) -> None:
+        with self._jobs_lock:
+            self._jobs -= 1
+            self._last_activity = time.monotonic()
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                conn.settimeout(READ_SECONDS)
+                uid = protocol.peer_uid(conn)
+                if uid is not None and uid != os.getuid():
+                    self.log(f"refused a connection from user {uid}")
+                    protocol.send(conn, {"type": "refused", "message": "this server belongs to another user"})
+                    return
+                message = protocol.receive(conn)
+                if message is None:
+                    return
+                request = Request.from_json(message)
+                self._answer(conn, request)
+        except (OSError, protocol.ProtocolError, TypeError, ValueError) as exc:
+            # One client's broken connection or malformed request never reaches the other clients or the engine.
+            self.log(f"connection dropped: {type(exc).__name__}: {exc}")
+        finally:
+            self._handlers.discard(threading.current_thread())
+
+    def _answer(self, conn: socket.socket, request: Request) -> None:
+        checked = request.op in ("run", "call", "watch")
+        if request.version != PROTOCOL_VERSION or (checked and request.fingerprint != self.fingerprint):
+            self.log("a client of another version arrived: retiring")
+            protocol.send(conn, {"type": "retired", "message": "this server is from another cortex install"})
+            self.stop()
+            return
+        if request.op == "status":
+            protocol.send(conn, {"type": "status", **self._status()})
+            return
+        if request.op == "stop":
+            protocol.send(conn, {"type": "stopping", "pid": os.getpid()})
+            self.log("asked to stop")
+            self.stop()
+            return
+        if request.op not in ("run", "call", "watch"):
+            protocol.send(conn, {"type": "refused", "message": f"unknown request {request.op!r}"})
+            return
+        if self._stopping.is_set():
+            protocol.send(conn, {"type": "retired", "message": "this server is stopping"})
+            return
+        if request.op == "call":
+            self._answer_call(conn, request)
+            return
+        if request.op == "watch":
+            self._stream_watch(conn)
+            return
+        future = self._submit(self._run, request)
+        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        output, code, deferred = _result_saying_alive(conn, future)
+        try:
+            protocol.send(conn, {"type": "done", "output": output, "exit": code})
+        finally:
+            if self._unusable is not None:
+                self.log(f"nothing can run here ({self._unusable}): stopping")
+                self.stop()
+            if deferred:
+                try:
+                    self._submit(self._run_deferred, deferred)
+                except RuntimeError:  # the worker has shut down (the server is stopping): run them here
+                    self._run_deferred(deferred)
+
+    def _answer_call(self, conn: socket.socket, request: Request) -> None:
+        try:
+            args, kwargs = protocol.unpack(request.payload) if request.payload else ((), {})
+        except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
+            protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
+            return
+        future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs)))
+        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        try:
+            # An answer that holds an engine object (which would import the engine on the other end) fails to pack,
+            # and that failure is the caller's error like any other.
+            kind, payload = "result", protocol.pack(_result_saying_alive(conn, future))
+        except Exception as exc:  # noqa: BLE001 - the caller's error, raised again on its side
+            try:
+                payload = protocol.pack(exc)
+            except Exception:  # noqa: BLE001 - an exception that cannot be pickled (or is the engine's own) crosses as its message
+                from ...core.errors import CortexError
+
+                payload = protocol.pack(CortexError(f"{type(exc).__name__}: {exc}"))
+            kind = "error"
+        protocol.send(conn, {"type": kind, "payload": payload})
+
+    def _stream_watch(self, conn: socket.socket) -> None:
+        """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""
+        events = None
+        try:
+            protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+            while not self._imported.wait(ALIVE_SECONDS):  # slower than the client's patience must not look dead
+                protocol.send(conn, {"type": "alive"})
+            if self._stopping.is_set():
+                return  # stopped meanwhile: the subscriber sees the connection close, as at any stop
+            events = self._hosted.subscribe()
+            while not self._stopping.is_set():
+                try:
+                    kind, value = events.get(timeout=ALIVE_SECONDS)
+                except queue.Empty:
+                    protocol.send(conn, {"type": "alive"})  # also how a subscriber that went away is noticed
+                    continue
+                protocol.send(conn, {"type": kind, "payload": protocol.pack(value)})
+        except OSError:
+            pass  # the subscriber hung up (its dashboard closed): the usual end, not worth a log line
+        except RuntimeError:
+            pass  # the server began stopping between the check above and the subscription
+        finally:
+            if events is not None:
+                self._hosted.unsubscribe(events)
+            with self._jobs_lock:
+                self._last_activity = time.monotonic()
+
+    def _run(self, request: Request) -> tuple[list[list], int, list]:
+        """Run one command as the client would have in-process; also returns the writes it left for after its answer
+        (see core.later). Never raises: whatever goes wrong is the command's own one-line error, and the server
+        goes on."""
+        from ...core import later
+
+        with later.collected() as deferred:
+            sink, code = self._run_command(request)
+        return sink, code, deferred
+
+    def _run_deferred(self, jobs: list) -> None:
+        for job in jobs:
+            try:
+                job()
+            except Exception as exc:  # noqa: BLE001 - a cache write that failed costs a later lookup, never the server
+                self.log(f"write after answer failed: {type(exc).__name__}: {exc}")
+
+    def _run_command(self, request: Request) -> tuple[list[list], int]:
+        from ..cli.context import CommandContext
+
+        self._warm.wait()
+        with self._jobs_lock:
+            self._served += 1
+            number = self._served
+        sink: list[list] = []
+        try:
+            ctx = CommandContext(
+                stdin=io.TextIOWrapper(io.BytesIO(base64.b64decode(request.stdin or "")),
+                                       encoding=request.stdin_encoding, errors=request.stdin_errors),
+                stdout=_Stream(1, request.stdout_tty, request.stdout_encoding, sink),
+                stderr=_Stream(2, request.stderr_tty, request.stderr_encoding, sink),
+                cwd=Path(request.cwd),
+                env=self._environment(request.env),
+                engines=self._engines,
+            )
+            started = time.perf_counter()
+            code = self._main(request.argv, ctx)
+            # Never the arguments: they may hold anything (a memory's text, a secret it was refused for).
+            self.log(f"command {number} exit {code} in {time.perf_counter() - started:.3f} s")
+            return sink, code
+        except BaseException as exc:  # noqa: BLE001 - nothing a command does may end the server
+            sink.append([2, f"cortex: error: {type(exc).__name__}: {exc}\n"])
+            return sink, 1
+
+    def _main(self, argv: tuple[str, ...], ctx) -> int:
+        from ..cli import main as cli
+
+        try:
+            return int(cli.main(list(argv), ctx) or 0)
+        except BaseException:  # noqa: BLE001 - CORTEX_DEBUG re-raises: print the traceback as Python would
+            ctx.stderr.write(traceback.format_exc())
+            return 1
+
+    def _environment(self, client_env: dict[str, str]) -> dict[str, str]:
+        """The command's environment: the variables the client forwards (see protocol), over the server's others."""
+        return {**self._base_env, **{k: v for k, v in client_env.items() if protocol.forwarded(k)}}
+
+    def _engine(self):
+        """The warm engine of this server's repository for attached processes, with the server's own settings."""
+        if not os.path.isdir(self.root):
+            from ..bridge.local import repository_gone
+
+            raise repository_gone(Path(self.root))
+        if self._settings is None:
+            from ...core.config import load_settings
+
+            self._settings = load_settings()
+        return self._engines(Path(self.root), self.db or None, self._settings)
+
+    def _warm_up(self) -> None:
+        """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""
+        started = time.perf_counter()
+        try:
+            try:
+                import lancedb  # noqa: F401 - the largest single import (seconds), paid here instead of by a command
+
+                from ...core.config import load_settings
+                from ...core.errors import CortexError, UnusableLocation
+                from ..bridge import local as bridge
+                from ..cli import commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
+            finally:
+                self._imported.set()
+
+            settings = self._settings = load_settings()
+            if self.idle_seconds is None:
+                self.idle_seconds = settings.daemon_idle_minutes * 60
+            try:
+                engine = self._engines(Path(self.root), self.db or None, settings)
+                try:
+                    engine.stores()
+                    engine.has_index()
+                except UnusableLocation:
+                    raise
+                except CortexError:
+                    pass  # nothing stored yet: the first write creates it
+            except UnusableLocation as exc:
+                # Nothing will ever work here (`--db /dev/null`): answer the commands already sent, then go.
+                self._unusable = str(exc)
+                raise
+            engine.embedder.embed_one("warm up")
+            engine.compact_in_background(self.log)
+            self.log(f"warm in {time.perf_counter() - started:.1f} s")
+        except Exception as exc:  # a command will meet (and report) the same problem
+            self.log(f"warm-up failed: {type(exc).__name__}: {exc}")
+        finally:
+            # The warm-up leaves a large heap of long-lived objects (modules, the model's and the database's): out of
+            # the collector's reach, a full collection during a command no longer walks all of them (the p95's pauses).
+            gc.collect()
+            gc.freeze()
+            self._warm.set()
+
+
+def _result_saying_alive(conn: socket.socket, future):
+    """The job's result (or its exception), telling the client every second meanwhile that the server is alive."""
+    while True:
+        try:
+            return future.result(timeout=ALIVE_SECONDS)
+        except FutureTimeout:
+            protocol.send(conn, {"type": "alive"})
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _take_lock(paths: ServerPaths) -> int | None:
+    """The lifetime lock, or None when another live server has it (it answers on the socket) or keeps it past
+    LOCK_WAIT_SECONDS."""
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline or _answers(paths.socket):
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+
+
+def _answers(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+            return True
+        except OSError:
+            return False
+
+
+def run(root: str, db: str, idle_minutes: float | None = None, log=None) -> int:
+    """Be the server for (root, db) until idle or stopped; 0 also when another server already is."""
+    paths = protocol.server_paths(root, db)
+    log = log or sys.stderr
+    lock = _take_lock(paths)
+    if lock is None:
+        print(f"cortex: a server for {root} is already running", file=log)
+        return 0
+    server = Server(root, db, paths, idle_minutes * 60 if idle_minutes is not None else None, log)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    try:
+        listener = server.bind()
+        server.serve(listener)
+    finally:
+        os.close(lock)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The server: `python -m cortex_tui.app.server.serve --root ROOT [--db DB] [--idle-minutes N]`, detached with its
+    stderr on the log when the client starts it, in the terminal under `cortex serve`."""
+    parser = argparse.ArgumentParser(prog="cortex-serve")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--db", default="")
+    parser.add_argument("--idle-minutes", type=float)
+    args = parser.parse_args(argv)
+    os.chdir("/")  # never keep a directory (or an unmounted disk) busy between commands
+    _trim_log(protocol.server_paths(args.root, args.db).log)
+    try:
+        return run(args.root, args.db, idle_minutes=args.idle_minutes)
+    except KeyboardInterrupt:  # Ctrl+C on `cortex serve` in a terminal
+        return 0
+
+
+def _trim_log(log: Path, limit: int = 1 << 20) -> None:
+    """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte; a stderr that is
+    not the log (a terminal, or a file of the user's under `cortex serve`) is left alone."""
+    try:
+        ours, file = os.fstat(2), log.stat()
+        if (ours.st_dev, ours.st_ino) == (file.st_dev, file.st_ino) and ours.st_size > limit:
+            os.ftruncate(2, 0)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    from ..leave import leave, open_streams
+
+    open_streams()
+    leave(main())

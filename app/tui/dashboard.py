@@ -1,0 +1,533 @@
+"""The dashboard screen: composes the five panes, runs every engine call in a thread worker, routes results."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Grid
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.actions import SkipAction, parse as parse_action
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static, Tabs, Tab, TextArea
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ...core.errors import CortexError
+from ...core.records import Memory, MemoryDraft
+from ...core.context.items import Item, Selection
+from ...core.requests import SearchRequest, SelectRequest
+from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
+from ...widgets.format import clip, styled
+from ...widgets.graph_pane import GraphPane
+from ...widgets.keymap import bindings, pane_bindings
+from ...widgets.pane import Pane
+from ...widgets.search_pane import SearchPane, normalised
+from ...widgets.timeline_pane import TimelinePane
+from ...widgets.what_pane import WhatPane
+from .confirm import ConfirmScreen
+from ..bridge.calls import WatchEvents
+from .help_screen import HelpScreen
+from .memory_form import MemoryForm
+from .messages import (
+    ContextCopied,
+    DatabaseReplaced,
+    EngineFailed,
+    EngineReady,
+    GraphLoaded,
+    IndexChanged,
+    IndexFinished,
+    IndexProgressed,
+    MemoriesChanged,
+    MemoryRefused,
+    MemorySaved,
+    SearchFinished,
+    SelectionMade,
+    TimelineLoaded,
+    Undo,
+    WhatLoaded,
+)
+
+if TYPE_CHECKING:
+    from ..bridge.calls import Bridge
+
+PANES = ("what", "search", "graph", "timeline", "budget")
+"""In the order of their numbers, which is also their reading order on screen."""
+FORMATS = ("markdown", "xml", "json")
+NARROW_WIDTH = 110
+
+
+class DashboardScreen(Screen):
+    """Five live panes over one repository."""
+
+    BINDINGS = bindings("dashboard") + pane_bindings()
+
+    task_text: reactive[str] = reactive("")
+    """The task of the budget meter."""
+    budget: reactive[int] = reactive(12000)
+    """Token budget of the selected context."""
+    fmt: reactive[str] = reactive("markdown")
+    """Format of the assembled context."""
+    active_pane: reactive[str] = reactive("what")
+    """The pane shown when the terminal is too narrow for all five."""
+    SEARCH_DEBOUNCE_S = 0.15
+    """How long the search box must stay unchanged before its search runs: typing a word asks for one search."""
+
+    def __init__(self, bridge: Bridge, task: str = "", budget: int = 12000) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.set_reactive(DashboardScreen.task_text, task)
+        self.set_reactive(DashboardScreen.budget, budget)
+        self.pins: frozenset[str] = frozenset()
+        self.excluded: frozenset[str] = frozenset()
+        self.dropped: dict[str, Item] = {}
+        """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
+        self.undo_stack: list[Undo] = []
+        self.graph_centre: str | None = None
+        self.selection: Selection | None = None
+        self.assembled = None
+        """The selection rendered in `fmt`: what the meter counts and `c` copies."""
+        self.searched: str | None = None
+        """The normalised text of the latest search asked for."""
+        self._where = str(bridge.root)
+        self._status = ""
+        self.loaded: set[str] = set()
+        """Which results have arrived at least once (what, search, graph, timeline, select, index): for tests,
+        screenshots and `cortex bench tui`."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="topbar")
+        yield Tabs(*[Tab(f"{n} {name}", id=f"tab-{name}") for n, name in enumerate(PANES, 1)], id="narrow-tabs")
+        with Grid(id="grid"):
+            yield WhatPane(id="what")
+            yield SearchPane(id="search")
+            yield GraphPane(id="graph")
+            yield TimelinePane(id="timeline")
+            yield BudgetPane(id="budget")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._topbar("opening the database…")
+        self.start_up()
+        self.query_one(WhatPane).query_one("OptionList").focus()
+
+    def on_unmount(self) -> None:
+        self.bridge.stop()
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < NARROW_WIDTH
+        self.set_class(narrow, "narrow")
+        self._show_active()
+        if event.size.width < 60 or event.size.height < 16:
+            self.notify("the terminal is small: widen it to see all five panes", severity="warning", timeout=3,
+                        markup=False)
+
+    # --- workers: every engine call runs here, never on the UI thread --------------------------------------
+
+    def refresh_all(self) -> None:
+        self.load_what()
+        self.load_timeline()
+        self.load_graph(self.graph_centre)
+
+    def _deliver(self, message) -> None:
+        """Post a worker's result unless a newer worker of its group replaced it: thread workers cannot be
+        interrupted, so a slow, superseded one would otherwise paint stale results over fresh ones."""
+        if not get_current_worker().is_cancelled:
+            self.post_message(message)
+
+    @work(thread=True, group="start", exit_on_error=False)
+    def start_up(self) -> None:
+        # Git answers in milliseconds while opening LanceDB takes seconds: paint the branch's history first.
+        self._deliver(TimelineLoaded(self.bridge.timeline(with_memories=False)))
+        self.warm_model()
+        self.bridge.open()
+        self.post_message(EngineReady())
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def warm_model(self) -> None:
+        # Loading the model overlaps opening the database; the first search would otherwise wait for both in turn.
+        self.bridge.warm_model()
+
+    @work(thread=True, exclusive=True, group="what", exit_on_error=False)
+    def load_what(self) -> None:
+        self._deliver(WhatLoaded(self.bridge.what()))
+
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
+    def load_timeline(self) -> None:
+        self._deliver(TimelineLoaded(self.bridge.timeline()))
+
+    @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
+    def load_graph(self, node: str | None) -> None:
+        try:
+            centre, label, found = self.bridge.graph(node)
+        except CortexError as exc:
+            self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
+            return
+        self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
+
+    def search(self, text: str) -> None:
+        """Search for what the box holds; the result message carries the raw text so the pane can tell whether it
+        still answers the box (the engine's own query has the inline filters taken out)."""
+        self.searched = normalised(text)
+        self.run_search(text)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def run_search(self, text: str) -> None:
+        # Each key starts a worker that replaces (cancels) the one before. A thread worker cannot be stopped once
+        # it is in the engine, so it waits out the debounce first and runs only if no newer key replaced it.
+        time.sleep(self.SEARCH_DEBOUNCE_S)
+        if get_current_worker().is_cancelled:
+            return
+        self._deliver(SearchFinished(self.bridge.search(SearchRequest(text, limit=30)), text))
+
+    @work(thread=True, exclusive=True, group="select", exit_on_error=False)
+    def run_select(self) -> None:
+        if not self.task_text.strip():
+            return
+        fmt = self.fmt
+        request = SelectRequest(self.task_text, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
+        selection = self.bridge.select(request)
+        if not get_current_worker().is_cancelled:
+            self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
+
+    @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
+    def copy_context(self) -> None:
+        # The text the meter counted, not a fresh assembly: what is copied is exactly what was shown.
+        assembled = self.assembled
+        if assembled is None:
+            self.post_message(EngineFailed("nothing selected yet: type a task in search and press t"))
+            return
+        result = self.bridge.copy(assembled.text, osc52=lambda text: self.app.call_from_thread(self.app.copy_to_clipboard, text))
+        self.post_message(ContextCopied(assembled, result))
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def index_in_background(self) -> None:
+        worker = get_current_worker()
+        report, status = self.bridge.index(lambda p: self.post_message(IndexProgressed(p)), lambda: worker.is_cancelled)
+        if worker.is_cancelled:
+            return
+        self.post_message(IndexFinished(report, status))
+        post = self.post_message
+        self.bridge.start_watcher(WatchEvents(
+            update=lambda update: post(IndexChanged(update)),
+            memories=lambda: post(MemoriesChanged()),
+            replaced=lambda: post(DatabaseReplaced()),
+            indexed=lambda report, status: post(IndexFinished(report, status)),
+            failed=lambda text: post(EngineFailed(text)),
+        ))
+
+    @work(thread=True, group="memory", exit_on_error=False)
+    def save_memory(self, draft: MemoryDraft, editing: Memory | None) -> None:
+        try:
+            result = self.bridge.revise(editing.id, draft) if editing else self.bridge.remember(draft)
+        except Exception as exc:
+            # The form is closed by now: it opens again with what was typed, and the error is reported as before.
+            self.post_message(MemoryRefused(draft, editing, _one_line(exc)))
+            raise
+        verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
+        self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
+
+    @work(thread=True, group="memory", exit_on_error=False)
+    def change_memory(self, memory: Memory, close_task: bool) -> None:
+        title = clip(memory.title, 60)
+        if close_task:
+            self.bridge.set_task_state(memory.id, "done")
+            self.post_message(MemorySaved(f"closed the task {title} (u reopens it)", Undo("close", title, memory=memory)))
+        else:
+            self.bridge.forget(memory.id)
+            self.post_message(MemorySaved(f"forgot {title} (u brings it back)", Undo("forget", title, memory=memory)))
+
+    @work(thread=True, group="memory", exit_on_error=False)
+    def undo_memory_change(self, undo: Undo) -> None:
+        if undo.change == "close":
+            self.bridge.set_task_state(undo.memory.id, "open")
+            self.post_message(MemorySaved(f"reopened the task {undo.label}"))
+        else:
+            result = self.bridge.restore(undo.memory)
+            self.post_message(MemorySaved(f"brought back {undo.label} (version {result.memory.version})"))
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.notify(_one_line(event.worker.error), severity="error", timeout=6, markup=False)
+
+    # --- results arriving ------------------------------------------------------------------------------------
+
+    @on(EngineReady)
+    def _ready(self) -> None:
+        self._topbar("indexing…")
+        self.refresh_all()
+        self.search(self.query_one(SearchPane).text)
+        if self.task_text:
+            self.run_select()
+        self.index_in_background()
+
+    @on(WhatLoaded)
+    def _what(self, message: WhatLoaded) -> None:
+        self.query_one(WhatPane).show(message.what)
+        self.loaded.add("what")
+        git = message.what.git
+        self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
+        self._topbar()
+
+    @on(TimelineLoaded)
+    def _timeline(self, message: TimelineLoaded) -> None:
+        self.query_one(TimelinePane).show(message.timeline)
+        self.loaded.add("timeline")
+
+    @on(GraphLoaded)
+    def _graph(self, message: GraphLoaded) -> None:
+        if message.chosen:
+            self.graph_centre = message.centre
+        self.query_one(GraphPane).show(message.centre, message.label, message.neighbours)
+        self.loaded.add("graph")
+
+    @on(SearchFinished)
+    def _search(self, message: SearchFinished) -> None:
+        self.query_one(SearchPane).show(message.results, message.request)
+        self.loaded.add("search")
+
+    @on(SelectionMade)
+    def _selection(self, message: SelectionMade) -> None:
+        if message.assembled.format != self.fmt:
+            # `f` was pressed while this was selected: the selection for the new format is on its way.
+            return
+        self.selection, self.assembled = message.selection, message.assembled
+        self._show_budget()
+        self.loaded.add("select")
+
+    def _show_budget(self) -> None:
+        if self.selection is None or self.assembled is None:
+            return
+        dropped = tuple(item for key, item in self.dropped.items() if key in self.excluded)
+        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped))
+
+    @on(ContextCopied)
+    def _copied(self, message: ContextCopied) -> None:
+        note = f"; {message.assembled.redactions} secret(s) redacted" if message.assembled.redactions else ""
+        severity = "warning" if message.result.method == "file" else "information"
+        self.notify(message.result.describe(message.assembled.tokens) + note, severity=severity, timeout=6, markup=False)
+
+    @on(IndexProgressed)
+    def _index_progress(self, message: IndexProgressed) -> None:
+        p = message.progress
+        self._topbar(f"indexing: {p.phase} {p.done}/{p.total}" if p.total else f"indexing: {p.phase}")
+        if p.phase == "embedding" and "lexical" not in self.loaded:
+            # The files and their text are in: what the panes say about the code ("not indexed yet", no
+            # neighbours) is out of date now, not only once every chunk is embedded (minutes on a large tree).
+            self.loaded.add("lexical")
+            self._refresh_everything()
+
+    @on(IndexFinished)
+    def _index_done(self, message: IndexFinished) -> None:
+        r, status = message.report, message.status
+        state = "index fresh" if status.fresh else "index stale"
+        self._topbar(f"{state} · {status.indexed_files} files · {status.embeddings_pending} embeddings pending")
+        self.loaded.add("index")
+        # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
+        # nothing left to change; without one, a pass that changed nothing leaves them as they are.
+        if not (r.changed or r.removed or r.embedded or self.task_text):
+            return
+        self._refresh_everything()
+
+    @on(IndexChanged)
+    def _index_changed(self, message: IndexChanged) -> None:
+        u = message.update
+        what = "branch or HEAD moved" if u.git_state_changed else ", ".join(u.paths[:2])
+        self._topbar(f"updated ({what}) in {u.seconds * 1000:.0f} ms")
+        self._refresh_everything()
+
+    @on(MemoriesChanged)
+    def _memories_changed(self) -> None:
+        self.refresh_all()
+        self.search(self.query_one(SearchPane).text)
+
+    @on(DatabaseReplaced)
+    def _database_replaced(self) -> None:
+        self._topbar("the database was replaced: indexing again…")
+        self._refresh_everything()
+
+    def _refresh_everything(self) -> None:
+        self.refresh_all()
+        self.search(self.query_one(SearchPane).text)
+        if self.task_text:
+            self.run_select()
+
+    @on(MemorySaved)
+    def _memory_saved(self, message: MemorySaved) -> None:
+        if message.undo is not None:
+            self.undo_stack.append(message.undo)
+        self.notify(message.summary, markup=False)
+        self.refresh_all()
+        self.search(self.query_one(SearchPane).text)
+
+    @on(MemoryRefused)
+    def _memory_refused(self, message: MemoryRefused) -> None:
+        form = MemoryForm(editing=message.editing, draft=message.draft, error=message.error)
+        self.app.push_screen(form, lambda draft: draft and self.save_memory(draft, message.editing))
+
+    @on(EngineFailed)
+    def _failed(self, message: EngineFailed) -> None:
+        self.notify(message.text, severity="warning", timeout=6, markup=False)
+
+    # --- what the panes ask for ------------------------------------------------------------------------------
+
+    @on(SearchPane.QueryChanged)
+    def _query(self, message: SearchPane.QueryChanged) -> None:
+        # A trailing space or a second enter asks nothing new; the results shown already answer it.
+        if normalised(message.text) != self.searched:
+            self.search(message.text)
+
+    @on(WhatPane.EntryChosen)
+    @on(GraphPane.Recentered)
+    @on(TimelinePane.CommitChosen)
+    def _recentre(self, message) -> None:
+        self.load_graph(message.node)
+
+    @on(SearchPane.HitChosen)
+    def _hit(self, message: SearchPane.HitChosen) -> None:
+        hit = message.hit
+        self.load_graph(f"mem:{hit.id}" if hit.source == "memory" else f"file:{hit.path}")
+
+    @on(BudgetPane.ItemToggled)
+    def _toggle(self, message: BudgetPane.ItemToggled) -> None:
+        key = item_key(message.item)
+        if message.change == "drop":
+            self.excluded, self.pins = self.excluded | {key}, self.pins - {key}
+            self.dropped[key] = message.item
+            self.undo_stack.append(Undo("drop", key, key=key))
+        elif key in self.excluded:
+            # Restoring (x), or pinning (p) a dropped item, brings it back.
+            self._restore(key)
+            if message.change == "pin":
+                self.pins = self.pins | {key}
+        else:
+            self.pins = self.pins ^ {key}
+        self._show_budget()
+        self.run_select()
+
+    def _restore(self, key: str) -> None:
+        self.excluded = self.excluded - {key}
+        self.dropped.pop(key, None)
+
+    @on(Tabs.TabActivated, "#narrow-tabs")
+    def _tab(self, event: Tabs.TabActivated) -> None:
+        if event.tab is not None and event.tab.id:
+            self.active_pane = event.tab.id.removeprefix("tab-")
+
+    def watch_active_pane(self) -> None:
+        self._show_active()
+
+    def _show_active(self) -> None:
+        for name in PANES:
+            self.query_one(f"#{name}").set_class(name == self.active_pane, "active")
+        self.query_one("#narrow-tabs", Tabs).active = f"tab-{self.active_pane}"
+
+    # --- actions ---------------------------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.active_pane = "search"
+        self._focus_now(self.query_one("#search-input", Input))
+
+    def action_focus_pane(self, number: int) -> None:
+        """Focus the pane's list, never the search box: the next key is a command, not text."""
+        name = PANES[number - 1]
+        self.active_pane = name
+        self._focus_now(self.query_one(f"#{name}", Pane).navigable())
+
+    def action_key(self, action: str) -> None:
+        """A priority key (see the keymap): typed into a text box it is text, so the action is skipped and the
+        key handed on to the box; otherwise its action runs now, before the next key is routed."""
+        if isinstance(self.focused, (Input, TextArea)):
+            raise SkipAction()
+        _, name, args = parse_action(action)
+        getattr(self, f"action_{name}")(*args)
+
+    def _focus_now(self, widget: Widget) -> None:
+        """Move focus before the next queued key is routed: `Widget.focus()` defers the move, so keys typed in the
+        same burst as `/` (a paste, a fast typist while the loop is busy) went to the old pane as commands."""
+        self.set_focus(widget)
+        if self.focused is not widget:
+            widget.focus()
+
+    def action_set_task(self) -> None:
+        text = self.query_one(SearchPane).text.strip()
+        if not text:
+            self.notify("type the task in the search box first, then press t", severity="warning")
+            return
+        self.task_text, self.pins, self.excluded, self.dropped = text, frozenset(), frozenset(), {}
+        self.undo_stack = [u for u in self.undo_stack if u.change != "drop"]
+        self.run_select()
+
+    def action_copy_context(self) -> None:
+        self.copy_context()
+
+    def action_budget(self, delta: int) -> None:
+        self.budget = max(1000, self.budget + delta)
+        self.notify(f"budget {self.budget:,} tokens", timeout=2)
+        self.run_select()
+
+    def action_cycle_format(self) -> None:
+        self.fmt = FORMATS[(FORMATS.index(self.fmt) + 1) % len(FORMATS)]
+        if self.selection is not None:
+            # Selected again, not just re-rendered: the same budget holds as many items as fit in this format.
+            self.run_select()
+
+    def action_new_memory(self) -> None:
+        self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
+
+    def _target_memory(self):
+        hit = self.query_one(SearchPane).highlighted_hit()
+        if hit is not None and hit.memory is not None:
+            return hit.memory
+        return None
+
+    def action_edit_memory(self) -> None:
+        memory = self._target_memory()
+        if memory is None:
+            self.notify("highlight a memory in the search results first", severity="warning")
+            return
+        self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
+
+    def action_done_or_forget(self) -> None:
+        memory = self._target_memory()
+        if memory is None:
+            self.notify("highlight a memory in the search results first", severity="warning")
+            return
+        close = memory.is_open_task
+        question = "Close the task" if close else f"Forget this {memory.kind}"
+        self.app.push_screen(ConfirmScreen(f"{question}?", memory.title),
+                             lambda yes: yes and self.change_memory(memory, close_task=close))
+
+    def action_undo(self) -> None:
+        if not self.undo_stack:
+            self.notify("nothing to undo", severity="warning", timeout=2)
+            return
+        undo = self.undo_stack.pop()
+        if undo.change == "drop":
+            self._restore(undo.key)
+            self._show_budget()
+            self.run_select()
+            self.notify(f"restored {clip(undo.label, 80)}", timeout=3, markup=False)
+        else:
+            self.undo_memory_change(undo)
+
+    def action_refresh(self) -> None:
+        self.refresh_all()
+        self.search(self.query_one(SearchPane).text)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def _topbar(self, status: str | None = None) -> None:
+        if status is not None:
+            self._status = status
+        self.query_one("#topbar", Static).update(styled(("cortex", "bold"), f" · {clip(self._where, 120)} · {self._status}"))
+
+
+def _one_line(error: BaseException) -> str:
+    """A worker's error as one line for a toast or the memory form."""
+    text = str(error) if isinstance(error, CortexError) else f"{type(error).__name__}: {error}"
+    return clip(text.splitlines()[0], 300) if text.strip() else type(error).__name__

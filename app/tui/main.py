@@ -1,0 +1,101 @@
+"""`cortex-tui [PATH] [--db URI] [--task TEXT] [--budget N]`: open the dashboard."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
+    parser.add_argument("path", nargs="?", default=".", help="repository to open (default: here)")
+    parser.add_argument("--db", help="database directory or object-storage URI")
+    parser.add_argument("--task", default="", help="start the context budget meter with this task")
+    parser.add_argument("--budget", type=int, default=12000, help="token budget of the selected context")
+    parser.add_argument("--theme", help="cortex-dark, cortex-light or any Textual theme")
+    parser.add_argument("--here", action="store_true", help="outside git, use this plain directory instead of the demo")
+    parser.add_argument("--no-daemon", action="store_true",
+                        help="build the engine in this process instead of attaching to the resident server")
+    args = parser.parse_args(argv)
+
+    path = Path(args.path).expanduser()
+    notice = ""
+    # Only an existing directory outside git falls back to the demo; a mistyped path is an error, not a detour.
+    if not path.is_dir():
+        problem = "is not a directory" if path.exists() else "does not exist"
+        print(f"cortex-tui: error: {path} {problem}", file=sys.stderr)
+        return 2
+    if args.budget <= 0:
+        print("cortex-tui: error: --budget must be a positive number of tokens", file=sys.stderr)
+        return 1
+    bridge = _attached(path, args)
+    if bridge is None:
+        made = _in_process(path, args)
+        if made is None:
+            return 1
+        bridge, notice = made
+
+    from .app import CortexApp
+
+    app = CortexApp(bridge, task=args.task, budget=args.budget, theme=args.theme)
+    if notice:
+        app.call_later(app.notify, notice, timeout=10, markup=False)
+    app.run()
+    return app.return_code or 0  # 1 when the dashboard ended on an error
+
+
+def _attached(path: Path, args):
+    """A bridge to the repository's resident server (started if need be) when the daemon is wanted; None outside
+    git without --here or --db (the demo is in-process), or when no server can be reached or started."""
+    from ..link.connection import daemon_wanted, repository_root
+
+    root = repository_root(path)
+    if args.no_daemon or not daemon_wanted() or root is None or (not (root / ".git").exists() and not args.here and not args.db):
+        return None
+    from ..link.remote import Remote
+
+    remote = Remote.attach(path, args.db, start=True)
+    if remote is None:
+        return None
+    from ..bridge.remote import RemoteBridge
+
+    return RemoteBridge(remote)
+
+
+def _in_process(path: Path, args):
+    """(bridge over an engine of this process, notice), or None after printing why not."""
+    from ...core.git import gitctx
+    from ...core.engine import Engine
+    from ...core.errors import CortexError
+    from ..bridge.local import EngineBridge
+
+    notice = ""
+    try:
+        if gitctx.repo_root(path.resolve()) is None and not args.here and not args.db:
+            from ...core.demo import demo_repository, seed_memories
+
+            notice = (f"{path.resolve()} is not a git repository: showing the demo repository. "
+                      "Run inside a repository, or pass --here to use this directory; memories with --scope global "
+                      "are shared by every repository.")
+            path = demo_repository()
+            engine = Engine(path)
+            seed_memories(engine)
+        else:
+            # The database opens in the dashboard's first worker, which reports a locked or corrupted one there.
+            engine = Engine(path, db=args.db)
+    except CortexError as exc:
+        print(f"cortex-tui: error: {exc}", file=sys.stderr)
+        return None
+    return EngineBridge(engine), notice
+
+
+def run() -> None:
+    """The installed command: `main`, then an exit that no background thread's LanceDB call can abort (see leave)."""
+    from ..leave import run_installed
+
+    run_installed(main, "cortex-tui")
+
+
+if __name__ == "__main__":
+    run()

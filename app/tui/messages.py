@@ -1,0 +1,131 @@
+"""Messages the dashboard's workers post when engine work finishes (past tense, one per kind of result)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from ...core.answers import (
+    IndexProgress,
+    IndexReport,
+    IndexStatus,
+    Neighbour,
+    SearchResults,
+    Timeline,
+    WatchUpdate,
+    WhatToKnow,
+)
+from ...core.context.assemble import Assembled
+from ...core.clipboard import CopyResult
+from ...core.context.items import Selection
+from ...core.records import Memory, MemoryDraft
+
+
+@dataclass
+class WhatLoaded(Message):
+    what: WhatToKnow
+
+
+@dataclass
+class TimelineLoaded(Message):
+    timeline: Timeline
+
+
+@dataclass
+class GraphLoaded(Message):
+    centre: str
+    label: str
+    neighbours: list[Neighbour]
+    chosen: bool = False
+    """The person asked for this centre (it stays across refreshes); otherwise it followed the working change."""
+
+
+class EngineReady(Message):
+    """The database is open: panes that need memories or the index can load."""
+
+
+@dataclass
+class SearchFinished(Message):
+    results: SearchResults
+    request: str
+    """The raw text the search was asked for (the engine's `results.query` has the inline filters taken out)."""
+
+
+@dataclass
+class SelectionMade(Message):
+    """A selection and its assembled text in one format: the meter shows the tokens of exactly that text."""
+
+    selection: Selection
+    assembled: Assembled
+
+
+@dataclass
+class ContextCopied(Message):
+    assembled: Assembled
+    result: CopyResult
+
+
+@dataclass
+class IndexProgressed(Message):
+    progress: IndexProgress
+
+    ALLOW_SELECTOR_MATCH = {"progress"}
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexProgressed)
+
+
+@dataclass
+class IndexFinished(Message):
+    report: IndexReport
+    status: IndexStatus
+    """The index as `cortex index --status` reports it afterwards: the top bar's file count comes from here."""
+
+
+@dataclass
+class IndexChanged(Message):
+    update: WatchUpdate
+
+
+class MemoriesChanged(Message):
+    """A memory was written, revised or forgotten, by this dashboard or any other process."""
+
+
+class DatabaseReplaced(Message):
+    """The database was deleted or replaced under the dashboard (`rm -rf .cortex`): a new one is being indexed."""
+
+
+@dataclass(frozen=True)
+class Undo:
+    """What `u` can take back: a dropped context item (`key`) or a forgotten memory or closed task (`memory`)."""
+
+    change: str
+    """`drop`, `forget` or `close`."""
+    label: str
+    key: str = ""
+    memory: Memory | None = None
+
+
+@dataclass
+class MemorySaved(Message):
+    summary: str
+    undo: Undo | None = None
+    """Set when the change can be taken back with `u`."""
+
+
+@dataclass
+class MemoryRefused(Message):
+    """The engine refused a memory from the form (a secret in it, too long, the database locked): the form opens
+    again holding the draft, with the reason."""
+
+    draft: MemoryDraft
+    editing: Memory | None
+    error: str
+
+
+@dataclass
+class EngineFailed(Message):
+    """A background engine call failed; the text is one line for a toast."""
+
+    text: str

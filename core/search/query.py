@@ -1,0 +1,134 @@
+"""Turning what a person types into what the indexes understand: words, identifier parts, filters."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from ..errors import CortexError
+from ..records import KINDS
+from ..text import split_identifier
+
+STOP_WORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in into is it its
+    me my not of on or our should so than that the their them then there these they this to too was we were what
+    when where which who why will with would you your about after before all also any just more most no only other
+    some such up use used using via""".split()
+)
+QUESTION_WORDS = frozenset(
+    """implemented implementation implement implements defined definition define declared declaration code
+    codebase function functions method methods logic""".split()
+)
+"""Words that say how a question is asked of code, not what it is about ("where is the reloader implemented",
+"which function defines ..."): every function is code, so they would match everything full-text search holds."""
+_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
+_FILTER = re.compile(r"\b(kind|tag|file|branch|since):(\S+)")
+_SINCE = re.compile(r"^(\d+)([hdwm])$")
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A query split into the words full-text search gets and the text the embedding model gets."""
+
+    raw: str
+    text: str
+    """What is embedded: the query with filters removed, capped in length."""
+    terms: tuple[str, ...]
+    """Words for full-text search: whole tokens and the parts of compound identifiers, stop words removed."""
+    identifiers: tuple[str, ...] = field(default=())
+    """Tokens that look like code (`getUserById`, `parse_config`, `http.client`)."""
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and not self.text.strip()
+
+
+def parse_query(raw: str) -> ParsedQuery:
+    text = " ".join(raw.split())[:MAX_QUERY_CHARS]
+    terms: list[str] = []
+    idents: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0).strip(".-/")
+        if not token:
+            continue
+        pieces = [p for p in re.split(r"[./\-]", token) if p]
+        compound = len(pieces) > 1 or "_" in token or re.search(r"[a-z][A-Z]", token) is not None
+        if compound:
+            idents.append(token)
+        for piece in pieces:
+            lower = piece.lower()
+            parts = split_identifier(piece)
+            if (lower not in STOP_WORDS and lower not in QUESTION_WORDS) or compound:
+                terms.append(lower)
+            if len(parts) > 1:
+                terms.extend(p for p in parts if p not in STOP_WORDS)
+    return ParsedQuery(raw=raw, text=text, terms=tuple(dict.fromkeys(terms)), identifiers=tuple(dict.fromkeys(idents)))
+
+
+_CAMEL_WORD = re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b")
+_QUOTED = re.compile(r"`+([^`\s]+?)`+")
+
+
+def code_names(text: str) -> frozenset[str]:
+    """Names a text gives in code form, as written: compound and dotted identifiers (`parse_cookie`,
+    `MapAdapter.match`, `getUserById`), the last part of each dotted one, and anything quoted in backticks; a
+    query that is one identifier-like word (`Engine`, `ParseFlags`) is a name too."""
+    parsed = parse_query(text[:20000])
+    out = set(parsed.identifiers)
+    out |= {t.rsplit(".", 1)[-1] for t in parsed.identifiers}
+    out |= set(_CAMEL_WORD.findall(text[:20000]))
+    out |= set(_QUOTED.findall(text[:20000]))
+    words = text.split()
+    if len(words) == 1 and re.fullmatch(r"[A-Za-z_][\w.]*", words[0]):
+        out.add(words[0])
+    return frozenset(w.strip("()").strip(".") for w in out if len(w.strip("()")) > 2)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Narrowing of a search; empty means everything."""
+
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    branch: str | None = None
+    since: datetime | None = None
+    memories_only: bool = False
+    code_only: bool = False
+    history: bool = False
+    """Include superseded and deleted versions."""
+
+    def __post_init__(self) -> None:
+        for kind in self.kinds:
+            if kind not in KINDS:
+                raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+        if self.memories_only and self.code_only:
+            raise CortexError("--memories-only and --code-only exclude each other")
+
+
+def parse_since(value: str) -> datetime:
+    """`7d`, `12h`, `2w`, `30m` (minutes) or an ISO date."""
+    match = _SINCE.match(value.strip())
+    now = datetime.now(timezone.utc)
+    if match:
+        n, unit = int(match.group(1)), match.group(2)
+        try:
+            return now - {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n), "m": timedelta(minutes=n)}[unit]
+        except OverflowError as exc:
+            # Python dates stop at year 1; a window reaching further back is a typo, not "everything".
+            raise CortexError(f"since {value!r} reaches back before the year 1; use a smaller number or an ISO date") from exc
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise CortexError(f"cannot read since {value!r}: use 7d, 12h, 2w, 30m or an ISO date") from exc
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def split_inline_filters(raw: str) -> tuple[str, dict[str, list[str]]]:
+    """The dashboard's short syntax: `kind:decision file:src/app.py since:7d retry logic`."""
+    found: dict[str, list[str]] = {}
+    for key, value in _FILTER.findall(raw):
+        found.setdefault(key, []).append(value)
+    return _FILTER.sub(" ", raw).strip(), found

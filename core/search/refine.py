@@ -1,0 +1,107 @@
+"""The step between fusion and the answer: time words and the reranker adjust the fused top-N.
+
+It runs on hits that are already read (text, dates), adds its reasons to each hit's boosts so `--explain` shows
+them, and re-sorts. The reranker's entry is a penalty, `rerank` = -w * (1 - coverage) / (1 + w): a candidate
+whose own text covers the whole query loses nothing, one that covers none loses w / (1 + w) of its score, and the
+git boosts keep their full weight beside it. A time window is a boost (`date`). Both multiply relevance, so
+neither can make a non-match appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from ..config import SearchWeights
+from .dates import TimeWindow, anchored_window, parse_dates
+from .query import parse_query
+from .rank import total_score
+from .rerank import coverage
+
+if TYPE_CHECKING:
+    from ..answers import SearchHit
+
+ANCHOR_MIN_COVERAGE = 0.6
+"""`before the trip` is dated by the candidate that covers most of `the trip`, and only if it covers this much."""
+
+
+@dataclass(frozen=True)
+class Refined:
+    """Hits in their final order and what the step noticed (a time window, an event it dated)."""
+
+    hits: list
+    notes: tuple[str, ...]
+
+
+def depth(weights: SearchWeights, limit: int) -> int:
+    """How many fused candidates the step needs to see."""
+    return max(limit, weights.rerank_depth) if weights.rerank else limit
+
+
+def refine(hits: list[SearchHit], query: str, terms: tuple[str, ...], weights: SearchWeights,
+           reference: datetime | None = None) -> Refined:
+    if not hits:
+        return Refined(hits, ())
+    extra: list[dict[str, float]] = [{} for _ in hits]
+    notes: list[str] = []
+    window = _window(hits, query, reference or datetime.now(timezone.utc))
+    if window is not None and weights.date_window:
+        notes.append(f"time window {window.describe()}")
+        for boost, hit in zip(extra, hits):
+            if hit.memory is not None and window.contains(hit.memory.created_at):
+                boost["date"] = weights.date_window
+    if weights.rerank:
+        # Every read hit is reranked (at least `rerank_depth`): a hit left out would escape the penalty.
+        shares = coverage(terms, [_own_text(h) for h in hits])
+        for boost, share in zip(extra, shares):
+            if share < 1.0:
+                boost["rerank"] = round(-weights.rerank * (1.0 - share) / (1.0 + weights.rerank), 4)
+    if weights.neighbour:
+        _lift_neighbours(hits, extra, weights.neighbour)
+    out = []
+    for hit, boost in zip(hits, extra):
+        if boost:
+            boosts = {**hit.score.boosts, **boost}
+            hit = replace(hit, score=replace(hit.score, boosts=boosts, total=total_score(hit.score.relevance, boosts)))
+        out.append(hit)
+    out.sort(key=lambda h: h.score.total, reverse=True)
+    return Refined(out, tuple(notes))
+
+
+def _lift_neighbours(hits: list[SearchHit], extra: list[dict[str, float]], weight: float) -> None:
+    """A memory whose context quotes another candidate (the turn it answers, the step before it) gains `weight`
+    times that candidate's score: a reply ("Salads and homemade desserts") rarely repeats the question's words."""
+    scores = [total_score(h.score.relevance, {**h.score.boosts, **b}) for h, b in zip(hits, extra)]
+    for i, hit in enumerate(hits):
+        context = hit.memory.context if hit.memory is not None else ""
+        if not context or not hit.score.relevance:
+            continue
+        quoted = [scores[j] for j, other in enumerate(hits)
+                  if j != i and other.memory is not None and other.text and len(other.text) <= len(context)
+                  and other.text in context]
+        if quoted:
+            extra[i]["neighbour"] = round(weight * max(quoted) / hit.score.relevance, 4)
+
+
+def _own_text(hit: SearchHit) -> str:
+    """What a hit says itself: a memory's title and text, a chunk's symbols and code (not neighbours or paths)."""
+    if hit.memory is not None:
+        return f"{hit.title}\n{hit.text}"
+    return f"{' '.join(hit.symbols)}\n{hit.text}"
+
+
+def _window(hits: list[SearchHit], query: str, reference: datetime) -> TimeWindow | None:
+    asked = parse_dates(query, reference)
+    if asked.window is not None or asked.anchor is None:
+        return asked.window
+    # `after the accident`: date the event by the memory among the candidates that best says it.
+    memories = [h for h in hits if h.memory is not None]
+    event_terms = parse_query(asked.anchor.event).terms
+    if not memories or not event_terms:
+        return None
+    shares = coverage(event_terms, [_own_text(h) for h in memories])
+    best = max(range(len(memories)), key=lambda i: (shares[i], -i))
+    if shares[best] < ANCHOR_MIN_COVERAGE:
+        return None
+    return anchored_window(asked.anchor, memories[best].memory.created_at)

@@ -1,0 +1,501 @@
+"""Smart search: one query over memories and code, vector + full-text candidates fused by RRF, re-ranked by git
+context and time, each hit with its score breakdown. Stored text is returned verbatim.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime
+
+
+from ..answers import ScoreBreakdown, SearchHit, SearchResults
+from ..config import SearchWeights
+from ..store.sql import in_filter, quote, sql_list
+from ..embedding.embed import Embedder
+from ..git.gitctx import GitContext
+from ..index.index import CodeIndex
+from ..pool import READS
+from .definitions import definers, definition_match, near_definers, near_match
+from .query import Filters, ParsedQuery, code_names, parse_query
+from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
+from .refine import depth, refine
+from .roles import asked_topics, role_weight, topics_of
+from ..records import VECTOR_FIELDS, Memory
+from .snippet import best_window
+from ..store.store import MemoryStore, _row_to_memory, without_repeats
+from ..text import query_stems, split_identifier, word_stems
+
+CANDIDATES = 50
+CHANGED_FILES = 10
+"""Files of the working change a search with no query is about (untracked scratch files can be many)."""
+CONTEXT_BOOST = 0.3
+"""How much a full-text candidate's BM25 score grows when it holds every branch-name and commit-subject word (in
+proportion for some): a nudge among the items that match the query, never a match by itself."""
+MATCH_SIMILARITY = 0.25
+"""A hit no query word matched must be at least this similar in meaning. Measured on pallets/click: nonsense
+queries ("xylophone quantum zeppelin", "purple elephant dancing") reach 0.19-0.23 against code chunks (short,
+identifier-heavy texts sit closer to everything), unrelated memories 0.0-0.15, while a paraphrase with no shared
+word ("which storage engine did we choose" / "LanceDB was picked as our embedded vector database") scores 0.30."""
+STRONG_SIMILARITY = 0.6
+"""From here a vector hit earns its rank's full weight (click's shell-completion docs score 0.58-0.68 for "shell
+completion zsh"); between the floor and here, a share of it."""
+_CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
+_MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
+_MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
+
+
+@dataclass(frozen=True)
+class GitInputs:
+    """The git context a search ranks with, read when the search first needs it. The caller may still be reading it
+    (`git status` over a large tree is the slowest part of a search), so each is a function that returns it when
+    ready; the search asks for `history` (the branch and recent commits, all ranking needs) beside its reads, and
+    for the whole `context` only for a search with no query or for the boosts."""
+
+    context: Callable[[], GitContext | None] = lambda: None
+    history: Callable[[], GitContext | None] | None = None
+    """None: the history is the context's."""
+
+    @classmethod
+    def of(cls, git: GitContext | None) -> GitInputs:
+        """A context already read."""
+        return cls(lambda: git)
+
+
+def _pending(counts: Future | None) -> int:
+    return counts.result()[1] if counts is not None else 0
+
+
+def implicit_query(ctx: GitContext | None) -> str:
+    """What you are working on, in words: branch name, recent commit subjects, changed file names."""
+    if ctx is None or not ctx.is_repo:
+        return ""
+    words: list[str] = []
+    if ctx.branch and ctx.branch not in {"main", "master", "trunk", "develop"}:
+        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
+    words.extend(c.subject for c in ctx.commits[:5])
+    words.extend(ctx.changed_files[:10])
+    return " ".join(words)
+
+
+def context_terms(ctx: GitContext | None) -> tuple[str, ...]:
+    """Words folded into every search at low weight: the branch name and recent commit subjects."""
+    if ctx is None or not ctx.is_repo:
+        return ()
+    branch = "" if ctx.branch in {"main", "master", "trunk", "develop"} else ctx.branch
+    text = " ".join([branch.replace("/", " ").replace("-", " ")] + [c.subject for c in ctx.commits[:3]])
+    return parse_query(text).terms
+
+
+class Searcher:
+    """Runs searches over a repository's stores and code index."""
+
+    def __init__(
+        self,
+        stores: list[MemoryStore],
+        index: CodeIndex | None,
+        embedder: Embedder,
+        weights: SearchWeights | None = None,
+    ) -> None:
+        self.stores = stores
+        self.index = index
+        self.embedder = embedder
+        self.weights = weights or SearchWeights()
+
+    def search(
+        self,
+        query: str = "",
+        filters: Filters = Filters(),
+        limit: int = 20,
+        git: GitInputs = GitInputs(),
+        index_fresh: bool | None = None,
+        signals: tuple[str, ...] = ("vector", "text", "context"),
+        boost: bool = True,
+        now: datetime | None = None,
+    ) -> SearchResults:
+        """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
+        `now` is the reference date of time words in the query (default: the current time). A query's candidates
+        need no git context, and ranking them only the history, so they are read while the caller may still be
+        reading the whole context (see GitInputs); only the boosts wait for it."""
+        inputs = git
+        start = time.perf_counter()
+        notes: list[str] = []
+        implicit = not query.strip()
+        git = inputs.context() if implicit else None
+        text = implicit_query(git) if implicit else query
+        parsed = parse_query(text)
+        # How many code chunks exist and wait for an embedding: looked up once, beside the query embedding.
+        counts = READS.submit(self.index.chunk_counts) if self.index is not None else None
+        if parsed.empty:
+            reason = "no query given and no git context to build one from" if implicit else "the query has no searchable words"
+            return SearchResults(query, implicit, (), [], index_fresh, _pending(counts), 0.0, (reason,))
+        use_vector, use_text = "vector" in signals, "text" in signals
+        # The query embedding, a git context still being read and the full-text reads overlap.
+        embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
+        # A search with no query is about the working change: its own chunks and memories are a list of their own.
+        changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
+        # Names the query gives in code form are looked up among the chunks' defined symbols.
+        names = _asked_names(text) if not implicit and use_text else frozenset()
+        found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts, names)
+        found = self._near_names(found, text, names, filters)
+        chunks, pending = counts.result() if counts is not None else (0, 0)
+        # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
+        history = inputs.history() if inputs.history is not None else None
+        if not implicit:
+            git = inputs.context()
+        words_from = history if history is not None else git
+        extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
+        stems = query_stems(parsed.terms)
+        lists, rows, similarity, coverage, defines = _candidate_lists(found, stems, changed, query_stems(extra), names, text)
+        closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
+        fused = fuse(lists, {"text": coverage, "vector": closeness, "symbol": defines})
+        searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
+                                            ("symbol", "symbol" in lists), ("named", "named" in lists)) if used]
+        best = best_possible(searched) or 1.0
+        git_signals = GitSignals.from_context(git) if boost else None
+        # Tests, docs, changelogs and the like rank below source unless the query is about them (its words, a path
+        # it names or a file filter under them): the roles selection ranks files by.
+        topics = asked_topics(text, filters.files)
+        if not implicit:
+            _apply_file_prior(fused, rows)
+        top = max((f.score for f in fused.values()), default=0.0) / best
+        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics, top)
+                  for key in fused}
+        # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
+        # cover (its words come from the git context), so it keeps the working change's order.
+        rerank = boost and not implicit
+        top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
+        hits = self._materialise(top, scores, stems, rows, names)
+        if rerank:
+            refined = refine(hits, text, parsed.terms, self.weights, now)
+            hits = refined.hits[:limit]
+            notes.extend(refined.notes)
+        if not hits:
+            said = "what you are working on" if implicit else repr(query.strip())
+            notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
+        if pending and chunks == pending:
+            notes.append("code embeddings are still being computed; code matches are lexical only")
+        stale = sum(store.stale_vectors() for store in self.stores)
+        if stale:
+            notes.append(f"{stale} memories wait to be embedded by {self.embedder.model_id} (the model changed); "
+                         "until then they are found by their words only")
+        return SearchResults(
+            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
+            embeddings_pending=pending + stale, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+        )
+
+    def _candidates(
+        self, terms: tuple[str, ...], embedding: Future | None, filters: Filters, changed: list[str], use_text: bool,
+        counts: Future | None, names: frozenset[str] = frozenset(),
+    ) -> list[tuple[str, str, list[dict]]]:
+        """Every candidate list, as (source, signal, rows), read from all tables at once (code rows whole, memory
+        rows light: see `_materialise`). `embedding`: the query vector being computed (None: no vector reads);
+        `counts`: the code chunks and those waiting for an embedding, being counted. The full-text and working-change
+        reads need neither, so they start first and overlap both."""
+        plan: list[tuple[str, str, Callable[..., list[dict]], tuple]] = []  # in the order the lists are fused
+        model = quote(self.embedder.model_id)
+        if not filters.code_only:
+            where = _memory_where(filters)
+            for n, store in enumerate(self.stores):
+                source = f"memory{n}"
+                if embedding is not None:
+                    # Only vectors of the query's own model are comparable with it.
+                    mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
+                    plan.append((source, "vector", _vector, (store.table, mine, _MEMORY_LIGHT)))
+                if use_text:
+                    plan.append((source, "text", _fts, (store.table, terms, where, _MEMORY_LIGHT)))
+                if changed:
+                    tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
+                    plan.append((source, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
+        code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
+        if code_ok:
+            where = _code_where(filters)
+            table = self.index.chunks
+            vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
+            if embedding is not None:
+                plan.append(("code", "vector", _vector, (table, vec_where, _CHUNK_COLUMNS)))
+            if use_text:
+                plan.append(("code", "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
+            if names:
+                plan.append(("code", "symbol", definers, (table, names, where, _CHUNK_COLUMNS)))
+            if changed:
+                mine = " AND ".join(filter(None, [f"({where})" if where else "", f"({in_filter('path', changed)})"]))
+                plan.append(("code", "change", _rows, (table, mine, _CHUNK_COLUMNS)))
+        jobs = {i: READS.submit(read, *args) for i, (_, signal, read, args) in enumerate(plan) if signal != "vector"}
+        if embedding is not None:
+            vector = embedding.result()
+            chunks, pending = counts.result() if counts is not None else (0, 0)
+            for i, (source, signal, read, args) in enumerate(plan):
+                # Before the first code embedding lands there is nothing to compare with (and no index on
+                # `embedded` yet, so the filter alone would scan every chunk).
+                if signal == "vector" and (source != "code" or chunks > pending):
+                    table, where, columns = args
+                    jobs[i] = READS.submit(read, table, vector, where, columns)
+        return [(plan[i][0], plan[i][1], jobs[i].result()) for i in sorted(jobs)]
+
+    def _near_names(self, found: list[tuple[str, str, list[dict]]], text: str, names: frozenset[str],
+                    filters: Filters) -> list[tuple[str, str, list[dict]]]:
+        """A query that is one name nothing defines as typed (a slip, or the start of a name): the chunks defining
+        a name close to it, from the symbols and the full-text candidates, stand in for the definers."""
+        typed = text.strip()
+        # Only where code was searched by name (no memory-only or narrowed search) and nothing defines the name.
+        searched = any(source == "code" and signal == "symbol" for source, signal, _ in found)
+        if not names or " " in typed or not searched or any(signal == "symbol" and rows for _, signal, rows in found):
+            return found
+        text_rows = [r for source, signal, rows in found if source == "code" and signal == "text" for r in rows]
+        near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows)
+        return [*found, ("code", "symbol", near)] if near else found
+
+    def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
+               topics: dict[str, bool], top: float) -> ScoreBreakdown:
+        relevance = fused.score / best
+        boosts: dict[str, float] = {}
+        if signals is not None:
+            if key.startswith("memory"):
+                touched = max(_utc(row["updated_at"]), _utc(row["accessed_at"]))
+                boosts = boosts_for(row["files"] or [], row["branch"], touched, signals, self.weights)
+            else:
+                boosts = boosts_for([row["path"]], None, None, signals, self.weights)
+            boosts = bounded(boosts, relevance, top)
+        if key.startswith("code"):
+            weight = role_weight(row["path"], row["is_test"], topics)
+            if weight < 1.0:
+                boosts = {**boosts, "role": weight - 1.0}
+        return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
+
+    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str],
+                     read: dict[str, dict], names: frozenset[str] = frozenset()) -> list[SearchHit]:
+        """The winners' hits. Code candidates were read with every column a hit shows (`read`); memory candidates
+        carry ids and the few fields ranking needs, and only the winners' full rows are read here. (Reading the
+        code winners again by id was a second round trip after fusion, 6-7 ms with 5,000 files, against about 1 ms
+        more for the wider code reads, which overlap the memory reads. Wide memory reads cost more than they saved:
+        their full-text read alone doubled, 8 -> 17 ms with 100,000 memories.)"""
+        wanted: dict[str, list[str]] = {}
+        for key in keys:
+            source, ident = key.split(":", 1)
+            if source != "code":
+                wanted.setdefault(source, []).append(ident)
+        def fetch(source: str, ids: list[str]) -> list[tuple[str, dict]]:
+            table = self.stores[int(source[len("memory"):])].table
+            where = in_filter("id", ids)
+            return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(_MEMORY_COLUMNS).limit(len(ids)).to_list()]
+
+        full = {key: row for key, row in read.items() if key.startswith("code:")}
+        for part in READS.map(lambda kv: fetch(*kv), wanted.items()):
+            full.update(part)
+        # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
+        # it: each store's memories show only the row settling keeps.
+        kept: dict[str, Memory] = {}
+        for source in wanted:
+            memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
+            kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
+        hits = []
+        for key in keys:
+            row = full.get(key)
+            if row is None or (key.startswith("memory") and key not in kept):
+                continue
+            score = scores[key]
+            if key.startswith("memory"):
+                memory = kept[key]
+                hits.append(SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score,
+                                      symbols=tuple(memory.symbols), memory=memory,
+                                      snippet=best_window(memory.text, stems)))
+            else:
+                hits.append(SearchHit(
+                    "code", row["id"], "code", ", ".join(row["symbols"][:3]) or row["path"], row["text"], score,
+                    path=row["path"], start_line=row["start_line"], end_line=row["end_line"], symbols=tuple(row["symbols"]),
+                    tokens=row["tokens"], is_test=row["is_test"],
+                    snippet=best_window(row["text"], stems, row["start_line"], focus=_defined_here(row["symbols"], names)),
+                ))
+        return hits
+
+
+def _apply_file_prior(fused: dict, rows: dict[str, dict]) -> None:
+    """Code candidates are reordered by their file's evidence (`rank.file_prior`), then scaled so the best code
+    candidate keeps its relevance: memories and code stay on one scale."""
+    paths = {key: rows[key]["path"] for key in fused if key.startswith("code:")}
+    if not paths:
+        return
+    before = max(fused[key].score for key in paths)
+    prior = file_prior(paths, {key: fused[key].score for key in paths})
+    for key, gain in prior.items():
+        fused[key].score *= 1.0 + gain
+    after = max(fused[key].score for key in paths)
+    for key in paths:
+        fused[key].score *= before / after if after else 1.0
+
+
+def _file_words(path: str) -> frozenset[str]:
+    """The stems of a file's own name (`src/_reloader.py` -> reload), not its folders'."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return word_stems(stem.replace("_", " ").replace("-", " "))
+
+
+def _asked_names(text: str) -> frozenset[str]:
+    """The names a query gives in code form, less the owner of a qualified one (`MapAdapter.match` asks for the
+    method, not the class)."""
+    names = code_names(text)
+    return frozenset(n for n in names if not any(m.startswith(n + ".") for m in names))
+
+
+def _defined_here(symbols: list[str], names: frozenset[str]) -> str | None:
+    """The symbol (`Owner.name` when qualified) this chunk defines that answers the query's names best, where its
+    snippet should open."""
+    best = max(symbols or (), key=lambda symbol: definition_match((symbol,), names), default=None)
+    return best if best is not None and definition_match((best,), names) > 0 else None
+
+
+def _utc(stamp: datetime) -> datetime:
+    from datetime import timezone
+
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def _candidate_lists(
+    found: list[tuple[str, str, list[dict]]], stems: frozenset[str], changed: list[str],
+    context: frozenset[str] = frozenset(), names: frozenset[str] = frozenset(), typed: str = "",
+) -> tuple[dict[str, list[str]], dict[str, dict], dict[str, float], dict[str, float], dict[str, float]]:
+    """One list per signal across all sources, ordered on scales that mean the same for memories and code:
+    cosine similarity for vectors; for full text the hit's BM25 score as a share of its own table's best (raw BM25
+    is not comparable across tables: a store of five memories gives every word a tiny IDF), the share of the
+    query's words it contains breaking ties and crediting its rank in `fuse`; the working change by file.
+    (Ordering full text by the share of words first cost 2 points of R@1 on LoCoMo dev: BM25 weighs rare words.)
+    A full-text hit holding the git-context words (`context`, stemmed) has its BM25 score raised by up to
+    CONTEXT_BOOST first. Definers of the query's names (`symbol`) are ordered by how well their symbols answer
+    the names (`definitions.definition_match`, or `near_match` for a name nothing defines as typed), which is
+    also their credit."""
+    light: dict[str, dict] = {}
+    similarity: dict[str, float] = {}
+    coverage: dict[str, float] = {}
+    defines: dict[str, float] = {}
+    entries: dict[str, list[tuple[tuple, str]]] = {}
+    row_stems: dict[int, frozenset[str]] = {}
+    for _, signal, rows in found:
+        for row in rows if signal == "text" else ():
+            row_stems[id(row)] = word_stems(row.pop("words", ""))
+            if context:
+                share = len(context & row_stems[id(row)]) / len(context)
+                row["_score"] = float(row["_score"]) * (1.0 + CONTEXT_BOOST * share)
+    top_bm25 = {source: max((float(r["_score"]) for r in rows), default=1.0)
+                for source, signal, rows in found if signal == "text"}
+    # The working change and the definers are ordered by how much of the query they matched, so full-text lists
+    # go first.
+    for source, signal, rows in sorted(found, key=lambda job: {"symbol": 1, "change": 2}.get(job[1], 0)):
+        for row in rows:
+            key = f"{source}:{row['id']}"
+            if signal == "vector":
+                sim = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
+                if sim < MATCH_SIMILARITY:
+                    continue
+                similarity[key] = sim
+                order: tuple = (-sim,)
+            elif signal == "symbol":
+                symbols = row["symbols"] or []
+                match = definition_match(symbols, names) or near_match(symbols, typed)
+                if match <= 0:
+                    continue
+                defines[key] = match
+                # Among equal definers the fuller one: an implementation before its typing overloads.
+                order = (-match, -coverage.get(key, 0.0), row["start_line"] - row["end_line"], row["path"])
+            elif signal == "text":
+                # Full-text search matched at least one query word, even if it lies past the part read here.
+                matched = max(len(stems & row_stems[id(row)]), 1)
+                coverage[key] = matched / max(len(stems), 1)
+                order = (-float(row["_score"]) / (top_bm25[source] or 1.0), -coverage[key])
+            else:
+                files = [row["path"]] if source == "code" else [f for f in row["files"] or [] if f in changed]
+                order = (min(changed.index(f) for f in files), -coverage.get(key, 0.0), row.get("start_line", 0))
+            light.setdefault(key, row)
+            entries.setdefault(signal, []).append((order, key))
+    lists = {signal: [key for _, key in sorted(found_here)] for signal, found_here in entries.items()}
+    # A file the query names by a word of its file name (`reloader` -> `_reloader.py`) is about what is asked: one
+    # chunk of it, in full-text order, the one defining a name the query gives if there is one (`View.dispatch_request`
+    # in `views.py`), else its best full-text chunk. (Every chunk of it, as before, let a word as common as `type`
+    # fill the top with `types.py`: on every 3rd dev task, lexical, file@3 0.606 -> 0.697.)
+    text_order = {key: n for n, key in enumerate(lists.get("text", []))}
+    chosen: dict[str, str] = {}
+    for key in sorted(text_order, key=lambda k: -defines.get(k, 0.0)):
+        path = light[key]["path"] if key.startswith("code:") else None
+        if path is not None and path not in chosen and _file_words(path) & stems:
+            chosen[path] = key
+    named = sorted(chosen.values(), key=text_order.__getitem__)
+    if named:
+        lists["named"] = named
+    if "change" in lists:
+        lists["change"] = _round_robin(lists["change"], entries["change"])
+    return lists, light, similarity, coverage, defines
+
+
+def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]:
+    """The working change's items, one file at a time: each file's best-matching item, then each one's second...,
+    so one long modified file cannot fill the list before the others appear."""
+    file_of = {key: order[0] for order, key in entries}
+    turn: dict[str, int] = {}
+    seen: dict[int, int] = {}
+    for key in keys:  # already ordered by file, then query words matched, then line
+        turn[key] = seen.get(file_of[key], 0)
+        seen[file_of[key]] = turn[key] + 1
+    return sorted(keys, key=lambda k: (turn[k], file_of[k]))
+
+
+# No row count or index listing before a query: LanceDB answers an empty table with no rows, and a table whose
+# full-text index is not built yet (a first write still settling) by scanning `words` unindexed.
+
+
+def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
+    query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
+    if where:
+        query = query.where(where, prefilter=True)
+    return query.to_list()
+
+
+def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
+    """BM25 over the `words` column. Rows carry `words`, from which the query words and git-context words each
+    hit contains are read. (The context words used to be an optional clause of the same query: on 200,000
+    memories that boolean query took 170-230 ms against 12-29 ms for the plain match.)"""
+    if not terms:
+        return []
+    # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
+    from lancedb.query import MatchQuery
+
+    query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")
+    query = query.select(columns + ["words", "_score"]).limit(CANDIDATES)
+    if where:
+        query = query.where(where, prefilter=True)
+    return query.to_list()
+
+
+def _rows(table, where: str, columns: list[str]) -> list[dict]:
+    """Plain rows matching a filter (the working change's chunks and memories), at most a candidate list's worth."""
+    return table.search().where(where).select(columns).limit(CANDIDATES).to_list()
+
+
+def _memory_where(f: Filters) -> str:
+    clauses = [] if f.history else ["status = 'active'"]
+    if f.kinds:
+        clauses.append(f"({in_filter('kind', list(f.kinds))})")
+    if f.tags:
+        clauses.append(f"array_has_any(tags, {sql_list(f.tags)})")
+    if f.files:
+        clauses.append(f"array_has_any(files, {sql_list(f.files)})")
+    if f.branch:
+        clauses.append(f"branch = {quote(f.branch)}")
+    if f.since:
+        clauses.append(f"updated_at >= TIMESTAMP '{_sql_time(f.since)}'")
+    return " AND ".join(clauses)
+
+
+def _code_where(f: Filters) -> str:
+    if not f.files:
+        return ""
+    parts = [f"path = {quote(p)} OR path LIKE {quote(p.rstrip('/') + '/%')}" for p in f.files]
+    return " OR ".join(f"({p})" for p in parts)
+
+
+def _sql_time(stamp: datetime) -> str:
+    from datetime import timezone
+
+    return stamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")

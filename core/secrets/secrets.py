@@ -1,0 +1,368 @@
+"""Recognising secrets, so they are never indexed, stored, copied or rendered.
+
+One detector for every gate: `find_secrets(text)` gives the same verdict for a text whether it is a file being
+indexed, a memory's field, an import record, a search hit or a context document. Three layers (rules in
+`core/secrets/secret_rules.py`):
+
+- the maintained rule set (kingfisher: the betterleaks rules and Google's veles detectors), in-process;
+- our token formats for what it leaves out (AWS key ids alone, test keys, HTTP credentials, crypt hashes, `.netrc`);
+- assignments whose name says the value is secret (`password: …`, `DIGITALOCEAN_TOKEN=…`, `"apiKey": "…"`,
+  `<add key="DbPassword" value="…"/>`, Terraform `variable "db_password" { default = "…" }`) with a plausible
+  value: not a placeholder, a reference, a type or a word; random-looking when the name only says `key`/`auth`.
+
+A found secret is the value only, so `redact` keeps the name readable: `password: «redacted secret»`. Documented
+example values and placeholders (`AKIAIOSFODNN7EXAMPLE`, `changeme`, `<password>`, `${VAR}`, `xxxx`) are allowed,
+so docs and tests stay indexed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from fnmatch import translate
+from functools import lru_cache
+from pathlib import PurePosixPath
+from urllib.parse import unquote
+
+from .secret_rules import (
+    BASIC_KINDS,
+    JUDGED_KINDS,
+    MIXED_KINDS,
+    SECRET_WORDS_ENDING,
+    SECRET_WORDS_WHOLE,
+    SECRET_WORDS_WITHIN,
+    keyword_pattern,
+    vendor_kind,
+    vendor_scanner,
+)
+
+SECRET_FILE_PATTERNS = (
+    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks", "id_rsa*", "id_dsa*",
+    "id_ecdsa*", "id_ed25519*", ".netrc", ".pgpass", ".npmrc", ".pypirc", "credentials", "*credentials*.json",
+    "*.kdbx", ".htpasswd", "shadow", "gshadow",
+    # Data files only: `secrets.py` or `credentials.go` is code about secrets, and is scanned like any code.
+    *(f"{stem}.{ext}" for stem in ("secrets", "credentials")
+      for ext in ("yml", "yaml", "json", "toml", "ini", "txt", "conf", "cfg", "properties", "xml")),
+)
+_SECRET_NAME = re.compile("|".join(translate(pattern) for pattern in SECRET_FILE_PATTERNS))
+_EXAMPLE_SUFFIXES = (".example", ".sample", ".template", ".dist")
+
+# After a secret's name: closing quotes or brackets (`"password":`, `env["DB_PASSWORD"] =`), an assignment, then
+# a quoted value (a JSON-escaped quote counts, as in notebooks) or a bare one.
+_ASSIGNMENT = re.compile(
+    r"""(?:\\?["'`]|\]){0,2}[ \t]*(?::=|=>|\?=|=(?!=)|=(?==[^\s=])|:(?!:))[ \t]*"""
+    r"""(?:(?P<q>\\?["'`])(?P<quoted>[^"'`\\\n]{1,500})(?P=q)|(?P<bare>[^\s"'`\\,;]{1,500}))"""
+)
+_NAME_AFTER = re.compile(r"[\w.-]{0,64}")
+_NAME_BEFORE = re.compile(r"[\w.-]{0,64}$")
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# A name ending in one of these holds something about a secret, not the secret (`password_file`, `SECRET_NAME`).
+_NOT_VALUE_SUFFIXES = frozenset({
+    "file", "files", "path", "dir", "env", "var", "name", "names", "id", "ids", "type", "length", "len", "field",
+    "prompt", "label", "hint", "policy", "header", "param", "method", "mode", "version", "count", "min", "max",
+    "regex", "pattern", "required", "enabled", "url", "uri", "ref", "store", "manager", "backend", "provider",
+    "source", "command", "cmd", "input", "option", "options", "placeholder", "help", "message", "text", "size",
+    "bits", "limit", "expiry", "expires", "ttl", "timeout", "format", "prefix", "suffix", "index", "column", "col",
+    "class", "schema", "reset", "rotation", "strength", "encoding", "algorithm", "alg", "hash", "usage", "scope",
+    "scopes", "kind", "endpoint", "host", "port", "user", "username", "login", "email", "status", "error",
+    "settings", "config", "sources",
+})
+# A name made of these words before `key` is a secret's name (`API_KEY`, `privateApiKey`); `sort_key` is not.
+_SECRET_KEY_QUALIFIERS = frozenset({
+    "api", "access", "secret", "private", "signing", "master", "encryption", "client", "service", "account", "app",
+    "license", "shared", "hmac", "admin", "server", "session", "webhook", "sdk", "write", "read",
+})
+_PLACEHOLDER_WORDS = frozenset({
+    "password", "passwd", "secret", "token", "changeme", "change_me", "change-me", "none", "null", "nil", "true",
+    "false", "undefined", "empty", "string", "str", "bytes", "int", "required", "optional", "value", "test",
+    "testing", "fake", "mock", "dummy", "foo", "bar", "baz", "dev", "demo", "sample", "example", "placeholder",
+    "redacted", "hidden", "masked", "secret_key", "api_key", "your_password", "mypassword", "todo", "tbd", "xxx",
+})
+_PLACEHOLDER_MARKS = re.compile(
+    r"(?i:example|sample|placeholder|dummy|changeme|change[_-]me|your[_-]|redacted|«)|[xX*]{4,}|\.\.\.|"
+    r"\$\{|\{\{|%\(|<[^>]*>|^\$[A-Za-z_]\w*$|^%[A-Za-z_]+%$"
+)
+# XML settings (`<add key="DbPassword" value="…"/>`, `<property name="db.password" value="…"/>`) and Terraform
+# variables (`variable "db_password" { default = "…" }`): the name and the value are apart.
+_PAIR_VALUES = (
+    # (the value, led by a literal so `re` searches fast; the name, read backwards from the value)
+    (re.compile(r'value\s*=\s*"([^"\n]{1,500})"'), re.compile(r'\b(?:key|name)\s*=\s*"([^"\n]{1,80})"\s+$'), 200),
+    (re.compile(r'default\s*=\s*"([^"\n]{1,500})"'), re.compile(r'\bvariable\s+"([^"\n]{1,80})"\s*\{[^{}]*$'), 600),
+)
+# Every token format has a long run of letters and digits, and an assignment or URL password needs one of `:=@$`:
+# paths without either (nearly all of them) skip the full scan, which matters when listing large trees.
+_PATH_MAY_HOLD_SECRET = re.compile(r"[A-Za-z0-9]{16}|[:=@$]")
+_DOTTED_NAME = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?")
+_WORD = re.compile(r"[A-Za-z][a-z]*")
+_SNAKE_NAME = re.compile(r"[a-z_][a-z_]*_[a-z_]*")
+_VERSION = re.compile(r"[<>=!~^v]*\d+(?:\.\d+)+[\w.+-]*")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)*/?")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+RANDOM_MIN_CHARS = 16
+RANDOM_MIN_BITS = 3.0
+"""A value under a name that only says `key` or `auth` counts when it has at least this many characters, letters
+and digits or both cases, and this many bits of entropy per character (a UUID has 3.6; `created_at_index` has
+3.3 but one case and no digit)."""
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    """Where a secret was found: its kind and the character span of the secret value."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def marker(kind: str) -> str:
+    """What replaces a secret. Guillemets, not brackets: Rich and Textual would read `[...]` as markup."""
+    return f"«redacted {kind}»"
+
+
+def is_secret_path(path: str) -> bool:
+    """Files that hold secrets by nature (`.env`, keys, credential files; `.env.example` is not one), and files
+    whose path itself contains a secret."""
+    name = PurePosixPath(path).name
+    if _SECRET_NAME.match(name) and not name.endswith(_EXAMPLE_SUFFIXES):
+        return True
+    return bool(_PATH_MAY_HOLD_SECRET.search(path) and find_secrets(path))
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every secret in text, in order and without overlaps. One verdict for a text wherever it comes from: a
+    file being indexed, a memory's field, a search hit or a context document."""
+    if not text:
+        return []
+    hits = _format_hits(text) + _assignment_hits(text) + _pair_hits(text)
+    hits.sort(key=lambda h: (h.start, -h.end, h.kind))  # the same kind for the same span, whatever found it first
+    merged: list[SecretHit] = []
+    for hit in hits:
+        if merged and hit.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = SecretHit(last.kind, last.start, max(last.end, hit.end))
+        else:
+            merged.append(hit)
+    return merged
+
+
+def redact(text: str) -> tuple[str, int]:
+    """Replace every secret value with a marker; returns the new text and how many were replaced."""
+    hits = find_secrets(text)
+    if not hits:
+        return text, 0
+    out, cursor = [], 0
+    for hit in hits:
+        out += [text[cursor : hit.start], marker(hit.kind)]
+        cursor = hit.end
+    out.append(text[cursor:])
+    return "".join(out), len(hits)
+
+
+CACHED_TEXT_CHARS = 16_000
+"""Rendered texts up to this size keep their redacted form in a bounded cache: a repeated search (the resident
+server, the dashboard's refreshes) scans the same titles, texts and paths again otherwise."""
+
+
+def redacted(text: str) -> str:
+    """`redact` when only the text matters (rendering)."""
+    return _cached_redacted(text) if len(text) <= CACHED_TEXT_CHARS else redact(text)[0]
+
+
+@lru_cache(maxsize=4096)
+def _cached_redacted(text: str) -> str:
+    return redact(text)[0]
+
+
+def redacted_path(path: str) -> str:
+    """`redacted` for a file path, skipping the scan for paths that cannot hold a secret (a commit that touches
+    ten thousand files would otherwise scan each name in full)."""
+    return redacted(path) if _PATH_MAY_HOLD_SECRET.search(path) else path
+
+
+def redact_json(value):
+    """A JSON-ready value with every string in it redacted (for outputs built from stored rows)."""
+    if isinstance(value, str):
+        return redacted(value)
+    if isinstance(value, dict):
+        return {redact_json(k): redact_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    return value
+
+
+def _format_hits(text: str) -> list[SecretHit]:
+    data = text.encode("utf-8", "surrogatepass")
+    findings = [f for f in vendor_scanner().scan(data) if f.visible]
+    if not findings:
+        return []
+    spans = [(f.location["start_offset"], f.location["end_offset"], f) for f in findings]
+    to_char = _char_offsets(data, sorted({o for s, e, _ in spans for o in (s, e)}), ascii_only=len(data) == len(text))
+    hits = []
+    for start, end, finding in spans:
+        start, end, kind = to_char[start], to_char[end], vendor_kind(finding.rule_id)
+        if end > start and _counts(kind, text[start:end]):
+            hits.append(SecretHit(kind, start, end))
+    return hits
+
+
+def _counts(kind: str, value: str) -> bool:
+    """Whether a format's match is a secret: not a placeholder, and a real password where any may be written."""
+    if _is_placeholder(value):
+        return False
+    if kind in BASIC_KINDS and _basic_password(value) is None:
+        return False
+    if kind in MIXED_KINDS and not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+        return False
+    return kind not in JUDGED_KINDS or _real_password(value)
+
+
+def _char_offsets(data: bytes, offsets: list[int], ascii_only: bool) -> dict[int, int]:
+    """Byte offsets into UTF-8 data as character offsets, decoding each stretch between them once."""
+    if ascii_only:
+        return {o: o for o in offsets}
+    out, chars, previous = {}, 0, 0
+    for offset in offsets:
+        chars += len(data[previous:offset].decode("utf-8", "ignore"))
+        out[offset], previous = chars, offset
+    return out
+
+
+def _basic_password(value: str) -> str | None:
+    """The password of an HTTP Basic credential (base64 of `user:password`), or None when value is not one."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return decoded.split(":", 1)[1] if ":" in decoded and decoded.isprintable() else None
+
+
+def _real_password(value: str) -> bool:
+    """A password someone may have written as an example (`user:password`, `admin:secret`, `a%20secret`) is not
+    counted; a plausible one is. Basic credentials are judged by their password."""
+    value = unquote(value)
+    password = _basic_password(value) if len(value) >= 8 else None
+    return plausible_value(password if password is not None else value, quoted=True)
+
+
+def _assignment_hits(text: str) -> list[SecretHit]:
+    hits: list[SecretHit] = []
+    # Matching the lowercased text finds `Token`, `TOKEN` and `token` with one short pattern; the spans carry over
+    # whenever lowercasing kept the length (it does except for a few non-ASCII letters).
+    lowered = text.lower()
+    words = keyword_pattern().finditer(lowered) if len(lowered) == len(text) else keyword_pattern(re.I).finditer(text)
+    name_end = -1
+    for m in words:
+        if m.start() < name_end:  # a second secret word in a name already judged (`SECRET_KEY`)
+            continue
+        name_start = _NAME_BEFORE.search(text, max(0, m.start() - 64), m.start()).start()
+        name_end = _NAME_AFTER.match(text, m.end()).end()
+        strength = name_strength(text[name_start:name_end])
+        if strength is None or (strength == "weak" and name_start and text[name_start - 1] in "?&"):
+            continue  # `?key=value2&page=3` is a query, not a setting
+        a = _ASSIGNMENT.match(text, name_end)
+        if a is None:
+            continue
+        quoted = a.group("quoted") is not None
+        group = "quoted" if quoted else "bare"
+        if plausible_value(a.group(group), quoted, weak=strength == "weak"):
+            hits.append(SecretHit("secret", *a.span(group)))
+    return hits
+
+
+def _pair_hits(text: str) -> list[SecretHit]:
+    hits = []
+    for value_pattern, name_pattern, reach in _PAIR_VALUES:
+        for m in value_pattern.finditer(text):
+            named = name_pattern.search(text, max(0, m.start() - reach), m.start())
+            strength = name_strength(named.group(1)) if named else None
+            if strength and plausible_value(m.group(1), quoted=True, weak=strength == "weak"):
+                hits.append(SecretHit("secret", *m.span(1)))
+    return hits
+
+
+def name_strength(name: str) -> str | None:
+    """Whether a setting's name says its value is a secret: "strong" (`password`, `DIGITALOCEAN_TOKEN`, `API_KEY`),
+    "weak" (only `key` or `auth`: `cache_key`, `auth`), or None (`author`, `password_file`, `token_count`)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words or words[-1] in _NOT_VALUE_SUFFIXES:
+        return None
+    strength = None
+    for i, word in enumerate(words):
+        if any(s in word for s in SECRET_WORDS_WITHIN) or word.endswith(SECRET_WORDS_ENDING) or word == "pass":
+            return "strong"
+        if word in SECRET_WORDS_WHOLE or word.endswith(("key", "auth")):
+            if word in ("key", "keys") and i > 0 and words[i - 1] in _SECRET_KEY_QUALIFIERS:
+                return "strong"
+            strength = "weak"
+    return strength
+
+
+def plausible_value(value: str, quoted: bool, weak: bool = False) -> bool:
+    """Whether an assigned value looks like a secret rather than a reference, a type, a placeholder or prose."""
+    if len(value) < (4 if quoted else 6) or " " in value or _is_placeholder(value):
+        return False
+    lowered = value.lower()
+    has_digit = any(c.isdigit() for c in value)
+    if lowered in _PLACEHOLDER_WORDS or value.isdigit():
+        return False
+    if not has_digit and keyword_pattern().search(lowered) and _wordy(value):  # `get_token`, `passwordHash`
+        return False
+    if _ENV_NAME.fullmatch(value) or _looks_like_path(value) or "://" in value or _VERSION.fullmatch(value):
+        return False
+    if not re.search(r"[A-Za-z0-9]", value) or _is_sequential(value) or _WORD.fullmatch(value):
+        return False
+    if not has_digit and _DOTTED_NAME.fullmatch(value):  # `settings.SECRET_KEY`, `"context.eval_ctx"`
+        return False
+    if not quoted and (any(c in value for c in "()[]{}<>") or _SNAKE_NAME.fullmatch(value)
+                       or (not has_digit and _wordy(value))):  # code (`token = next_token`, `auth: AuthConfig`)
+        return False
+    if weak:
+        return len(value) >= RANDOM_MIN_CHARS and _entropy(value) >= RANDOM_MIN_BITS and _looks_random(value)
+    # A bare word in prose or a config schema ("password: required") is not a secret; one with a digit, a symbol
+    # or inner capitals is.
+    return quoted or bool(re.search(r"[^A-Za-z]", value) or re.search(r"[A-Z]", value[1:]))
+
+
+def _looks_random(value: str) -> bool:
+    """Letters and digits, or both cases without separators or whole words (`X-Forwarded-Prefix` and
+    `someVariableName` are names; `EXOLwYCGNbaALJfrIiz` is not)."""
+    if any(c.isdigit() for c in value) and re.search(r"[A-Za-z]", value):
+        return True
+    if len(value) >= 24 and _entropy(value) >= 4.0:
+        return True
+    if not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) or re.search(r"[-_.]", value):
+        return False
+    return not _wordy(value)
+
+
+def _wordy(value: str) -> bool:
+    """Made of words as names are (`get_token`, `authMiddleware`), not of the short runs random text splits into."""
+    parts = _NAME_WORDS.findall(value)
+    return bool(parts) and all(len(p) >= 3 for p in parts)
+
+
+def _looks_like_path(value: str) -> bool:
+    """`/etc/app.conf`, `./keys/dev`, `~/.ssh/id_rsa`; not a base64 value that happens to start with `/`."""
+    if not _PATH.fullmatch(value):
+        return False
+    return any(c in value for c in "._-") or not any(c.isdigit() for c in max(value.split("/"), key=len))
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _is_placeholder(value: str) -> bool:
+    if len(set(value.lower())) <= 2:
+        return True
+    return bool(_PLACEHOLDER_MARKS.search(value))
+
+
+def _is_sequential(value: str) -> bool:
+    lowered = value.lower()
+    return any(lowered in seq for seq in ("abcdefghijklmnopqrstuvwxyz", "0123456789" * 2, "qwertyuiop"))

@@ -1,0 +1,334 @@
+"""Turning files into memories (`cortex import`) and memories into JSONL (`cortex export`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pathspec
+
+from ..errors import CortexError
+from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft
+from ..secrets.secret_fields import draft_secret
+from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
+from .store import validate_draft
+from ..text import text_hash
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
+RECORD_SUFFIXES = {".jsonl", ".json"}
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A record (or a whole file) that cannot be imported, with where it is and why."""
+
+    where: str
+    """`notes.jsonl line 3`, `data.json record 2`, `docs/a.md line 12`."""
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class ImportPlan:
+    """What an import will store, every file it passed over, and every record it cannot store."""
+
+    drafts: list[MemoryDraft] = field(default_factory=list)
+    """Plain records and markdown sections: new ids, keyed upserts, identical text stored once."""
+    exact: list[Memory] = field(default_factory=list)
+    """Records that carry an `id` (what `cortex export` writes): stored as they are."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    bad: list[BadRecord] = field(default_factory=list)
+    files: int = 0
+
+    def refuse_bad(self) -> None:
+        """Abort before anything is written when a record is bad: the first one, by file and line, in one line."""
+        if not self.bad:
+            return
+        more = len(self.bad) - 1
+        rest = f" ({more} more bad record{'s' if more != 1 else ''}; --skip-bad imports the rest)" if more else \
+            " (--skip-bad imports the rest)"
+        raise CortexError(f"{self.bad[0]}; nothing was imported{rest}")
+
+    def rounds(self) -> list[list[MemoryDraft]]:
+        """The drafts in batches where no key appears twice, in file order: a batch stores each key's next version,
+        so two records with one key become versions 1 and 2 (the later one active), never two active memories."""
+        batches: list[list[MemoryDraft]] = []
+        seen: dict[str, int] = {}
+        for draft in self.drafts:
+            n = seen.get(draft.source_key, 0) if draft.source_key else 0
+            if draft.source_key:
+                seen[draft.source_key] = n + 1
+            while len(batches) <= n:
+                batches.append([])
+            batches[n].append(draft)
+        return batches
+
+
+def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max_bytes: int = 1_000_000) -> ImportPlan:
+    """Read and check everything before any write, so a bad record never leaves a half-done import."""
+    if not path.exists():
+        raise CortexError(f"{path} does not exist")
+    plan = ImportPlan()
+    files = [path] if path.is_file() else list(_walk(path, plan))
+    for file in files:
+        name = str(file)
+        if is_secret_path(name):
+            plan.skipped.append((redacted(name), "secret file"))
+            continue
+        suffix = file.suffix.lower()
+        if suffix not in TEXT_SUFFIXES | RECORD_SUFFIXES:
+            plan.skipped.append((name, "not a markdown, text, json or jsonl file"))
+            continue
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            plan.skipped.append((name, exc.strerror or "unreadable"))
+            continue
+        plan.files += 1
+        if suffix == ".jsonl":
+            entries = _jsonl(name, raw)
+        else:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = raw[: exc.start].count(b"\n") + 1
+                plan.bad.append(BadRecord(f"{name} line {line}", f"not valid UTF-8 (byte {exc.start})"))
+                continue
+            entries = _json(name, text) if suffix == ".json" else _sections(file, text, default_kind, scope)
+        for where, entry in entries:
+            try:
+                if isinstance(entry, BadRecord):
+                    plan.bad.append(entry)
+                elif isinstance(entry, MemoryDraft):
+                    entry = _check(entry)
+                    validate_draft(entry, max_bytes)
+                    plan.drafts.append(entry)
+                else:
+                    _add_record(plan, entry, default_kind, scope, max_bytes)
+            except CortexError as exc:
+                plan.bad.append(BadRecord(where, str(exc)))
+    return plan
+
+
+def _walk(root: Path, plan: ImportPlan):
+    """Files below root, honouring every .gitignore on the way down; symlinked directories are not followed."""
+    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        ignore = here / ".gitignore"
+        if ignore.is_file():
+            lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            specs.append((here, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+        def ignored(p: Path, is_dir: bool) -> bool:
+            for base, spec in specs:
+                if base == p or base in p.parents:
+                    rel = p.relative_to(base).as_posix() + ("/" if is_dir else "")
+                    if spec.match_file(rel):
+                        return True
+            return False
+
+        dirnames[:] = sorted(d for d in dirnames if d not in {".git", ".cortex"} and not ignored(here / d, True))
+        for name in sorted(filenames):
+            file = here / name
+            if file.is_symlink():
+                plan.skipped.append((str(file), "symbolic link"))
+            elif not ignored(file, False):
+                yield file
+
+
+def _sections(file: Path, text: str, kind: str, scope: str) -> list[tuple[str, MemoryDraft]]:
+    """Markdown split on headings: each heading with its body is one note; text before any heading is one too."""
+    sections: list[tuple[str, int, list[str]]] = [("", 1, [])]
+    in_fence = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match:
+            sections.append((match.group(2), number, [line]))
+        else:
+            sections[-1][2].append(line)
+    drafts = []
+    for index, (title, first_line, lines) in enumerate(sections):
+        body = "\n".join(lines).strip()
+        if not body:
+            continue
+        draft = MemoryDraft(text=body, kind=kind, title=title or file.stem, scope=scope, tags=("imported",),
+                            source_key=f"import:{file.as_posix()}#{index}:{title}")
+        drafts.append((f"{file} line {first_line}", draft))
+    return drafts
+
+
+def _jsonl(name: str, raw: bytes) -> list[tuple[str, object]]:
+    """One record per line, numbered as an editor numbers them; a line that is not JSON becomes a BadRecord in its
+    place, so bad records are reported in line order whatever made them bad."""
+    entries = []
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        where = f"{name} line {number}"
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            entries.append((where, BadRecord(where, f"not valid UTF-8 (byte {exc.start} of the line)")))
+            continue
+        if not text.strip():
+            continue
+        try:
+            entries.append((where, json.loads(text)))
+        except json.JSONDecodeError as exc:
+            entries.append((where, BadRecord(where, f"invalid JSON: {exc.msg} at column {exc.colno}")))
+    return entries
+
+
+def _json(name: str, text: str) -> list[tuple[str, object]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"{name} line {exc.lineno}"
+        return [(where, BadRecord(where, f"invalid JSON: {exc.msg} at column {exc.colno}"))]
+    items = data if isinstance(data, list) else [data]
+    return [(f"{name} record {number}" if isinstance(data, list) else name, item) for number, item in enumerate(items, 1)]
+
+
+_STRINGS = ("kind", "title", "key", "source_key", "scope", "task_state", "context", "branch", "commit", "status", "id",
+            "created_at", "updated_at")
+_LISTS = ("tags", "files", "symbols")
+_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+def _add_record(plan: ImportPlan, item: object, default_kind: str, scope: str, max_bytes: int) -> None:
+    """Check one JSON record field by field; a record with an `id` is an exact one (an export's line)."""
+    if not isinstance(item, dict):
+        raise CortexError(f"a record must be a JSON object, not {type(item).__name__}")
+    if not isinstance(item.get("text"), str):
+        raise CortexError("no text field (a string)")
+    for name in _STRINGS:
+        if item.get(name) is not None and not isinstance(item[name], str):
+            raise CortexError(f"{name} must be a string, not {type(item[name]).__name__}")
+    for name in _LISTS:
+        value = item.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise CortexError(f"{name} must be a list of strings")
+    for name, allowed, fallback in (("kind", KINDS, default_kind), ("scope", SCOPES, scope), ("task_state", TASK_STATES, "")):
+        value = item.get(name) or fallback
+        if value and value not in allowed:
+            raise CortexError(f"unknown {name.replace('_', ' ')} {_brief(value)}; choose one of {', '.join(allowed)}")
+    draft = MemoryDraft(
+        text=item["text"],
+        kind=item.get("kind") or default_kind,
+        title=item.get("title") or "",
+        tags=tuple(item.get("tags") or ()),
+        files=tuple(item.get("files") or ()),
+        symbols=tuple(item.get("symbols") or ()),
+        source_key=item.get("key") or item.get("source_key") or "",
+        scope=item.get("scope") or scope,
+        created_at=_parse_time(item.get("created_at"), "created_at"),
+        task_state=item.get("task_state") or "",
+        context=item.get("context") or "",
+    )
+    draft = _check(draft)
+    validate_draft(draft, max_bytes)
+    if item.get("id") is None:
+        plan.drafts.append(draft)
+        return
+    plan.exact.append(_exact(item, draft, plan))
+
+
+def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
+    memory_id = item.get("id") or ""
+    if not _ID.match(memory_id):
+        raise CortexError(f"id {_brief(memory_id)} is not a memory id (1-128 letters, digits, '.', '_', ':' or '-')")
+    if any(m.id == memory_id for m in plan.exact):
+        raise CortexError(f"id {memory_id} appears twice in this import")
+    version = item.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise CortexError(f"version must be a whole number of at least 1, not {_brief(version)}")
+    status = item.get("status") or "active"
+    if status not in STATUSES:
+        raise CortexError(f"unknown status {_brief(status)}; choose one of {', '.join(STATUSES)}")
+    created = draft.created_at or datetime.now(timezone.utc)
+    updated = _parse_time(item.get("updated_at"), "updated_at") or created
+    return Memory(
+        id=memory_id, kind=draft.kind, title=draft.title, text=draft.text, tags=list(draft.tags),
+        files=list(draft.files), symbols=list(draft.symbols), branch=item.get("branch") or "",
+        commit=item.get("commit") or "", scope=draft.scope, source_key=draft.source_key, version=version,
+        status=status, task_state=(draft.task_state or "open") if draft.kind == "task" else draft.task_state,
+        created_at=created, updated_at=updated, accessed_at=updated, text_hash=text_hash(draft.text),
+        context=draft.context,
+    )
+
+
+def _check(draft: MemoryDraft) -> MemoryDraft:
+    """Text that cannot be stored, or must not be: found before anything is written. As with `cortex remember`, a
+    secret in a free-text field refuses the record (named by its kind, never shown) and one in a path or symbol is
+    redacted, since those name real things."""
+    fields = {"title": draft.title, "text": draft.text, "context": draft.context, "key": draft.source_key or "",
+              "tags": " ".join(draft.tags), "files": " ".join(draft.files), "symbols": " ".join(draft.symbols)}
+    for name, value in fields.items():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CortexError(f"{name} is not valid Unicode (a lone surrogate at character {exc.start})") from None
+    reason = draft_secret(draft)
+    if reason:
+        name, kind = reason.split(": ", 1)
+        raise CortexError(f"{name} contains a secret ({kind})")
+    return replace(draft, files=tuple(redacted(f) for f in draft.files), symbols=tuple(redacted(s) for s in draft.symbols))
+
+
+def _parse_time(value: str | None, name: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise CortexError(f"{name} {_brief(value)} is not an ISO date and time") from None
+    return stamp.astimezone(timezone.utc) if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def _brief(value: object, limit: int = 60) -> str:
+    """A value quoted in an error message, shortened at a word boundary so a message never ends mid-word."""
+    shown = repr(value)
+    if find_secrets(shown):
+        return "(a value that looks like a secret)"
+    if len(shown) <= limit:
+        return shown
+    cut = shown[:limit].rsplit(" ", 1)[0] if " " in shown[:limit] else shown[:limit]
+    return f"{cut}… ({len(shown):,} characters)"
+
+
+def export_record(memory: Memory) -> dict:
+    """One JSONL line of `cortex export`: everything `cortex import` needs to restore the same stored version
+    (id, version, status, times, git position). `accessed_at` is left out: it is usage, and changes on every read.
+    Rows stored before secrets were checked in every field are redacted on the way out."""
+    return redact_json({
+        "id": memory.id,
+        "kind": memory.kind,
+        "title": memory.title,
+        "text": memory.text,
+        "tags": memory.tags,
+        "files": memory.files,
+        "symbols": memory.symbols,
+        "key": memory.source_key,
+        "scope": memory.scope,
+        "task_state": memory.task_state,
+        "context": memory.context,
+        "branch": memory.branch,
+        "commit": memory.commit,
+        "version": memory.version,
+        "status": memory.status,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+    })
+
+
+def export_order(memories: list[Memory]) -> list[Memory]:
+    """Oldest first, versions in order; the id breaks ties so the same database always exports the same bytes."""
+    return sorted(memories, key=lambda m: (m.created_at, m.version, m.id))

@@ -1,0 +1,577 @@
+"""The memory store: versioned memories in a LanceDB table, with embeddings and the duplicate rule."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pyarrow as pa
+
+from .. import later
+from .database import Database
+from .sql import in_filter, quote
+from ..embedding.embed import Embedder
+from ..errors import CortexError
+from ..records import (
+    KINDS,
+    SCOPES,
+    STATUSES,
+    TASK_STATES,
+    VECTOR_FIELDS,
+    Memory,
+    MemoryDraft,
+    RememberResult,
+    StoreStats,
+)
+from ..secrets.secret_fields import secure_draft
+from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
+from ..text import WORDS_FORMAT, identifier_words, path_words, text_hash
+
+MEMORIES = "memories"
+SMALL_STORE = 20_000
+"""Rows up to which a newest-first read is one query (at 20,000 rows it reads all fields in a few milliseconds)."""
+MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model")
+MEMORY_LABEL_LISTS = ("tags", "files")
+MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
+REEMBED_BATCH = 128
+"""Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
+_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class GitPosition:
+    """Where in the repository's history a memory is made."""
+
+    branch: str = ""
+    commit: str = ""
+
+
+class LanceVectorCache:
+    """Embedding cache in the same database, keyed by model and content hash."""
+
+    def __init__(self, db: Database, after_answer: bool = False) -> None:
+        """`after_answer`: new vectors may be committed after the command's answer (see put_vectors)."""
+        self.db = db
+        self.after_answer = after_answer
+        self.table = db.open_table("vector_cache", VECTOR_CACHE_SCHEMA, key=["hash", "model"])
+
+    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for lo in range(0, len(hashes), 500):
+            part = hashes[lo : lo + 500]
+            where = f"model = {quote(model)} AND ({in_filter('hash', part)})"
+            for row in self.table.search().where(where).select(["hash", "vector"]).limit(len(part)).to_list():
+                found[row["hash"]] = np.asarray(row["vector"], dtype=np.float32)
+        return found
+
+    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        rows = [{"hash": h, "model": model, "vector": v.tolist()} for h, v in vectors.items()]
+        # Repeated after a lost race, an append may store a vector twice; a lookup takes either copy.
+        def commit() -> None:
+            self.db.write(lambda: self.db.add(self.table, rows, idempotent=True))
+
+        if self.after_answer:
+            # Nothing a command answers reads the cache, so the resident server commits it after answering (a
+            # separate commit, ~18 ms of a warm `remember`); a lookup before then misses and embeds the text
+            # again, to the same vector.
+            later.after_answer(commit)
+        else:
+            commit()
+
+
+def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
+    if not draft.text or not draft.text.strip():
+        raise CortexError("memory text is empty")
+    size = len(draft.text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise CortexError(f"memory text is {size:,} bytes; the limit is {max_bytes:,}")
+    if draft.kind not in KINDS:
+        raise CortexError(f"unknown kind {draft.kind!r}; choose one of {', '.join(KINDS)}")
+    if draft.task_state and draft.task_state not in TASK_STATES:
+        raise CortexError(f"unknown task state {draft.task_state!r}; choose one of {', '.join(TASK_STATES)}")
+    if draft.scope not in SCOPES:
+        raise CortexError(f"unknown scope {draft.scope!r}; choose one of {', '.join(SCOPES)}")
+
+
+def _row_to_memory(row: dict) -> Memory:
+    fields = {name: row.get(name) for name in _FIELDS}
+    for name in ("tags", "files", "symbols"):
+        fields[name] = list(fields[name] or [])
+    for name in ("title", "branch", "commit", "source_key", "task_state", "context"):
+        if fields[name] is None:
+            fields[name] = ""
+    for name in ("created_at", "updated_at", "accessed_at"):
+        value = fields[name]
+        if value is not None and value.tzinfo is None:
+            fields[name] = value.replace(tzinfo=timezone.utc)
+    return Memory(**fields, vector=row.get("vector"), vector_model=row.get("vector_model"))
+
+
+class MemoryStore:
+    """Memories of one database (a repository's, or the user's global one)."""
+
+    small_store = SMALL_STORE
+
+    def __init__(self, db: Database, embedder: Embedder, max_text_bytes: int = 1_000_000,
+                 on_change: Callable[[], None] | None = None) -> None:
+        self.db = db
+        self.on_change = on_change
+        """Told after each write that changes what the memories say (not their vectors): a long-lived process that
+        shows memories, or tells others who do, refreshes on it."""
+        self.embedder = embedder
+        self.max_text_bytes = max_text_bytes
+        self.table = db.open_table(MEMORIES, memories_schema(embedder.dim), key="id")
+        self.vector_cache = LanceVectorCache(db, after_answer=True)
+        self._vectors_current = False
+        if db.get_meta("memories_words") != WORDS_FORMAT:
+            needed = ["title", "text", "tags", "files", "symbols", "context"]
+            db.rewrite_column(self.table, "words", needed, memory_words)
+            db.set_meta("memories_words", WORDS_FORMAT)
+        db.finish_migration()
+
+    def _told(self, result):
+        """`result`, once `on_change` has been told of the write that made it."""
+        if self.on_change is not None:
+            self.on_change()
+        return result
+
+    # --- reads -------------------------------------------------------------------------------------------------
+
+    def _query(self, where: str | None, limit: int | None = None, with_vector: bool = False,
+               order: Sequence[tuple[str, bool]] = ()) -> list[Memory]:
+        """`order`: (column, ascending) pairs LanceDB sorts by before it applies the limit."""
+        if order and limit and not self._small():
+            # Sort and cut on the sort columns alone, then read the rows kept in full: LanceDB reads every selected
+            # column of every match before it sorts (300k memories: 50-100 ms a query with all fields, 11-17 with
+            # the keys), and `what` makes four such reads.
+            ids = [r["id"] for r in self._sorted(where, limit, order, ["id", *(c for c, _ in order)])]
+            if not ids:
+                return []
+            chosen = f"({in_filter('id', ids)})"
+            found = {m.id: m for m in self._query(f"({where}) AND {chosen}" if where else chosen, len(ids), with_vector)}
+            return [found[i] for i in ids if i in found]
+        query = self.table.search()
+        if where:
+            query = query.where(where)
+        if not with_vector:
+            query = query.select(_FIELDS)
+        if order:
+            from lancedb.query import ColumnOrdering
+
+            query = query.order_by([ColumnOrdering(column_name=c, ascending=a) for c, a in order])
+        rows = query.limit(limit or None).to_list()
+        return [_row_to_memory(r) for r in rows]
+
+    def _small(self) -> bool:
+        """Few enough rows that one read sorted by LanceDB costs less than the round trips that keep a large
+        store's reads bounded (time windows, keys first): most stores, and every `what` on them."""
+        return self.db.count(self.table) <= self.small_store
+
+    def _sorted(self, where: str | None, limit: int, order: Sequence[tuple[str, bool]], columns: list[str]) -> list[dict]:
+        from lancedb.query import ColumnOrdering
+
+        query = self.table.search().select(columns)
+        if where:
+            query = query.where(where)
+        return query.order_by([ColumnOrdering(column_name=c, ascending=a) for c, a in order]).limit(limit).to_list()
+
+    def get(self, memory_id: str) -> Memory:
+        found = self._query(f"id = {quote(memory_id)}", 1)
+        if not found:
+            raise CortexError(f"no memory with id {memory_id!r}")
+        return found[0]
+
+    def find(self, memory_id: str) -> Memory | None:
+        found = self._query(f"id = {quote(memory_id)}", 1)
+        return found[0] if found else None
+
+    def list(
+        self,
+        kind: str | None = None,
+        tag: str | None = None,
+        status: str | None = "active",
+        scope: str | None = None,
+        limit: int | None = None,
+        where: str | None = None,
+    ) -> list[Memory]:
+        """Memories newest first. `status` may also be a task state (`open`, `done`)."""
+        clauses = []
+        if kind:
+            if kind not in KINDS:
+                raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+            clauses.append(f"kind = {quote(kind)}")
+        if tag:
+            clauses.append(f"array_has_any(tags, [{quote(tag)}])")
+        if status in TASK_STATES:
+            clauses.append(f"kind = 'task' AND status = 'active' AND task_state = {quote(status)}")
+        elif status and status != "all":
+            if status not in STATUSES:
+                raise CortexError(f"unknown status {status!r}; choose one of {', '.join(STATUSES + TASK_STATES)}, all")
+            clauses.append(f"status = {quote(status)}")
+        if scope:
+            clauses.append(f"scope = {quote(scope)}")
+        if where:
+            clauses.append(where)
+        where = " AND ".join(clauses) or None
+        if limit:
+            return without_repeats(self._newest_created(where, limit))
+        found = self._query(where)
+        found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
+        return without_repeats(found)
+
+    def _newest_created(self, where: str | None, limit: int) -> list[Memory]:
+        """The first `limit` of list()'s order without reading every match: LanceDB sorts and cuts the rows inside
+        widening windows of `updated_at` (BTree-indexed). A row outside the window was created before its cut-off
+        (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
+        found: list[Memory] = []
+        for days in (7, 30, 180, None):
+            found = self._query(_within(where, days), limit, order=[("created_at", False), ("version", False)])
+            if days is not None:
+                cutoff = datetime.now(timezone.utc) - timedelta(days=days)
+                if sum(m.created_at >= cutoff for m in found) < limit:
+                    continue
+            break
+        return found
+
+    def newest(self, where: str | None, limit: int) -> list[Memory]:
+        """The newest `limit` memories matching a filter, sorted and cut by LanceDB: through widening time windows
+        (a BTree index on updated_at keeps each cheap) until one holds enough, so no read grows with the store."""
+        found: list[Memory] = []
+        for days in (None,) if self._small() else (1, 7, 30, 180, None):
+            found = self._query(_within(where, days), limit, order=[("updated_at", False)])
+            if len(found) >= limit:
+                break
+        return found
+
+    def history(self, key: str) -> list[Memory]:
+        """Every version stored under a source key (or, given a memory id, under that memory's key), oldest first."""
+        found = self._query(f"source_key = {quote(key)}") if key else []
+        if not found:
+            memory = self.find(key)
+            if memory is None:
+                raise CortexError(f"no memory with key or id {key!r}")
+            found = self._query(f"source_key = {quote(memory.source_key)}") if memory.source_key else [memory]
+        return sorted(found, key=lambda m: m.version)
+
+    def count(self, where: str | None = None) -> int:
+        return self.table.count_rows(where)
+
+    # --- writes ------------------------------------------------------------------------------------------------
+
+    def remember(self, draft: MemoryDraft, position: GitPosition = GitPosition()) -> RememberResult:
+        return self.remember_many([draft], position)[0]
+
+    def remember_many(
+        self,
+        drafts: Sequence[MemoryDraft],
+        position: GitPosition = GitPosition(),
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[RememberResult]:
+        """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write whose
+        changes (new versions, superseded ones, refreshed duplicates) are a single commit."""
+        drafts = [secure_draft(d) for d in drafts]
+        for draft in drafts:
+            validate_draft(draft, self.max_text_bytes)
+        if not drafts:
+            return []
+        vectors, _ = self.embedder.embed([_embed_text(d) for d in drafts], self.vector_cache, progress)
+        # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
+        ids = [uuid.uuid4().hex[:12] for _ in drafts]
+        stamp = now()
+        return self._told(self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp)))
+
+    def _write_batch(self, drafts, vectors, position: GitPosition, ids: list[str], stamp: datetime) -> list[RememberResult]:
+        hashes = [text_hash(d.text) for d in drafts]
+        keys = sorted({d.source_key for d in drafts if d.source_key})
+        by_hash = f"status = 'active' AND ({in_filter('text_hash', sorted(set(hashes)))})"
+        by_source = in_filter("source_key", keys)
+        # One read for both: the active rows of these texts (duplicates) and every version of these keys.
+        found = self._query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
+        wanted_hashes, wanted_keys = set(hashes), set(keys)
+        existing = {(m.scope, m.text_hash): m for m in found if m.status == "active" and m.text_hash in wanted_hashes}
+        by_key: dict[str, list[Memory]] = {}
+        for m in found:
+            if m.source_key in wanted_keys:
+                by_key.setdefault(m.source_key, []).append(m)
+        results: list[RememberResult] = []
+        changed: dict[str, Memory] = {}
+        """Every row this batch writes, by id: new versions, the versions they supersede, duplicates read again."""
+        for draft, digest, vector, new_id in zip(drafts, hashes, vectors, ids):
+            dup = existing.get((draft.scope, digest))
+            if dup is not None and (not draft.source_key or dup.source_key in ("", draft.source_key)):
+                dup.accessed_at = stamp
+                changed[dup.id] = dup
+                results.append(RememberResult(dup, "duplicate"))
+                continue
+            versions = by_key.get(draft.source_key, []) if draft.source_key else []
+            for m in versions:
+                if m.status == "active":
+                    m.status, m.updated_at = "superseded", stamp
+                    changed[m.id] = m
+            created = draft.created_at or stamp
+            memory = Memory(
+                id=new_id,
+                kind=draft.kind,
+                title=draft.title or _default_title(draft.text),
+                text=draft.text,
+                tags=list(dict.fromkeys(draft.tags)),
+                files=list(dict.fromkeys(draft.files)),
+                symbols=list(dict.fromkeys(draft.symbols)),
+                branch=position.branch,
+                commit=position.commit,
+                scope=draft.scope,
+                source_key=draft.source_key,
+                version=max((m.version for m in versions), default=0) + 1,
+                status="active",
+                task_state=(draft.task_state or "open") if draft.kind == "task" else "",
+                created_at=created,
+                updated_at=created,
+                accessed_at=created,
+                text_hash=digest,
+                context=draft.context,
+                vector=vector.tolist(),
+                vector_model=self.embedder.model_id,
+            )
+            if draft.source_key:
+                by_key.setdefault(draft.source_key, []).append(memory)
+            existing[(draft.scope, digest)] = memory
+            changed[memory.id] = memory
+            results.append(RememberResult(memory, "new_version" if versions else "created"))
+        if changed:
+            # One merge on id: a new version and the one it supersedes land in the same commit, so a crash can
+            # never leave a key with no active version (nor with two).
+            data = pa.Table.from_pylist([_memory_to_row(m) for m in changed.values()], schema=self.table.schema)
+            self.db.upsert(self.table, "id", data)
+        self.db.ensure_text_indexes(self.table)
+        self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
+        self.db.note_written()
+        return results
+
+    def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
+        """Soft-delete the active version (by id or key); with purge, remove every version for good."""
+        if memory_id:
+            target = self.get(memory_id)
+            key = target.source_key or None
+            chosen = self.history(key) if (purge and key) else [target]
+        elif key:
+            chosen = self._query(f"source_key = {quote(key)}")
+            if not chosen:
+                raise CortexError(f"no memory with key {key!r}")
+        else:
+            raise CortexError("forget needs a memory id or --key")
+        if not purge:
+            chosen = [m for m in chosen if m.status == "active"]
+            if not chosen:
+                raise CortexError("that memory is already deleted or superseded; use --purge to remove it for good")
+        where = in_filter("id", [m.id for m in chosen])
+
+        def apply():
+            if purge:
+                self.db.delete(self.table, where)
+            else:
+                self.db.update(self.table, where, {"status": "deleted", "updated_at": now()})
+            self.db.note_written()
+
+        self.db.write(apply)
+        return self._told(chosen)
+
+    def set_source_key(self, memory_id: str, key: str) -> None:
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
+
+    def set_task_state(self, memory_id: str, state: str) -> Memory:
+        memory = self.get(memory_id)
+        if memory.kind != "task":
+            raise CortexError(f"memory {memory_id} is a {memory.kind}, not a task")
+        if memory.status != "active":
+            raise CortexError(f"memory {memory_id} is {memory.status}; only active tasks can change state")
+        stamp = now()
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"task_state": state, "updated_at": stamp}))
+        memory.task_state, memory.updated_at = state, stamp
+        return self._told(memory)
+
+    # --- embedding model changes -----------------------------------------------------------------------------------
+
+    def stale_where(self) -> str:
+        """Rows whose vector another model made (or an older cortex, which did not record the model)."""
+        return f"vector_model IS NULL OR vector_model != {quote(self.embedder.model_id)}"
+
+    def stale_vectors(self) -> int:
+        """How many memories wait to be embedded again by the current model; full text finds them meanwhile.
+        Once none do, the count is not read again (every search asks): this process writes only current vectors."""
+        if self._vectors_current:
+            return 0
+        stale = self.table.count_rows(self.stale_where())
+        self._vectors_current = stale == 0
+        return stale
+
+    def reembed(self, batch: int = REEMBED_BATCH, should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed again, with the current model, memories another model embedded; returns how many. Vectors this
+        model made before come from the cache. Each batch is its own commit, so a stop loses at most one batch."""
+        done = 0
+        seen: set[str] = set()
+        while not (should_stop and should_stop()):
+            rows = self.table.search().where(self.stale_where()).select(["id", "title", "text"]).limit(batch).to_list()
+            # A row stale again after its write: a process running the other model wrote it meanwhile. Leave the
+            # two to settle on their next runs rather than trade the same rows back and forth here.
+            rows = [r for r in rows if r["id"] not in seen]
+            if not rows:
+                break
+            seen.update(r["id"] for r in rows)
+            # The text embedded when the memory was written: its title only when one was given (not the default).
+            texts = [r["text"] if r["title"] in ("", None, _default_title(r["text"])) else f"{r['title']}\n{r['text']}"
+                     for r in rows]
+            vectors, _ = self.embedder.embed(texts, self.vector_cache)
+            data = pa.table({
+                "id": [r["id"] for r in rows],
+                "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
+                "vector_model": [self.embedder.model_id] * len(rows),
+            })
+            # Only rows still stale are written: another process may have re-embedded (or revised) some meanwhile.
+            where = f"({in_filter('id', [r['id'] for r in rows])}) AND ({self.stale_where()})"
+            self.db.write(lambda: self._write_vectors(data, where))
+            done += len(rows)
+        return done
+
+    def _write_vectors(self, data: pa.Table, where: str) -> None:
+        still = {r["id"] for r in self.table.search().where(where).select(["id"]).limit(data.num_rows).to_list()}
+        if still:
+            self.db.upsert(self.table, "id", data.filter(pa.array([i in still for i in data["id"].to_pylist()])), insert=False)
+            self.db.note_written()
+
+    def gc(self) -> int:
+        """Compact the table and drop every old version now; returns how many versions were removed."""
+        before = len(self.table.list_versions())
+        self.db.write(lambda: self.db.compact(self.table))
+        self.db.write(lambda: self.db.compact(self.vector_cache.table))
+        return max(before - len(self.table.list_versions()), 0)
+
+    def stats(self) -> StoreStats:
+        # Counts answered by the bitmap indexes on status and kind: no version's text is read.
+        active = "status = 'active'"
+        by_kind = {k: n for k in KINDS if (n := self.table.count_rows(f"{active} AND kind = {quote(k)}"))}
+        return StoreStats(
+            uri=self.db.uri,
+            schema_version=SCHEMA_VERSION,
+            memories=self.table.count_rows(),
+            active=self.table.count_rows(active),
+            by_kind=by_kind,
+            open_tasks=self.table.count_rows(f"{active} AND kind = 'task' AND task_state = 'open'"),
+            table_versions=len(self.table.list_versions()),
+            disk_bytes=self.db.disk_bytes(),
+        )
+
+    def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> list[str]:
+        """Store memories exactly as exported (ids, versions, status, times, git position) in one commit; returns the
+        ids added. Ids already here are left alone, so importing an export twice changes nothing. A key never ends
+        with two active versions: the highest version stays active. Imported versions whose numbers are taken here
+        by other memories of the key are numbered after them, in their own order."""
+        from dataclasses import replace
+
+        def ids_here(ids: Sequence[str]) -> set[str]:
+            found: set[str] = set()
+            for lo in range(0, len(ids), 500):
+                where = in_filter("id", ids[lo : lo + 500])
+                found.update(r["id"] for r in self.table.search().where(where).select(["id"]).limit(500).to_list())
+            return found
+
+        present = ids_here([m.id for m in memories])
+        new = [m for m in memories if m.id not in present]
+        vectors, _ = self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new else ([], None)
+
+        def apply() -> list[str]:
+            # Another process may have imported some of them while we embedded: check again under the lock.
+            again = ids_here([m.id for m in new])
+            adding = [replace(m, title=m.title or _default_title(m.text), vector=v.tolist(), vector_model=self.embedder.model_id)
+                      for m, v in zip(new, vectors) if m.id not in again]
+            keys = sorted({m.source_key for m in memories if m.source_key})
+            here = [m for lo in range(0, len(keys), 500)
+                    for m in self._query(in_filter("source_key", keys[lo : lo + 500]), with_vector=True)]
+            changed: list[Memory] = []
+            for key in keys:
+                mine = [m for m in adding if m.source_key == key]
+                theirs = [m for m in here if m.source_key == key]
+                their_ids = {m.id for m in theirs}
+                taken = {m.version for m in theirs}
+                if any(m.version in taken for m in mine):
+                    base = max(taken)
+                    for n, m in enumerate(sorted(mine, key=lambda m: (m.version, m.created_at, m.id)), 1):
+                        m.version = base + n
+                active = sorted((m for m in mine + theirs if m.status == "active"), key=lambda m: (m.version, m.created_at, m.id))
+                for m in active[:-1]:
+                    m.status = "superseded"
+                    if m.id in their_ids:
+                        m.updated_at = now()
+                        changed.append(m)
+            if adding or changed:
+                # One merge commit for the new rows and the versions they supersede: a crash leaves all or nothing.
+                rows = [_memory_to_row(m) for m in adding + changed]
+                self.db.upsert(self.table, "id", rows)
+                self.db.ensure_text_indexes(self.table)
+                self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
+                self.db.note_written()
+            return [m.id for m in adding]
+
+        return self._told(self.db.write(apply))
+
+
+def _within(where: str | None, days: int | None) -> str | None:
+    """`where`, narrowed to memories updated in the last `days` (None: any time)."""
+    if days is None:
+        return where
+    cutoff = datetime.now(timezone.utc) - timedelta(days=days)
+    since = f"updated_at >= TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
+    return f"({where}) AND {since}" if where else since
+
+
+def _embed_text(draft: MemoryDraft) -> str:
+    return f"{draft.title}\n{draft.text}" if draft.title else draft.text
+
+
+def _default_title(text: str) -> str:
+    line = text.strip().splitlines()[0].strip().lstrip("#").strip()
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
+def memory_words(row: dict) -> str:
+    """The one full-text column of a memory: title, text, tags, file and symbol names, identifier parts, context."""
+    symbols = " ".join(row["symbols"] or [])
+    parts = identifier_words(f"{row['title']} {row['text']} {symbols}")
+    paths = " ".join(path_words(p) for p in row["files"] or [])
+    fields = [row["title"], row["text"], " ".join(row["tags"] or []), paths, symbols, parts, row.get("context") or ""]
+    return "\n".join(f for f in fields if f)
+
+
+def _memory_to_row(memory: Memory) -> dict:
+    row = {name: getattr(memory, name) for name in _FIELDS}
+    row["vector"] = memory.vector
+    row["vector_model"] = memory.vector_model
+    row["words"] = memory_words(row)
+    return row
+
+
+def without_repeats(memories: list[Memory]) -> list[Memory]:
+    """One active memory per text, and one active version per key. Two machines writing to a shared store at once
+    can both insert the same text, or each a new version of one key; the writer that commits last settles them
+    (see core/store/team.py), but a writer killed between its commit and that step leaves the repeat until the text or
+    key is written again. Readers show the row settling would keep: the smallest id of a text, and the highest
+    version of a key (the smallest id among equal versions)."""
+    keep: dict[tuple, tuple] = {}
+    for m in memories:
+        if m.status == "active":
+            key, rank = _repeat_key(m)
+            keep[key] = min(keep.get(key, rank), rank)
+    return [m for m in memories if m.status != "active" or keep[_repeat_key(m)[0]] == _repeat_key(m)[1]]
+
+
+def _repeat_key(m: Memory) -> tuple[tuple, tuple]:
+    """What two active memories must share to be repeats, and the rank by which the smallest is kept."""
+    if m.source_key:
+        return ("source_key", m.source_key), (-m.version, m.id)
+    return ("text", m.scope, m.text_hash), (0, m.id)
