@@ -126,3 +126,42 @@ def test_the_cli_shows_the_definition_first_in_the_engines_order(repo, capsys):
     shown = Cli(repo, capsys).json("ss", "parse_cookie", "--limit", "5")["hits"]
     assert [(h["path"], h["start_line"]) for h in shown] == expected
     assert shown[0]["path"] == "src/cookies.py" and shown[0]["snippet"]["text"].startswith("def parse_cookie(")
+
+
+def test_definitions_by_name_are_an_indexed_lookup_filled_in_for_an_older_database(repo):
+    engine = cookie_repo(repo)
+    chunks = engine.code_index().chunks
+    # The lexical pass leaves a label-list index on the defined names: a name is a lookup, not a scan of every
+    # chunk's symbols.
+    assert {"names": "LabelList"}.items() <= {i.columns[0]: i.index_type for i in chunks.list_indices()}.items()
+    plan = chunks.search().where("array_has_any(names, ['parse_cookie'])").explain_plan(True)
+    assert "ScalarIndexQuery" in plan and "names_idx" in plan, plan
+    # A database written before the column existed: it is filled in when the index is opened, and names resolve.
+    db = engine.code_index().db
+    chunks.drop_columns(["names"])
+    db.conn.open_table("meta").delete("key = 'chunks_names'")
+    engine.close()
+    engine = Engine(repo)
+    rows = engine.code_index().chunks.search().where("path = 'src/routing.py'").select(["symbols", "names"]).to_list()
+    assert all(r["names"] == sorted({s.rsplit(".", 1)[-1].lower() for s in r["symbols"]}) for r in rows), rows
+    assert any("match" in r["names"] for r in rows)
+    top = engine.search("MapAdapter.match").hits[0]
+    assert top.path == "src/routing.py" and "MapAdapter.match" in top.symbols
+
+
+def test_a_file_named_by_a_common_query_word_does_not_fill_the_top(repo):
+    # `types.py` is named by "type", a word of the question, and each of its chunks mentions types in passing; the
+    # function the question is about lives elsewhere.
+    commit_file(repo, "src/types.py", "\n\n".join(
+        f"class Type{n}:\n    \"\"\"A parameter type number {n}; its value is converted.\"\"\"\n\n"
+        f"    def convert{n}(self, value):\n" + "".join(f"        value = value.strip()  # step {k} of {n}\n" for k in range(12))
+        + f"        return value  # type {n}\n" for n in range(6)) + "\n", "Types")
+    commit_file(repo, "src/core.py", "def apply_flag(option, given_type):\n"
+                "    # The flag value is set on this condition: when a type is provided, keep the flag value.\n"
+                "    if given_type is not None and option.flag_value is None:\n"
+                "        option.flag_value = given_type\n    return option\n", "Core")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    hits = engine.search("fix condition for setting the flag value when a type is provided").hits
+    assert [h.path for h in hits[:3]].count("src/types.py") <= 2, [(h.path, h.title) for h in hits[:5]]
+    assert "src/core.py" in [h.path for h in hits[:2]], [(h.path, h.title) for h in hits[:5]]

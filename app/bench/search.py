@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.engine import Engine
+from ...core.index.index import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, defined_names
 from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS, _memory_to_row
 from ...core.records import Memory
 from ...core.text import chunk_words
@@ -89,7 +90,7 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
             text = f"def {name}(x):\n    " + " ".join(words.choice(_VOCAB) for _ in range(40))
             chunks.append({
                 "id": f"c{lo + i:015d}", "path": f"src/{words.choice(_VOCAB)}/{words.choice(_VOCAB)}.py", "language": "python",
-                "kind": "code", "start_line": 1, "end_line": 2, "symbols": [name], "refs": [], "text": text,
+                "kind": "code", "start_line": 1, "end_line": 2, "symbols": [name], "names": defined_names([name]), "refs": [], "text": text,
                 "words": chunk_words(f"src/{lo + i}.py", text), "tokens": 60, "hash": f"c{lo + i}", "is_test": False, "embedded": True,
                 "vector": vecs[i].tolist(), "vector_model": engine.embedder.model_id,
             })
@@ -99,7 +100,7 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
     store.table.optimize()
     index.chunks.optimize()
     ann = engine.store().db.ensure_search_indexes(store.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
-    ann = engine.store().db.ensure_search_indexes(index.chunks, bitmap=("embedded", "vector_model"), btree=("id", "path")) or ann
+    ann = engine.store().db.ensure_search_indexes(index.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES) or ann
     index.files.add([{"path": "src/app.py", "language": "python", "size": 10, "mtime_ns": 0, "blob": "x",
                       "last_commit_time": None, "last_author": "", "is_test": False, "imports": [], "symbols": [],
                       "tokens": 1, "chunks": 1, "indexed_at": now}])

@@ -51,6 +51,12 @@ WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
 _PASS_LOCK = ".index-pass.lock"
 """Held through a lexical pass (see `update`)."""
+NAMES_FORMAT = "1"
+"""The `names` column's format (`defined_names`); a database written before it is filled once on open."""
+CHUNK_BITMAPS = ("embedded", "vector_model")
+CHUNK_LABEL_LISTS = ("names",)
+"""Definitions by name are a lookup from the first lexical pass on (`definitions.definers`)."""
+CHUNK_BTREES = ("id", "path")
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,10 @@ class CodeIndex:
         if db.get_meta("chunks_words") != WORDS_FORMAT:
             db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
             db.set_meta("chunks_words", WORDS_FORMAT)
+        if db.get_meta("chunks_names") != NAMES_FORMAT:
+            db.rewrite_column(self.chunks, "names", ["symbols"], lambda r: defined_names(r["symbols"] or []),
+                              replaces_text_index=False)
+            db.set_meta("chunks_names", NAMES_FORMAT)
         self._requeue_other_models()
         db.finish_migration()
 
@@ -449,6 +459,7 @@ class CodeIndex:
                     "start_line": chunk.start_line,
                     "end_line": chunk.end_line,
                     "symbols": chunk.symbols,
+                    "names": defined_names(chunk.symbols),
                     "refs": chunk.refs,
                     "text": chunk.text,
                     "words": chunk_words(source.path, chunk.text),
@@ -555,6 +566,7 @@ class CodeIndex:
 
     def _tidy(self) -> None:
         self.db.ensure_text_indexes(self.chunks)
+        self.db.ensure_search_indexes(self.chunks, label_lists=CHUNK_LABEL_LISTS)
         # Every update, status check and graph read looks files up by path.
         self.db.ensure_search_indexes(self.files, btree=("path",))
         self.db.note_written()
@@ -629,7 +641,7 @@ class CodeIndex:
 
         def apply():
             self.db.upsert(self.chunks, "id", data, insert=False)
-            self.db.ensure_search_indexes(self.chunks, bitmap=("embedded", "vector_model"), btree=("id", "path"))
+            self.db.ensure_search_indexes(self.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES)
             self.db.note_written()
 
         self.db.write(apply)
@@ -643,6 +655,12 @@ def _module_stem(path: str) -> str:
     if stem in {"__init__", "index", "mod", "main", "lib"} and len(parts) > 1:
         stem = parts[-2]
     return stem
+
+
+def defined_names(symbols: Iterable[str]) -> list[str]:
+    """A chunk's `names` column: the last part of each symbol it defines, lower-cased, each once (search looks
+    definitions up by name in its label-list index)."""
+    return sorted({s.rsplit(".", 1)[-1].lower() for s in symbols})
 
 
 def embed_text(path: str, symbols: list[str], text: str) -> str:

@@ -2,7 +2,8 @@
 
 A query like `parse_cookie`, `MapAdapter.match` or `ParseFlags` asks for a definition; uses of the name (tests,
 callers, docs) come after it. The chunks table lists the symbols each chunk defines (`Class.method` qualified), so
-the definers are one filtered read inside LanceDB, and how well a chunk's symbols match decides its place:
+and a `names` column beside them (each symbol's last part, lower-cased) has a label-list index, the definers are
+one indexed lookup inside LanceDB, and how well a chunk's symbols match decides its place:
 the qualified name exactly, then the name itself, then the name in another case, then a near name (a typo, or the
 start of a name) when nothing defines the name as typed.
 """
@@ -13,7 +14,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from ..store.sql import quote, symbols_filter
+from ..store.sql import quote, sql_list
 
 MAX_ROWS = 50
 NEAR = 0.8
@@ -64,12 +65,13 @@ def near_match(symbols: Iterable[str], typed: str) -> float:
 
 
 def definers(table, names: Iterable[str], where: str | None, columns: list[str]) -> list[dict]:
-    """Chunks defining one of the names (the last part of a dotted one), compared without case, within `where`."""
-    shorts = sorted({_short(n) for n in names if re.fullmatch(r"[\w$]+", _short(n))})
-    wanted = symbols_filter(shorts, ignore_case=True)
-    if wanted is None:
+    """Chunks defining one of the names (the last part of a dotted one), compared without case, within `where`:
+    a lookup in the `names` label-list index (a regular expression over every chunk's symbols cost 15-45 % of a
+    search's p95)."""
+    shorts = sorted({_short(n).lower() for n in names if re.fullmatch(r"[\w$]+", _short(n))})
+    if not shorts:
         return []
-    condition = f"({wanted})" + (f" AND ({where})" if where else "")
+    condition = f"array_has_any(names, {sql_list(shorts)})" + (f" AND ({where})" if where else "")
     return table.search().where(condition).select(columns).limit(MAX_ROWS).to_list()
 
 

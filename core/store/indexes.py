@@ -58,8 +58,9 @@ class Maintenance:
             self._counts[key] = (version, rows)
         return rows
 
-    def rewrite_column(self, table, column: str, needs: list[str], compute) -> None:
-        """Recompute a derived column for every row (a data migration), in batches, under the write lock."""
+    def rewrite_column(self, table, column: str, needs: list[str], compute, replaces_text_index: bool = True) -> None:
+        """Recompute a derived column for every row (a data migration), in batches, under the write lock. A column
+        that `replaces_text_index` takes full-text search over: the full-text indexes of other columns go."""
         total = table.count_rows()
         if total == 0:
             return
@@ -70,7 +71,7 @@ class Maintenance:
                 part = rows[lo : lo + 5000]
                 data = pa.table({"id": [r["id"] for r in part], column: [compute(r) for r in part]})
                 self.upsert(table, "id", data, insert=False)
-            for index in table.list_indices():
+            for index in table.list_indices() if replaces_text_index else ():
                 if index.index_type == "FTS" and index.columns != [column]:
                     self.commit(lambda name=index.name: table.drop_index(name))
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump when a table gains columns; older databases get the new columns (as nulls) when opened.
 v2: memories.context (words that help find a memory without being part of its text).
-v3: memories.vector_model and chunks.vector_model (the model that made the vector; null before v3)."""
+v3: memories.vector_model and chunks.vector_model (the model that made the vector; null before v3).
+v4: chunks.names (the defined symbols' last parts, lower-cased, label-list indexed: definitions by name)."""
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -84,6 +85,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("start_line", pa.int32()),
             pa.field("end_line", pa.int32()),
             pa.field("symbols", pa.list_(pa.string())),
+            pa.field("names", pa.list_(pa.string())),
             pa.field("refs", pa.list_(pa.string())),
             pa.field("text", pa.string()),
             pa.field("words", pa.string()),
