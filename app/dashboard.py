@@ -22,8 +22,8 @@ from ..core.requests import SearchRequest, SelectRequest
 from ..widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ..widgets.format import clip, styled
 from ..widgets.graph_pane import GraphPane
-from ..widgets.keymap import bindings, pane_bindings
-from ..widgets.pane import Pane
+from ..widgets.keymap import acting_key, bindings, pane_bindings
+from ..widgets.pane import Pane, Target
 from ..widgets.search_pane import SearchPane, normalised
 from ..widgets.timeline_pane import TimelinePane
 from ..widgets.what_pane import WhatPane
@@ -33,8 +33,8 @@ from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
     ContextCopied, DatabaseReplaced, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished,
-    IndexProgressed, MemoriesChanged, MemoryRefused, MemorySaved, SearchFinished, SelectionMade, TimelineLoaded, Undo,
-    WhatLoaded,
+    IndexProgressed, MemoriesChanged, MemoryFetched, MemoryRefused, MemorySaved, SearchFinished, SelectionMade,
+    TimelineLoaded, Undo, WhatLoaded,
 )
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ NARROW_WIDTH = 110
 class DashboardScreen(Screen):
     """Five live panes over one repository."""
 
-    BINDINGS = bindings("dashboard") + pane_bindings()
+    BINDINGS = bindings("dashboard") + bindings("item") + pane_bindings()
 
     task_text: reactive[str] = reactive("")
     """The task of the budget meter."""
@@ -215,6 +215,10 @@ class DashboardScreen(Screen):
             raise
         verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
         self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
+
+    @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
+    def fetch_memory(self, memory_id: str, then: str) -> None:
+        self._deliver(MemoryFetched(self.bridge.memory(memory_id), then))
 
     @work(thread=True, group="memory", exit_on_error=False)
     def change_memory(self, memory: Memory, close_task: bool) -> None:
@@ -465,28 +469,85 @@ class DashboardScreen(Screen):
     def action_new_memory(self) -> None:
         self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
 
-    def _target_memory(self):
-        hit = self.query_one(SearchPane).highlighted_hit()
-        if hit is not None and hit.memory is not None:
-            return hit.memory
-        return None
+    def _focused_pane(self) -> Pane | None:
+        """The pane that has the keyboard (the search box belongs to pane 2)."""
+        node = self.focused
+        while node is not None and not isinstance(node, Pane):
+            node = node.parent
+        return node
+
+    def _target(self) -> Target | None:
+        pane = self._focused_pane()
+        return pane.target() if pane is not None else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """An item key is live (and in the footer) only where the focused pane highlights an item it acts on, so
+        the footer shows the keys of the pane in front of you; typed into a text box it is text."""
+        name = str(parameters[0]).split("(", 1)[0] if action == "key" and parameters else action
+        key = acting_key(name)
+        if key is None:
+            return True
+        if isinstance(self.focused, (Input, TextArea)):
+            return False
+        target = self._target()
+        return target is not None and target.kind in key.applies
 
     def action_edit_memory(self) -> None:
-        memory = self._target_memory()
-        if memory is None:
-            self.notify("highlight a memory in the search results first", severity="warning")
-            return
-        self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
+        self._with_memory("edit")
 
     def action_done_or_forget(self) -> None:
-        memory = self._target_memory()
-        if memory is None:
-            self.notify("highlight a memory in the search results first", severity="warning")
+        self._with_memory("done_or_forget")
+
+    def _with_memory(self, then: str) -> None:
+        target = self._target()
+        if target is None or target.kind != "mem":
+            self.notify("highlight a memory first (in any pane that lists one)", severity="warning")
+        elif target.memory is not None:
+            self._act_on_memory(target.memory, then)
+        else:
+            self.fetch_memory(target.name, then)  # the graph lists a memory by id and title only
+
+    @on(MemoryFetched)
+    def _fetched(self, message: MemoryFetched) -> None:
+        self._act_on_memory(message.memory, message.then)
+
+    def _act_on_memory(self, memory: Memory, then: str) -> None:
+        if then == "edit":
+            self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
             return
         close = memory.is_open_task
         question = "Close the task" if close else f"Forget this {memory.kind}"
         self.app.push_screen(ConfirmScreen(f"{question}?", memory.title),
                              lambda yes: yes and self.change_memory(memory, close_task=close))
+
+    def action_pin_item(self) -> None:
+        target = self._target()
+        key = target.context_key if target is not None else None
+        if key is None:
+            self.notify("highlight a memory or a file to pin it to the context", severity="warning")
+            return
+        if key in self.excluded:
+            self._restore(key)
+        self.pins = self.pins | {key}
+        self.notify(f"pinned to the context: {clip(target.label, 80)}", timeout=3, markup=False)
+        self._show_budget()
+        self.run_select()
+
+    def action_graph_item(self) -> None:
+        target = self._target()
+        if target is None:
+            self.notify("highlight a memory, file or commit first", severity="warning")
+            return
+        self.load_graph(target.node)
+
+    def action_zoom(self) -> None:
+        """Give the focused pane the whole screen, or give the five their places back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        pane = self._focused_pane()
+        if pane is not None:
+            self.maximize(pane, container=False)
 
     def action_undo(self) -> None:
         if not self.undo_stack:

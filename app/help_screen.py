@@ -11,7 +11,8 @@ from textual.widgets import Static
 
 from ..widgets.keymap import KEYMAP, bindings
 
-SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "search": "Search box", "pane": "Every pane",
+SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "item": "Highlighted item",
+          "search": "Search box", "pane": "Every pane",
           "budget": "Context pane (5)", "confirm": "Questions", "memory": "Memory form", "help": "This help"}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
@@ -15,7 +15,7 @@ from ..core.assemble import Assembled
 from ..core.items import Item, Selection
 from .format import clip, clip_left, styled
 from .keymap import bindings
-from .pane import Pane
+from .pane import Pane, Target
 from .table import fit_columns
 
 COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
@@ -157,6 +157,19 @@ class BudgetPane(Pane):
     def _highlighted(self) -> tuple[Item, bool] | None:
         row = self.query_one(DataTable).cursor_row
         return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def target(self) -> Target | None:
+        found = self._highlighted()
+        if found is None:
+            return None
+        item = found[0]
+        if item.memory is not None:
+            return Target(f"mem:{item.memory.id}", item.memory.title, item.memory)
+        return Target(f"file:{item.path}", item.path)
+
+    @on(DataTable.RowHighlighted, "#budget-table")
+    def _highlighted_row(self) -> None:
+        self.targets_changed()
 
     def action_drop(self) -> None:
         found = self._highlighted()

@@ -11,7 +11,7 @@ from textual.widgets import Tree
 
 from ..core.answers import Neighbour
 from .format import clip, styled
-from .pane import Pane
+from .pane import Pane, Target
 
 _ICONS = {"mem": "◆", "file": "▤", "sym": "ƒ", "commit": "●"}
 
@@ -36,14 +36,30 @@ class GraphPane(Pane):
         def control(self) -> "GraphPane":
             return self.pane
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.labels: dict[str, str] = {}
+        """Each node shown, by name: its label."""
+
     def compose(self) -> ComposeResult:
         yield Tree("graph", id="graph-tree")
+
+    def target(self) -> Target | None:
+        node = self.query_one(Tree).cursor_node
+        if node is None or not isinstance(node.data, str):
+            return None  # a group heading (an edge type)
+        return Target(node.data, self.labels.get(node.data, node.data))
+
+    @on(Tree.NodeHighlighted, "#graph-tree")
+    def _highlighted(self) -> None:
+        self.targets_changed()
 
     def show(self, centre: str, label: str, found: list[Neighbour]) -> None:
         tree = self.query_one(Tree)
         tree.clear()
         tree.root.set_label(styled(f"{_ICONS.get(centre.split(':', 1)[0], '')} ", clip(label, 200)))
         tree.root.data = centre
+        self.labels = {centre: label} | {n.node: n.label for n in found}
         groups: dict[str, list[Neighbour]] = {}
         for n in found:
             groups.setdefault(n.via, []).append(n)

@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 from ..core.answers import SearchHit, SearchResults
 from .format import PREVIEW_CHARS, age, bounded, clip, clip_left, styled, visible
 from .keymap import bindings
-from .pane import Pane
+from .pane import Pane, Target
 
 
 def normalised(query: str) -> str:
@@ -117,8 +117,17 @@ class SearchPane(Pane):
         index = self.query_one(OptionList).highlighted
         return self.hits[index] if index is not None and index < len(self.hits) else None
 
+    def target(self) -> Target | None:
+        hit = self.highlighted_hit()
+        if hit is None:
+            return None
+        if hit.source == "memory":
+            return Target(f"mem:{hit.id}", hit.title, hit.memory)
+        return Target(f"file:{hit.path}", hit.path)
+
     @on(OptionList.OptionHighlighted, "#search-results")
     def _preview(self, event: OptionList.OptionHighlighted) -> None:
+        self.targets_changed()
         hit = self.highlighted_hit()
         if hit is None:
             return

@@ -1,0 +1,138 @@
+"""The keys that act on an item work in every pane that lists it (what, search, graph, timeline, context), the
+footer shows the focused pane's own keys, and `z` gives the focused pane the screen. The real dashboard under Pilot
+on a real repository, store and index, attached to the resident server as `cortex-tui` runs."""
+
+import pytest
+
+from cortex_tui.app.confirm import ConfirmScreen
+from cortex_tui.app.dashboard import DashboardScreen
+from cortex_tui.app.memory_form import MemoryForm
+from cortex_tui.app.messages import GraphLoaded, IndexFinished, MemorySaved, SearchFinished, SelectionMade, WhatLoaded
+from cortex_tui.app.showcase import RecordingApp, settle, wait_until
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.widgets.budget_pane import BudgetPane
+from cortex_tui.widgets.graph_pane import GraphPane
+from cortex_tui.widgets.search_pane import SearchPane
+from cortex_tui.widgets.timeline_pane import TimelinePane
+from cortex_tui.widgets.what_pane import WhatPane
+
+from .conftest import bridge_for, commit_file
+
+SIZES = [(160, 45), (80, 24)]
+
+
+@pytest.fixture
+def shop(repo):
+    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
+    commit_file(repo, "shop/cart.py", "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                "        return sum(price_of(i) for i in items)\n", "Add cart")
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision",
+                                files=("shop/pricing.py",)))
+    engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
+    return repo
+
+
+def footer_keys(app) -> set[str]:
+    return {b.key for _, b, enabled, _ in app.screen.active_bindings.values() if b.show and enabled}
+
+
+def highlight_what(pane: WhatPane, node_prefix: str, text: str = "") -> None:
+    listing = pane.query_one("OptionList")
+    for option_id, target in pane.targets.items():
+        if target.node.startswith(node_prefix) and text in target.label:
+            listing.highlighted = listing.get_option_index(option_id)
+            return
+    raise AssertionError(f"no {node_prefix} {text!r} in pane 1")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_d_closes_the_open_task_in_pane_1_and_the_footer_follows_the_highlight(shop, size):
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        what = app.screen.query_one(WhatPane)
+        await pilot.press("1")
+        highlight_what(what, "commit:")
+        await pilot.pause()
+        assert {"g"} <= footer_keys(app) and not {"e", "d"} & footer_keys(app), "a commit cannot be edited"
+        highlight_what(what, "mem:", "fuel surcharge")
+        await pilot.pause()
+        assert {"e", "d", "p", "g"} <= footer_keys(app)
+        task = what.target().memory
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot, MemorySaved)
+        assert Engine(shop).get(task.id).task_state == "done"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_e_edits_a_memory_the_graph_lists_and_g_recentres_from_the_timeline(shop, size):
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+        app.screen.load_graph("file:shop/pricing.py")
+        graph = app.screen.query_one(GraphPane)
+        await wait_until(pilot, lambda: f"mem:{decision.id}" in graph.labels, "the decision next to pricing.py")
+        await pilot.press("3")
+        tree = graph.query_one("Tree")
+        node = next(n for n in _walk(tree.root) if n.data == f"mem:{decision.id}")
+        tree.move_cursor(node)
+        await pilot.pause()
+        assert "e" in footer_keys(app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm), "the memory form")
+        assert app.screen.editing.id == decision.id
+        await pilot.press("escape")
+        await pilot.press("4")
+        timeline = app.screen.query_one(TimelinePane)
+        target = timeline.target()
+        assert target.kind == "commit"
+        app.messages.clear()
+        await pilot.press("g")
+        await settle(pilot, GraphLoaded)
+        assert app.screen.graph_centre == target.node
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_p_pins_a_search_hit_to_the_context(shop, size):
+    app = RecordingApp(bridge_for(shop), task="cart total", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        await pilot.press("slash", *"prices include tax twice", "enter")
+        search = app.screen.query_one(SearchPane)
+        await wait_until(pilot, lambda: search.hits and search.hits[0].memory is not None, "the decision as first hit")
+        memory = search.hits[0].memory
+        app.messages.clear()
+        await pilot.press("p")
+        await settle(pilot, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        assert f"memory:{memory.id}" in app.screen.pins
+        assert any(i.memory is not None and i.memory.id == memory.id for i in budget.items)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (200, 60)])
+async def test_z_gives_the_focused_pane_the_screen_and_back(shop, size):
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("3")
+        graph = app.screen.query_one(GraphPane)
+        narrow = graph.size.width
+        assert "z" in footer_keys(app)
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.maximized is graph and graph.size.width >= size[0] - 2 > narrow
+        assert graph.query_one("Tree").has_focus
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.maximized is None and graph.size.width == narrow
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
