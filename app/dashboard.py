@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static, Tabs, Tab, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.errors import CortexError
+from ..core.gitctx import implicit_query
 from ..core.records import Memory, MemoryDraft
 from ..core.items import Item, Selection
 from ..core.requests import SearchRequest, SelectRequest
@@ -52,7 +53,7 @@ class DashboardScreen(Screen):
     BINDINGS = bindings("dashboard") + bindings("item") + pane_bindings()
 
     task_text: reactive[str] = reactive("")
-    """The task of the budget meter."""
+    """The task of the budget meter, as typed (`t`); empty while it follows the working change."""
     budget: reactive[int] = reactive(12000)
     """Token budget of the selected context."""
     fmt: reactive[str] = reactive("markdown")
@@ -76,6 +77,9 @@ class DashboardScreen(Screen):
         self.selection: Selection | None = None
         self.assembled = None
         """The selection rendered in `fmt`: what the meter counts and `c` copies."""
+        self.implicit_task = ""
+        """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
+        is typed, as the search with no query does."""
         self.searched: str | None = None
         """The normalised text of the latest search asked for."""
         self._where = str(bridge.root)
@@ -169,12 +173,17 @@ class DashboardScreen(Screen):
             return
         self._deliver(SearchFinished(self.bridge.search(SearchRequest(text, limit=30)), text))
 
+    @property
+    def task(self) -> str:
+        """The task the meter selects for: the typed one, or else what you work on."""
+        return self.task_text.strip() or self.implicit_task
+
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
     def run_select(self) -> None:
-        if not self.task_text.strip():
+        if not self.task:
             return
         fmt = self.fmt
-        request = SelectRequest(self.task_text, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
+        request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
             self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
@@ -251,7 +260,7 @@ class DashboardScreen(Screen):
         self._topbar("indexing…")
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task_text:
+        if self.task:
             self.run_select()
         self.index_in_background()
 
@@ -259,6 +268,11 @@ class DashboardScreen(Screen):
     def _what(self, message: WhatLoaded) -> None:
         self.query_one(WhatPane).show(message.what)
         self.loaded.add("what")
+        implicit = implicit_query(message.what.git)
+        if implicit != self.implicit_task:
+            self.implicit_task = implicit
+            if not self.task_text.strip():
+                self.run_select()
         git = message.what.git
         self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
         self._topbar()
@@ -293,7 +307,8 @@ class DashboardScreen(Screen):
         if self.selection is None or self.assembled is None:
             return
         dropped = tuple(item for key, item in self.dropped.items() if key in self.excluded)
-        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped))
+        implicit = self.selection.task == self.implicit_task and not self.task_text.strip()
+        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped, implicit))
 
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
@@ -319,7 +334,7 @@ class DashboardScreen(Screen):
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
-        if not (r.changed or r.removed or r.embedded or self.task_text):
+        if not (r.changed or r.removed or r.embedded or self.task):
             return
         self._refresh_everything()
 
@@ -343,7 +358,7 @@ class DashboardScreen(Screen):
     def _refresh_everything(self) -> None:
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task_text:
+        if self.task:
             self.run_select()
 
     @on(MemorySaved)
@@ -444,8 +459,9 @@ class DashboardScreen(Screen):
             widget.focus()
 
     def action_set_task(self) -> None:
+        """The search text becomes the task; with the box empty, the meter goes back to what you work on."""
         text = self.query_one(SearchPane).text.strip()
-        if not text:
+        if not text and not self.task_text:
             self.notify("type the task in the search box first, then press t", severity="warning")
             return
         self.task_text, self.pins, self.excluded, self.dropped = text, frozenset(), frozenset(), {}

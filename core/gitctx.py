@@ -14,6 +14,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .secrets import redacted
+from .text import split_identifier
+
+
+MAIN_BRANCHES = frozenset({"main", "master", "trunk", "develop"})
+"""Branch names that say nothing about the work on them."""
+
+
+def implicit_query(ctx: GitContext | None) -> str:
+    """What you are working on, in words: branch name, recent commit subjects, changed file names. The search with
+    no query and the context pane with no task both start from it."""
+    if ctx is None or not ctx.is_repo:
+        return ""
+    words: list[str] = []
+    if ctx.branch and ctx.branch not in MAIN_BRANCHES:
+        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
+    words.extend(c.subject for c in ctx.commits[:5])
+    words.extend(ctx.changed_files[:10])
+    return " ".join(words)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from .answers import ScoreBreakdown, SearchHit, SearchResults
 from .config import SearchWeights
 from .database import in_filter, quote, sql_list
 from .embed import Embedder
-from .gitctx import GitContext
+from .gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from .index import CodeIndex
 from .pool import READS
 from .definitions import definers, definition_match, near_definers, near_match
@@ -25,7 +25,7 @@ from .roles import asked_topics, role_weight, topics_of
 from .records import VECTOR_FIELDS, Memory
 from .snippet import best_window
 from .store import MemoryStore, _row_to_memory, without_repeats
-from .text import query_stems, split_identifier, word_stems
+from .text import query_stems, word_stems
 
 CANDIDATES = 50
 CHANGED_FILES = 10
@@ -50,23 +50,11 @@ def _pending(counts: Future | None) -> int:
     return counts.result()[1] if counts is not None else 0
 
 
-def implicit_query(ctx: GitContext | None) -> str:
-    """What you are working on, in words: branch name, recent commit subjects, changed file names."""
-    if ctx is None or not ctx.is_repo:
-        return ""
-    words: list[str] = []
-    if ctx.branch and ctx.branch not in {"main", "master", "trunk", "develop"}:
-        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
-    words.extend(c.subject for c in ctx.commits[:5])
-    words.extend(ctx.changed_files[:10])
-    return " ".join(words)
-
-
 def context_terms(ctx: GitContext | None) -> tuple[str, ...]:
     """Words folded into every search at low weight: the branch name and recent commit subjects."""
     if ctx is None or not ctx.is_repo:
         return ()
-    branch = "" if ctx.branch in {"main", "master", "trunk", "develop"} else ctx.branch
+    branch = "" if ctx.branch in MAIN_BRANCHES else ctx.branch
     text = " ".join([branch.replace("/", " ").replace("-", " ")] + [c.subject for c in ctx.commits[:3]])
     return parse_query(text).terms
 

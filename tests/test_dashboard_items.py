@@ -136,3 +136,26 @@ def _walk(node):
     yield node
     for child in node.children:
         yield from _walk(child)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_context_pane_starts_on_the_working_change_and_says_so(shop, size):
+    (shop / "shop" / "cart.py").write_text("from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                                           "        return round(sum(price_of(i) for i in items), 2)\n")
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        assert "implicit task" in str(budget.border_title)
+        assert "shop/cart.py" in budget.view.selection.task
+        assert any(i.path == "shop/cart.py" for i in budget.items)
+        await pilot.press("slash", *"tax twice", "escape")
+        app.messages.clear()
+        await pilot.press("t")
+        await settle(pilot, SelectionMade)
+        assert budget.view.selection.task == "tax twice" and "implicit" not in str(budget.border_title)
+        await pilot.press("slash", "ctrl+u", "escape")
+        app.messages.clear()
+        await pilot.press("t")
+        await settle(pilot, SelectionMade)
+        assert "implicit task" in str(budget.border_title), "t with an empty box goes back to the working change"

@@ -36,6 +36,8 @@ class BudgetView:
     assembled: Assembled
     pins: frozenset[str]
     dropped: tuple[Item, ...]
+    implicit: bool = False
+    """The task is what you work on (branch, recent commits, working change), not one typed with `t`."""
 
 
 class BudgetPane(Pane):
@@ -91,7 +93,13 @@ class BudgetPane(Pane):
     def show(self, view: BudgetView) -> None:
         self.view = view
         selection, assembled = view.selection, view.assembled
-        task = styled(("task: ", "bold"), clip(selection.task, 300), (f"  ({assembled.format})", "dim"))
+        if view.implicit:
+            self.border_title = f"{self.PANE_TITLE} · implicit task: what you work on"
+            task = styled(("implicit task ", "bold"), ("(your branch, recent commits and changed files; / and t set "
+                                                       "one): ", "dim"), clip(selection.task, 300))
+        else:
+            self.border_title = f"{self.PANE_TITLE} · task"
+            task = styled(("task: ", "bold"), clip(selection.task, 300), (f"  ({assembled.format})", "dim"))
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
