@@ -43,6 +43,12 @@ if TYPE_CHECKING:
 
 PANES = ("what", "search", "graph", "timeline", "budget")
 """In the order of their numbers, which is also their reading order on screen."""
+BUSY = {"what": ("what", "loading"), "search": ("search", "searching"), "graph": ("graph", "loading"),
+        "timeline": ("timeline", "loading"), "select": ("budget", "selecting"), "copy": ("budget", "copying"),
+        "fetch": ("", "reading the memory")}
+"""Worker group -> (the pane whose result it brings, what the pane says meanwhile); "" for the focused pane."""
+BUSY_AFTER_S = 0.15
+"""Work that answers sooner shows no busy state: it would only flicker."""
 FORMATS = ("markdown", "xml", "json")
 NARROW_WIDTH = 110
 
@@ -253,6 +259,31 @@ class DashboardScreen(Screen):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.notify(_one_line(event.worker.error), severity="error", timeout=6, markup=False)
 
+    @on(Worker.StateChanged)
+    def _worker_busy(self, event: Worker.StateChanged) -> None:
+        """A pane whose work runs longer than BUSY_AFTER_S says so in its border (and its tab, when narrow) until
+        the last worker of its group ends; a newer worker of the group has replaced the older ones by then."""
+        group = event.worker.group
+        if group not in BUSY:
+            return
+        if event.state == WorkerState.RUNNING:
+            # A search first waits out the typing debounce: it is busy only once it runs longer than that.
+            wait = BUSY_AFTER_S + (self.SEARCH_DEBOUNCE_S if group == "search" else 0)
+            self.set_timer(wait, lambda: self._show_busy(group))
+        elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._show_busy(group)
+
+    def _show_busy(self, group: str) -> None:
+        name, doing = BUSY[group]
+        pane = self.query_one(f"#{name}", Pane) if name else self._focused_pane()
+        if pane is None:
+            return
+        running = any(w.group == group and w.is_running for w in self.workers)
+        pane.set_busy(doing if running else "")
+        if name:
+            number = PANES.index(name) + 1
+            self.query_one(f"#tab-{name}", Tab).label = f"{number} {name}" + (" ⋯" if running else "")
+
     # --- results arriving ------------------------------------------------------------------------------------
 
     @on(EngineReady)
@@ -296,8 +327,8 @@ class DashboardScreen(Screen):
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:
-        if message.assembled.format != self.fmt:
-            # `f` was pressed while this was selected: the selection for the new format is on its way.
+        if message.assembled.format != self.fmt or message.selection.budget != self.budget:
+            # `f`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
             return
         self.selection, self.assembled = message.selection, message.assembled
         self._show_budget()

@@ -159,3 +159,40 @@ async def test_the_context_pane_starts_on_the_working_change_and_says_so(shop, s
         await pilot.press("t")
         await settle(pilot, SelectionMade)
         assert "implicit task" in str(budget.border_title), "t with an empty box goes back to the working change"
+
+
+class SlowBridge:
+    """The real bridge, with selection held for a while: what a large repository or an index pass costs it."""
+
+    def __new__(cls, engine_bridge, seconds: float):
+        real_select = engine_bridge.select
+
+        def select(request):
+            import time
+
+            time.sleep(seconds)
+            return real_select(request)
+
+        engine_bridge.select = select
+        return engine_bridge
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_t_shows_the_context_pane_busy_until_the_selection_arrives(shop, size):
+    from cortex_tui.app.bridge import EngineBridge
+
+    app = RecordingApp(SlowBridge(EngineBridge(Engine(shop)), 0.8), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        tab = app.screen.query_one("#tab-budget")
+        assert not budget.border_subtitle and "⋯" not in str(tab.label)
+        await pilot.press("slash", *"tax twice", "escape")
+        app.messages.clear()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: "selecting" in str(budget.border_subtitle), "the pane saying it selects")
+        if size[0] < 110:
+            assert str(tab.label) == "5 budget ⋯", "behind a tab, the tab says the pane is busy"
+        await settle(pilot, SelectionMade)
+        assert not budget.border_subtitle and str(tab.label) == "5 budget"
+        assert budget.view.selection.task == "tax twice"
