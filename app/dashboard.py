@@ -371,9 +371,7 @@ class DashboardScreen(Screen):
 
     @on(IndexChanged)
     def _index_changed(self, message: IndexChanged) -> None:
-        u = message.update
-        what = "branch or HEAD moved" if u.git_state_changed else ", ".join(u.paths[:2])
-        self._topbar(f"updated ({what}) in {u.seconds * 1000:.0f} ms")
+        self._topbar(message.update.summary())
         self._refresh_everything()
 
     @on(MemoriesChanged)

@@ -17,7 +17,7 @@ from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
 
-from .conftest import bridge_for, commit_file
+from .conftest import bridge_for, commit_file, watching
 
 SIZES = [(160, 45), (80, 24)]
 
@@ -196,3 +196,21 @@ async def test_t_shows_the_context_pane_busy_until_the_selection_arrives(shop, s
         await settle(pilot, SelectionMade)
         assert not budget.border_subtitle and str(tab.label) == "5 budget"
         assert budget.view.selection.task == "tax twice"
+
+
+async def test_the_top_bar_says_what_an_index_update_did(shop):
+    from cortex_tui.app.messages import IndexChanged
+    from cortex_tui.core.answers import IndexReport, WatchUpdate
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        top = app.screen.query_one("#topbar")
+        # The watcher's catch-up pass after start-up: no event set it off, so no paths and no time.
+        app.screen.post_message(IndexChanged(WatchUpdate((), False, IndexReport(changed=2), 0.0)))
+        await wait_until(pilot, lambda: "index updated" in str(top.content), "the catch-up in the top bar")
+        shown = str(top.content)
+        assert "()" not in shown and " 0 ms" not in shown and "2 changed" in shown, shown
+        await wait_until(pilot, lambda: watching(app.bridge), "the watcher")
+        (shop / "shop" / "cart.py").write_text("class Cart:\n    pass\n")
+        await wait_until(pilot, lambda: "shop/cart.py in" in str(top.content), "the edited file in the top bar")
