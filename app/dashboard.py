@@ -95,10 +95,13 @@ class DashboardScreen(Screen):
         screenshots and `cortex bench tui`."""
 
     def compose(self) -> ComposeResult:
+        # Decided before the first frame: the resize handler comes after it, and an 80-column terminal was first
+        # painted with all five panes squashed side by side.
+        self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         yield Static("", id="topbar")
         yield Tabs(*[Tab(f"{n} {name}", id=f"tab-{name}") for n, name in enumerate(PANES, 1)], id="narrow-tabs")
         with Grid(id="grid"):
-            yield WhatPane(id="what")
+            yield WhatPane(id="what", classes="active")
             yield SearchPane(id="search")
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")

@@ -214,3 +214,22 @@ async def test_the_top_bar_says_what_an_index_update_did(shop):
         await wait_until(pilot, lambda: watching(app.bridge), "the watcher")
         (shop / "shop" / "cart.py").write_text("class Cart:\n    pass\n")
         await wait_until(pilot, lambda: "shop/cart.py in" in str(top.content), "the edited file in the top bar")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 40)])
+async def test_a_narrow_terminal_never_paints_the_five_pane_layout(shop, size):
+    """Every frame the compositor hands over is recorded: the first one at 80x24 used to hold all five panes
+    squashed side by side, until the resize handler switched to tabs."""
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    frames: list[set[str]] = []
+    display = app._display
+
+    def recording(screen, renderable):
+        if isinstance(screen, DashboardScreen) and renderable is not None:
+            frames.append({w.id for w in screen._compositor.visible_widgets if w.id in ("what", "search", "graph")})
+        return display(screen, renderable)
+
+    app._display = recording
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        assert frames and all(len(shown) <= 1 for shown in frames), frames[:3]
