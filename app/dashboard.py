@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..core.errors import CortexError
 from ..core.gitctx import implicit_query
+from ..core.progress import ProgressClock
 from ..core.records import Memory, MemoryDraft
 from ..core.items import Item, Selection
 from ..core.requests import SearchRequest, SelectRequest
@@ -83,6 +84,8 @@ class DashboardScreen(Screen):
         self.selection: Selection | None = None
         self.assembled = None
         """The selection rendered in `fmt`: what the meter counts and `c` copies."""
+        self.progress_clock = ProgressClock()
+        """Times the index pass's phases for the top bar's rate and estimate."""
         self.implicit_task = ""
         """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
         is typed, as the search with no query does."""
@@ -353,7 +356,7 @@ class DashboardScreen(Screen):
     @on(IndexProgressed)
     def _index_progress(self, message: IndexProgressed) -> None:
         p = message.progress
-        self._topbar(f"indexing: {p.phase} {p.done}/{p.total}" if p.total else f"indexing: {p.phase}")
+        self._topbar(f"indexing: {self.progress_clock.update(p).line()}")
         if p.phase == "embedding" and "lexical" not in self.loaded:
             # The files and their text are in: what the panes say about the code ("not indexed yet", no
             # neighbours) is out of date now, not only once every chunk is embedded (minutes on a large tree).
