@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from ..core.assemble import Assembled
 from ..core.items import Item, Selection
-from .format import clip, clip_left, styled
+from .format import clip, shorten_path, styled
 from .keymap import bindings
 from .pane import Pane, Target
 from .table import fit_columns
@@ -125,7 +125,7 @@ class BudgetPane(Pane):
             pin = "📌" if item_key(item) in view.pins else ""
             kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{item.kind}")
             why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
-            label = styled((_label(item, widths["item"]), "dim strike" if dropped else ""))
+            label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),
                           key=("dropped:" if dropped else "") + item.key)
         if table.row_count:
@@ -197,9 +197,8 @@ def _strongest(signals: dict[str, float]) -> list[tuple[str, float]]:
 
 
 def _label(item: Item, width: int) -> str:
-    """People recognise a memory by its kind and title, a code item by its path and lines. The path stays whole
-    (it is cut from the left only when it alone is too wide); adjacent line ranges are shown as one, and ranges that
-    do not fit end in `…`."""
+    """People recognise a memory by its kind and title, a code item by its path and lines. Adjacent line ranges are
+    shown as one; the path gives way in the middle (its folders) before the file name or the first range does."""
     if item.memory is not None:
         return clip(f"{item.memory.kind}: {item.memory.title or item.memory.text[:200]}", width)
     spans: list[list[int]] = []
@@ -209,8 +208,9 @@ def _label(item: Item, width: int) -> str:
         else:
             spans.append([start, end])
     ranges = ",".join(f"{a}-{b}" for a, b in spans)
-    path = clip_left(item.path, max(width - min(len(ranges), 10) - 1, 8)) if ranges else clip_left(item.path, width)
     if not ranges:
-        return path
-    room = width - len(path) - 1
-    return f"{path}:{ranges if len(ranges) <= room else clip(ranges, max(room, 2))}"
+        return shorten_path(item.path, width)
+    first = ranges.split(",", 1)[0]
+    name = item.path.rsplit("/", 1)[-1]
+    fits = [r for r in (ranges, f"{first},…") if len(name) + len(r) + 3 <= width or len(item.path) + len(r) < width]
+    return shorten_path(f"{item.path}:{fits[0] if fits else first}", width)

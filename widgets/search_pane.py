@@ -9,14 +9,14 @@ from pathlib import PurePosixPath
 
 from rich.console import Group
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..core.answers import SearchHit, SearchResults
-from .format import PREVIEW_CHARS, age, bounded, clip, clip_left, styled, visible
+from .format import PREVIEW_CHARS, age, bounded, clip, shorten_path, styled, visible
 from .keymap import bindings
 from .pane import Pane, Target
 
@@ -66,6 +66,7 @@ class SearchPane(Pane):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.hits: list[SearchHit] = []
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         # select_on_focus off: `/` must not arm the next key to replace the whole query.
@@ -96,22 +97,41 @@ class SearchPane(Pane):
         if normalised(request) != normalised(self.text):
             return
         self.hits = results.hits
-        listing = self.query_one(OptionList)
-        listing.clear_options()
-        for hit in results.hits:
-            where = hit.location if hit.source == "code" else hit.kind
-            when = age(hit.memory.updated_at) if hit.memory else ""
-            listing.add_option(Option(styled(f"{hit.score.total:5.2f} ", (clip(hit.title, 40), "bold"),
-                                             (f"  {clip_left(where, 48)} {when}", "dim"))))
+        self._fill()
         fresh = {True: ("index fresh", ""), False: ("index stale", "yellow"), None: ("no code index", "")}[results.index_fresh]
         pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
         label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
         notes = (" · " + clip("; ".join(results.notes), 300)) if results.notes else ""
         self.query_one("#search-status", Static).update(styled(f"{label} · ", fresh, f"{pending}{notes}"))
         if results.hits:
-            listing.highlighted = 0
+            self.query_one(OptionList).highlighted = 0
         else:
             self.query_one("#search-preview", Static).update("")
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width and self.hits:
+            self._fill()
+
+    def _fill(self) -> None:
+        """(Re)build the rows for the pane's width, keeping the highlighted one: a code hit reads as its path and
+        lines (shortened in the middle, so two hits in one folder stay apart), then its symbols; a memory as its
+        title, kind and age."""
+        listing = self.query_one(OptionList)
+        row = listing.highlighted
+        self._width = self.size.width
+        room = max(listing.content_size.width - 9, 20)  # the score column and the scrollbar
+        listing.clear_options()
+        for hit in self.hits:
+            if hit.source == "code":
+                where = shorten_path(hit.location, room)
+                names = ", ".join(hit.symbols[:3]) if hit.symbols else ""
+                line = styled(f"{hit.score.total:5.2f} ", (where, "bold"), (f"  {clip(names, room)}" if names else "", "dim"))
+            else:
+                when = f" · {age(hit.memory.updated_at)}" if hit.memory else ""
+                line = styled(f"{hit.score.total:5.2f} ", (clip(hit.title, room), "bold"), (f"  {hit.kind}{when}", "dim"))
+            listing.add_option(Option(line))
+        if row is not None and self.hits:
+            listing.highlighted = min(row, len(self.hits) - 1)
 
     def highlighted_hit(self) -> SearchHit | None:
         index = self.query_one(OptionList).highlighted

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.answers import Timeline
-from .format import age, clip, clip_left, styled
+from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 from .table import fit_columns
 
@@ -107,7 +107,7 @@ class TimelinePane(Pane):
             text.append("\n")
         if key != "now":
             for path in entry.commit.files[:20]:
-                text.append_text(styled(f"  {clip_left(path, 300)}"))
+                text.append_text(styled(f"  {shorten_path(path, max(self.content_size.width - 4, 20))}"))
                 text.append("\n")
         text.rstrip()
         self.query_one("#timeline-detail", Static).update(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Label, OptionList
@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 
 from ..core.records import Memory
 from ..core.answers import WhatToKnow
-from .format import age, clip, styled
+from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 
 
@@ -42,12 +42,22 @@ class WhatPane(Pane):
         super().__init__(**kwargs)
         self.targets: dict[str, Target] = {}
         """By option id: what each entry is, for the keys that act on the highlighted one."""
+        self.what: WhatToKnow | None = None
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="what-list")
         yield Label("", id="what-hints", classes="hint")
 
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width and self.what is not None:
+            self.show(self.what)
+
     def show(self, what: WhatToKnow) -> None:
+        self.what = what
+        self._width = self.size.width
+        # The list's own width less the importers and state columns and the scrollbar.
+        path_room = self.query_one(OptionList).content_size.width - 11
         options: list[Option] = []
         targets: dict[str, Target] = {}
 
@@ -73,7 +83,7 @@ class WhatPane(Pane):
                                     styled((f"{age(c.time):>4} ", "dim"), f"{c.short} ", clip(c.subject, 200)))
                                    for c in what.recent_commits])
         section("Working change", [(Target(f"file:{f.path}", f.path),
-                                    styled((f"←{f.imported_by:<3}", "dim"), f"{f.state[:3]} ", clip(f.path, 200)))
+                                    styled((f"←{f.imported_by:<3}", "dim"), f"{f.state[:3]} ", shorten_path(f.path, path_room)))
                                    for f in what.changed_files])
         self.targets = targets
         listing = self.query_one(OptionList)
