@@ -233,3 +233,25 @@ async def test_a_narrow_terminal_never_paints_the_five_pane_layout(shop, size):
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded)
         assert frames and all(len(shown) <= 1 for shown in frames), frames[:3]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_help_fits_the_terminal_and_j_k_scroll_it(shop, size):
+    from cortex_tui.app.help_screen import HelpScreen
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("VerticalScroll")
+        region = box.region
+        assert region.x >= 0 and region.right <= size[0] and region.bottom <= size[1], region
+        assert box.max_scroll_y > 0, "the help is longer than the terminal"
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        assert box.scroll_y == 3
+        await pilot.press("k")
+        await pilot.pause()
+        assert box.scroll_y == 2

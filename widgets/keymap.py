@@ -89,6 +89,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("confirm.yes", "y", "y", "answer(True)", "Yes", "confirm (forget, close)", "confirm", footer=True),
     Key("confirm.no", "n,escape", "n / esc", "answer(False)", "No", "keep it", "confirm", footer=True),
     Key("help.close", "escape,q,question_mark,f1", "esc / q / ?", "dismiss", "Close", "close this help", "help"),
+    Key("help.down", "j,down", "j / ↓", "scroll(1)", "Down", "scroll this help down", "help"),
+    Key("help.up", "k,up", "k / ↑", "scroll(-1)", "Up", "scroll this help up", "help"),
     Key("memory.save", "ctrl+s", "ctrl+s", "save", "Save", "save the memory in the form", "memory", footer=True),
     Key("memory.cancel", "escape", "esc (in the form)", "cancel", "Cancel", "close the form without saving",
         "memory", footer=True),
