@@ -255,3 +255,33 @@ async def test_the_help_fits_the_terminal_and_j_k_scroll_it(shop, size):
         await pilot.press("k")
         await pilot.pause()
         assert box.scroll_y == 2
+
+
+async def test_the_memory_form_edits_from_the_end_and_asks_before_discarding_changes(shop):
+    from textual.widgets import TextArea
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(100, 40), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("1")
+        highlight_what(app.screen.query_one(WhatPane), "mem:", "fuel surcharge")
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        await pilot.press(*" soon")
+        assert form.query_one(TextArea).text == "Add a fuel surcharge to shipping. soon"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen), "a changed form asks before it is thrown away"
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is form and form.query_one(TextArea).text.endswith(" soon")
+        await pilot.press("escape", "y")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen), "an unchanged form closes at once"
