@@ -19,6 +19,9 @@ from .pane import Pane, Target
 from .table import fit_columns
 
 COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
+KINDS = {"reduced": "regions"}
+"""The selector's kind names as the pane shows them: a `reduced` file is sent as its relevant regions only."""
+REGIONS_NOTE = "regions: only the lines of a long file that match the task are sent, the rest is left out"
 SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency": "recent", "memories": "mem"}
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
 
@@ -106,6 +109,8 @@ class BudgetPane(Pane):
         self._draw_bar()
         self._fill()
         notes = list(selection.notes)
+        if any(i.kind == "reduced" for i in selection.chosen):
+            notes.append(REGIONS_NOTE)
         if assembled.dropped:
             notes.append(f"{len(assembled.dropped)} item(s) did not fit once rendered as {assembled.format}: "
                          + ", ".join(_label(i, 40) for i in assembled.dropped[:4]))
@@ -123,7 +128,7 @@ class BudgetPane(Pane):
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
         for item, dropped in self.rows:
             pin = "📌" if item_key(item) in view.pins else ""
-            kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{item.kind}")
+            kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
             why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
+from ..core import ages
 from ..core.text import visible
 
 PREVIEW_CHARS = 20_000
@@ -26,14 +27,8 @@ def now() -> datetime:
 
 
 def age(stamp: datetime | None) -> str:
-    if stamp is None:
-        return ""
-    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
-    seconds = max((now() - stamp).total_seconds(), 0)
-    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+    """How long ago, as every front end says it (`core.ages`)."""
+    return ages.age(stamp, now())
 
 
 def clip(text: str, width: int) -> str:

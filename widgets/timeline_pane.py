@@ -15,7 +15,7 @@ from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 from .table import fit_columns
 
-COLUMNS = [("commit", 8), ("age", 4), ("subject", 0), ("mem ⚑", 6)]
+COLUMNS = [("commit", 8), ("age", 6), ("subject", 0), ("mem ⚑", 6)]
 
 
 class TimelinePane(Pane):

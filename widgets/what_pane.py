@@ -73,14 +73,14 @@ class WhatPane(Pane):
         # The age leads each row in a fixed width: a narrow pane cuts the end of a title, never the age.
         def mem(m: Memory) -> tuple[Target, object]:
             return (Target(f"mem:{m.id}", m.title, m),
-                    styled((f"{age(m.updated_at):>4} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200)))
+                    styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200)))
 
         section("On this branch", [mem(m) for m in what.branch_memories])
         section("About your changes", [mem(m) for m in what.file_memories])
         section("Open tasks", [mem(m) for m in what.open_tasks])
         section("Recent memories", [mem(m) for m in what.recent_memories if m not in what.branch_memories])
         section("Recent commits", [(Target(f"commit:{c.sha}", c.subject),
-                                    styled((f"{age(c.time):>4} ", "dim"), f"{c.short} ", clip(c.subject, 200)))
+                                    styled((f"{age(c.time):>6} ", "dim"), f"{c.short} ", clip(c.subject, 200)))
                                    for c in what.recent_commits])
         section("Working change", [(Target(f"file:{f.path}", f.path),
                                     styled((f"←{f.imported_by:<3}", "dim"), f"{f.state[:3]} ", shorten_path(f.path, path_room)))
