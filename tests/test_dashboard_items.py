@@ -285,3 +285,26 @@ async def test_the_memory_form_edits_from_the_end_and_asks_before_discarding_cha
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen), "an unchanged form closes at once"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_a_burst_of_keys_into_the_search_box_loses_none(shop, size):
+    """Esc, /, backspaces over the old query and a new one, as one burst from the terminal, five times over."""
+    from textual import events
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        box = app.screen.query_one(SearchPane).query_one("Input")
+        await pilot.press("slash", *"cookie", "enter")
+        for n in range(5):
+            typed = f"form data {n}"
+            burst = [("escape", None), ("slash", "/"), *[("backspace", None)] * 12,
+                     *(("space" if c == " " else c, c) for c in typed)]
+            for key, character in burst:
+                event = events.Key(key, character)
+                event.set_sender(app)
+                app._driver.send_message(event)
+            await wait_until(pilot, lambda: box.value == typed, f"{typed!r} in the box (it holds {box.value!r})",
+                             timeout=10)
+            await settle(pilot, SearchFinished)

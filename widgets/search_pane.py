@@ -17,13 +17,37 @@ from textual.widgets.option_list import Option
 
 from ..core.answers import SearchHit, SearchResults
 from .format import PREVIEW_CHARS, age, bounded, clip, shorten_path, styled, visible
-from .keymap import bindings
 from .pane import Pane, Target
 
 
 def normalised(query: str) -> str:
     """What decides whether two inputs ask the same thing: a trailing space does not make a new search."""
     return " ".join(query.split())
+
+
+class SearchBox(Input):
+    """The search box, whose editing keys act in the order they were typed.
+
+    Textual inserts a printable key as the box reads it, but runs a binding (backspace, ctrl+u, the arrows, esc)
+    only once the key has bubbled back up to the app, with the focus of that moment. In a burst (esc, /, backspaces,
+    a new query) the backspaces ran after the letters typed behind them, and an esc typed before `/` ran after it and
+    took the keyboard away from the box: the query ended 'cookie', 'fo' or empty. Here the box's own bindings, and
+    esc (back to the results), run as the key is read."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            pane = next(a for a in self.ancestors if isinstance(a, SearchPane))
+            self.screen.set_focus(pane.navigable())
+            return
+        own = [b for b in self._bindings.key_to_bindings.get(event.key, ()) if not b.priority]
+        if own:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(own[0].action)
+            return
+        await super()._on_key(event)
 
 
 class SearchPane(Pane):
@@ -38,7 +62,6 @@ class SearchPane(Pane):
     """
     PANE_TITLE = "2 Smart search"
     LIST = "search-results"
-    BINDINGS = bindings("search")
 
     @dataclass
     class QueryChanged(Message):
@@ -70,8 +93,8 @@ class SearchPane(Pane):
 
     def compose(self) -> ComposeResult:
         # select_on_focus off: `/` must not arm the next key to replace the whole query.
-        yield Input(placeholder="search memories and code…  kind:decision file:src/app.py since:7d",
-                    id="search-input", select_on_focus=False)
+        yield SearchBox(placeholder="search memories and code…  kind:decision file:src/app.py since:7d",
+                        id="search-input", select_on_focus=False)
         yield Static("", id="search-status")
         yield OptionList(id="search-results")
         yield Static("", id="search-preview")
@@ -86,11 +109,12 @@ class SearchPane(Pane):
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.navigable().focus()
+        self._to_results()
         self.post_message(self.QueryChanged(self, event.value, submitted=True))
 
-    def action_leave_input(self) -> None:
-        self.navigable().focus()
+    def _to_results(self) -> None:
+        """Move the keyboard to the results now (`focus()` would wait until the keys already read are handled)."""
+        self.screen.set_focus(self.navigable())
 
     def show(self, results: SearchResults, request: str) -> None:
         """`request` is the raw text the search was asked for; results for an older text are dropped."""
