@@ -57,7 +57,8 @@ NARROW_WIDTH = 110
 class DashboardScreen(Screen):
     """Five live panes over one repository."""
 
-    BINDINGS = bindings("dashboard") + bindings("item") + pane_bindings()
+    # The item keys first: the footer lists them before the global ones, so a narrow footer keeps the pane's own.
+    BINDINGS = bindings("item") + bindings("dashboard") + pane_bindings()
 
     task_text: reactive[str] = reactive("")
     """The task of the budget meter, as typed (`t`); empty while it follows the working change."""
