@@ -256,3 +256,17 @@ class WatchUpdate:
     git_state_changed: bool
     report: IndexReport
     seconds: float
+    """0 for the catch-up pass after start-up, which no event set off."""
+
+    def summary(self) -> str:
+        """One line for a status bar: what set it off (or what the catch-up pass found) and how long it took."""
+        r = self.report
+        if self.git_state_changed:
+            what = "branch or HEAD moved"
+        elif self.paths:
+            what = ", ".join(self.paths[:2]) + (f" and {len(self.paths) - 2} more" if len(self.paths) > 2 else "")
+        else:
+            counts = [f"{r.changed} changed" if r.changed else "", f"{r.removed} removed" if r.removed else ""]
+            what = " and ".join(filter(None, counts)) + " file(s) found since start-up" if any(counts) else "nothing"
+        took = f" in {self.seconds * 1000:.0f} ms" if self.seconds > 0 else ""
+        return f"index updated: {what}{took}"

@@ -104,3 +104,23 @@ def test_outside_git_the_history_waiter_gets_the_not_a_repository_context(tmp_pa
     history: Future = Future()
     ctx = read_git_context(tmp_path, history_out=history)
     assert history.done() and not history.result().is_repo and not ctx.is_repo
+
+
+def test_paths_with_non_ascii_and_control_characters_read_as_themselves(repo, cli):
+    """git quotes such paths (`"docs/Z\\303\\274rich caf\\303\\251.py"`) unless told not to: the timeline, the graph's
+    commit-file edges and `cortex --json git` showed the quoted form and no edge joined such a file to its commit."""
+    from cortex_tui.core.engine import Engine
+    from cortex_tui.core.graph import neighbours
+
+    names = ["docs/notes dir/Zürich café ☕.py", "a\ttab \"quoted\".py"]
+    for name in names:
+        commit_file(repo, name, "x = 1\n", f"Add {name[:5]}")
+    context = read_git_context(repo)
+    assert {f for c in context.commits for f in c.files} >= set(names)
+    newest = context.commits[0]
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    nodes = {n.node for n in neighbours(engine.graph(), f"commit:{newest.sha}", 1, limit=80)}
+    assert f"file:{names[1]}" in nodes
+    shown = cli.json("git")
+    assert names[0] in str(shown) and "\\303" not in str(shown)

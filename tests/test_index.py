@@ -222,7 +222,7 @@ def test_embedding_takes_again_rows_a_concurrent_reindex_left_unembedded(repo):
     rewritten = []
 
     def progress(p):
-        if p.phase == "embedding" and not rewritten:
+        if p.phase == "embedding" and p.done and not rewritten:
             rewritten.append(p.done)
             index.db.update(index.chunks, "embedded = true", {"embedded": False})
 

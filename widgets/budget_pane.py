@@ -6,19 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.context.assemble import Assembled
 from ..core.context.items import Item, Selection
-from .format import clip, clip_left, styled
+from .format import clip, shorten_path, styled
 from .keymap import bindings
-from .pane import Pane
+from .pane import Pane, Target
 from .table import fit_columns
 
 COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
+KINDS = {"reduced": "regions"}
+"""The selector's kind names as the pane shows them: a `reduced` file is sent as its relevant regions only."""
+REGIONS_NOTE = "regions: only the lines of a long file that match the task are sent, the rest is left out"
 SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency": "recent", "memories": "mem"}
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
 
@@ -36,6 +39,8 @@ class BudgetView:
     assembled: Assembled
     pins: frozenset[str]
     dropped: tuple[Item, ...]
+    implicit: bool = False
+    """The task is what you work on (branch, recent commits, working change), not one typed with `t`."""
 
 
 class BudgetPane(Pane):
@@ -91,13 +96,21 @@ class BudgetPane(Pane):
     def show(self, view: BudgetView) -> None:
         self.view = view
         selection, assembled = view.selection, view.assembled
-        task = styled(("task: ", "bold"), clip(selection.task, 300), (f"  ({assembled.format})", "dim"))
+        if view.implicit:
+            self.border_title = f"{self.PANE_TITLE} · implicit task: what you work on"
+            task = styled(("implicit task ", "bold"), ("(your branch, recent commits and changed files; / and t set "
+                                                       "one): ", "dim"), clip(selection.task, 300))
+        else:
+            self.border_title = f"{self.PANE_TITLE} · task"
+            task = styled(("task: ", "bold"), clip(selection.task, 300), (f"  ({assembled.format})", "dim"))
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
         self._draw_bar()
         self._fill()
         notes = list(selection.notes)
+        if any(i.kind == "reduced" for i in selection.chosen):
+            notes.append(REGIONS_NOTE)
         if assembled.dropped:
             notes.append(f"{len(assembled.dropped)} item(s) did not fit once rendered as {assembled.format}: "
                          + ", ".join(_label(i, 40) for i in assembled.dropped[:4]))
@@ -115,9 +128,9 @@ class BudgetPane(Pane):
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
         for item, dropped in self.rows:
             pin = "📌" if item_key(item) in view.pins else ""
-            kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{item.kind}")
+            kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
             why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
-            label = styled((_label(item, widths["item"]), "dim strike" if dropped else ""))
+            label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),
                           key=("dropped:" if dropped else "") + item.key)
         if table.row_count:
@@ -158,6 +171,19 @@ class BudgetPane(Pane):
         row = self.query_one(DataTable).cursor_row
         return self.rows[row] if 0 <= row < len(self.rows) else None
 
+    def target(self) -> Target | None:
+        found = self._highlighted()
+        if found is None:
+            return None
+        item = found[0]
+        if item.memory is not None:
+            return Target(f"mem:{item.memory.id}", item.memory.title, item.memory)
+        return Target(f"file:{item.path}", item.path)
+
+    @on(DataTable.RowHighlighted, "#budget-table")
+    def _highlighted_row(self) -> None:
+        self.targets_changed()
+
     def action_drop(self) -> None:
         found = self._highlighted()
         if found is not None:
@@ -176,9 +202,8 @@ def _strongest(signals: dict[str, float]) -> list[tuple[str, float]]:
 
 
 def _label(item: Item, width: int) -> str:
-    """People recognise a memory by its kind and title, a code item by its path and lines. The path stays whole
-    (it is cut from the left only when it alone is too wide); adjacent line ranges are shown as one, and ranges that
-    do not fit end in `…`."""
+    """People recognise a memory by its kind and title, a code item by its path and lines. Adjacent line ranges are
+    shown as one; the path gives way in the middle (its folders) before the file name or the first range does."""
     if item.memory is not None:
         return clip(f"{item.memory.kind}: {item.memory.title or item.memory.text[:200]}", width)
     spans: list[list[int]] = []
@@ -188,8 +213,9 @@ def _label(item: Item, width: int) -> str:
         else:
             spans.append([start, end])
     ranges = ",".join(f"{a}-{b}" for a, b in spans)
-    path = clip_left(item.path, max(width - min(len(ranges), 10) - 1, 8)) if ranges else clip_left(item.path, width)
     if not ranges:
-        return path
-    room = width - len(path) - 1
-    return f"{path}:{ranges if len(ranges) <= room else clip(ranges, max(room, 2))}"
+        return shorten_path(item.path, width)
+    first = ranges.split(",", 1)[0]
+    name = item.path.rsplit("/", 1)[-1]
+    fits = [r for r in (ranges, f"{first},…") if len(name) + len(r) + 3 <= width or len(item.path) + len(r) < width]
+    return shorten_path(f"{item.path}:{fits[0] if fits else first}", width)

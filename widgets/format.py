@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
+from ..core import ages
 from ..core.text import visible
 
 PREVIEW_CHARS = 20_000
@@ -26,14 +27,8 @@ def now() -> datetime:
 
 
 def age(stamp: datetime | None) -> str:
-    if stamp is None:
-        return ""
-    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
-    seconds = max((now() - stamp).total_seconds(), 0)
-    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+    """How long ago, as every front end says it (`core.ages`)."""
+    return ages.age(stamp, now())
 
 
 def clip(text: str, width: int) -> str:
@@ -43,10 +38,17 @@ def clip(text: str, width: int) -> str:
     return line if len(line) <= width and head is text else line[: max(width - 1, 0)] + "…"
 
 
-def clip_left(text: str, width: int) -> str:
-    """Like `clip`, but keeps the end: a path's file name and line ranges matter more than its first folders."""
+def shorten_path(text: str, width: int) -> str:
+    """A path (with its `:12-40` line ranges, if any) in at most `width` characters, shortened in the middle: the
+    file name and its lines stay whole and the folders give way, which is what tells two long paths apart
+    (`src/werk…/sansio/request.py:12-40`). A file name too long on its own keeps its end."""
     line = visible(" ".join(text.split())) if len(text) <= width * 4 + 64 else clip(text, width * 4)
-    return line if len(line) <= width else "…" + line[len(line) - width + 1 :]
+    if len(line) <= width:
+        return line
+    head, slash, name = line.rpartition("/")
+    if not slash or len(name) + 2 > width:
+        return "…" + line[len(line) - width + 1:] if width > 1 else "…"
+    return head[: width - len(name) - 2] + "…/" + name
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:

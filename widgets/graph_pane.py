@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Tree
 
 from ..core.answers import Neighbour
-from .format import clip, styled
-from .pane import Pane
+from .format import clip, shorten_path, styled
+from .pane import Pane, Target
 
 _ICONS = {"mem": "◆", "file": "▤", "sym": "ƒ", "commit": "●"}
+LEAF_INDENT = 12
+"""Cells before a neighbour's label: two tree guides, its icon, the scrollbar."""
+
+
+def _label(node: str, label: str, width: int) -> str:
+    """A file's path gives way in the middle (two files of one folder stay apart); other labels end in `…`."""
+    return shorten_path(label, max(width, 12)) if node.startswith("file:") else clip(label, 200)
 
 
 class GraphPane(Pane):
@@ -36,21 +43,50 @@ class GraphPane(Pane):
         def control(self) -> "GraphPane":
             return self.pane
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.labels: dict[str, str] = {}
+        """Each node shown, by name: its label."""
+        self.shown: tuple[str, str, list[Neighbour]] | None = None
+        self._width = 0
+
     def compose(self) -> ComposeResult:
         yield Tree("graph", id="graph-tree")
 
+    def target(self) -> Target | None:
+        node = self.query_one(Tree).cursor_node
+        if node is None or not isinstance(node.data, str):
+            return None  # a group heading (an edge type)
+        return Target(node.data, self.labels.get(node.data, node.data))
+
+    @on(Tree.NodeHighlighted, "#graph-tree")
+    def _highlighted(self) -> None:
+        self.targets_changed()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Labels fit the new width; the cursor stays on its line."""
+        if event.size.width != self._width and self.shown is not None:
+            cursor = self.query_one(Tree).cursor_line
+            self.show(*self.shown)
+            self.call_after_refresh(self.query_one(Tree).move_cursor_to_line, cursor)
+
     def show(self, centre: str, label: str, found: list[Neighbour]) -> None:
+        self.shown = (centre, label, found)
+        self._width = self.size.width
+        width = self.content_size.width
         tree = self.query_one(Tree)
         tree.clear()
-        tree.root.set_label(styled(f"{_ICONS.get(centre.split(':', 1)[0], '')} ", clip(label, 200)))
+        tree.root.set_label(styled(f"{_ICONS.get(centre.split(':', 1)[0], '')} ", _label(centre, label, width - 4)))
         tree.root.data = centre
+        self.labels = {centre: label} | {n.node: n.label for n in found}
         groups: dict[str, list[Neighbour]] = {}
         for n in found:
             groups.setdefault(n.via, []).append(n)
         for via, members in groups.items():
             branch = tree.root.add(styled((clip(via, 60), "dim"), f" ({len(members)})"), expand=len(groups) <= 4)
             for n in members:
-                branch.add_leaf(styled(f"{_ICONS.get(n.node.split(':', 1)[0], '')} ", clip(n.label, 200)), data=n.node)
+                branch.add_leaf(styled(f"{_ICONS.get(n.node.split(':', 1)[0], '')} ",
+                                       _label(n.node, n.label, width - LEAF_INDENT)), data=n.node)
         tree.root.expand()
 
     @on(Tree.NodeSelected, "#graph-tree")

@@ -1,7 +1,10 @@
 """Every key of the dashboard in one table: the bindings, the footer, the help screen and the README are read from it.
 
 A key belongs to one scope: `app` (works everywhere, even while typing), `dashboard` (the main screen, unless the
-search box has the keyboard), `pane` (every pane's list), `budget`, `search`, and the dialogs. Keys that a Textual
+search box has the keyboard), `item` (the item highlighted in the focused pane, whichever pane lists it), `pane`
+(every pane's list), `budget`, `search`, and the dialogs. An `item` key names the kinds of item it acts on
+(`applies`): the footer shows it only while the focused pane highlights such an item, so the footer always reads as
+the keys of the pane in front of you. Keys that a Textual
 widget already answers to (enter in a list, esc in the search box) are listed with no action, so the help stays
 complete without binding them twice.
 """
@@ -32,6 +35,8 @@ class Key:
     scope: str
     footer: bool = False
     priority: bool = False
+    applies: tuple[str, ...] = ()
+    """For `item` keys: the kinds of highlighted item it acts on (`mem`, `file`, `commit`, `sym`)."""
 
 
 KEYMAP: tuple[Key, ...] = (
@@ -43,8 +48,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.search", "slash", "/", "focus_search", "Search", "type in the search box", "dashboard", footer=True,
         priority=True),
     Key("search.submit", "", "enter (in the box)", "", "", "search now and move to the results", "search"),
-    Key("search.leave", "escape", "esc (in the box)", "leave_input", "Results", "back to the results, the text kept",
-        "search"),
+    Key("search.leave", "", "esc (in the box)", "", "", "back to the results, the text kept", "search"),
     Key("pane.down", "j,down", "j / ↓", "cursor_down", "Down", "move down in the focused pane", "pane"),
     Key("pane.up", "k,up", "k / ↑", "cursor_up", "Up", "move up in the focused pane", "pane"),
     Key("pane.open", "", "enter", "", "", "in panes 1-4: re-centre the graph on the highlighted memory, file, commit or hit",
@@ -52,9 +56,9 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.task", "t", "t", "set_task", "Task", "use the search text as the task of the context budget",
         "dashboard", footer=True),
     Key("budget.drop", "x", "x", "drop", "Drop", "drop the highlighted context item, or restore a dropped one",
-        "budget"),
-    Key("budget.pin", "p", "p", "pin", "Pin", "pin (always include) the highlighted context item, or unpin it",
-        "budget"),
+        "budget", footer=True),
+    Key("budget.pin", "p", "p", "pin", "Pin/Unpin", "pin (always include) the highlighted context item, or unpin it",
+        "budget", footer=True),
     Key("dash.copy", "c", "c", "copy_context", "Copy", "copy the assembled context (what the meter counts)",
         "dashboard", footer=True),
     Key("dash.more", "plus,equals_sign", "+", "budget(2000)", "+Budget", "raise the token budget by 2,000",
@@ -64,17 +68,28 @@ KEYMAP: tuple[Key, ...] = (
         "dashboard"),
     Key("dash.new", "n", "n", "new_memory", "New", "new memory (files prefilled from the working change)",
         "dashboard", priority=True, footer=True),
-    Key("dash.edit", "e", "e", "edit_memory", "Edit", "edit the highlighted search hit's memory (a new version)",
-        "dashboard", priority=True),
-    Key("dash.done", "d", "d", "done_or_forget", "Done/Forget",
-        "close the highlighted task, or forget the highlighted memory (asks first)", "dashboard"),
+    Key("item.edit", "e", "e", "edit_memory", "Edit", "edit the highlighted memory, in any pane (a new version)",
+        "item", priority=True, footer=True, applies=("mem",)),
+    Key("item.done", "d", "d", "done_or_forget", "Done/Forget",
+        "close the highlighted task, or forget the highlighted memory, in any pane (asks first)", "item",
+        footer=True, applies=("mem",)),
+    Key("item.pin", "p", "p", "pin_item", "Pin",
+        "pin the highlighted memory or file to the context (pane 5 keeps it in); in pane 5, pin or unpin", "item",
+        footer=True, applies=("mem", "file")),
+    Key("item.graph", "g", "g", "graph_item", "Graph",
+        "re-centre the graph on the highlighted memory, file or commit, in any pane", "item", footer=True,
+        applies=("mem", "file", "commit", "sym")),
     Key("dash.undo", "u", "u", "undo", "Undo", "undo the last drop, forget or task close", "dashboard", footer=True),
     Key("dash.refresh", "r", "r", "refresh", "Refresh", "refresh every pane", "dashboard"),
+    Key("dash.zoom", "z", "z", "zoom", "Zoom", "maximise the focused pane, or restore the five", "dashboard",
+        footer=True),
     Key("dash.palette", "", "ctrl+p", "", "", "command palette: every action, themes", "dashboard"),
     Key("dash.help", "question_mark,f1", "? / f1", "help", "Help", "this help", "dashboard", footer=True),
     Key("confirm.yes", "y", "y", "answer(True)", "Yes", "confirm (forget, close)", "confirm", footer=True),
     Key("confirm.no", "n,escape", "n / esc", "answer(False)", "No", "keep it", "confirm", footer=True),
     Key("help.close", "escape,q,question_mark,f1", "esc / q / ?", "dismiss", "Close", "close this help", "help"),
+    Key("help.down", "j,down", "j / ↓", "scroll(1)", "Down", "scroll this help down", "help"),
+    Key("help.up", "k,up", "k / ↑", "scroll(-1)", "Up", "scroll this help up", "help"),
     Key("memory.save", "ctrl+s", "ctrl+s", "save", "Save", "save the memory in the form", "memory", footer=True),
     Key("memory.cancel", "escape", "esc (in the form)", "cancel", "Cancel", "close the form without saving",
         "memory", footer=True),
@@ -92,10 +107,15 @@ def bindings(scope: str) -> list[Binding]:
     for key in KEYMAP:
         if key.scope != scope or not key.action or not key.keys:
             continue
-        action = f"key({key.action!r})" if key.priority and key.scope == "dashboard" else key.action
+        action = f"key({key.action!r})" if key.priority and key.scope in ("dashboard", "item") else key.action
         out.append(Binding(key.keys, action, key.label, show=key.footer, priority=key.priority, id=key.id,
                            tooltip=key.help))
     return out
+
+
+def acting_key(action: str) -> Key | None:
+    """The `item` key whose action this is (an action name without arguments), or None."""
+    return next((k for k in KEYMAP if k.scope == "item" and k.action == action), None)
 
 
 def pane_bindings() -> list[Binding]:

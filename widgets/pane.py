@@ -3,10 +3,39 @@ j/k moving in the pane's list whatever kind of list it is."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.containers import Vertical
 from textual.widget import Widget
 
+from ..core.records import Memory
 from .keymap import bindings
+
+
+@dataclass(frozen=True)
+class Target:
+    """The item a pane highlights, as the keys that act on it wherever it is listed see it (edit, forget, pin,
+    re-centre the graph): a graph node name and, when the pane holds it, the memory itself."""
+
+    node: str
+    """`mem:ID`, `file:PATH`, `commit:SHA` or `sym:...` (the graph's node names)."""
+    label: str
+    memory: Memory | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.node.split(":", 1)[0]
+
+    @property
+    def name(self) -> str:
+        """The node's id, path or sha."""
+        return self.node.split(":", 1)[1]
+
+    @property
+    def context_key(self) -> str | None:
+        """How the context selection names it in pins and exclusions (a memory by `memory:ID`, a file by its
+        path); None for what cannot be pinned (a commit, a symbol)."""
+        return {"mem": f"memory:{self.name}", "file": self.name}.get(self.kind)
 
 
 class Pane(Vertical):
@@ -15,18 +44,35 @@ class Pane(Vertical):
     DEFAULT_CSS = """
     Pane { border: round $foreground 25%; padding: 0 0; height: 1fr; background: $surface; }
     Pane:focus-within { border: round $primary; }
+    Pane.busy { border-subtitle-color: $warning; }
     Pane > .pane-empty { color: $text-muted; padding: 1 2; }
     """
     BINDINGS = bindings("pane")
     PANE_TITLE = ""
     LIST = ""
     """Id of the pane's navigable widget (an OptionList, Tree or DataTable): what 1-5 focus and j/k move."""
+    ALLOW_MAXIMIZE = True
+    """`z` maximises the pane, not the list inside it."""
 
     def on_mount(self) -> None:
         self.border_title = self.PANE_TITLE
 
     def navigable(self) -> Widget:
         return self.query_one(f"#{self.LIST}")
+
+    def target(self) -> Target | None:
+        """The highlighted item, for the keys that act on it; None when nothing is highlighted."""
+        return None
+
+    def targets_changed(self) -> None:
+        """The highlighted item changed: the footer shows the keys that act on the new one."""
+        if self.is_attached:
+            self.screen.refresh_bindings()
+
+    def set_busy(self, doing: str) -> None:
+        """Say in the border what the pane is waiting for ("" when it waits for nothing)."""
+        self.set_class(bool(doing), "busy")
+        self.border_subtitle = f"⋯ {doing}" if doing else ""
 
     def action_cursor_down(self) -> None:
         self.navigable().action_cursor_down()

@@ -9,21 +9,45 @@ from pathlib import PurePosixPath
 
 from rich.console import Group
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..core.answers import SearchHit, SearchResults
-from .format import PREVIEW_CHARS, age, bounded, clip, clip_left, styled, visible
-from .keymap import bindings
-from .pane import Pane
+from .format import PREVIEW_CHARS, age, bounded, clip, shorten_path, styled, visible
+from .pane import Pane, Target
 
 
 def normalised(query: str) -> str:
     """What decides whether two inputs ask the same thing: a trailing space does not make a new search."""
     return " ".join(query.split())
+
+
+class SearchBox(Input):
+    """The search box, whose editing keys act in the order they were typed.
+
+    Textual inserts a printable key as the box reads it, but runs a binding (backspace, ctrl+u, the arrows, esc)
+    only once the key has bubbled back up to the app, with the focus of that moment. In a burst (esc, /, backspaces,
+    a new query) the backspaces ran after the letters typed behind them, and an esc typed before `/` ran after it and
+    took the keyboard away from the box: the query ended 'cookie', 'fo' or empty. Here the box's own bindings, and
+    esc (back to the results), run as the key is read."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            pane = next(a for a in self.ancestors if isinstance(a, SearchPane))
+            self.screen.set_focus(pane.navigable())
+            return
+        own = [b for b in self._bindings.key_to_bindings.get(event.key, ()) if not b.priority]
+        if own:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(own[0].action)
+            return
+        await super()._on_key(event)
 
 
 class SearchPane(Pane):
@@ -38,7 +62,6 @@ class SearchPane(Pane):
     """
     PANE_TITLE = "2 Smart search"
     LIST = "search-results"
-    BINDINGS = bindings("search")
 
     @dataclass
     class QueryChanged(Message):
@@ -66,11 +89,12 @@ class SearchPane(Pane):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.hits: list[SearchHit] = []
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         # select_on_focus off: `/` must not arm the next key to replace the whole query.
-        yield Input(placeholder="search memories and code…  kind:decision file:src/app.py since:7d",
-                    id="search-input", select_on_focus=False)
+        yield SearchBox(placeholder="search memories and code…  kind:decision file:src/app.py since:7d",
+                        id="search-input", select_on_focus=False)
         yield Static("", id="search-status")
         yield OptionList(id="search-results")
         yield Static("", id="search-preview")
@@ -85,40 +109,69 @@ class SearchPane(Pane):
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.navigable().focus()
+        self._to_results()
         self.post_message(self.QueryChanged(self, event.value, submitted=True))
 
-    def action_leave_input(self) -> None:
-        self.navigable().focus()
+    def _to_results(self) -> None:
+        """Move the keyboard to the results now (`focus()` would wait until the keys already read are handled)."""
+        self.screen.set_focus(self.navigable())
 
     def show(self, results: SearchResults, request: str) -> None:
         """`request` is the raw text the search was asked for; results for an older text are dropped."""
         if normalised(request) != normalised(self.text):
             return
         self.hits = results.hits
-        listing = self.query_one(OptionList)
-        listing.clear_options()
-        for hit in results.hits:
-            where = hit.location if hit.source == "code" else hit.kind
-            when = age(hit.memory.updated_at) if hit.memory else ""
-            listing.add_option(Option(styled(f"{hit.score.total:5.2f} ", (clip(hit.title, 40), "bold"),
-                                             (f"  {clip_left(where, 48)} {when}", "dim"))))
+        self._fill()
         fresh = {True: ("index fresh", ""), False: ("index stale", "yellow"), None: ("no code index", "")}[results.index_fresh]
         pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
         label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
         notes = (" · " + clip("; ".join(results.notes), 300)) if results.notes else ""
         self.query_one("#search-status", Static).update(styled(f"{label} · ", fresh, f"{pending}{notes}"))
         if results.hits:
-            listing.highlighted = 0
+            self.query_one(OptionList).highlighted = 0
         else:
             self.query_one("#search-preview", Static).update("")
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width and self.hits:
+            self._fill()
+
+    def _fill(self) -> None:
+        """(Re)build the rows for the pane's width, keeping the highlighted one: a code hit reads as its path and
+        lines (shortened in the middle, so two hits in one folder stay apart), then its symbols; a memory as its
+        title, kind and age."""
+        listing = self.query_one(OptionList)
+        row = listing.highlighted
+        self._width = self.size.width
+        room = max(listing.content_size.width - 9, 20)  # the score column and the scrollbar
+        listing.clear_options()
+        for hit in self.hits:
+            if hit.source == "code":
+                where = shorten_path(hit.location, room)
+                names = ", ".join(hit.symbols[:3]) if hit.symbols else ""
+                line = styled(f"{hit.score.total:5.2f} ", (where, "bold"), (f"  {clip(names, room)}" if names else "", "dim"))
+            else:
+                when = f" · {age(hit.memory.updated_at)}" if hit.memory else ""
+                line = styled(f"{hit.score.total:5.2f} ", (clip(hit.title, room), "bold"), (f"  {hit.kind}{when}", "dim"))
+            listing.add_option(Option(line))
+        if row is not None and self.hits:
+            listing.highlighted = min(row, len(self.hits) - 1)
 
     def highlighted_hit(self) -> SearchHit | None:
         index = self.query_one(OptionList).highlighted
         return self.hits[index] if index is not None and index < len(self.hits) else None
 
+    def target(self) -> Target | None:
+        hit = self.highlighted_hit()
+        if hit is None:
+            return None
+        if hit.source == "memory":
+            return Target(f"mem:{hit.id}", hit.title, hit.memory)
+        return Target(f"file:{hit.path}", hit.path)
+
     @on(OptionList.OptionHighlighted, "#search-results")
     def _preview(self, event: OptionList.OptionHighlighted) -> None:
+        self.targets_changed()
         hit = self.highlighted_hit()
         if hit is None:
             return

@@ -11,11 +11,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.answers import Timeline
-from .format import age, clip, clip_left, styled
-from .pane import Pane
+from .format import age, clip, shorten_path, styled
+from .pane import Pane, Target
 from .table import fit_columns
 
-COLUMNS = [("commit", 8), ("age", 4), ("subject", 0), ("mem ⚑", 6)]
+COLUMNS = [("commit", 8), ("age", 6), ("subject", 0), ("mem ⚑", 6)]
 
 
 class TimelinePane(Pane):
@@ -78,8 +78,17 @@ class TimelinePane(Pane):
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
 
+    def target(self) -> Target | None:
+        table = self.query_one(DataTable)
+        if self.timeline is None or not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        entry = next((e for e in self.timeline.entries if e.commit.sha == key), None)
+        return Target(f"commit:{key}", entry.commit.subject) if entry is not None else None
+
     @on(DataTable.RowHighlighted, "#timeline-table")
     def _detail(self, event: DataTable.RowHighlighted) -> None:
+        self.targets_changed()
         if self.timeline is None or event.row_key is None:
             return
         key = event.row_key.value
@@ -98,7 +107,7 @@ class TimelinePane(Pane):
             text.append("\n")
         if key != "now":
             for path in entry.commit.files[:20]:
-                text.append_text(styled(f"  {clip_left(path, 300)}"))
+                text.append_text(styled(f"  {shorten_path(path, max(self.content_size.width - 4, 20))}"))
                 text.append("\n")
         text.rstrip()
         self.query_one("#timeline-detail", Static).update(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Label, OptionList
@@ -13,8 +13,8 @@ from textual.widgets.option_list import Option
 
 from ..core.records import Memory
 from ..core.answers import WhatToKnow
-from .format import age, clip, styled
-from .pane import Pane
+from .format import age, clip, shorten_path, styled
+from .pane import Pane, Target
 
 
 class WhatPane(Pane):
@@ -38,31 +38,54 @@ class WhatPane(Pane):
         def control(self) -> "WhatPane":
             return self.pane
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.targets: dict[str, Target] = {}
+        """By option id: what each entry is, for the keys that act on the highlighted one."""
+        self.what: WhatToKnow | None = None
+        self._width = 0
+
     def compose(self) -> ComposeResult:
         yield OptionList(id="what-list")
         yield Label("", id="what-hints", classes="hint")
 
-    def show(self, what: WhatToKnow) -> None:
-        options: list[Option] = []
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width and self.what is not None:
+            self.show(self.what)
 
-        def section(title: str, rows: list[tuple[str, object]]) -> None:
+    def show(self, what: WhatToKnow) -> None:
+        self.what = what
+        self._width = self.size.width
+        # The list's own width less the importers and state columns and the scrollbar.
+        path_room = self.query_one(OptionList).content_size.width - 11
+        options: list[Option] = []
+        targets: dict[str, Target] = {}
+
+        def section(title: str, rows: list[tuple[Target, object]]) -> None:
             if rows:
                 options.append(Option(styled((title, "bold")), disabled=True))
-                # The same memory can sit in several sections; option ids must be unique, so number them.
-                options.extend(Option(text, id=f"{len(options)}|{node}") for node, text in rows)
+                for target, text in rows:
+                    # The same memory can sit in several sections; option ids must be unique, so number them.
+                    option_id = f"{len(options)}|{target.node}"
+                    targets[option_id] = target
+                    options.append(Option(text, id=option_id))
 
         # The age leads each row in a fixed width: a narrow pane cuts the end of a title, never the age.
-        def mem(m: Memory) -> tuple[str, object]:
-            return f"mem:{m.id}", styled((f"{age(m.updated_at):>4} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200))
+        def mem(m: Memory) -> tuple[Target, object]:
+            return (Target(f"mem:{m.id}", m.title, m),
+                    styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200)))
 
         section("On this branch", [mem(m) for m in what.branch_memories])
         section("About your changes", [mem(m) for m in what.file_memories])
         section("Open tasks", [mem(m) for m in what.open_tasks])
         section("Recent memories", [mem(m) for m in what.recent_memories if m not in what.branch_memories])
-        section("Recent commits", [(f"commit:{c.sha}", styled((f"{age(c.time):>4} ", "dim"), f"{c.short} ",
-                                                               clip(c.subject, 200))) for c in what.recent_commits])
-        section("Working change", [(f"file:{f.path}", styled((f"←{f.imported_by:<3}", "dim"), f"{f.state[:3]} ",
-                                                              clip(f.path, 200))) for f in what.changed_files])
+        section("Recent commits", [(Target(f"commit:{c.sha}", c.subject),
+                                    styled((f"{age(c.time):>6} ", "dim"), f"{c.short} ", clip(c.subject, 200)))
+                                   for c in what.recent_commits])
+        section("Working change", [(Target(f"file:{f.path}", f.path),
+                                    styled((f"←{f.imported_by:<3}", "dim"), f"{f.state[:3]} ", shorten_path(f.path, path_room)))
+                                   for f in what.changed_files])
+        self.targets = targets
         listing = self.query_one(OptionList)
         before = listing.highlighted
         listing.clear_options()
@@ -72,6 +95,16 @@ class WhatPane(Pane):
         if enabled:
             listing.highlighted = min(enabled, key=lambda i: abs(i - (before or 0)))
         self.query_one("#what-hints", Label).update(Text("\n".join(clip(h, 300) for h in what.hints)))
+
+    def target(self) -> Target | None:
+        listing = self.query_one(OptionList)
+        if listing.highlighted is None or listing.highlighted >= listing.option_count:
+            return None
+        return self.targets.get(listing.get_option_at_index(listing.highlighted).id or "")
+
+    @on(OptionList.OptionHighlighted, "#what-list")
+    def _highlighted(self) -> None:
+        self.targets_changed()
 
     @on(OptionList.OptionSelected, "#what-list")
     def _chosen(self, event: OptionList.OptionSelected) -> None:

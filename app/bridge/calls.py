@@ -69,6 +69,10 @@ class EngineCalls(ABC):
         """Files, chunks and memories for a task under a token budget."""
 
     @abstractmethod
+    def memory(self, memory_id: str) -> Memory:
+        """One memory by id: for the keys that act on a memory a pane lists by id alone (the graph)."""
+
+    @abstractmethod
     def remember(self, draft: MemoryDraft) -> RememberResult:
         """Store a memory."""
 

@@ -150,6 +150,10 @@ class EngineBridge(Bridge):
         return self.engine.select_context(request)
 
     @_needs_repository
+    def memory(self, memory_id: str) -> Memory:
+        return self.engine.get(memory_id)
+
+    @_needs_repository
     def remember(self, draft: MemoryDraft) -> RememberResult:
         return self.engine.remember(draft)
 

@@ -22,17 +22,20 @@ class ConfirmScreen(ModalScreen[bool]):
     """
     BINDINGS = bindings("confirm")
 
-    def __init__(self, question: str, subject: str) -> None:
+    def __init__(self, question: str, subject: str, undoable: bool = True) -> None:
         super().__init__()
         self.question = question
         self.subject = subject
+        self.undoable = undoable
+        """Whether `u` can take the change back afterwards (a forget or a close can; discarding typed text cannot)."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
             text = styled((self.question, "bold"), " ", clip(self.subject, 200))
             text.no_wrap = False
             yield Static(text, id="confirm-question")
-            yield Static(Text("y: yes    n / esc: no (u undoes it afterwards too)"), id="confirm-keys")
+            after = " (u undoes it afterwards too)" if self.undoable else ""
+            yield Static(Text(f"y: yes    n / esc: no{after}"), id="confirm-keys")
         yield Footer()
 
     def action_answer(self, yes: bool) -> None:

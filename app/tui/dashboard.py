@@ -16,14 +16,16 @@ from textual.widgets import Footer, Input, Static, Tabs, Tab, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...core.errors import CortexError
+from ...core.git.gitctx import implicit_query
+from ...core.index.progress import ProgressClock
 from ...core.records import Memory, MemoryDraft
 from ...core.context.items import Item, Selection
 from ...core.requests import SearchRequest, SelectRequest
 from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
-from ...widgets.keymap import bindings, pane_bindings
-from ...widgets.pane import Pane
+from ...widgets.keymap import acting_key, bindings, pane_bindings
+from ...widgets.pane import Pane, Target
 from ...widgets.search_pane import SearchPane, normalised
 from ...widgets.timeline_pane import TimelinePane
 from ...widgets.what_pane import WhatPane
@@ -32,22 +34,9 @@ from ..bridge.calls import WatchEvents
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
-    ContextCopied,
-    DatabaseReplaced,
-    EngineFailed,
-    EngineReady,
-    GraphLoaded,
-    IndexChanged,
-    IndexFinished,
-    IndexProgressed,
-    MemoriesChanged,
-    MemoryRefused,
-    MemorySaved,
-    SearchFinished,
-    SelectionMade,
-    TimelineLoaded,
-    Undo,
-    WhatLoaded,
+    ContextCopied, DatabaseReplaced, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished,
+    IndexProgressed, MemoriesChanged, MemoryFetched, MemoryRefused, MemorySaved, SearchFinished, SelectionMade,
+    TimelineLoaded, Undo, WhatLoaded,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +44,12 @@ if TYPE_CHECKING:
 
 PANES = ("what", "search", "graph", "timeline", "budget")
 """In the order of their numbers, which is also their reading order on screen."""
+BUSY = {"what": ("what", "loading"), "search": ("search", "searching"), "graph": ("graph", "loading"),
+        "timeline": ("timeline", "loading"), "select": ("budget", "selecting"), "copy": ("budget", "copying"),
+        "fetch": ("", "reading the memory")}
+"""Worker group -> (the pane whose result it brings, what the pane says meanwhile); "" for the focused pane."""
+BUSY_AFTER_S = 0.15
+"""Work that answers sooner shows no busy state: it would only flicker."""
 FORMATS = ("markdown", "xml", "json")
 NARROW_WIDTH = 110
 
@@ -62,10 +57,11 @@ NARROW_WIDTH = 110
 class DashboardScreen(Screen):
     """Five live panes over one repository."""
 
-    BINDINGS = bindings("dashboard") + pane_bindings()
+    # The item keys first: the footer lists them before the global ones, so a narrow footer keeps the pane's own.
+    BINDINGS = bindings("item") + bindings("dashboard") + pane_bindings()
 
     task_text: reactive[str] = reactive("")
-    """The task of the budget meter."""
+    """The task of the budget meter, as typed (`t`); empty while it follows the working change."""
     budget: reactive[int] = reactive(12000)
     """Token budget of the selected context."""
     fmt: reactive[str] = reactive("markdown")
@@ -89,6 +85,11 @@ class DashboardScreen(Screen):
         self.selection: Selection | None = None
         self.assembled = None
         """The selection rendered in `fmt`: what the meter counts and `c` copies."""
+        self.progress_clock = ProgressClock()
+        """Times the index pass's phases for the top bar's rate and estimate."""
+        self.implicit_task = ""
+        """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
+        is typed, as the search with no query does."""
         self.searched: str | None = None
         """The normalised text of the latest search asked for."""
         self._where = str(bridge.root)
@@ -98,10 +99,13 @@ class DashboardScreen(Screen):
         screenshots and `cortex bench tui`."""
 
     def compose(self) -> ComposeResult:
+        # Decided before the first frame: the resize handler comes after it, and an 80-column terminal was first
+        # painted with all five panes squashed side by side.
+        self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
         yield Static("", id="topbar")
         yield Tabs(*[Tab(f"{n} {name}", id=f"tab-{name}") for n, name in enumerate(PANES, 1)], id="narrow-tabs")
         with Grid(id="grid"):
-            yield WhatPane(id="what")
+            yield WhatPane(id="what", classes="active")
             yield SearchPane(id="search")
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")
@@ -182,12 +186,17 @@ class DashboardScreen(Screen):
             return
         self._deliver(SearchFinished(self.bridge.search(SearchRequest(text, limit=30)), text))
 
+    @property
+    def task(self) -> str:
+        """The task the meter selects for: the typed one, or else what you work on."""
+        return self.task_text.strip() or self.implicit_task
+
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
     def run_select(self) -> None:
-        if not self.task_text.strip():
+        if not self.task:
             return
         fmt = self.fmt
-        request = SelectRequest(self.task_text, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
+        request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
             self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
@@ -229,6 +238,10 @@ class DashboardScreen(Screen):
         verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
         self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
 
+    @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
+    def fetch_memory(self, memory_id: str, then: str) -> None:
+        self._deliver(MemoryFetched(self.bridge.memory(memory_id), then))
+
     @work(thread=True, group="memory", exit_on_error=False)
     def change_memory(self, memory: Memory, close_task: bool) -> None:
         title = clip(memory.title, 60)
@@ -253,6 +266,31 @@ class DashboardScreen(Screen):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.notify(_one_line(event.worker.error), severity="error", timeout=6, markup=False)
 
+    @on(Worker.StateChanged)
+    def _worker_busy(self, event: Worker.StateChanged) -> None:
+        """A pane whose work runs longer than BUSY_AFTER_S says so in its border (and its tab, when narrow) until
+        the last worker of its group ends; a newer worker of the group has replaced the older ones by then."""
+        group = event.worker.group
+        if group not in BUSY:
+            return
+        if event.state == WorkerState.RUNNING:
+            # A search first waits out the typing debounce: it is busy only once it runs longer than that.
+            wait = BUSY_AFTER_S + (self.SEARCH_DEBOUNCE_S if group == "search" else 0)
+            self.set_timer(wait, lambda: self._show_busy(group))
+        elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._show_busy(group)
+
+    def _show_busy(self, group: str) -> None:
+        name, doing = BUSY[group]
+        pane = self.query_one(f"#{name}", Pane) if name else self._focused_pane()
+        if pane is None:
+            return
+        running = any(w.group == group and w.is_running for w in self.workers)
+        pane.set_busy(doing if running else "")
+        if name:
+            number = PANES.index(name) + 1
+            self.query_one(f"#tab-{name}", Tab).label = f"{number} {name}" + (" ⋯" if running else "")
+
     # --- results arriving ------------------------------------------------------------------------------------
 
     @on(EngineReady)
@@ -260,7 +298,7 @@ class DashboardScreen(Screen):
         self._topbar("indexing…")
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task_text:
+        if self.task:
             self.run_select()
         self.index_in_background()
 
@@ -268,6 +306,11 @@ class DashboardScreen(Screen):
     def _what(self, message: WhatLoaded) -> None:
         self.query_one(WhatPane).show(message.what)
         self.loaded.add("what")
+        implicit = implicit_query(message.what.git)
+        if implicit != self.implicit_task:
+            self.implicit_task = implicit
+            if not self.task_text.strip():
+                self.run_select()
         git = message.what.git
         self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
         self._topbar()
@@ -291,8 +334,8 @@ class DashboardScreen(Screen):
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:
-        if message.assembled.format != self.fmt:
-            # `f` was pressed while this was selected: the selection for the new format is on its way.
+        if message.assembled.format != self.fmt or message.selection.budget != self.budget:
+            # `f`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
             return
         self.selection, self.assembled = message.selection, message.assembled
         self._show_budget()
@@ -302,7 +345,8 @@ class DashboardScreen(Screen):
         if self.selection is None or self.assembled is None:
             return
         dropped = tuple(item for key, item in self.dropped.items() if key in self.excluded)
-        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped))
+        implicit = self.selection.task == self.implicit_task and not self.task_text.strip()
+        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped, implicit))
 
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
@@ -313,7 +357,7 @@ class DashboardScreen(Screen):
     @on(IndexProgressed)
     def _index_progress(self, message: IndexProgressed) -> None:
         p = message.progress
-        self._topbar(f"indexing: {p.phase} {p.done}/{p.total}" if p.total else f"indexing: {p.phase}")
+        self._topbar(f"indexing: {self.progress_clock.update(p).line()}")
         if p.phase == "embedding" and "lexical" not in self.loaded:
             # The files and their text are in: what the panes say about the code ("not indexed yet", no
             # neighbours) is out of date now, not only once every chunk is embedded (minutes on a large tree).
@@ -328,15 +372,13 @@ class DashboardScreen(Screen):
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
-        if not (r.changed or r.removed or r.embedded or self.task_text):
+        if not (r.changed or r.removed or r.embedded or self.task):
             return
         self._refresh_everything()
 
     @on(IndexChanged)
     def _index_changed(self, message: IndexChanged) -> None:
-        u = message.update
-        what = "branch or HEAD moved" if u.git_state_changed else ", ".join(u.paths[:2])
-        self._topbar(f"updated ({what}) in {u.seconds * 1000:.0f} ms")
+        self._topbar(message.update.summary())
         self._refresh_everything()
 
     @on(MemoriesChanged)
@@ -352,7 +394,7 @@ class DashboardScreen(Screen):
     def _refresh_everything(self) -> None:
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task_text:
+        if self.task:
             self.run_select()
 
     @on(MemorySaved)
@@ -453,8 +495,9 @@ class DashboardScreen(Screen):
             widget.focus()
 
     def action_set_task(self) -> None:
+        """The search text becomes the task; with the box empty, the meter goes back to what you work on."""
         text = self.query_one(SearchPane).text.strip()
-        if not text:
+        if not text and not self.task_text:
             self.notify("type the task in the search box first, then press t", severity="warning")
             return
         self.task_text, self.pins, self.excluded, self.dropped = text, frozenset(), frozenset(), {}
@@ -478,28 +521,85 @@ class DashboardScreen(Screen):
     def action_new_memory(self) -> None:
         self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
 
-    def _target_memory(self):
-        hit = self.query_one(SearchPane).highlighted_hit()
-        if hit is not None and hit.memory is not None:
-            return hit.memory
-        return None
+    def _focused_pane(self) -> Pane | None:
+        """The pane that has the keyboard (the search box belongs to pane 2)."""
+        node = self.focused
+        while node is not None and not isinstance(node, Pane):
+            node = node.parent
+        return node
+
+    def _target(self) -> Target | None:
+        pane = self._focused_pane()
+        return pane.target() if pane is not None else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """An item key is live (and in the footer) only where the focused pane highlights an item it acts on, so
+        the footer shows the keys of the pane in front of you; typed into a text box it is text."""
+        name = str(parameters[0]).split("(", 1)[0] if action == "key" and parameters else action
+        key = acting_key(name)
+        if key is None:
+            return True
+        if isinstance(self.focused, (Input, TextArea)):
+            return False
+        target = self._target()
+        return target is not None and target.kind in key.applies
 
     def action_edit_memory(self) -> None:
-        memory = self._target_memory()
-        if memory is None:
-            self.notify("highlight a memory in the search results first", severity="warning")
-            return
-        self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
+        self._with_memory("edit")
 
     def action_done_or_forget(self) -> None:
-        memory = self._target_memory()
-        if memory is None:
-            self.notify("highlight a memory in the search results first", severity="warning")
+        self._with_memory("done_or_forget")
+
+    def _with_memory(self, then: str) -> None:
+        target = self._target()
+        if target is None or target.kind != "mem":
+            self.notify("highlight a memory first (in any pane that lists one)", severity="warning")
+        elif target.memory is not None:
+            self._act_on_memory(target.memory, then)
+        else:
+            self.fetch_memory(target.name, then)  # the graph lists a memory by id and title only
+
+    @on(MemoryFetched)
+    def _fetched(self, message: MemoryFetched) -> None:
+        self._act_on_memory(message.memory, message.then)
+
+    def _act_on_memory(self, memory: Memory, then: str) -> None:
+        if then == "edit":
+            self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
             return
         close = memory.is_open_task
         question = "Close the task" if close else f"Forget this {memory.kind}"
         self.app.push_screen(ConfirmScreen(f"{question}?", memory.title),
                              lambda yes: yes and self.change_memory(memory, close_task=close))
+
+    def action_pin_item(self) -> None:
+        target = self._target()
+        key = target.context_key if target is not None else None
+        if key is None:
+            self.notify("highlight a memory or a file to pin it to the context", severity="warning")
+            return
+        if key in self.excluded:
+            self._restore(key)
+        self.pins = self.pins | {key}
+        self.notify(f"pinned to the context: {clip(target.label, 80)}", timeout=3, markup=False)
+        self._show_budget()
+        self.run_select()
+
+    def action_graph_item(self) -> None:
+        target = self._target()
+        if target is None:
+            self.notify("highlight a memory, file or commit first", severity="warning")
+            return
+        self.load_graph(target.node)
+
+    def action_zoom(self) -> None:
+        """Give the focused pane the whole screen, or give the five their places back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        pane = self._focused_pane()
+        if pane is not None:
+            self.maximize(pane, container=False)
 
     def action_undo(self) -> None:
         if not self.undo_stack:

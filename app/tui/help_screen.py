@@ -11,7 +11,8 @@ from textual.widgets import Static
 
 from ...widgets.keymap import KEYMAP, bindings
 
-SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "search": "Search box", "pane": "Every pane",
+SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "item": "Highlighted item",
+          "search": "Search box", "pane": "Every pane",
           "budget": "Context pane (5)", "confirm": "Questions", "memory": "Memory form", "help": "This help"}
 
 
@@ -31,14 +32,18 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists the keys; escape, q, ? or f1 closes it."""
+    """Lists the keys; j and k scroll, escape, q, ? or f1 closes it. At most as wide and tall as the terminal."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96; height: auto; max-height: 90%; border: round $primary; background: $panel; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 96; max-width: 100%; height: auto; max-height: 100%; border: round $primary;
+                                  background: $panel; padding: 0 1; }
     """
     BINDINGS = bindings("help")
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(help_table(), id="help-text")
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)

@@ -50,7 +50,15 @@ class MemoryForm(ModalScreen[MemoryDraft | None]):
                 yield Button("Save (ctrl+s)", variant="primary", id="form-save")
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        text = self.query_one(TextArea)
+        text.focus()
+        # Editing goes on from the end of the text, as in any editor; typing at the start prepended to it.
+        text.move_cursor(text.document.end)
+        self.initial = self._values()
+
+    def _values(self) -> tuple[str, ...]:
+        return (str(self.query_one(Select).value), self.query_one(TextArea).text,
+                *(self.query_one(f"#form-{name}", Input).value for name in ("title", "tags", "files")))
 
     def on_key(self, event: events.Key) -> None:
         """Keys typed in the same burst as the key that opened the form were routed to the form itself, as no
@@ -79,4 +87,12 @@ class MemoryForm(ModalScreen[MemoryDraft | None]):
 
     @on(Button.Pressed, "#form-cancel")
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        """Close the form; what was typed is lost, so a changed form asks first."""
+        if self._values() == self.initial:
+            self.dismiss(None)
+            return
+        from .confirm import ConfirmScreen
+
+        subject = self.query_one("#form-title", Input).value or self.query_one(TextArea).text
+        self.app.push_screen(ConfirmScreen("Discard your changes to this memory?", subject, undoable=False),
+                             lambda yes: yes and self.dismiss(None))

@@ -115,6 +115,14 @@ class MemorySaved(Message):
 
 
 @dataclass
+class MemoryFetched(Message):
+    """A memory a pane listed by id only, read so that a key can act on it (`then`: `edit` or `done_or_forget`)."""
+
+    memory: Memory
+    then: str
+
+
+@dataclass
 class MemoryRefused(Message):
     """The engine refused a memory from the form (a secret in it, too long, the database locked): the form opens
     again holding the draft, with the reason."""

@@ -35,6 +35,8 @@ class PaneCommands(_ScreenCommands):
     COMMANDS = (
         ("panes: search", "focus_search", "focus the search box (/)"),
         *((f"panes: focus {name}", f"focus_pane({n})", f"pane {n}") for n, name in enumerate(PANES, 1)),
+        ("panes: maximise or restore the focused pane", "zoom", "give the focused pane the screen (z)"),
+        ("panes: re-centre the graph on the highlighted item", "graph_item", "memory, file or commit (g)"),
         ("panes: refresh", "refresh", "reload every pane (r)"),
         ("panes: help", "help", "every key (?)"),
     )
@@ -43,7 +45,7 @@ class PaneCommands(_ScreenCommands):
 class MemoryCommands(_ScreenCommands):
     COMMANDS = (
         ("memory: new", "new_memory", "remember something (n)"),
-        ("memory: edit highlighted", "edit_memory", "store a new version (e)"),
+        ("memory: edit highlighted", "edit_memory", "store a new version, in any pane (e)"),
         ("memory: done or forget highlighted", "done_or_forget", "close a task or forget a memory, asks first (d)"),
         ("memory: undo", "undo", "undo the last drop, forget or task close (u)"),
     )
@@ -52,6 +54,7 @@ class MemoryCommands(_ScreenCommands):
 class ContextCommands(_ScreenCommands):
     COMMANDS = (
         ("context: set task from search", "set_task", "use the search text as the task (t)"),
+        ("context: pin highlighted", "pin_item", "always include the highlighted memory or file (p)"),
         ("context: copy", "copy_context", "copy the assembled context (c)"),
         ("context: raise budget", "budget(2000)", "+2,000 tokens (+)"),
         ("context: lower budget", "budget(-2000)", "-2,000 tokens (-)"),

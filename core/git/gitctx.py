@@ -7,6 +7,7 @@ a detached HEAD, a worktree or a submodule (GitPython follows their `.git` files
 from __future__ import annotations
 
 import os
+import re
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -14,6 +15,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..secrets.secrets import redacted
+from ..text import split_identifier
+
+
+MAIN_BRANCHES = frozenset({"main", "master", "trunk", "develop"})
+"""Branch names that say nothing about the work on them."""
+
+
+def implicit_query(ctx: GitContext | None) -> str:
+    """What you are working on, in words: branch name, recent commit subjects, changed file names. The search with
+    no query and the context pane with no task both start from it."""
+    if ctx is None or not ctx.is_repo:
+        return ""
+    words: list[str] = []
+    if ctx.branch and ctx.branch not in MAIN_BRANCHES:
+        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
+    words.extend(c.subject for c in ctx.commits[:5])
+    words.extend(ctx.changed_files[:10])
+    return " ".join(words)
 
 
 @dataclass(frozen=True)
@@ -285,14 +304,28 @@ def _working_change(repo) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, 
     return tuple(sorted(staged)), tuple(sorted(modified)), tuple(sorted(untracked))
 
 
+_ESCAPES = {"t": "\t", "n": "\n", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "r": "\r", "v": "\v"}
+
+
+def unquoted(name: str) -> str:
+    """A path as git prints it with core.quotePath=false: as itself, or C-quoted when it holds a quote, a backslash or
+    a control character (`"a\\tb.py"`)."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    return re.sub(r'\\(.)', lambda m: _ESCAPES.get(m[1], m[0]), name[1:-1])
+
+
 def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
     """Commits reachable from rev, newest first, with their changed files, in one `git log` call."""
-    out = repo.git.log(rev, f"--max-count={max_count}", "--format=%x00%H%x1f%an%x1f%ct%x1f%s", "--name-only", "--no-renames")
+    # core.quotePath=false: a path with non-ASCII characters comes as itself, not as "Z\303\274rich"; only names
+    # holding a quote, a backslash or a control character are still quoted, and `unquoted` reads those.
+    out = repo.git.execute(["git", "-c", "core.quotePath=false", "log", rev, f"--max-count={max_count}",
+                            "--format=%x00%H%x1f%an%x1f%ct%x1f%s", "--name-only", "--no-renames"])
     commits = []
     for record in out.split("\x00")[1:]:
         header, _, names = record.partition("\n")
         sha, author, stamp, subject = header.split("\x1f", 3)
-        files = tuple(sorted(n for n in names.splitlines() if n.strip()))
+        files = tuple(sorted(unquoted(n) for n in names.splitlines() if n.strip()))
         commits.append(CommitInfo(sha, redacted(author), datetime.fromtimestamp(int(stamp), tz=timezone.utc),
                                   redacted(subject), tuple(redacted(f) for f in files)))
     return commits

@@ -331,6 +331,8 @@ class CodeIndex:
                 written += [p.file_row["path"] for p in prepared]
         report.changed = len(written)
         report.removed = len(removed)
+        # Removing rows and refreshing the search indexes takes seconds on a large tree: say so, not "writing N/N".
+        emit(IndexProgress("updating search indexes", 0, 0))
         self._finish(removed, touched_only, report.skipped, scope, written)
         self._reresolve_dependents(appeared, removed, facts, set(written))
         self._keep_facts(facts, report.skipped, scope)
@@ -591,6 +593,9 @@ class CodeIndex:
         done = 0
         tries: dict[str, int] = {}
         stuck: set[str] = set()
+        if progress and total:
+            # The first batch loads the model and takes the longest: the phase shows from its start.
+            progress(IndexProgress("embedding", 0, total))
         while limit is None or done < limit:
             if should_stop and should_stop():
                 break

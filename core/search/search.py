@@ -15,7 +15,7 @@ from ..answers import ScoreBreakdown, SearchHit, SearchResults
 from ..config import SearchWeights
 from ..store.sql import in_filter, quote, sql_list
 from ..embedding.embed import Embedder
-from ..git.gitctx import GitContext
+from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
 from .definitions import definers, definition_match, near_definers, near_match
@@ -68,23 +68,11 @@ def _pending(counts: Future | None) -> int:
     return counts.result()[1] if counts is not None else 0
 
 
-def implicit_query(ctx: GitContext | None) -> str:
-    """What you are working on, in words: branch name, recent commit subjects, changed file names."""
-    if ctx is None or not ctx.is_repo:
-        return ""
-    words: list[str] = []
-    if ctx.branch and ctx.branch not in {"main", "master", "trunk", "develop"}:
-        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
-    words.extend(c.subject for c in ctx.commits[:5])
-    words.extend(ctx.changed_files[:10])
-    return " ".join(words)
-
-
 def context_terms(ctx: GitContext | None) -> tuple[str, ...]:
     """Words folded into every search at low weight: the branch name and recent commit subjects."""
     if ctx is None or not ctx.is_repo:
         return ()
-    branch = "" if ctx.branch in {"main", "master", "trunk", "develop"} else ctx.branch
+    branch = "" if ctx.branch in MAIN_BRANCHES else ctx.branch
     text = " ".join([branch.replace("/", " ").replace("-", " ")] + [c.subject for c in ctx.commits[:3]])
     return parse_query(text).terms
 

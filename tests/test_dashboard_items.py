@@ -1,0 +1,310 @@
+"""The keys that act on an item work in every pane that lists it (what, search, graph, timeline, context), the
+footer shows the focused pane's own keys, and `z` gives the focused pane the screen. The real dashboard under Pilot
+on a real repository, store and index, attached to the resident server as `cortex-tui` runs."""
+
+import pytest
+
+from cortex_tui.app.confirm import ConfirmScreen
+from cortex_tui.app.dashboard import DashboardScreen
+from cortex_tui.app.memory_form import MemoryForm
+from cortex_tui.app.messages import GraphLoaded, IndexFinished, MemorySaved, SearchFinished, SelectionMade, WhatLoaded
+from cortex_tui.app.showcase import RecordingApp, settle, wait_until
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.widgets.budget_pane import BudgetPane
+from cortex_tui.widgets.graph_pane import GraphPane
+from cortex_tui.widgets.search_pane import SearchPane
+from cortex_tui.widgets.timeline_pane import TimelinePane
+from cortex_tui.widgets.what_pane import WhatPane
+
+from .conftest import bridge_for, commit_file, watching
+
+SIZES = [(160, 45), (80, 24)]
+
+
+@pytest.fixture
+def shop(repo):
+    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
+    commit_file(repo, "shop/cart.py", "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                "        return sum(price_of(i) for i in items)\n", "Add cart")
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision",
+                                files=("shop/pricing.py",)))
+    engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
+    return repo
+
+
+def footer_keys(app) -> set[str]:
+    return {b.key for _, b, enabled, _ in app.screen.active_bindings.values() if b.show and enabled}
+
+
+def highlight_what(pane: WhatPane, node_prefix: str, text: str = "") -> None:
+    listing = pane.query_one("OptionList")
+    for option_id, target in pane.targets.items():
+        if target.node.startswith(node_prefix) and text in target.label:
+            listing.highlighted = listing.get_option_index(option_id)
+            return
+    raise AssertionError(f"no {node_prefix} {text!r} in pane 1")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_d_closes_the_open_task_in_pane_1_and_the_footer_follows_the_highlight(shop, size):
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        what = app.screen.query_one(WhatPane)
+        await pilot.press("1")
+        highlight_what(what, "commit:")
+        await pilot.pause()
+        assert {"g"} <= footer_keys(app) and not {"e", "d"} & footer_keys(app), "a commit cannot be edited"
+        highlight_what(what, "mem:", "fuel surcharge")
+        await pilot.pause()
+        assert {"e", "d", "p", "g"} <= footer_keys(app)
+        task = what.target().memory
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot, MemorySaved)
+        assert Engine(shop).get(task.id).task_state == "done"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_e_edits_a_memory_the_graph_lists_and_g_recentres_from_the_timeline(shop, size):
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+        app.screen.load_graph("file:shop/pricing.py")
+        graph = app.screen.query_one(GraphPane)
+        await wait_until(pilot, lambda: f"mem:{decision.id}" in graph.labels, "the decision next to pricing.py")
+        await pilot.press("3")
+        tree = graph.query_one("Tree")
+        node = next(n for n in _walk(tree.root) if n.data == f"mem:{decision.id}")
+        tree.move_cursor(node)
+        await pilot.pause()
+        assert "e" in footer_keys(app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm), "the memory form")
+        assert app.screen.editing.id == decision.id
+        await pilot.press("escape")
+        await pilot.press("4")
+        timeline = app.screen.query_one(TimelinePane)
+        target = timeline.target()
+        assert target.kind == "commit"
+        app.messages.clear()
+        await pilot.press("g")
+        await settle(pilot, GraphLoaded)
+        assert app.screen.graph_centre == target.node
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_p_pins_a_search_hit_to_the_context(shop, size):
+    app = RecordingApp(bridge_for(shop), task="cart total", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        await pilot.press("slash", *"prices include tax twice", "enter")
+        search = app.screen.query_one(SearchPane)
+        await wait_until(pilot, lambda: search.hits and search.hits[0].memory is not None, "the decision as first hit")
+        memory = search.hits[0].memory
+        app.messages.clear()
+        await pilot.press("p")
+        await settle(pilot, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        assert f"memory:{memory.id}" in app.screen.pins
+        assert any(i.memory is not None and i.memory.id == memory.id for i in budget.items)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (200, 60)])
+async def test_z_gives_the_focused_pane_the_screen_and_back(shop, size):
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("3")
+        graph = app.screen.query_one(GraphPane)
+        narrow = graph.size.width
+        assert "z" in footer_keys(app)
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.maximized is graph and graph.size.width >= size[0] - 2 > narrow
+        assert graph.query_one("Tree").has_focus
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.maximized is None and graph.size.width == narrow
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_context_pane_starts_on_the_working_change_and_says_so(shop, size):
+    (shop / "shop" / "cart.py").write_text("from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                                           "        return round(sum(price_of(i) for i in items), 2)\n")
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        assert "implicit task" in str(budget.border_title)
+        assert "shop/cart.py" in budget.view.selection.task
+        assert any(i.path == "shop/cart.py" for i in budget.items)
+        await pilot.press("slash", *"tax twice", "escape")
+        app.messages.clear()
+        await pilot.press("t")
+        await settle(pilot, SelectionMade)
+        assert budget.view.selection.task == "tax twice" and "implicit" not in str(budget.border_title)
+        await pilot.press("slash", "ctrl+u", "escape")
+        app.messages.clear()
+        await pilot.press("t")
+        await settle(pilot, SelectionMade)
+        assert "implicit task" in str(budget.border_title), "t with an empty box goes back to the working change"
+
+
+class SlowBridge:
+    """The real bridge, with selection held for a while: what a large repository or an index pass costs it."""
+
+    def __new__(cls, engine_bridge, seconds: float):
+        real_select = engine_bridge.select
+
+        def select(request):
+            import time
+
+            time.sleep(seconds)
+            return real_select(request)
+
+        engine_bridge.select = select
+        return engine_bridge
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_t_shows_the_context_pane_busy_until_the_selection_arrives(shop, size):
+    from cortex_tui.app.bridge import EngineBridge
+
+    app = RecordingApp(SlowBridge(EngineBridge(Engine(shop)), 0.8), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        tab = app.screen.query_one("#tab-budget")
+        assert not budget.border_subtitle and "⋯" not in str(tab.label)
+        await pilot.press("slash", *"tax twice", "escape")
+        app.messages.clear()
+        await pilot.press("t")
+        await wait_until(pilot, lambda: "selecting" in str(budget.border_subtitle), "the pane saying it selects")
+        if size[0] < 110:
+            assert str(tab.label) == "5 budget ⋯", "behind a tab, the tab says the pane is busy"
+        await settle(pilot, SelectionMade)
+        assert not budget.border_subtitle and str(tab.label) == "5 budget"
+        assert budget.view.selection.task == "tax twice"
+
+
+async def test_the_top_bar_says_what_an_index_update_did(shop):
+    from cortex_tui.app.messages import IndexChanged
+    from cortex_tui.core.answers import IndexReport, WatchUpdate
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        top = app.screen.query_one("#topbar")
+        # The watcher's catch-up pass after start-up: no event set it off, so no paths and no time.
+        app.screen.post_message(IndexChanged(WatchUpdate((), False, IndexReport(changed=2), 0.0)))
+        await wait_until(pilot, lambda: "index updated" in str(top.content), "the catch-up in the top bar")
+        shown = str(top.content)
+        assert "()" not in shown and " 0 ms" not in shown and "2 changed" in shown, shown
+        await wait_until(pilot, lambda: watching(app.bridge), "the watcher")
+        (shop / "shop" / "cart.py").write_text("class Cart:\n    pass\n")
+        await wait_until(pilot, lambda: "shop/cart.py in" in str(top.content), "the edited file in the top bar")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 40)])
+async def test_a_narrow_terminal_never_paints_the_five_pane_layout(shop, size):
+    """Every frame the compositor hands over is recorded: the first one at 80x24 used to hold all five panes
+    squashed side by side, until the resize handler switched to tabs."""
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    frames: list[set[str]] = []
+    display = app._display
+
+    def recording(screen, renderable):
+        if isinstance(screen, DashboardScreen) and renderable is not None:
+            frames.append({w.id for w in screen._compositor.visible_widgets if w.id in ("what", "search", "graph")})
+        return display(screen, renderable)
+
+    app._display = recording
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        assert frames and all(len(shown) <= 1 for shown in frames), frames[:3]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_help_fits_the_terminal_and_j_k_scroll_it(shop, size):
+    from cortex_tui.app.help_screen import HelpScreen
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("VerticalScroll")
+        region = box.region
+        assert region.x >= 0 and region.right <= size[0] and region.bottom <= size[1], region
+        assert box.max_scroll_y > 0, "the help is longer than the terminal"
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        assert box.scroll_y == 3
+        await pilot.press("k")
+        await pilot.pause()
+        assert box.scroll_y == 2
+
+
+async def test_the_memory_form_edits_from_the_end_and_asks_before_discarding_changes(shop):
+    from textual.widgets import TextArea
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(100, 40), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("1")
+        highlight_what(app.screen.query_one(WhatPane), "mem:", "fuel surcharge")
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        await pilot.press(*" soon")
+        assert form.query_one(TextArea).text == "Add a fuel surcharge to shipping. soon"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen), "a changed form asks before it is thrown away"
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is form and form.query_one(TextArea).text.endswith(" soon")
+        await pilot.press("escape", "y")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen), "an unchanged form closes at once"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_a_burst_of_keys_into_the_search_box_loses_none(shop, size):
+    """Esc, /, backspaces over the old query and a new one, as one burst from the terminal, five times over."""
+    from textual import events
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SearchFinished)
+        box = app.screen.query_one(SearchPane).query_one("Input")
+        await pilot.press("slash", *"cookie", "enter")
+        for n in range(5):
+            typed = f"form data {n}"
+            burst = [("escape", None), ("slash", "/"), *[("backspace", None)] * 12,
+                     *(("space" if c == " " else c, c) for c in typed)]
+            for key, character in burst:
+                event = events.Key(key, character)
+                event.set_sender(app)
+                app._driver.send_message(event)
+            await wait_until(pilot, lambda: box.value == typed, f"{typed!r} in the box (it holds {box.value!r})",
+                             timeout=10)
+            await settle(pilot, SearchFinished)

@@ -1,0 +1,54 @@
+"""Long paths read apart in every pane: they give way in the middle, so the file name and its line ranges stay
+(`src/werk…/sansio/request.py:12-40`), at several terminal sizes. The real panes, fed the engine's dataclasses."""
+
+import io
+from pathlib import Path
+
+import pytest
+
+from cortex_tui.core.answers import Neighbour, RankedFile, ScoreBreakdown, SearchHit, SearchResults, WhatToKnow
+from cortex_tui.core.assemble import Assembled
+from cortex_tui.core.gitctx import GitContext
+from cortex_tui.core.select import Item, Selection
+from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
+from cortex_tui.widgets.graph_pane import GraphPane
+from cortex_tui.widgets.search_pane import SearchPane
+from cortex_tui.widgets.what_pane import WhatPane
+
+from .test_panes import Panes
+
+DEEP = "src/werkzeug/datastructures/very/deep/package/"
+PATHS = [DEEP + "request.py", DEEP + "response.py"]
+
+
+@pytest.mark.parametrize("size", [(120, 40), (200, 60)])
+async def test_two_long_paths_stay_apart_with_their_names_and_lines(size):
+    score = ScoreBreakdown(ranks={"text": 1}, relevance=1.0, similarity=0.5, boosts={}, total=1.0)
+    hits = [SearchHit("code", f"c{n}", "code", path, "x = 1", score, path=path, start_line=12, end_line=40)
+            for n, path in enumerate(PATHS)]
+    items = [Item(path, "file", path, "x", 20, 0.5, {"named": 1.0}, ranges=((12, 40), (90, 120))) for path in PATHS]
+    git = GitContext(root=Path("/"), is_repo=True, branch="main")
+    app = Panes()
+    async with app.run_test(size=size) as pilot:
+        app.query_one(WhatPane).show(WhatToKnow(git, changed_files=[RankedFile(p, "modified", 1) for p in PATHS]))
+        search = app.query_one(SearchPane)
+        search.show(SearchResults("", False, (), hits, True, 0, 1.0), "")
+        app.query_one(GraphPane).show("file:" + PATHS[0], PATHS[0],
+                                      [Neighbour("file:" + PATHS[1], PATHS[1], 1, "imports", "file:" + PATHS[0])])
+        selection = Selection("t", 10_000, "cl100k_base", items, [], [])
+        app.query_one(BudgetPane).show(BudgetView(selection, Assembled("x", "markdown", 40, items, 0, []),
+                                                  frozenset(), ()))
+        await pilot.pause()
+        text = _screen_text(app)
+        for name in ("request.py", "response.py"):
+            assert text.count(name + ":12-40") >= 2, f"{name}:12-40 in the search hits and the context ({size})"
+            assert text.count(name) >= 4, f"{name} in the what, search, graph and context panes ({size}): {text}"
+
+
+def _screen_text(app) -> str:
+    """The screen as plain text, line by line, as the terminal shows it."""
+    from rich.console import Console
+
+    console = Console(width=app.size.width, height=app.size.height, record=True, file=io.StringIO())
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
