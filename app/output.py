@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -18,7 +18,6 @@ from rich.text import Text
 
 from ..core.secrets.secrets import redact_json, redacted
 from ..core.text import visible
-
 
 _DROPPED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
 """The control characters rich deletes from printed text: deleted before redaction, so a secret split by one
@@ -79,9 +78,8 @@ def selection_item_json(i) -> dict:
 
 
 def age(stamp: datetime) -> str:
-    from datetime import timezone
 
-    seconds = (datetime.now(timezone.utc) - stamp).total_seconds()
+    seconds = (datetime.now(UTC) - stamp).total_seconds()
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"

@@ -6,7 +6,7 @@ reads as minutes or months). At most six characters, so a column of ages keeps i
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 UNITS = (("y", 365 * 86_400), ("mo", 30 * 86_400), ("wk", 7 * 86_400), ("d", 86_400), ("h", 3_600), ("min", 60))
 WIDTH = 6
@@ -19,7 +19,7 @@ def age(stamp: datetime | None, now: datetime) -> str:
     """`stamp` as time before `now` (naive stamps are UTC); "" for no stamp."""
     if stamp is None:
         return ""
-    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
     seconds = max((now - stamp).total_seconds(), 0)
     for unit, size in UNITS:
         if seconds >= size * SMALLEST.get(unit, 1):

@@ -8,7 +8,11 @@ from contextvars import ContextVar
 
 from pydantic import BaseModel, ValidationError, field_validator
 from pydantic_settings import (
-    BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource,
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
 )
 
 from .errors import CortexError

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .store.database import Database
 from .embedding.embed import Embedder
 from .errors import CortexError
+from .store.database import Database
 from .store.schema import META_SCHEMA, SCHEMA_VERSION
 
 INDEX_TABLES = ("files", "chunks", "edges", "skipped")

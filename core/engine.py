@@ -12,22 +12,22 @@ from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
-from .git import gitctx
+from .agentlog.agentlog import AgentLog
 from .config import Settings, load_settings
+from .context.select_files import FileReads, ImportGraphCache
+from .embedding.embed import Embedder
+from .errors import CortexError, UnusableLocation
+from .git import gitctx
+from .index.index import CodeIndex
+from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
+from .pool import READS
+from .records import Memory, MemoryDraft, RememberResult, StoreStats
+from .requests import SearchRequest, SelectRequest
+from .search.query import Filters
+from .search.search import GitInputs, Searcher, SearchResults
 from .store.database import Database, RemoteOptions
 from .store.failures import is_unreachable, unreachable_error
 from .store.sql import quote
-from .agentlog.agentlog import AgentLog
-from .embedding.embed import Embedder
-from .errors import CortexError, UnusableLocation
-from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
-from .records import Memory, MemoryDraft, RememberResult, StoreStats
-from .index.index import CodeIndex
-from .pool import READS
-from .search.query import Filters
-from .requests import SearchRequest, SelectRequest
-from .search.search import GitInputs, Searcher, SearchResults
-from .context.select_files import FileReads, ImportGraphCache
 from .store.store import GitPosition, MemoryStore
 
 

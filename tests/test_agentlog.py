@@ -5,10 +5,8 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-
 from cortex_tui.core.agentlog.agentlog import MAIN
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError

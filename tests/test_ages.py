@@ -1,12 +1,11 @@
 """One age format for every front end (core.ages), in units a newcomer reads without a legend, and the panes use it."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from cortex_tui.core.ages import WIDTH, age
 
-NOW = datetime(2026, 3, 5, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 5, 12, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("ago, shown", [
@@ -27,9 +26,9 @@ def test_the_panes_say_ages_and_regions_in_words(monkeypatch):
     import asyncio
 
     from cortex_tui.core.answers import Timeline, TimelineEntry
-    from cortex_tui.core.assemble import Assembled
-    from cortex_tui.core.gitctx import CommitInfo
-    from cortex_tui.core.select import Item, Selection
+    from cortex_tui.core.context.assemble import Assembled
+    from cortex_tui.core.context.select import Item, Selection
+    from cortex_tui.core.git.gitctx import CommitInfo
     from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
     from cortex_tui.widgets.timeline_pane import TimelinePane
 

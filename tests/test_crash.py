@@ -19,15 +19,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-from cortex_tui.core.store.commits import CRASH_ENV
-
-from cortex_tui.core.store.sql import scan
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.store.importer import plan_import
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.store.commits import CRASH_ENV
+from cortex_tui.core.store.importer import plan_import
+from cortex_tui.core.store.sql import scan
 
-from .conftest import commit_file, git
+from .conftest import commit_file
 
 MAX_COMMITS = 20
 """No operation here makes more commits; a run still killed at this N means the loop would never end."""

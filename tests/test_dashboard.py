@@ -5,17 +5,13 @@ two paths can differ (`both`)."""
 import os
 import re
 import stat
-
 from pathlib import Path
 
 import pytest
-from textual.worker import Worker, WorkerState
-
 from cortex_tui.app.bridge.local import EngineBridge
+from cortex_tui.app.tui.dashboard import DashboardScreen
 from cortex_tui.app.tui.help_screen import HelpScreen
 from cortex_tui.app.tui.memory_form import MemoryForm
-from cortex_tui.app.tui.dashboard import DashboardScreen
-from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
 from cortex_tui.app.tui.messages import (
     ContextCopied,
     IndexChanged,
@@ -25,6 +21,7 @@ from cortex_tui.app.tui.messages import (
     SelectionMade,
     WhatLoaded,
 )
+from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.budget_pane import BudgetPane
@@ -32,6 +29,7 @@ from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
+from textual.worker import Worker, WorkerState
 
 from .conftest import both, bridge_for, commit_file, git, watching
 

@@ -3,12 +3,18 @@ footer shows the focused pane's own keys, and `z` gives the focused pane the scr
 on a real repository, store and index, attached to the resident server as `cortex-tui` runs."""
 
 import pytest
-
-from cortex_tui.app.confirm import ConfirmScreen
-from cortex_tui.app.dashboard import DashboardScreen
-from cortex_tui.app.memory_form import MemoryForm
-from cortex_tui.app.messages import GraphLoaded, IndexFinished, MemorySaved, SearchFinished, SelectionMade, WhatLoaded
-from cortex_tui.app.showcase import RecordingApp, settle, wait_until
+from cortex_tui.app.tui.confirm import ConfirmScreen
+from cortex_tui.app.tui.dashboard import DashboardScreen
+from cortex_tui.app.tui.memory_form import MemoryForm
+from cortex_tui.app.tui.messages import (
+    GraphLoaded,
+    IndexFinished,
+    MemorySaved,
+    SearchFinished,
+    SelectionMade,
+    WhatLoaded,
+)
+from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.budget_pane import BudgetPane
@@ -199,7 +205,7 @@ async def test_t_shows_the_context_pane_busy_until_the_selection_arrives(shop, s
 
 
 async def test_the_top_bar_says_what_an_index_update_did(shop):
-    from cortex_tui.app.messages import IndexChanged
+    from cortex_tui.app.tui.messages import IndexChanged
     from cortex_tui.core.answers import IndexReport, WatchUpdate
 
     app = RecordingApp(bridge_for(shop), remember_theme=False)
@@ -237,7 +243,7 @@ async def test_a_narrow_terminal_never_paints_the_five_pane_layout(shop, size):
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_the_help_fits_the_terminal_and_j_k_scroll_it(shop, size):
-    from cortex_tui.app.help_screen import HelpScreen
+    from cortex_tui.app.tui.help_screen import HelpScreen
 
     app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:

@@ -1,18 +1,17 @@
 """Time words in queries, read against fixed reference dates, and the date boost on a real store."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-
-from cortex_tui.core.search.dates import parse_dates
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.search.dates import parse_dates
 
-REF = datetime(2023, 8, 20, 15, 30, tzinfo=timezone.utc)  # a Sunday
+REF = datetime(2023, 8, 20, 15, 30, tzinfo=UTC)  # a Sunday
 
 
 def day(y, m, d):
-    return datetime(y, m, d, tzinfo=timezone.utc)
+    return datetime(y, m, d, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -78,9 +77,9 @@ def test_impossible_day_falls_back_to_its_month():
 def test_a_window_lifts_the_memory_made_inside_it(repo):
     engine = Engine(repo)
     may = engine.remember(MemoryDraft(text="We moved the nightly backup job to the new cluster.",
-                                      created_at=datetime(2023, 5, 12, tzinfo=timezone.utc))).memory
+                                      created_at=datetime(2023, 5, 12, tzinfo=UTC))).memory
     june = engine.remember(MemoryDraft(text="We moved the nightly backup job to the old cluster.",
-                                       created_at=datetime(2023, 6, 12, tzinfo=timezone.utc))).memory
+                                       created_at=datetime(2023, 6, 12, tzinfo=UTC))).memory
     searcher = engine.searcher()
     in_may = searcher.search("where did the nightly backup job move in May 2023", now=REF)
     in_june = searcher.search("where did the nightly backup job move in June 2023", now=REF)

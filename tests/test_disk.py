@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-
 from cortex_tui.core.store.database import Database
 
 DIM = 384

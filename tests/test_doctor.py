@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 

@@ -1,5 +1,4 @@
 import numpy as np
-
 from cortex_tui.core.embedding.embed import Embedder
 
 

@@ -4,14 +4,13 @@ every request field set, answered as the same plain data an engine in this proce
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-
-from cortex_tui.app.bridge.local import EngineBridge
 from cortex_tui.app.bridge.calls import CALLS, EngineCalls
-from cortex_tui.app.link.remote import Remote
+from cortex_tui.app.bridge.local import EngineBridge
 from cortex_tui.app.bridge.remote import RemoteBridge
+from cortex_tui.app.link.remote import Remote
 from cortex_tui.app.mcp.tools import TOOL_CALLS
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
@@ -78,7 +77,7 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
 
     draft = MemoryDraft(text="Round prices half up.", kind="task", title="Rounding", tags=("money", "rounding"),
                         files=("shop/pricing.py",), symbols=("price_of",), source_key="rounding", scope="repo",
-                        created_at=datetime(2024, 5, 1, tzinfo=timezone.utc), task_state="open",
+                        created_at=datetime(2024, 5, 1, tzinfo=UTC), task_state="open",
                         context="seen in review")
     made = remote.remember(draft)
     assert made.outcome == "created"

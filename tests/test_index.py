@@ -4,7 +4,6 @@ import os
 import subprocess
 
 import pytest
-
 from cortex_tui.core.engine import Engine
 
 from .conftest import commit_file, git

@@ -4,15 +4,11 @@ repository's resident server (as `cortex-tui` runs by default) and with an engin
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
-
-import pytest
 
 from cortex_tui.app.link import connection, protocol
 from cortex_tui.app.tui.messages import (

@@ -13,11 +13,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from cortex_tui.core.config import Settings
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.search.llm_filter import LLMFilterConfig, choose, parse_reply
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.search.llm_filter import LLMFilterConfig, choose, parse_reply
 
 
 class FakeModel:

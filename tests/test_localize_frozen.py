@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-
 from cortex_tui.app.bench.scoring import edit_lines, edit_visible
 from cortex_tui.core.config import Settings
 from cortex_tui.core.engine import Engine

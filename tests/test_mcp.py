@@ -7,10 +7,9 @@ import sys
 import time
 
 import pytest
+from cortex_tui.core.engine import Engine
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
-from cortex_tui.core.engine import Engine
 
 from .conftest import commit_file
 
@@ -147,7 +146,7 @@ async def test_every_filter_and_option_of_every_tool(shop, served):
         memories = {h["id"] for h in everything if h["source"] == "memory"}
         assert {h["id"] for h in await hits(filters={"since": "7d"})} == memories, "since keeps new memories only"
         assert not await hits(filters={"since": "2999-01-01"})
-        today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
         assert {h["id"] for h in await hits(filters={"since": today})} == memories
         assert all(h["source"] == "memory" for h in await hits(filters={"memories_only": True}))
         assert all(h["source"] == "code" for h in await hits(filters={"code_only": True}))
@@ -316,10 +315,9 @@ def _status_of_post(port: int, headers: dict[str, str]) -> int:
 async def test_http_transport_needs_the_bearer_token_and_listens_on_localhost_only(shop):
     import subprocess
 
+    from cortex_tui.app.mcp.http import token_path
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-
-    from cortex_tui.app.mcp.http import token_path
 
     token_file = token_path()
     token_file.unlink(missing_ok=True)

@@ -5,11 +5,10 @@ import io
 from pathlib import Path
 
 import pytest
-
 from cortex_tui.core.answers import Neighbour, RankedFile, ScoreBreakdown, SearchHit, SearchResults, WhatToKnow
-from cortex_tui.core.assemble import Assembled
-from cortex_tui.core.gitctx import GitContext
-from cortex_tui.core.select import Item, Selection
+from cortex_tui.core.context.assemble import Assembled
+from cortex_tui.core.context.select import Item, Selection
+from cortex_tui.core.git.gitctx import GitContext
 from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane

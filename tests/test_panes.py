@@ -3,12 +3,8 @@
 text in, the real panes render it in a real Textual app, and the whole screen is painted for each example."""
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-
-from hypothesis import HealthCheck, given, settings, strategies as st
-from textual.app import App, ComposeResult
-from textual.containers import Grid
 
 from cortex_tui.core.answers import (
     Neighbour,
@@ -21,19 +17,23 @@ from cortex_tui.core.answers import (
     WhatToKnow,
 )
 from cortex_tui.core.context.assemble import Assembled
+from cortex_tui.core.context.select import Item, Selection
 from cortex_tui.core.git.gitctx import CommitInfo, GitContext
 from cortex_tui.core.records import Memory
-from cortex_tui.core.context.select import Item, Selection
 from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from textual.app import App, ComposeResult
+from textual.containers import Grid
 
 HOSTILE = ["[/]", "[bold]", "[/bold]", "[link=x]", "[b]x[/i]", "\x1b[31m", "\x1b]52;c;aGk=\x07", "\x00", "\r",
            "\t", "\n", "\x9b", "[", "]", "\\[", "📌", "é", "x" * 100_000, "[/]" * 5_000, "y " * 200_000]
 TEXTS = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(HOSTILE)), min_size=1, max_size=4).map("".join)
-NOW = datetime(2026, 3, 5, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 5, tzinfo=UTC)
 SHA = "a" * 40
 
 
@@ -108,10 +108,9 @@ def test_markup_look_alikes_are_shown_literally():
 def test_the_readme_lists_every_key_of_the_keymap():
     import io
 
-    from rich.console import Console
-
     from cortex_tui.app.tui.help_screen import SCOPES, help_table
     from cortex_tui.widgets.keymap import KEYMAP
+    from rich.console import Console
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     rows = [line for line in readme.splitlines() if line.startswith("| ") and line.count(" | `") == 1]

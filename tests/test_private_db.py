@@ -9,15 +9,13 @@ import pwd
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-
-from cortex_tui.core.store.database import Database
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.store.database import Database
 
 from .conftest import git
 

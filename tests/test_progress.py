@@ -35,8 +35,8 @@ def test_an_index_pass_reports_embedding_from_its_start_and_the_step_after_writi
 
 
 async def test_the_top_bar_shows_rate_and_estimate_while_indexing(repo):
-    from cortex_tui.app.messages import IndexProgressed, WhatLoaded
-    from cortex_tui.app.showcase import RecordingApp, settle, wait_until
+    from cortex_tui.app.tui.messages import IndexProgressed, WhatLoaded
+    from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
 
     from .conftest import bridge_for
 

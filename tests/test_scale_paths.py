@@ -4,11 +4,11 @@ catch-up pass after start-up, an embedding queue fetched batch by batch, a threa
 import os
 import threading
 import time
+from datetime import UTC
 
 import pytest
-
-from cortex_tui.core.index import walk
 from cortex_tui.core.engine import Engine
+from cortex_tui.core.index import walk
 from cortex_tui.core.index.watch import IndexWatcher
 
 from .conftest import commit_file, wait_for
@@ -173,8 +173,8 @@ def test_import_edges_follow_a_target_file_appearing_and_disappearing(repo):
 
 
 def test_timeline_reads_shown_commits_and_newest_loose_memories(repo):
-    from cortex_tui.core.records import MemoryDraft
     from cortex_tui.core.graph.timeline import LOOSE_SHOWN, branch_timeline
+    from cortex_tui.core.records import MemoryDraft
 
     engine = Engine(repo)
     made = [engine.remember(MemoryDraft(text=f"note {i}")).memory.id for i in range(LOOSE_SHOWN + 3)]
@@ -380,7 +380,7 @@ def test_paths_another_process_indexed_reach_the_cached_import_paths(repo):
 def test_newest_first_reads_agree_whatever_the_store_size(repo, monkeypatch, small_store):
     """A small store is read newest-first in one query; a large one through widening time windows, keys first.
     Both must give the same memories in the same order, including ones only the widest window holds."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from cortex_tui.core.records import MemoryDraft
     from cortex_tui.core.store.store import MemoryStore
@@ -389,7 +389,7 @@ def test_newest_first_reads_agree_whatever_the_store_size(repo, monkeypatch, sma
     engine = Engine(repo)
     ids = [engine.remember(MemoryDraft(text=f"note number {i}")).memory.id for i in range(8)]
     store = engine.store()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for i, age in enumerate((400, 40, 10, 2)):  # the first four were last touched days ago
         store.db.update(store.table, f"id = '{ids[i]}'", {"updated_at": now - timedelta(days=age)})
     expected = ids[4:][::-1] + ids[3::-1]

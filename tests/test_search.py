@@ -1,13 +1,12 @@
 """Smart search on real stores, a real model and real git state."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
-from cortex_tui.core.search.query import Filters, parse_query
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.search.query import Filters, parse_query
 
 from .conftest import git
 
@@ -74,7 +73,7 @@ def test_memory_on_the_current_branch_outranks_one_from_another(engine, repo):
 
 
 def test_time_decay_orders_otherwise_equal_memories(engine):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     old, new = engine.remember_many([
         MemoryDraft(text="Deploys go out on Tuesdays (team red).", created_at=now - timedelta(days=30)),
         MemoryDraft(text="Deploys go out on Tuesdays (team blue).", created_at=now - timedelta(hours=3)),

@@ -2,8 +2,8 @@
 definition before its uses, boosts that reorder close matches only. Real LanceDB, model and git repositories."""
 
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.search.query import Filters
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.search.query import Filters
 
 from .conftest import Cli, commit_file
 

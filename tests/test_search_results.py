@@ -2,8 +2,8 @@
 with no query leads with the working change, snippets show the matching lines. Real LanceDB, model and git."""
 
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.search.query import Filters
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.search.query import Filters
 
 from .conftest import Cli, commit_file, git
 

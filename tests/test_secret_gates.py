@@ -16,14 +16,13 @@ from pathlib import Path
 
 import lancedb
 import pytest
-
 from cortex_tui.app.cli import client
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
+from cortex_tui.core.index.walk import Listed, vet_source
 from cortex_tui.core.locations import cache_dir
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.secrets.secrets import find_secrets, redact
-from cortex_tui.core.index.walk import Listed, vet_source
 
 from .conftest import git
 from .secret_forms import FILE_NAMES, FILE_TYPES, FORMS, Sample, file_text, line, samples

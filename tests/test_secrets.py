@@ -15,12 +15,11 @@ from pathlib import Path
 
 import lancedb
 import pytest
-
-from cortex_tui.core.store.sql import scan
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.secrets.secrets import find_secrets, is_secret_path, redact
+from cortex_tui.core.store.sql import scan
 
 from .conftest import Cli, commit_file, git
 from .test_mcp import call, server

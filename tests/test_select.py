@@ -4,19 +4,18 @@ import base64
 import json
 import os
 import stat
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from cortex_tui.core import clipboard
 from cortex_tui.core.context.assemble import assemble
+from cortex_tui.core.context.select import Item, Selection, _plan, _Unit, named_files
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import Memory, MemoryDraft
-from cortex_tui.core.context.select import Item, Selection, _plan, _Unit, named_files
 from cortex_tui.core.tokens import count_tokens
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .conftest import Cli
 
@@ -125,7 +124,7 @@ def test_assembled_context_never_exceeds_the_budget(shop, budget, fmt):
 
 def test_secrets_are_redacted_in_every_format():
     memory = Memory("m1", "note", "t", "x", [], [], [], "", "", "repo", "", 1, "active", "",
-                    datetime.now(timezone.utc), datetime.now(timezone.utc), datetime.now(timezone.utc), "h")
+                    datetime.now(UTC), datetime.now(UTC), datetime.now(UTC), "h")
     secret = "token = 'ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'"
     items = [Item("file:a.py", "file", "a.py", f"x = 1\n{secret}\n", 40, 1.0, {}, ranges=((1, 2),)),
              Item("memory:m1", "memory", "", "AKIAABCDEFGHIJKLMNOP leaked", 20, 0.5, {}, memory=memory)]

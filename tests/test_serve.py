@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cortex_tui.app.cli import client
 from cortex_tui.app.link import connection, protocol
 
@@ -426,9 +425,9 @@ def _mapped(pid: int, library: str) -> bool:
 
 
 async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(repo, runtime):
-    from cortex_tui.app.tui.messages import IndexChanged, IndexFinished, MemorySaved, WhatLoaded
-    from cortex_tui.app.link.remote import Remote
     from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.tui.messages import IndexChanged, IndexFinished, MemorySaved, WhatLoaded
     from cortex_tui.app.tui.showcase import FIRST_PAINT, RecordingApp, wait_loaded
     from cortex_tui.app.tui.showcase import wait_until as wait_for
     from cortex_tui.core.records import MemoryDraft
@@ -509,7 +508,6 @@ def test_numpy_values_cross_the_socket_as_python_numbers_and_engine_objects_not_
 
     import numpy as np
     import pyarrow as pa
-
     from cortex_tui.core.answers import ScoreBreakdown
 
     score = ScoreBreakdown(ranks={"vector": 1}, relevance=np.float32(0.5), similarity=np.float64(0.25),
@@ -581,8 +579,8 @@ def _processes_with(word: bytes) -> list[int]:
 
 def test_an_attached_dashboard_follows_the_successor_of_a_killed_server(repo, runtime):
     from cortex_tui.app.bridge.calls import WatchEvents
-    from cortex_tui.app.link.remote import Remote
     from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
 
     assert cortex(repo, "what", "--json").returncode == 0
     first = status(repo)["pid"]

@@ -44,8 +44,8 @@ def _rss_mib(pid: int) -> float:
 
 def _first_index_through_the_server(repo: Path):
     """What `cortex-tui` does on attaching: the server runs the index pass, then watches the work tree."""
-    from cortex_tui.app.link.remote import Remote
     from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
 
     bridge = RemoteBridge(Remote.attach(repo, None, start=True))
     try:

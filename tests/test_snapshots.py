@@ -2,9 +2,8 @@
 clock and memories are fixed so every run paints the same screen. Update with `pytest --snapshot-update`."""
 
 import pytest
-
-from cortex_tui.app.tui.app import CortexApp
 from cortex_tui.app.bridge.local import EngineBridge
+from cortex_tui.app.tui.app import CortexApp
 from cortex_tui.app.tui.showcase import settle
 from cortex_tui.core.engine import Engine
 

@@ -4,12 +4,11 @@ import time
 
 import pyarrow as pa
 import pytest
-
-from cortex_tui.core.store.database import Database
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.search.query import Filters
+from cortex_tui.core.store.database import Database
 from cortex_tui.core.store.schema import SCHEMA_VERSION, memories_schema
 
 

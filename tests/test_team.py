@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from cortex_tui.core.config import load_settings
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
@@ -239,7 +238,6 @@ def test_a_creation_that_lost_its_race_puts_back_the_rows_it_overwrote(tmp_path)
     """What Lance commits for the second of two creations at once (an empty overwrite on top of the first
     machine's writes), made on purpose, then repaired as the machine that made it repairs it."""
     import pyarrow as pa
-
     from cortex_tui.core.store.database import Database
 
     schema = pa.schema([("id", pa.string()), ("text", pa.string())])
@@ -405,7 +403,6 @@ def test_a_machine_that_loses_the_race_to_build_the_full_text_index_leaves_it_to
     """Machines sharing a store all build its full-text index after their first writes; the one whose view is
     older than the winner's build must not fail its write for it (the index exists, which was the point)."""
     import pyarrow as pa
-
     from cortex_tui.core.store.database import Database, RemoteOptions
 
     options = RemoteOptions(endpoint=s3.endpoint, consistency_s=60.0)  # B's view stays as it was opened

@@ -3,7 +3,6 @@ import subprocess
 import sys
 
 import pytest
-
 from cortex_tui.core import tokens
 from cortex_tui.core.errors import CortexError
 

@@ -5,8 +5,8 @@ import subprocess
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.graph.graph import neighbours, resolve_node
-from cortex_tui.core.search.query import Filters
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.search.query import Filters
 
 from .conftest import Cli, commit_file, git
 

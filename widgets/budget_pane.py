@@ -60,12 +60,12 @@ class BudgetPane(Pane):
     class ItemToggled(Message):
         """The person dropped, restored or pinned an item (`change` is `drop`, `restore` or `pin`)."""
 
-        pane: "BudgetPane"
+        pane: BudgetPane
         item: Item
         change: str
 
         @property
-        def control(self) -> "BudgetPane":
+        def control(self) -> BudgetPane:
             return self.pane
 
     def __init__(self, **kwargs) -> None:

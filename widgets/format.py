@@ -9,7 +9,7 @@ drive the terminal.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.text import Text
 
@@ -23,7 +23,7 @@ PREVIEW_CHARS = 20_000
 def now() -> datetime:
     """The current time; CORTEX_FIXED_NOW pins it so snapshots and screenshots are reproducible."""
     fixed = os.environ.get("CORTEX_FIXED_NOW")
-    return datetime.fromisoformat(fixed) if fixed else datetime.now(timezone.utc)
+    return datetime.fromisoformat(fixed) if fixed else datetime.now(UTC)
 
 
 def age(stamp: datetime | None) -> str:

@@ -36,11 +36,11 @@ class GraphPane(Pane):
     class Recentered(Message):
         """A neighbour was chosen as the new centre."""
 
-        pane: "GraphPane"
+        pane: GraphPane
         node: str
 
         @property
-        def control(self) -> "GraphPane":
+        def control(self) -> GraphPane:
             return self.pane
 
     def __init__(self, **kwargs) -> None:

@@ -67,23 +67,23 @@ class SearchPane(Pane):
     class QueryChanged(Message):
         """The person typed (or pressed enter: `submitted`); the screen starts a search."""
 
-        pane: "SearchPane"
+        pane: SearchPane
         text: str
         submitted: bool = False
 
         @property
-        def control(self) -> "SearchPane":
+        def control(self) -> SearchPane:
             return self.pane
 
     @dataclass
     class HitChosen(Message):
         """Enter on a hit: the graph re-centres on it."""
 
-        pane: "SearchPane"
+        pane: SearchPane
         hit: SearchHit
 
         @property
-        def control(self) -> "SearchPane":
+        def control(self) -> SearchPane:
             return self.pane
 
     def __init__(self, **kwargs) -> None:

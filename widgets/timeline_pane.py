@@ -32,11 +32,11 @@ class TimelinePane(Pane):
     class CommitChosen(Message):
         """Enter on a commit: the graph re-centres on it."""
 
-        pane: "TimelinePane"
+        pane: TimelinePane
         node: str
 
         @property
-        def control(self) -> "TimelinePane":
+        def control(self) -> TimelinePane:
             return self.pane
 
     def __init__(self, **kwargs) -> None:

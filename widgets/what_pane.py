@@ -11,8 +11,8 @@ from textual.message import Message
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from ..core.records import Memory
 from ..core.answers import WhatToKnow
+from ..core.records import Memory
 from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 
@@ -31,11 +31,11 @@ class WhatPane(Pane):
     class EntryChosen(Message):
         """A memory, file or commit was chosen in the pane."""
 
-        pane: "WhatPane"
+        pane: WhatPane
         node: str
 
         @property
-        def control(self) -> "WhatPane":
+        def control(self) -> WhatPane:
             return self.pane
 
     def __init__(self, **kwargs) -> None:

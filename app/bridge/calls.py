@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # light at run time: an attached dashboard imports this and n
         WatchUpdate,
         WhatToKnow,
     )
-    from ...core.context.assemble import Assembled
     from ...core.clipboard import CopyResult
+    from ...core.context.assemble import Assembled
     from ...core.context.items import Selection
     from ...core.records import Memory, MemoryDraft, RememberResult
     from ...core.requests import SearchRequest, SelectRequest

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...core.answers import IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WhatToKnow
+from ...core.context.select import Selection
 from ...core.engine import Engine
 from ...core.errors import CortexError, DatabaseLocked
 from ...core.graph.graph import default_centre, neighbours, node_label, resolve_node
+from ...core.index.watch import IndexWatcher
 from ...core.records import Memory, MemoryDraft, RememberResult
 from ...core.requests import SearchRequest, SelectRequest
-from ...core.context.select import Selection
-from ...core.index.watch import IndexWatcher
 from .calls import Bridge, WatchEvents
 from .index_process import PassCaller, index_in_children
 

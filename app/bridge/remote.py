@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..link import connection
-from .calls import CALLS, Bridge, EngineCalls, WatchEvents
 from ..link.remote import Remote, RemoteError, Subscription
+from .calls import CALLS, Bridge, EngineCalls, WatchEvents
 
 RESUBSCRIBE_SECONDS = 2.0
 

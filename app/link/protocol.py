@@ -88,7 +88,7 @@ class Request:
         return {**asdict(self), "argv": list(self.argv)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Request":
+    def from_json(cls, data: dict) -> Request:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**{**known, "argv": tuple(known.get("argv", ()))})
 

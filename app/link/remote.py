@@ -31,7 +31,7 @@ class Remote:
         """This process's install, taken once: a long-lived process keeps running the code it started with."""
 
     @classmethod
-    def attach(cls, path: Path | str, db: str | None, start: bool) -> "Remote | None":
+    def attach(cls, path: Path | str, db: str | None, start: bool) -> Remote | None:
         """The server for `path`'s repository when one answers (or, with `start`, once one is started); else None,
         and the caller hosts the engine itself."""
         key = connection.server_key(str(path), db)
@@ -93,13 +93,13 @@ class Remote:
                         raise protocol.unpack(reply["payload"])
                     raise RemoteError("the resident server stopped while answering; it may or may not have "
                                       "taken effect")
-            except (socket.timeout, TimeoutError) as exc:
+            except TimeoutError as exc:
                 raise RemoteError(f"the resident server said nothing for {connection.SILENCE_SECONDS:.0f} s") from exc
             except (OSError, protocol.ProtocolError) as exc:
                 raise RemoteError(f"lost the resident server while it answered ({exc}); it may or may not have "
                                   "taken effect") from exc
 
-    def watch(self) -> "Subscription":
+    def watch(self) -> Subscription:
         return Subscription(self._open(Request(op="watch", fingerprint=self.fingerprint)))
 
 

@@ -24,7 +24,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from ..bridge.calls import CALLS as BRIDGE_CALLS, WatchEvents
+from ..bridge.calls import CALLS as BRIDGE_CALLS
+from ..bridge.calls import WatchEvents
 
 CALL_THREADS = 4
 SETTLE_SECONDS = 1.0

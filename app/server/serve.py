@@ -33,12 +33,13 @@ import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 from ..link import protocol
-from .hosted import Hosted
 from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
+from .hosted import Hosted
 
 LOCK_WAIT_SECONDS = 5.0
 """A starter that finds the lock held waits this long for its holder (a server retiring) before giving up."""
@@ -82,8 +83,8 @@ class EngineCache:
 
     def _get(self, path: Path, db: str | None, settings) -> tuple[object, list]:
         """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
-        from ...core.git import gitctx
         from ...core.engine import Engine
+        from ...core.git import gitctx
         from ...core.locations import default_db_uri
 
         start = Path(path).expanduser()
@@ -205,7 +206,7 @@ class Server:
             while not self._stopping.is_set():
                 try:
                     conn, _ = listener.accept()
-                except socket.timeout:
+                except TimeoutError:
                     if self._idle():
                         self.log("idle, exiting")
                         break
@@ -492,7 +493,6 @@ class Server:
 
                 from ...core.config import load_settings
                 from ...core.errors import CortexError, UnusableLocation
-                from ..bridge import local as bridge
                 from ..cli import commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
             finally:
                 self._imported.set()

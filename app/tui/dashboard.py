@@ -6,20 +6,21 @@ import time
 from typing import TYPE_CHECKING
 
 from textual import on, work
+from textual.actions import SkipAction
+from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.actions import SkipAction, parse as parse_action
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, Tabs, Tab, TextArea
+from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from ...core.context.items import Item, Selection
 from ...core.errors import CortexError
 from ...core.git.gitctx import implicit_query
 from ...core.index.progress import ProgressClock
 from ...core.records import Memory, MemoryDraft
-from ...core.context.items import Item, Selection
 from ...core.requests import SearchRequest, SelectRequest
 from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ...widgets.format import clip, styled
@@ -29,14 +30,28 @@ from ...widgets.pane import Pane, Target
 from ...widgets.search_pane import SearchPane, normalised
 from ...widgets.timeline_pane import TimelinePane
 from ...widgets.what_pane import WhatPane
-from .confirm import ConfirmScreen
 from ..bridge.calls import WatchEvents
+from .confirm import ConfirmScreen
 from .help_screen import HelpScreen
 from .memory_form import MemoryForm
 from .messages import (
-    ContextCopied, DatabaseReplaced, EngineFailed, EngineReady, GraphLoaded, IndexChanged, IndexFinished,
-    IndexProgressed, MemoriesChanged, MemoryFetched, MemoryRefused, MemorySaved, SearchFinished, SelectionMade,
-    TimelineLoaded, Undo, WhatLoaded,
+    ContextCopied,
+    DatabaseReplaced,
+    EngineFailed,
+    EngineReady,
+    GraphLoaded,
+    IndexChanged,
+    IndexFinished,
+    IndexProgressed,
+    MemoriesChanged,
+    MemoryFetched,
+    MemoryRefused,
+    MemorySaved,
+    SearchFinished,
+    SelectionMade,
+    TimelineLoaded,
+    Undo,
+    WhatLoaded,
 )
 
 if TYPE_CHECKING:

@@ -65,9 +65,9 @@ def _attached(path: Path, args):
 
 def _in_process(path: Path, args):
     """(bridge over an engine of this process, notice), or None after printing why not."""
-    from ...core.git import gitctx
     from ...core.engine import Engine
     from ...core.errors import CortexError
+    from ...core.git import gitctx
     from ..bridge.local import EngineBridge
 
     notice = ""

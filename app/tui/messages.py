@@ -16,8 +16,8 @@ from ...core.answers import (
     WatchUpdate,
     WhatToKnow,
 )
-from ...core.context.assemble import Assembled
 from ...core.clipboard import CopyResult
+from ...core.context.assemble import Assembled
 from ...core.context.items import Selection
 from ...core.records import Memory, MemoryDraft
 

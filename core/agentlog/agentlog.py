@@ -14,16 +14,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
-from .agentlog_files import read_export, write_export
-from ..store.database import Database
-from ..store.sql import quote, scan
 from ..errors import CortexError
 from ..records import COMMIT_TAG, STEP_TAG, MemoryDraft
-from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from ..secrets.secret_fields import record_texts, refuse_secrets
 from ..secrets.secrets import redacted
+from ..store.database import Database
+from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
+from ..store.sql import quote, scan
 from ..store.store import GitPosition, MemoryStore, now
+from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agentlog_files import read_export, write_export
 
 MAIN = "main"
 _LOCK = ".agent.lock"

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 from ..errors import CortexError
+from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 
 FORMAT = 1
 _INTERNAL = {"memory_id", "branch"}

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, replace
 
 from ..errors import CortexError
-from .items import Item, Selection
 from ..secrets.secret_fields import redact_item
 from ..secrets.secrets import redacted
 from ..tokens import count_tokens
+from .items import Item, Selection
 
 FORMATS = ("markdown", "xml", "json")
 _LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust",

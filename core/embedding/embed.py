@@ -22,11 +22,11 @@ from typing import Protocol
 
 import numpy as np
 
-from . import MINILM_FILES
 from ..errors import CortexError
 from ..locations import cache_dir
-from .onnx_encoder import OnnxEncoder
 from ..text import text_hash
+from . import MINILM_FILES
+from .onnx_encoder import OnnxEncoder
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL = "intfloat/multilingual-e5-small"

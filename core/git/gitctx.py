@@ -11,12 +11,11 @@ import re
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..secrets.secrets import redacted
 from ..text import split_identifier
-
 
 MAIN_BRANCHES = frozenset({"main", "master", "trunk", "develop"})
 """Branch names that say nothing about the work on them."""
@@ -326,7 +325,7 @@ def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
         header, _, names = record.partition("\n")
         sha, author, stamp, subject = header.split("\x1f", 3)
         files = tuple(sorted(unquoted(n) for n in names.splitlines() if n.strip()))
-        commits.append(CommitInfo(sha, redacted(author), datetime.fromtimestamp(int(stamp), tz=timezone.utc),
+        commits.append(CommitInfo(sha, redacted(author), datetime.fromtimestamp(int(stamp), tz=UTC),
                                   redacted(subject), tuple(redacted(f) for f in files)))
     return commits
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..answers import Neighbour
-from ..store.sql import quote
 from ..errors import CortexError
+from ..records import Memory
+from ..store.sql import quote
 from .graph_reads import GraphReads
 from .mentions import extract_mentions
-from ..records import Memory
 
 if TYPE_CHECKING:
     from ..search.search import SearchResults
@@ -207,7 +207,7 @@ def default_centre(reads: GraphReads, changed: tuple[str, ...]) -> str:
     return "file:" + reads.any_file()
 
 
-def expand_results(reads: GraphReads, results: "SearchResults", top: int = 5) -> "SearchResults":
+def expand_results(reads: GraphReads, results: SearchResults, top: int = 5) -> SearchResults:
     """Add the graph neighbours of the top hits (`cortex search --expand`)."""
     extra: list[Neighbour] = []
     seen: set[str] = set()

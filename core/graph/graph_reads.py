@@ -13,11 +13,11 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..store.sql import in_filter, quote, scan, sql_list, symbols_filter
 from ..git.gitctx import CommitInfo
-from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
 from ..records import Memory
+from ..store.sql import in_filter, quote, scan, sql_list, symbols_filter
 from ..store.store import _FIELDS, MemoryStore, _row_to_memory, without_repeats
+from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
 
 _MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

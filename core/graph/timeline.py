@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..answers import Timeline, TimelineEntry
-from ..store.sql import in_filter, quote
 from ..errors import CortexError
 from ..git.gitctx import GitContext
 from ..records import Memory
+from ..store.sql import in_filter, quote
 from ..store.store import MemoryStore
-
 
 LOOSE_SHOWN = 20
 """Memories made off the shown commits that the timeline lists at its head."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ..answers import RankedFile, WhatToKnow
-from ..store.sql import quote, sql_list
 from ..git.gitctx import GitContext
 from ..pool import READS
 from ..records import COMMIT_TAG, STEP_TAG, Memory
+from ..store.sql import quote, sql_list
 from ..store.store import MemoryStore
 
 RECENT_DAYS = 3
@@ -24,7 +24,7 @@ def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers
                        indexed: bool, per_section: int = 10) -> WhatToKnow:
     """From a git context, the stores to read and the index's count of importers per path (read beside the
     memory queries). Every read is bounded by what a section shows, not by the size of a table."""
-    since = datetime.now(timezone.utc) - timedelta(days=RECENT_DAYS)
+    since = datetime.now(UTC) - timedelta(days=RECENT_DAYS)
     since_sql = since.strftime("%Y-%m-%d %H:%M:%S")
     changed = list(git.changed_files)
 

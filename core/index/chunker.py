@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .languages import SPECS, has_grammar, parser_for
 from ..tokens import count_tokens
+from .languages import SPECS, has_grammar, parser_for
 
 MAX_CHUNK_TOKENS = 500
 MIN_CHUNK_TOKENS = 60
@@ -111,7 +111,7 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
         pending_start = None
 
     for node in root.children:
-        start, end = node.start_point[0], node.end_point[0] + 1
+        start = node.start_point[0]
         if pending_start is not None and start < pending_start:
             start = pending_start
         name = definition_name(node, language) if node.type in spec.definitions else None

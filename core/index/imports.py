@@ -41,7 +41,7 @@ class RepoFacts:
     by_basename: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, root: Path, paths: set[str]) -> "RepoFacts":
+    def build(cls, root: Path, paths: set[str]) -> RepoFacts:
         facts = cls(paths=set())
         facts.update(root, added=paths)
         return facts

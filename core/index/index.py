@@ -17,22 +17,22 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from ..answers import IndexProgress, IndexReport, IndexStatus
-from .chunker import chunk_file
-from ..store.database import Database
-from ..store.sql import in_filter, quote, scan, sql_list
 from ..embedding.embed import Embedder
 from ..errors import DatabaseLocked
-from .imports import RepoFacts, resolve_imports
-from .languages import is_test_path, language_of
+from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
+from ..store.sql import in_filter, quote, scan, sql_list
 from ..store.store import LanceVectorCache
 from ..text import WORDS_FORMAT, chunk_words, text_hash
+from .chunker import chunk_file
+from .imports import RepoFacts, resolve_imports
+from .languages import is_test_path, language_of
 from .walk import (
     DEFAULT_MAX_BYTES,
     Listed,
@@ -437,7 +437,7 @@ class CodeIndex:
             stamp, _, author = header.partition("\x1f")
             for name in names.splitlines():
                 if name in wanted and name not in found:
-                    found[name] = (datetime.fromtimestamp(int(stamp), tz=timezone.utc), author)
+                    found[name] = (datetime.fromtimestamp(int(stamp), tz=UTC), author)
             if len(found) == len(wanted):
                 break
         return found
@@ -488,7 +488,7 @@ class CodeIndex:
             "symbols": symbols,
             "tokens": sum(c.tokens for c in chunks),
             "chunks": len(chunks),
-            "indexed_at": datetime.now(timezone.utc),
+            "indexed_at": datetime.now(UTC),
         }
         return _Prepared(file_row, chunk_rows, edge_rows)
 

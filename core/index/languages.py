@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePosixPath
 
 EXTENSIONS = {
@@ -83,7 +83,7 @@ def has_grammar(language: str) -> bool:
     return language in _GRAMMARS
 
 
-@lru_cache(maxsize=None)
+@cache
 def parser_for(language: str):
     """A tree-sitter parser from the language's grammar wheel, or None when the wheel is missing."""
     import tree_sitter

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import CortexError
 from ..answers import WatchUpdate
+from ..errors import CortexError
 from .index import EMBED_BATCH, CodeIndex
 
 _GIT_STATE = ("HEAD", "packed-refs", "refs/", "FETCH_HEAD", "ORIG_HEAD")
@@ -60,7 +60,7 @@ class IndexWatcher:
         self.ready = threading.Event()
         """Set once the file system watch is in place (events before that may be missed)."""
 
-    def start(self) -> "IndexWatcher":
+    def start(self) -> IndexWatcher:
         self._thread = threading.Thread(target=self._run, name="cortex-watch", daemon=True)
         self._thread.start()
         return self
@@ -70,7 +70,7 @@ class IndexWatcher:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def __enter__(self) -> "IndexWatcher":
+    def __enter__(self) -> IndexWatcher:
         return self.start()
 
     def __exit__(self, *exc) -> None:

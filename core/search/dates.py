@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 MONTHS = {
     name: n
@@ -58,7 +58,7 @@ class TimeWindow:
     def contains(self, stamp: datetime | None) -> bool:
         if stamp is None:
             return False
-        stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+        stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
         return (self.start is None or stamp >= self.start) and (self.end is None or stamp < self.end)
 
     def describe(self) -> str:
@@ -87,14 +87,14 @@ class DateQuery:
 
 def _day(year: int, month: int, day: int) -> datetime | None:
     try:
-        return datetime(year, month, day, tzinfo=timezone.utc)
+        return datetime(year, month, day, tzinfo=UTC)
     except ValueError:
         return None
 
 
 def _month_window(year: int, month: int, phrase: str) -> TimeWindow:
-    start = datetime(year, month, 1, tzinfo=timezone.utc)
-    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=timezone.utc)
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
     return TimeWindow(start, end, phrase)
 
 
@@ -113,7 +113,7 @@ def _count(word: str) -> int:
 
 def _window(kind: str, m: re.Match, ref: datetime) -> TimeWindow | None:
     phrase = m.group(0).strip()
-    today = datetime(ref.year, ref.month, ref.day, tzinfo=timezone.utc)
+    today = datetime(ref.year, ref.month, ref.day, tzinfo=UTC)
     g = m.groups()
     if kind == "iso":
         return _days(_day(int(g[0]), int(g[1]), int(g[2])), 1, phrase)
@@ -154,7 +154,7 @@ def _window(kind: str, m: re.Match, ref: datetime) -> TimeWindow | None:
             year, month = (ref.year, ref.month) if which == "this" else (ref.year - (ref.month == 1), (ref.month - 2) % 12 + 1)
             return _month_window(year, month, phrase)
         year = ref.year - (which == "last")
-        return TimeWindow(datetime(year, 1, 1, tzinfo=timezone.utc), datetime(year + 1, 1, 1, tzinfo=timezone.utc), phrase)
+        return TimeWindow(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), phrase)
     if kind == "weekday":
         back = (today.weekday() - WEEKDAYS.index(g[0])) % 7 or 7
         return _days(today - timedelta(days=back), 1, phrase)
@@ -165,14 +165,14 @@ def _window(kind: str, m: re.Match, ref: datetime) -> TimeWindow | None:
         return _month_window(_latest_year(month, 1, ref), month, phrase)
     if kind == "year":
         year = int(g[0])
-        return TimeWindow(datetime(year, 1, 1, tzinfo=timezone.utc), datetime(year + 1, 1, 1, tzinfo=timezone.utc), phrase)
+        return TimeWindow(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), phrase)
     return None
 
 
 def parse_dates(query: str, reference: datetime) -> DateQuery:
     """The time a query asks about, relative to `reference`. Unknown words mean no window; an impossible day (31 Feb) falls back to its month."""
     text = " ".join(query.lower().split())
-    reference = reference if reference.tzinfo else reference.replace(tzinfo=timezone.utc)
+    reference = reference if reference.tzinfo else reference.replace(tzinfo=UTC)
     window, at = _first_window(text, reference)
     side = _BEFORE_AFTER.search(text)
     if side is None:
@@ -199,7 +199,7 @@ def _first_window(text: str, reference: datetime) -> tuple[TimeWindow | None, in
 
 def anchored_window(anchor: EventAnchor, when: datetime) -> TimeWindow:
     """The open window on one side of the day an anchor event happened."""
-    day = datetime(when.year, when.month, when.day, tzinfo=timezone.utc)
+    day = datetime(when.year, when.month, when.day, tzinfo=UTC)
     phrase = f"{anchor.direction} {anchor.event}"
     if anchor.direction == "before":
         return TimeWindow(None, day, phrase)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ..errors import CortexError
 from ..records import KINDS
@@ -111,7 +111,7 @@ class Filters:
 def parse_since(value: str) -> datetime:
     """`7d`, `12h`, `2w`, `30m` (minutes) or an ISO date."""
     match = _SINCE.match(value.strip())
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     if match:
         n, unit = int(match.group(1)), match.group(2)
         try:
@@ -123,7 +123,7 @@ def parse_since(value: str) -> datetime:
         stamp = datetime.fromisoformat(value)
     except ValueError as exc:
         raise CortexError(f"cannot read since {value!r}: use 7d, 12h, 2w, 30m or an ISO date") from exc
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def split_inline_filters(raw: str) -> tuple[str, dict[str, list[str]]]:

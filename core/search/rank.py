@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ..config import SearchWeights
 from ..git.gitctx import GitContext
@@ -80,8 +80,8 @@ class GitSignals:
     now: datetime
 
     @classmethod
-    def from_context(cls, ctx: GitContext | None) -> "GitSignals":
-        now = datetime.now(timezone.utc)
+    def from_context(cls, ctx: GitContext | None) -> GitSignals:
+        now = datetime.now(UTC)
         if ctx is None:
             return cls(frozenset(), frozenset(), "", now)
         return cls(frozenset(ctx.changed_files), frozenset(f.path for f in ctx.recent_files), ctx.branch, now)

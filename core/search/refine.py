@@ -10,7 +10,7 @@ neither can make a non-match appear.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..config import SearchWeights
@@ -45,7 +45,7 @@ def refine(hits: list[SearchHit], query: str, terms: tuple[str, ...], weights: S
         return Refined(hits, ())
     extra: list[dict[str, float]] = [{} for _ in hits]
     notes: list[str] = []
-    window = _window(hits, query, reference or datetime.now(timezone.utc))
+    window = _window(hits, query, reference or datetime.now(UTC))
     if window is not None and weights.date_window:
         notes.append(f"time window {window.describe()}")
         for boost, hit in zip(extra, hits):

@@ -8,25 +8,24 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from datetime import datetime
-
+from datetime import UTC, datetime
 
 from ..answers import ScoreBreakdown, SearchHit, SearchResults
 from ..config import SearchWeights
-from ..store.sql import in_filter, quote, sql_list
 from ..embedding.embed import Embedder
 from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
+from ..records import VECTOR_FIELDS, Memory
+from ..store.sql import in_filter, quote, sql_list
+from ..store.store import MemoryStore, _row_to_memory, without_repeats
+from ..text import query_stems, word_stems
 from .definitions import definers, definition_match, near_definers, near_match
-from .query import Filters, ParsedQuery, code_names, parse_query
+from .query import Filters, code_names, parse_query
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
-from .roles import asked_topics, role_weight, topics_of
-from ..records import VECTOR_FIELDS, Memory
+from .roles import asked_topics, role_weight
 from .snippet import best_window
-from ..store.store import MemoryStore, _row_to_memory, without_repeats
-from ..text import query_stems, split_identifier, word_stems
 
 CANDIDATES = 50
 CHANGED_FILES = 10
@@ -337,9 +336,8 @@ def _defined_here(symbols: list[str], names: frozenset[str]) -> str | None:
 
 
 def _utc(stamp: datetime) -> datetime:
-    from datetime import timezone
 
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def _candidate_lists(
@@ -484,6 +482,5 @@ def _code_where(f: Filters) -> str:
 
 
 def _sql_time(stamp: datetime) -> str:
-    from datetime import timezone
 
-    return stamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return stamp.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")

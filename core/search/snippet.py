@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+
 from ..answers import Snippet
 from ..text import word_stems
 

@@ -15,8 +15,8 @@ from typing import TypeVar
 
 from ..errors import CortexError
 from ..records import Memory, MemoryDraft
-from .secrets import SecretHit, find_secrets, redact, redacted
 from ..text import text_hash
+from .secrets import SecretHit, find_secrets, redact, redacted
 
 T = TypeVar("T")
 

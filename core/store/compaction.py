@@ -137,7 +137,7 @@ class Compactor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "Compactor":
+    def start(self) -> Compactor:
         self._thread = threading.Thread(target=self._run, name="cortex-compact", daemon=True)
         self._thread.start()
         return self

@@ -6,7 +6,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pathspec
@@ -15,8 +15,8 @@ from ..errors import CortexError
 from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft
 from ..secrets.secret_fields import draft_secret
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
-from .store import validate_draft
 from ..text import text_hash
+from .store import validate_draft
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 RECORD_SUFFIXES = {".jsonl", ".json"}
@@ -253,7 +253,7 @@ def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
     status = item.get("status") or "active"
     if status not in STATUSES:
         raise CortexError(f"unknown status {_brief(status)}; choose one of {', '.join(STATUSES)}")
-    created = draft.created_at or datetime.now(timezone.utc)
+    created = draft.created_at or datetime.now(UTC)
     updated = _parse_time(item.get("updated_at"), "updated_at") or created
     return Memory(
         id=memory_id, kind=draft.kind, title=draft.title, text=draft.text, tags=list(draft.tags),
@@ -290,7 +290,7 @@ def _parse_time(value: str | None, name: str) -> datetime | None:
         stamp = datetime.fromisoformat(value)
     except ValueError:
         raise CortexError(f"{name} {_brief(value)} is not an ISO date and time") from None
-    return stamp.astimezone(timezone.utc) if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def _brief(value: object, limit: int = 60) -> str:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pyarrow as pa
 
 from .. import later
-from .database import Database
-from .sql import in_filter, quote
 from ..embedding.embed import Embedder
 from ..errors import CortexError
 from ..records import (
@@ -27,8 +25,10 @@ from ..records import (
     StoreStats,
 )
 from ..secrets.secret_fields import secure_draft
-from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from ..text import WORDS_FORMAT, identifier_words, path_words, text_hash
+from .database import Database
+from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
+from .sql import in_filter, quote
 
 MEMORIES = "memories"
 SMALL_STORE = 20_000
@@ -42,7 +42,7 @@ _FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def _row_to_memory(row: dict) -> Memory:
     for name in ("created_at", "updated_at", "accessed_at"):
         value = fields[name]
         if value is not None and value.tzinfo is None:
-            fields[name] = value.replace(tzinfo=timezone.utc)
+            fields[name] = value.replace(tzinfo=UTC)
     return Memory(**fields, vector=row.get("vector"), vector_model=row.get("vector_model"))
 
 
@@ -234,7 +234,7 @@ class MemoryStore:
         for days in (7, 30, 180, None):
             found = self._query(_within(where, days), limit, order=[("created_at", False), ("version", False)])
             if days is not None:
-                cutoff = datetime.now(timezone.utc) - timedelta(days=days)
+                cutoff = datetime.now(UTC) - timedelta(days=days)
                 if sum(m.created_at >= cutoff for m in found) < limit:
                     continue
             break
@@ -525,7 +525,7 @@ def _within(where: str | None, days: int | None) -> str | None:
     """`where`, narrowed to memories updated in the last `days` (None: any time)."""
     if days is None:
         return where
-    cutoff = datetime.now(timezone.utc) - timedelta(days=days)
+    cutoff = datetime.now(UTC) - timedelta(days=days)
     since = f"updated_at >= TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
     return f"({where}) AND {since}" if where else since
 

@@ -14,19 +14,17 @@ import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from .failures import is_unreachable
-
-from .sql import in_filter, scan
 from ..errors import CortexError
 from ..records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
+from .failures import is_unreachable
+from .sql import in_filter, scan
 from .store import GitPosition, LanceVectorCache, MemoryStore, _row_to_memory, now, validate_draft
-
 
 _MEMORY_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
 
@@ -127,7 +125,7 @@ class TeamMemory:
         for draft in drafts:
             validate_draft(draft, self.max_text_bytes)
         # The time is fixed now, so a memory sent later by `cortex sync` keeps the time it was typed.
-        stamp = datetime.now(timezone.utc)
+        stamp = datetime.now(UTC)
         items = [QueuedWrite(uuid.uuid4().hex[:12], d if d.created_at else _with_time(d, stamp), position.branch,
                              position.commit) for d in drafts]
         try:
@@ -280,7 +278,7 @@ def _queued_memory(item: QueuedWrite) -> Memory:
     from .store import _default_title
 
     d = item.draft
-    stamp = d.created_at or datetime.now(timezone.utc)
+    stamp = d.created_at or datetime.now(UTC)
     return Memory(id=item.id, kind=d.kind, title=d.title or _default_title(d.text), text=d.text, tags=list(d.tags),
                   files=list(d.files), symbols=list(d.symbols), branch=item.branch, commit=item.commit, scope=d.scope,
                   source_key=d.source_key, version=0, status="active",
