@@ -74,6 +74,104 @@ def watching(bridge) -> bool:
     return bool(found and found.get("watching"))
 
 
+PROCESS_FIXTURES = {"runtime", "s3", "team"}
+"""Fixtures that start processes: a runtime directory of a test's own (its servers), the S3-API server."""
+PROCESS_FILES = {"test_crash.py", "test_concurrency.py", "test_serve.py", "test_server_memory.py", "test_team.py",
+                 "test_mcp.py", "test_cli_text.py"}
+"""Files whose tests all run `cortex`, a server or a crash in processes of their own."""
+PROCESS_TESTS = {
+    "test_agentlog.py::test_concurrent_processes_get_distinct_gap_free_steps",
+    "test_agentlog.py::test_the_cli_drives_a_session_and_search_finds_committed_steps",
+    "test_architecture.py::test_importing_the_engine_loads_no_textual",
+    "test_cli.py::test_import_markdown_and_jsonl_then_export_round_trip",
+    "test_cli.py::test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists",
+    "test_cli.py::test_missing_path_before_the_command_is_one_line",
+    "test_cli.py::test_non_git_directory_works",
+    "test_cli.py::test_reads_on_a_directory_without_a_database_say_so",
+    "test_dashboard.py::test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size",
+    "test_dashboard.py::test_a_missing_path_is_one_line_error_not_the_demo",
+    "test_dashboard.py::test_bidirectional_overrides_in_subjects_and_titles_are_shown_not_obeyed",
+    "test_dashboard.py::test_footer_names_one_quit",
+    "test_dashboard.py::test_help_screen_theme_switch_and_narrow_terminal",
+    "test_dashboard.py::test_keys_move_in_every_pane_and_pane_numbers_never_type",
+    "test_dashboard.py::test_keys_typed_in_one_burst_after_n_go_to_the_new_memory_text",
+    "test_dashboard.py::test_keys_typed_in_one_burst_after_slash_go_to_the_search_box",
+    "test_dashboard.py::test_markup_in_commit_subjects_and_memory_titles_is_shown_as_text",
+    "test_dashboard.py::test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running",
+    "test_dashboard.py::test_the_meter_bar_fills_the_pane_at_every_width",
+    "test_dashboard.py::test_the_meter_counts_exactly_what_c_copies_in_every_format",
+    "test_dashboard.py::test_the_top_bar_counts_the_files_index_status_counts",
+    "test_dashboard.py::test_wide_terminals_show_whole_paths_ranges_why_and_subjects",
+    "test_dashboard.py::test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in_a_file",
+    "test_dashboard.py::test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back",
+    "test_dates.py::test_cli_shows_each_memory_date",
+    "test_disk.py::test_sustained_single_writes_keep_the_table_within_twice_its_compacted_size",
+    "test_engine_calls.py::test_every_call_and_request_crosses_the_server_as_plain_data",
+    "test_engine_calls.py::test_the_server_runs_no_call_outside_the_protocols",
+    "test_graph_mentions.py::test_extraction_on_a_megabyte_is_bounded",
+    "test_graph_mentions.py::test_graph_and_expanded_search_with_a_near_limit_memory",
+    "test_live_panes.py::test_a_memory_another_process_writes_appears_in_the_open_dashboard",
+    "test_live_panes.py::test_rm_rf_cortex_shows_the_new_empty_state_and_the_watcher_runs",
+    "test_llm_filter.py::test_cli_filter_flag_uses_the_configured_model",
+    "test_search_code.py::test_the_cli_shows_the_definition_first_in_the_engines_order",
+    "test_search_results.py::test_snippets_show_the_lines_that_match_with_their_numbers",
+    "test_secrets.py::test_seeded_corpus_nothing_stored_searchable_copied_or_shown",
+    "test_select.py::test_cli_context_copy_and_output",
+    "test_select.py::test_cli_select_and_context_agree_on_the_count_in_a_format",
+    "test_tokens.py::test_counting_builds_only_the_encoding_asked_for",
+    "test_what_graph.py::test_cli_search_what_graph",
+}
+"""Tests elsewhere that start processes. `_processes_marked` fails a test that starts one and is not listed."""
+ONE_WORKER_FILES = {"test_team.py", "test_localize_frozen.py"}
+"""Files whose module fixture (an S3-API server, a frozen benchmark run) is worth making once: under
+`--dist loadgroup` each runs on one worker."""
+SLOW_TESTS: set[str] = set()
+"""In-process tests that take tens of seconds: left out of the fast lane too."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads `xdist_group` markers
+def pytest_collection_modifyitems(config, items):
+    """Markers by what a test starts, so that `-m "not process and not slow"` is a lane of in-process tests."""
+    for item in items:
+        name = f"{item.path.name}::{item.originalname}"
+        params = getattr(item, "callspec", None)
+        params = params.params if params else {}
+        served = ("cli" in item.fixturenames and params.get("cli", "served") == "served") or params.get("served")
+        if (served or item.path.name in PROCESS_FILES or name in PROCESS_TESTS
+                or PROCESS_FIXTURES & set(item.fixturenames)):
+            item.add_marker(pytest.mark.process)
+        if name in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        if item.path.name in ONE_WORKER_FILES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+
+_spawned: list[str] = []
+
+
+def _record_spawn(event: str, args: tuple) -> None:
+    if event != "subprocess.Popen":
+        return
+    argv = [str(a) for a in (args[1] if isinstance(args[1], (list, tuple)) else [args[1]])]
+    # An index pass's child is the engine's own way of indexing, not a process a test starts.
+    if argv and argv[0] == sys.executable and not any(a.endswith("index_process") for a in argv):
+        _spawned.append(" ".join(argv)[:200])
+
+
+sys.addaudithook(_record_spawn)
+
+
+@pytest.fixture(autouse=True)
+def _processes_marked(request):
+    """A test that starts a Python process (`cortex`, a resident server, a script) must be marked `process`, or
+    the fast lane would quietly wait on processes."""
+    _spawned.clear()
+    yield
+    if _spawned and request.node.get_closest_marker("process") is None:
+        pytest.fail(f"started {_spawned[0]!r} but is not marked `process` (see PROCESS_TESTS in conftest.py)",
+                    pytrace=False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     os.environ["CORTEX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))

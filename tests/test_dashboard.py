@@ -624,8 +624,7 @@ def test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running(shop, tmp_path,
         deadline = time.monotonic() + 120
         while not busy.exists() and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.1)
-        assert busy.exists(), bytes(screen[-2000:]).decode(errors="replace")
-        time.sleep(0.5)
+        assert busy.exists(), bytes(screen[-2000:]).decode(errors="replace")  # the worker is inside the call
         os.write(master, key)
         code = child.wait(timeout=60)
         assert code == 0, bytes(screen[-3000:]).decode(errors="replace")  # what the app printed as it ended

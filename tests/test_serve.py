@@ -717,7 +717,18 @@ def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
     from cortex_tui.app.server.serve import EngineCache
     from cortex_tui.core.config import load_settings
 
-    cache, settings, ready = EngineCache(), load_settings(), threading.Event()
+    class Warming(threading.Event):
+        """The warm-up's `ready`, counting the threads that have come to wait for it."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.waiting = threading.Semaphore(0)
+
+        def wait(self, timeout=None):
+            self.waiting.release()
+            return super().wait(timeout)
+
+    cache, settings, ready = EngineCache(), load_settings(), Warming()
     made: list[object] = []
 
     def engine():
@@ -730,7 +741,8 @@ def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
         subscribed: list[object] = []
         subscriber = threading.Thread(target=lambda: subscribed.append(hosted.subscribe()), daemon=True)
         subscriber.start()
-        time.sleep(1.0)
+        # The call and the subscription each wait for the warm-up before anything else: once both wait, neither ran.
+        assert all(ready.waiting.acquire(timeout=60) for _ in (call, subscriber)), "did not wait for the warm-up"
         assert not call.done() and not subscribed and not made, "ran before the warm-up ended"
         ready.set()
         assert call.result(120).git.branch == "main"
