@@ -1,4 +1,5 @@
-"""`cortex serve [--status | --stop]`: run the resident server in the foreground, report on it, or stop it."""
+"""`cortex serve [--status | --stop]`: run the resident server in the foreground, report on it, or stop it; and
+`cortex mcp`, the engine served to coding agents."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ import time
 
 from ...core.errors import CortexError
 from ..link import connection
+from ..command import Command, finite, port
 from .context import CommandContext
 from ..link.protocol import fingerprint, server_paths
+
+
+def add_serve(p) -> None:
+    p.add_argument("--status", action="store_true", help="say whether it runs: pid, version, memory, idle time")
+    p.add_argument("--stop", action="store_true", help="stop it once its running commands are answered")
+    p.add_argument("--idle-minutes", type=finite(0, above=True), help="exit after this many minutes without a command (setting daemon_idle_minutes)")
 
 
 def run(args, ctx: CommandContext) -> int:
@@ -74,3 +82,27 @@ def _stop(args, ctx: CommandContext, paths) -> int:
     else:
         raise CortexError(f"server pid {answer.get('pid')} did not stop within 30 s (still finishing a command?)")
     return 0
+
+
+def add_mcp(p) -> None:
+    p.add_argument("--http", type=port, metavar="PORT",
+                   help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio; clients need the bearer token")
+    p.add_argument("--show-token", action="store_true", help="with --http: also print the bearer token on start")
+    p.add_argument("--no-auth", action="store_true", help="with --http: accept requests without the token (not advised)")
+    p.add_argument("--no-watch", action="store_true", help="do not index and watch the repository in the background")
+
+
+def run_mcp(args, ctx: CommandContext) -> int:
+    from ..mcp.server import serve  # the MCP library: not for the thin client, which only parses
+
+    if args.http is None and (args.no_auth or args.show_token):
+        raise CortexError("--no-auth and --show-token are for --http PORT (stdio needs no token)")
+    serve(ctx.path(args.path), ctx.database(args.db), args.http, watch=not args.no_watch, auth=not args.no_auth, show_token=args.show_token)
+    return 0
+
+
+COMMANDS = (
+    Command("mcp", "serve the engine to coding agents over MCP (stdio; --http binds 127.0.0.1)", run_mcp, add_mcp),
+    Command("serve", "keep this repository's engine warm for the CLI (normally started by the first command)", run,
+            add_serve),
+)
