@@ -3,7 +3,10 @@ which the thin client imports to parse, use them too."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 def selection_item_json(i) -> dict:
@@ -16,6 +19,8 @@ def selection_item_json(i) -> dict:
 
 
 def age(stamp: datetime) -> str:
+    from datetime import datetime, timezone  # when shown: the thin client imports this module only to parse
+
     seconds = (datetime.now(timezone.utc) - stamp).total_seconds()
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:

@@ -128,7 +128,7 @@ MAY_IMPORT = {
     "core.index": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers"},
     "core.search": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.index"},
     "core.requests": {"core", "core.search"},
-    "core.context": {"core", "core.secrets", "core.store", "core.search"},
+    "core.context": {"core", "core.secrets", "core.store", "core.search", "core.requests"},
     "core.graph": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.search"},
     "core.doctor": {"core", "core.secrets", "core.embedding", "core.store", "core.index"},
     "core.engine": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers",

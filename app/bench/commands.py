@@ -6,7 +6,6 @@ thin client imports this module to parse."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,10 +201,11 @@ def _add_tui(b) -> None:
 
 
 def _tui(args, ctx) -> Answer:
+    from statistics import median as p50
+
     from . import tui
 
     r = tui.run(Path(args.repo).resolve(), max(args.runs, 1), attached=args.attached)
-    p50 = statistics.median
     how = "attached to a warm resident server" if r.attached else "each with its own engine"
     return Answer(r, lambda out: out.console.print(
         f"dashboard on {r.repo} ({r.files} files, indexed), {r.runs} fresh processes {how}:\n"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...core.errors import CortexError
-from ...core.records import Memory, MemoryDraft
 from ..formats import age
 from ..command import KIND_HELP, Answer, Command, at_least, split_list
 from .context import CommandContext
 from .text_input import read_text
+
+if TYPE_CHECKING:
+    from ...core.records import Memory
 
 MEMORY_COLUMNS = ["id", "store", "kind", "status", "ver", "age", "title", "tags"]
 
@@ -79,6 +83,8 @@ REMEMBERED = {"created": "remembered", "new_version": "stored version {} of", "d
 
 
 def run_remember(args, ctx: CommandContext) -> Answer:
+    from ...core.records import MemoryDraft  # datetime and the records: not for the thin client, which only parses
+
     text = read_text(ctx.stdin) if args.text == "-" else args.text
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
                         files=split_list(args.files), symbols=split_list(args.symbols), source_key=args.key,

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from ...core.clipboard import copy, terminal_osc52
-from ...core.requests import SearchFilters, SearchRequest, SelectRequest
-from ...core.text import visible
+from typing import TYPE_CHECKING
+
 from ..formats import age, selection_item_json
 from ..command import Answer, Command, at_least, finite
 from .context import CommandContext
 from .memory_commands import warn_team
 from .text_input import read_text
+
+if TYPE_CHECKING:
+    from ...core.requests import SelectRequest
+
+# The requests, the clipboard (subprocess, tempfile) and rendering are imported as a handler runs: the thin client
+# imports this module on every call, only to parse.
 
 
 def add_search(p) -> None:
@@ -31,6 +36,8 @@ def add_search(p) -> None:
 
 
 def run_search(args, ctx: CommandContext) -> Answer:
+    from ...core.requests import SearchFilters, SearchRequest
+
     filters = SearchFilters(
         kinds=tuple(args.kind or ()), tags=tuple(args.tag or ()), files=tuple(args.file or ()), branch=args.branch,
         since=args.since, memories_only=args.memories_only, code_only=args.code_only, history=args.history,
@@ -111,6 +118,8 @@ def add_context(p) -> None:
 
 
 def _select_request(args, ctx: CommandContext) -> SelectRequest:
+    from ...core.requests import SelectRequest
+
     text = " ".join(args.task)
     return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
                          args.min_score, fmt=args.format)
@@ -143,7 +152,9 @@ def _why(item) -> str:
 
 
 def run_context(args, ctx: CommandContext) -> Answer | int:
-    from ...core.context.assemble import assemble  # tokenizer and secrets: not for the thin client
+    from ...core.clipboard import copy, terminal_osc52
+    from ...core.context.assemble import assemble
+    from ...core.text import visible
 
     engine = ctx.engine(args)
     sel = engine.select_context(_select_request(args, ctx))

@@ -9,7 +9,7 @@ import time
 
 from ...core.errors import CortexError
 from ..link import connection
-from ..command import Command, finite, port
+from ..command import Answer, Command, finite, port
 from .context import CommandContext
 from ..link.protocol import fingerprint, server_paths
 
@@ -20,7 +20,7 @@ def add_serve(p) -> None:
     p.add_argument("--idle-minutes", type=finite(0, above=True), help="exit after this many minutes without a command (setting daemon_idle_minutes)")
 
 
-def run(args, ctx: CommandContext) -> int:
+def run(args, ctx: CommandContext) -> Answer | int:
     key = connection.server_key(str(ctx.path(args.path)), ctx.database(args.db))
     if key is None:
         raise CortexError(f"path {args.path} does not exist")
@@ -29,9 +29,9 @@ def run(args, ctx: CommandContext) -> int:
     except OSError as exc:
         raise CortexError(f"no private runtime directory for the server: {exc}") from exc
     if args.status:
-        return _status(args, ctx, paths)
+        return _status(paths)
     if args.stop:
-        return _stop(args, ctx, paths)
+        return _stop(paths)
     ctx.out.console.print(f"serving {key[0]} on {paths.socket} (Ctrl+C to stop)", style="dim")
     ctx.stdout.flush()
     # This process becomes the very server the client starts in the background (same pid, same terminal), so the
@@ -40,20 +40,21 @@ def run(args, ctx: CommandContext) -> int:
     os.execv(sys.executable, [sys.executable, "-m", "cortex_tui.app.server.serve", "--root", key[0], "--db", key[1], *idle])
 
 
-def _status(args, ctx: CommandContext, paths) -> int:
+def _status(paths) -> Answer:
     found = connection.ask(paths, "status")
     if found is not None:
         found.pop("type", None)
-    if args.json:
-        ctx.out.json({"running": found is not None, **(found or {})})
-        return 0
+    return Answer({"running": found is not None, **(found or {})}, lambda out: _print_status(out, found))
+
+
+def _print_status(out, found: dict | None) -> None:
     if found is None:
-        ctx.out.console.print("no resident server for this repository (the next command starts one)")
-        return 0
+        out.console.print("no resident server for this repository (the next command starts one)")
+        return
     rss = f"{found['rss_bytes'] / 2**20:.0f} MiB" if found.get("rss_bytes") else "unknown"
     idle_limit = found.get("idle_seconds") or 15 * 60
     current = "current" if found.get("fingerprint") == fingerprint() else "another install: replaced on next use"
-    ctx.out.console.out(
+    out.console.out(
         f"server pid {found['pid']} for {found['root']}, version {found['version']} ({current})\n"
         f"  up {time.time() - found['started']:.0f} s, {found['commands']} commands, idle {found['idle_for']:.0f} s"
         f" (exits after {idle_limit / 60:.0f} min), memory {rss}\n"
@@ -61,7 +62,6 @@ def _status(args, ctx: CommandContext, paths) -> int:
         f"{_watcher(found)}\n"
         f"  socket {found['socket']}"
     )
-    return 0
 
 
 def _watcher(found: dict) -> str:
@@ -70,18 +70,19 @@ def _watcher(found: dict) -> str:
     return "indexing the work tree" if found.get("indexing") else "not watching"
 
 
-def _stop(args, ctx: CommandContext, paths) -> int:
+def _stop(paths) -> Answer:
     answer = connection.ask(paths, "stop")
     stopped = answer is None or connection.wait_stopped(paths, 30.0)
-    if args.json:
-        ctx.out.json({"was_running": answer is not None, "stopped": stopped})
-    elif answer is None:
-        ctx.out.console.print("no resident server was running for this repository")
-    elif stopped:
-        ctx.out.console.print(f"stopped server pid {answer.get('pid')}")
-    else:
-        raise CortexError(f"server pid {answer.get('pid')} did not stop within 30 s (still finishing a command?)")
-    return 0
+
+    def show(out) -> None:
+        if answer is None:
+            out.console.print("no resident server was running for this repository")
+        elif stopped:
+            out.console.print(f"stopped server pid {answer.get('pid')}")
+        else:  # as text, a server that did not stop is an error; as JSON, `"stopped": false` says it
+            raise CortexError(f"server pid {answer.get('pid')} did not stop within 30 s (still finishing a command?)")
+
+    return Answer({"was_running": answer is not None, "stopped": stopped}, show)
 
 
 def add_mcp(p) -> None:
