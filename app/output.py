@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -68,24 +68,6 @@ def plain(data):
     return redact_json(json.loads(json.dumps(data, default=_default, ensure_ascii=False)))
 
 
-def selection_item_json(i) -> dict:
-    out = {"kind": i.kind, "provenance": i.provenance, "tokens": i.tokens, "score": i.value, "signals": i.signals}
-    if i.kind == "memory":
-        out["id"] = i.memory.id
-    else:
-        out["path"] = i.path
-    return out
-
-
-def age(stamp: datetime) -> str:
-
-    seconds = (datetime.now(UTC) - stamp).total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
-
-
 class _ProgressLines:
     """Progress as plain lines on standard error, for logs and CI where a bar cannot redraw: one line when the phase
     changes and at most one every few seconds within a phase, so a long run is never silent and never floods."""
@@ -117,6 +99,10 @@ class Output:
         self.stderr = stderr
         self.console = _TextConsole(file=stdout, highlight=False, _environ=dict(env))
         self.err_console = _TextConsole(file=stderr, highlight=False, _environ=dict(env))
+
+    def line(self, *parts: str | tuple[str, str]) -> None:
+        """Print one line of plain and styled parts (see `styled`)."""
+        self.console.print(styled(*parts))
 
     def json(self, data) -> None:
         self.stdout.write(json.dumps(plain(data), ensure_ascii=False, indent=2) + "\n")

@@ -348,10 +348,9 @@ class Engine:
         query, filters = request.parsed()
         return self.search(query, filters, request.limit, expand=request.expand, llm_filter=request.llm_filter)
 
-    def select_context(self, request: SelectRequest):
-        """A selection as a front end asked for it."""
-        return self.select(request.task, request.budget, request.max_items, request.include_tests, request.min_score,
-                           request.pins, request.excluded, request.fmt)
+    def select(self, task: str, budget: int = 12000, **shaping):
+        """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""
+        return self.select_context(SelectRequest(task, budget, **shaping))
 
     def graph(self, max_commits: int = 200):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
@@ -362,14 +361,13 @@ class Engine:
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
                           gitctx.read_history(self.root, max_commits).commits)
 
-    def select(self, task: str, budget: int, max_items: int | None = None, include_tests: str = "auto",
-               min_score: float = 0.0, pins: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset(),
-               fmt: str = "markdown"):
-        """`fmt` is the format the context will be rendered in: the budget holds for that rendering exactly.
+    def select_context(self, request: SelectRequest):
+        """A selection as a front end asked for it; the budget holds for the requested format exactly.
         The engine gathers what selection reads (`SelectInputs`); the feature itself never calls back here."""
         from .context.select import SelectInputs, check_request, choose, load_chunks
 
-        check_request(task, budget, include_tests, fmt)
+        task, budget = request.task, request.budget
+        check_request(task, budget, request.include_tests, request.fmt)
         notes: list[str] = []
         if not self.has_index():
             # Behind another pass that is indexing this database (the dashboard's), this waits for it and finds
@@ -393,7 +391,7 @@ class Engine:
             chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
             query_vector=lambda: self.embedder.embed_one(query),
         )
-        selection = choose(inputs, budget, self.settings.select, max_items, include_tests, min_score, pins, excluded, fmt)
+        selection = choose(inputs, request, self.settings.select)
         return replace(selection, notes=notes + selection.notes)
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:

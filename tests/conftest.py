@@ -17,11 +17,10 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-
 from cortex_tui.app.cli import client
-from cortex_tui.app.link import connection, protocol
-from cortex_tui.app.cli.main import main as cli_main
 from cortex_tui.app.cli.context import CommandContext
+from cortex_tui.app.cli.main import main as cli_main
+from cortex_tui.app.link import connection, protocol
 
 # A suite started in the background by a non-interactive shell inherits SIGINT ignored, and so would every `cortex`
 # a test starts: the tests that press Ctrl+C on `cortex watch` and `cortex serve` waited for an exit that never came.
@@ -53,8 +52,8 @@ def bridge_for(path: Path, served: bool = True):
     """What `cortex-tui` opens: a bridge to the repository's resident server (started if need be), or with
     `served=False` one over an engine of this process."""
     from cortex_tui.app.bridge.local import EngineBridge
-    from cortex_tui.app.link.remote import Remote
     from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
     from cortex_tui.core.engine import Engine
 
     if not served:

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.config import Settings
-from ...core.store.database import Database
 from ...core.embedding.embed import Embedder
 from ...core.git.gitctx import repo_root
 from ...core.index.index import CodeIndex
-from ...core.tokens import count_tokens
 from ...core.index.walk import list_files
 from ...core.index.watch import IndexWatcher
+from ...core.store.database import Database
+from ...core.tokens import count_tokens
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.config import Settings
-from ...core.store.sql import quote
 from ...core.engine import Engine
 from ...core.errors import CortexError
 from ...core.index.languages import is_test_path, language_of
+from ...core.index.walk import list_files
 from ...core.locations import cache_dir
 from ...core.search.query import STOP_WORDS
+from ...core.store.sql import quote
 from ...core.text import split_identifier
 from ...core.tokens import count_tokens
-from ...core.index.walk import list_files
 from .scoring import MethodScore, Shown, edit_lines
 from .vectors import DiskVectorCache
 

@@ -15,16 +15,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...core.config import Settings
-from ...core.store.database import Database
 from ...core.embedding.embed import Embedder
 from ...core.errors import CortexError
-from ...core.search.llm_filter import LLMFilterConfig, filter_results
 from ...core.records import MemoryDraft
+from ...core.search.llm_filter import LLMFilterConfig, filter_results
 from ...core.search.search import Searcher
+from ...core.store.database import Database
 from ...core.store.store import MemoryStore
 
 MODES = {
@@ -55,7 +55,7 @@ class ModeScore:
 def _session_time(value: str) -> datetime | None:
     for fmt in ("%I:%M %p on %d %B, %Y", "%H:%M on %d %B, %Y"):
         try:
-            return datetime.strptime(value.strip(), fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(value.strip(), fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     return None

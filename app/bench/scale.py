@@ -18,16 +18,16 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from ...core.engine import Engine
-from ...core.records import MemoryDraft
-from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS
 from ...core.index.walk import list_files
 from ...core.index.watch import IndexWatcher
+from ...core.records import MemoryDraft
+from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS
 from .search import _VOCAB, synthetic_memory_rows
 
 DIM = 384
@@ -111,7 +111,7 @@ def fill_memories(engine: Engine, count: int, seed: int = 7) -> None:
     words = random.Random(seed)
     centres = rng.standard_normal((64, DIM)).astype(np.float32)
     store = engine.store(create=True)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for lo in range(0, count, 20_000):
         n = min(20_000, count - lo)
         store.table.add(synthetic_memory_rows(rng, words, centres, lo, n, store.embedder.model_id, now, days=365,

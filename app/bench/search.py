@@ -13,15 +13,15 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
 from ...core.engine import Engine
 from ...core.index.index import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, defined_names
-from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS, _memory_to_row
 from ...core.records import Memory
+from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS, _memory_to_row
 from ...core.text import chunk_words
 
 _VOCAB = (
@@ -77,7 +77,7 @@ def _fill(engine: Engine, items: int, seed: int = 11) -> bool:
     store = engine.store(create=True)
     index = engine.code_index(create=True)
     half = items // 2
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     branches = ["main", "feature/search", "fix/cache"]
     for lo in range(0, half, 10_000):
         n = min(10_000, half - lo)

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.store.sql import scan
 from ...core.engine import Engine
 from ...core.errors import CortexError
 from ...core.index.languages import is_test_path
 from ...core.locations import cache_dir
 from ...core.search.roles import path_role, topics_of
+from ...core.store.sql import scan
 from .identifiers import mine
 from .localize import Task, bm25_order, extract_tree, grep_words, load_tasks, mine_tasks
 from .scoring import changed_lines

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.config import Settings
-from ...core.store.database import Database
 from ...core.embedding.embed import Embedder
 from ...core.records import MemoryDraft
+from ...core.store.database import Database
 from ...core.store.store import MemoryStore
 
 _WORDS = (

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.config import load_settings
-from ...core.store.database import Database, RemoteOptions
 from ...core.embedding.embed import Embedder
 from ...core.errors import CortexError
 from ...core.records import MemoryDraft
 from ...core.search.search import Searcher
+from ...core.store.database import Database, RemoteOptions
 from ...core.store.store import MemoryStore
 from .store import synthetic_texts
 

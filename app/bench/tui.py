@@ -11,7 +11,6 @@ With `--attached` the child attaches to the repository's resident server, starte
 from __future__ import annotations
 
 import asyncio
-import statistics
 import subprocess
 import sys
 import time
@@ -79,8 +78,8 @@ def _warm_server(repo: Path) -> None:
 
 def _bridge(repo: Path, attached: bool):
     if attached:
-        from ..link.remote import Remote
         from ..bridge.remote import RemoteBridge
+        from ..link.remote import Remote
 
         remote = Remote.attach(repo, None, start=False)
         if remote is None:
@@ -93,9 +92,8 @@ def _bridge(repo: Path, attached: bool):
 
 
 async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> None:
-    from ..tui.showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_loaded
-
     from ...widgets.timeline_pane import TimelinePane
+    from ..tui.showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_loaded
 
     app = RecordingApp(_bridge(repo, attached), remember_theme=False)
     async with app.run_test(size=size) as pilot:

@@ -2,66 +2,127 @@
 
 from __future__ import annotations
 
-from ...core.agentlog.agentlog import AgentContext
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..command import Answer, Command, add_nested, at_least
+from ..formats import age
 from .context import CommandContext
-from ..output import age
 
 
-def cmd_agent(args, ctx: CommandContext) -> int:
-    log = ctx.engine(args).agent_log(create=args.op in ("init", "import"))
-    op = args.op
-    if op == "init":
-        result = log.init(args.goal)
-    elif op == "log":
-        result = log.log_ota(args.obs, args.thought, args.action, branch=args.branch)
-    elif op == "commit":
-        result = log.commit(args.contribution, args.summary, args.roadmap, branch=args.branch)
-    elif op == "branch":
-        result = log.branch(args.name, args.purpose)
-    elif op == "switch":
-        result = log.switch(args.name)
-    elif op == "merge":
-        result = log.merge(args.name, args.into, args.summary)
-    elif op == "abandon":
-        result = log.abandon(args.name)
-    elif op == "context":
-        result = log.context(args.branch, args.k)
-    elif op == "branches":
-        current = log.current()
-        branches = log.branches()
-        if args.json:
-            ctx.out.json({"current": current, "branches": branches})
-        else:
-            ctx.out.table(["", "branch", "status", "from", "steps", "commits", "age", "purpose"],
-                  [["*" if b.name == current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
-                    b.parent, str(len(log.steps(b.name))), str(len(log.commits(b.name))), age(b.created_at), b.purpose]
-                   for b in branches])
-        return 0
-    elif op == "export":
-        written = log.export(ctx.path(args.directory))
-        if args.json:
-            ctx.out.json({"directory": args.directory, "files": written})
-        else:
-            ctx.out.console.print(f"wrote {len(written)} files to {args.directory} (metadata.yaml is what `cortex agent import` reads)")
-        return 0
-    else:
-        result = log.import_(ctx.path(args.directory))
-    if args.json:
-        ctx.out.json(result)
-    elif isinstance(result, AgentContext):
-        ctx.out.console.out(result.markdown())
-    else:
-        ctx.out.console.print(_describe(op, result))
-    return 0
+@dataclass(frozen=True)
+class AgentOp:
+    """One `cortex agent OP`: its arguments, the call on the agent log, and the line said after it."""
+
+    name: str
+    help: str
+    call: Callable  # (log, args, ctx) -> result
+    said: Callable[[object], str] | None = None
+    """The line printed for the result; None for a result printed as markdown (the context)."""
+    add_arguments: Callable = lambda a: None
 
 
-def _describe(op: str, result) -> str:
-    if op == "log":
-        return f"step {result.branch}#{result.n} logged"
-    if op in ("commit", "merge"):
-        return f"{result.kind} {result.id} on {result.branch} covers steps {', '.join(map(str, result.steps))}"
-    if op == "branch":
-        return f"created branch {result.name} from {result.parent} and switched to it"
-    if op == "switch":
-        return f"on branch {result.name}: {result.purpose}"
+def _add_log(a) -> None:
+    a.add_argument("--obs", "--observation", dest="obs", default="")
+    a.add_argument("--thought", default="")
+    a.add_argument("--action", default="")
+    a.add_argument("--branch", help="log on this branch instead of the current one")
+
+
+def _add_commit(a) -> None:
+    a.add_argument("contribution")
+    a.add_argument("--summary", help="the progress so far (default: the previous commit's, plus its contribution)")
+    a.add_argument("--roadmap", help="append this to the roadmap")
+    a.add_argument("--branch")
+
+
+def _add_branch(a) -> None:
+    a.add_argument("name")
+    a.add_argument("purpose")
+
+
+def _add_merge(a) -> None:
+    a.add_argument("name")
+    a.add_argument("--into", help="target branch (default: the branch it was created from)")
+    a.add_argument("--summary", help="the merge commit's contribution")
+
+
+def _add_context(a) -> None:
+    a.add_argument("-k", type=at_least(0), default=1, help="commits to show in full")
+    a.add_argument("--branch")
+
+
+def _milestone(result) -> str:
+    return f"{result.kind} {result.id} on {result.branch} covers steps {', '.join(map(str, result.steps))}"
+
+
+def _state(result) -> str:
     return f"branch {result.name} {result.status}"
+
+
+OPS = {op.name: op for op in (
+    AgentOp("init", "start an agent context with its goal (the roadmap's first entry)",
+            lambda log, args, ctx: log.init(args.goal), _state, lambda a: a.add_argument("goal")),
+    AgentOp("log", "append a numbered observation-thought-action step",
+            lambda log, args, ctx: log.log_ota(args.obs, args.thought, args.action, branch=args.branch),
+            lambda r: f"step {r.branch}#{r.n} logged", _add_log),
+    AgentOp("commit", "a milestone covering the steps since the last commit",
+            lambda log, args, ctx: log.commit(args.contribution, args.summary, args.roadmap, branch=args.branch),
+            _milestone, _add_commit),
+    AgentOp("branch", "create a branch from the current one and switch to it",
+            lambda log, args, ctx: log.branch(args.name, args.purpose),
+            lambda r: f"created branch {r.name} from {r.parent} and switched to it", _add_branch),
+    AgentOp("switch", "make another active branch current", lambda log, args, ctx: log.switch(args.name),
+            lambda r: f"on branch {r.name}: {r.purpose}", lambda a: a.add_argument("name")),
+    AgentOp("merge", "append a branch's steps to its parent (or --into) with a merge commit",
+            lambda log, args, ctx: log.merge(args.name, args.into, args.summary), _milestone, _add_merge),
+    AgentOp("abandon", "mark a branch abandoned (kept, read-only)", lambda log, args, ctx: log.abandon(args.name),
+            _state, lambda a: a.add_argument("name")),
+    AgentOp("context", "roadmap, branch, last k commits and the steps since, as markdown",
+            lambda log, args, ctx: log.context(args.branch, args.k), None, _add_context),
+    AgentOp("branches", "every branch with its status", lambda log, args, ctx: _branches(log)),
+    AgentOp("export", "write markdown and metadata.yaml to a directory",
+            lambda log, args, ctx: _export(log, args, ctx), add_arguments=lambda a: a.add_argument("directory")),
+    AgentOp("import", "read an export into a database without an agent context",
+            lambda log, args, ctx: log.import_(ctx.path(args.directory)), _state,
+            lambda a: a.add_argument("directory")),
+)}
+
+
+def add_agent(p) -> None:
+    agent = p.add_subparsers(dest="op", required=True, metavar="OP")
+    for op in OPS.values():
+        op.add_arguments(add_nested(agent, op.name, op.help))
+
+
+def run_agent(args, ctx: CommandContext) -> Answer:
+    log = ctx.engine(args).agent_log(create=args.op in ("init", "import"))
+    op = OPS[args.op]
+    result = op.call(log, args, ctx)
+    if isinstance(result, Answer):
+        return result
+    if op.said is None:
+        return Answer(result, lambda out: out.console.out(result.markdown()))
+    return Answer(result, lambda out: out.console.print(op.said(result)))
+
+
+def _branches(log) -> Answer:
+    current = log.current()
+    branches = log.branches()
+    return Answer({"current": current, "branches": branches}, lambda out: out.table(
+        ["", "branch", "status", "from", "steps", "commits", "age", "purpose"],
+        [["*" if b.name == current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
+          b.parent, str(len(log.steps(b.name))), str(len(log.commits(b.name))), age(b.created_at), b.purpose]
+         for b in branches]))
+
+
+def _export(log, args, ctx: CommandContext) -> Answer:
+    written = log.export(ctx.path(args.directory))
+    return Answer({"directory": args.directory, "files": written}, lambda out: out.console.print(
+        f"wrote {len(written)} files to {args.directory} (metadata.yaml is what `cortex agent import` reads)"))
+
+
+COMMANDS = (
+    Command("agent", "the agent context controller: roadmap, branches, observation-thought-action log, commits",
+            run_agent, add_agent),
+)

@@ -20,7 +20,6 @@ import sys
 from dataclasses import dataclass
 
 from ..link import protocol
-from .text_input import invalid_argument
 from ..link.connection import (
     SILENCE_SECONDS,
     START_SECONDS,
@@ -31,6 +30,7 @@ from ..link.connection import (
     wait_stopped,
 )
 from ..link.protocol import Request
+from .text_input import invalid_argument
 
 SERVED = frozenset({
     "init", "remember", "show", "list", "history", "forget", "done", "export", "stats", "git", "gc", "search", "what",
@@ -178,7 +178,7 @@ def _exchange(conn: socket.socket, request: Request) -> int | None:
             else:
                 return _fail("the resident server stopped while running the command; it may or may not have "
                              "taken effect (check, then run it again)")
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         if not accepted:
             return None
         return _fail(f"the resident server said nothing for {SILENCE_SECONDS:.0f} s; stop it with "

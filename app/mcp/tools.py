@@ -19,7 +19,8 @@ from ...core.errors import CortexError
 from ...core.locations import confine
 from ...core.records import KINDS, MemoryDraft
 from ...core.requests import SearchFilters, SearchRequest, SelectRequest
-from ..output import plain, selection_item_json
+from ..formats import selection_item_json
+from ..output import plain
 
 if TYPE_CHECKING:
     from ...core.engine import Engine

@@ -493,7 +493,8 @@ class Server:
 
                 from ...core.config import load_settings
                 from ...core.errors import CortexError, UnusableLocation
-                from ..cli import commands  # noqa: F401 - the handlers, rich, and what an attached dashboard calls
+                from .. import output  # noqa: F401 - rich, which every printed answer needs
+                from ..cli import main  # noqa: F401 - the commands (each handler imports its heavy parts as it runs)
             finally:
                 self._imported.set()
 

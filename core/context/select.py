@@ -21,17 +21,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+
 import numpy as np
 
-from .assemble import check_format, document, item_overhead, text_cost
 from ..config import SelectWeights
-from ..store.sql import in_filter, scan
 from ..errors import CortexError
-from .items import Item, Selection
+from ..requests import SelectRequest
 from ..search.query import code_names
-from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from ..search.roles import role_weight, topics_of
+from ..store.sql import in_filter, scan
+from .assemble import check_format, document, item_overhead, text_cost
+from .items import Item, Selection
+from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import FileReads, named_files
 
 __all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
@@ -109,20 +111,38 @@ def check_request(task: str, budget: int, include_tests: str, fmt: str) -> None:
     check_format(fmt)
 
 
-def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items: int | None = None,
-           include_tests: str = "auto", min_score: float = 0.0, pins: frozenset[str] = frozenset(),
-           excluded: frozenset[str] = frozenset(), fmt: str = "markdown") -> Selection:
+@dataclass(frozen=True)
+class _Render:
+    """How the document is rendered and counted: the same for every trial of one selection."""
+
+    task: str
+    commit: str
+    encoding: str
+    fmt: str
+
+    def document(self, items: list[Item]):
+        return document(self.task, self.commit, self.encoding, items, self.fmt)
+
+    def overhead(self, item: Item) -> int:
+        return item_overhead(self.task, self.commit, self.encoding, item, self.fmt)
+
+    def cost(self, text: str) -> int:
+        return text_cost(text, self.encoding, self.fmt)
+
+
+def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights) -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
+    budget, pins, excluded, include_tests = request.budget, request.pins, request.excluded, request.include_tests
+    render = _Render(task, commit, encoding, request.fmt)
     topics = topics_of(task)
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
-    ranked, named_syms = _rank_files(weights, task, inputs.files, inputs.code_hits, inputs.memory_hits, inputs.changed,
-                                     pins, topics)
+    ranked, named_syms = _rank_files(weights, inputs, pins, topics)
     if include_tests == "no":
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]
 
-    head = [c for c in ranked if c.value >= min_score][:REGION_FILES]
+    head = [c for c in ranked if c.value >= request.min_score][:REGION_FILES]
     head += [c for c in ranked if c.path in pins and c not in head]
     chunks = inputs.chunks([c.path for c in head])
     has_vectors = any(c.vector is not None for cs in chunks.values() for c in cs)
@@ -130,18 +150,17 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
                                 {h.id: h.score.total for h in inputs.code_hits},
                                 inputs.query_vector() if has_vectors else None)
 
-    headers = {c.path: item_overhead(task, commit, encoding, Item("", "reduced", c.path, "", 0, 0.0, {}, ranges=((1, 1),)), fmt)
-               for c in head}
-    units, mandatory = _units(head, chunks, relevance, pins, budget, headers, encoding, fmt)
-    memories = _memory_units(weights.memory_item, inputs.memory_hits, excluded, min_score, encoding, task, commit, fmt)
+    headers = {c.path: render.overhead(Item("", "reduced", c.path, "", 0, 0.0, {}, ranges=((1, 1),))) for c in head}
+    units, mandatory = _units(head, chunks, relevance, headers, request, render)
+    memories = _memory_units(weights.memory_item, inputs.memory_hits, request, render)
     units += memories
     mandatory = [u for u in memories if u.key in pins] + mandatory
-    chosen_units = _plan(units, mandatory, budget, max_items)
+    chosen_units = _plan(units, mandatory, budget, request.max_items)
 
     def build(picked: list[_Unit]) -> list[Item]:
-        return _items(picked, head, chunks, relevance, headers, encoding, fmt)
+        return _items(picked, head, chunks, relevance, headers, render)
 
-    chosen_units, doc = _fit(chosen_units, units, mandatory, budget, max_items, build, task, commit, encoding, fmt)
+    chosen_units, doc = _fit(chosen_units, _Pool(units, mandatory), request, build, render)
     chosen = build(chosen_units)
     chosen_paths = {i.path for i in chosen if i.kind != "memory"}
     left_out = [Item(f"file:{c.path}", "file", c.path, "", c.tokens, round(c.value, 4), _rounded(c.signals),
@@ -152,17 +171,19 @@ def choose(inputs: SelectInputs, budget: int, weights: SelectWeights, max_items:
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
     if not units:
         notes.append("no candidates: nothing indexed matches the task")
-    return Selection(task, budget, encoding, chosen, left_out, [c.path for c in ranked], notes, commit, fmt,
+    return Selection(task, budget, encoding, chosen, left_out, [c.path for c in ranked], notes, commit, request.fmt,
                      doc.tokens if chosen else 0)
 
 
 # --- stage 1: files ------------------------------------------------------------------------------------------------
 
 
-def _rank_files(weights, task, files: FileReads, code_hits, memory_hits, changed, pins,
+def _rank_files(weights, inputs: SelectInputs, pins: frozenset[str],
                 topics: dict[str, bool]) -> tuple[list[_FileCandidate], set[str]]:
     """The ranked candidates, and the short names of symbols the repository defines that the task names (`topics`:
     the task's, with "tests" as the include-tests choice settled it)."""
+    task, files, code_hits, memory_hits, changed = (inputs.task, inputs.files, inputs.code_hits, inputs.memory_hits,
+                                                    inputs.changed)
     candidates: dict[str, _FileCandidate] = {}
     named = files.named(task)
     task_idents = _task_identifiers(task)
@@ -199,13 +220,13 @@ def _rank_files(weights, task, files: FileReads, code_hits, memory_hits, changed
     for path in near:
         candidate(path)
     mentions = _memory_mentions(memory_hits)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for c in candidates.values():
         short = {s.rsplit(".", 1)[-1].lower() for s in c.symbols} | {s.lower() for s in c.symbols}
         overlap = len(task_idents & short)
         recency = 0.0
         if c.last_commit is not None and (c.lexical > 0 or c.path in named):
-            last = c.last_commit if c.last_commit.tzinfo else c.last_commit.replace(tzinfo=timezone.utc)
+            last = c.last_commit if c.last_commit.tzinfo else c.last_commit.replace(tzinfo=UTC)
             recency = math.exp(-max((now - last).days, 0) / 90)
         c.signals = {
             "lexical": c.lexical,
@@ -271,9 +292,10 @@ def load_chunks(chunks_table, paths: list[str], with_vectors: bool) -> dict[str,
     return out
 
 
-def _units(head, chunks, relevance, pins, budget, headers, encoding, fmt) -> tuple[list[_Unit], list[_Unit]]:
+def _units(head, chunks, relevance, headers, request: SelectRequest, render: _Render) -> tuple[list[_Unit], list[_Unit]]:
     """Every chunk of the head files as a unit with its expected gain; and the units that must go in first
     (pinned files whole, the guaranteed files whole when small or else their best chunk)."""
+    pins, budget = request.pins, request.budget
     best = max((c.value for c in head), default=0.0) or 1.0
     units: list[_Unit] = []
     mandatory: list[_Unit] = []
@@ -287,7 +309,7 @@ def _units(head, chunks, relevance, pins, budget, headers, encoding, fmt) -> tup
         shares = edit_shares(file_chunks, relevance)
         lead = max(file_chunks, key=lambda ch: (relevance[ch.id].score, -ch.tokens)).id
         file_units = [_Unit(f"chunk:{ch.id}", c.path, chance * (shares[ch.id] + (PRESENCE if ch.id == lead else 0.0)),
-                            text_cost(ch.text, encoding, fmt), headers[c.path], chunk=ch) for ch in file_chunks]
+                            render.cost(ch.text), headers[c.path], chunk=ch) for ch in file_chunks]
         units.extend(file_units)
         if c.path in pins:
             mandatory.extend(file_units)
@@ -300,17 +322,17 @@ def _units(head, chunks, relevance, pins, budget, headers, encoding, fmt) -> tup
     return units, mandatory
 
 
-def _memory_units(weight, hits, excluded, min_score, encoding, task, commit, fmt) -> list[_Unit]:
+def _memory_units(weight: float, hits, request: SelectRequest, render: _Render) -> list[_Unit]:
     out = []
     best = max((h.score.total for h in hits), default=0.0) or 1.0
     for hit in hits:
         m = hit.memory
         value = weight * hit.score.total / best
-        if f"memory:{m.id}" in excluded or value < min_score:
+        if f"memory:{m.id}" in request.excluded or value < request.min_score:
             continue
         item = Item(f"memory:{m.id}", "memory", "", m.text, 0, round(value, 4), {"relevance": round(hit.score.relevance, 3)},
                     memory=m)
-        cost = text_cost(m.text, encoding, fmt) + item_overhead(task, commit, encoding, item, fmt)
+        cost = render.cost(m.text) + render.overhead(item)
         out.append(_Unit(item.key, "", value, cost, item=replace(item, tokens=cost)))
     return out
 
@@ -347,20 +369,30 @@ def _plan(units: list[_Unit], mandatory: list[_Unit], budget: int, max_items: in
     return chosen
 
 
-def _fit(chosen, units, mandatory, budget, max_items, build, task, commit, encoding, fmt):
+@dataclass(frozen=True)
+class _Pool:
+    """Every unit that may go in, and those that must."""
+
+    units: list[_Unit]
+    mandatory: list[_Unit]
+
+
+def _fit(chosen: list[_Unit], pool: _Pool, request: SelectRequest, build: Callable[[list[_Unit]], list[Item]],
+         render: _Render):
     """Render in the requested format and count exactly: take out the weakest chunks while over the budget, then
     add the next best ones while they still fit."""
-    protected = {u.key for u in mandatory}
+    budget, max_items = request.budget, request.max_items
+    protected = {u.key for u in pool.mandatory}
     chosen = list(chosen)
-    doc = document(task, commit, encoding, build(chosen), fmt)
+    doc = render.document(build(chosen))
     while doc.tokens > budget and chosen:
         weakest = min(chosen, key=lambda u: (u.key in protected, u.gain / max(u.cost, 1)))
         chosen.remove(weakest)
-        doc = document(task, commit, encoding, build(chosen), fmt)
+        doc = render.document(build(chosen))
     keys = {u.key for u in chosen}
     groups = {u.path or u.key for u in chosen}
     tries = 0
-    for u in sorted(units, key=lambda u: (-u.gain / max(u.cost, 1), u.key)):
+    for u in sorted(pool.units, key=lambda u: (-u.gain / max(u.cost, 1), u.key)):
         slack = budget - doc.tokens
         if tries >= 8 or slack <= 0:
             break
@@ -370,7 +402,7 @@ def _fit(chosen, units, mandatory, budget, max_items, build, task, commit, encod
         if max_items is not None and group not in groups and len(groups) >= max_items:
             continue
         tries += 1
-        trial = document(task, commit, encoding, build(chosen + [u]), fmt)
+        trial = render.document(build(chosen + [u]))
         if trial.tokens <= budget:
             chosen.append(u)
             keys.add(u.key)
@@ -379,7 +411,7 @@ def _fit(chosen, units, mandatory, budget, max_items, build, task, commit, encod
     return chosen, doc
 
 
-def _items(picked, head, chunks, relevance, headers, encoding, fmt) -> list[Item]:
+def _items(picked, head, chunks, relevance, headers, render: _Render) -> list[Item]:
     """One item per file (whole when every chunk is in, else its regions) and one per memory."""
     by_path: dict[str, set[str]] = {}
     items: list[Item] = []
@@ -402,6 +434,6 @@ def _items(picked, head, chunks, relevance, headers, encoding, fmt) -> list[Item
             text, ranges = reduced_text(file_chunks, keep)
             kind = "reduced"
             signals["regions"] = round(max(relevance[cid].score for cid in keep), 3)
-        items.append(Item(f"{kind}:{c.path}", kind, c.path, text, text_cost(text, encoding, fmt) + headers[c.path],
+        items.append(Item(f"{kind}:{c.path}", kind, c.path, text, render.cost(text) + headers[c.path],
                           round(c.value, 4), signals, ranges=ranges, symbols=symbols, is_test=c.is_test))
     return items

@@ -1,0 +1,156 @@
+"""`cortex index, watch, stats, gc, doctor`: the code index and the database's upkeep."""
+
+from __future__ import annotations
+
+import threading
+
+from ...core.errors import CortexError
+from ..command import Answer, Command
+from .context import CommandContext
+
+
+def add_index(p) -> None:
+    p.add_argument("target", nargs="?", help="repository or directory to index (default: -C or here)")
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--status", action="store_true", help="only say whether the index is fresh")
+    only.add_argument("--skipped", action="store_true",
+                      help="only list the files the last index run skipped, with reasons (indexes nothing)")
+    p.add_argument("--no-embed", action="store_true", help="store text and structure only; embed later")
+
+
+def run_index(args, ctx: CommandContext) -> Answer:
+    engine = ctx.engine(args)
+    if args.status:
+        return _index_status(engine)
+    if args.skipped:
+        return _list_skipped(engine)
+    from ..bridge.index_process import PassCaller, index_in_children  # the engine bridge: not for the thin client
+
+    with ctx.out.progress_bar("indexing") as update:
+        caller = PassCaller(lambda e: update(e.done, e.total, e.phase), lambda: False)
+        report = index_in_children(engine, not args.no_embed, caller)
+    engine.compact_due()  # writes never compact; an explicit index run is a moment to (see core/store/compaction.py)
+
+    def show(out) -> None:
+        out.console.print(
+            f"indexed {engine.root}: {report.changed} file(s) updated, {report.unchanged} unchanged, {report.removed} removed; "
+            f"{report.chunks} chunks in {report.lexical_seconds:.1f}s; {report.embedded} embedded in {report.embed_seconds:.1f}s; "
+            f"{report.embeddings_pending} pending", soft_wrap=True,
+        )
+        if report.skipped:
+            counts = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skip_counts.items()))
+            out.console.print(f"skipped: {counts} (`cortex index --skipped` lists them)", style="dim", markup=False)
+
+    return Answer({
+        "root": str(engine.root), "listed": report.listed, "changed": report.changed, "unchanged": report.unchanged,
+        "removed": report.removed, "chunks": report.chunks, "embedded": report.embedded,
+        "embeddings_pending": report.embeddings_pending, "skipped_counts": report.skip_counts,
+        "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
+        "lexical_seconds": round(report.lexical_seconds, 3), "embed_seconds": round(report.embed_seconds, 3),
+    }, show)
+
+
+def _index_status(engine) -> Answer:
+    st = engine.code_index(create=False).status()
+    state = "fresh" if st.fresh else f"stale: {st.stale} changed, {st.new} new, {st.removed} removed file(s)"
+    return Answer({**st.__dict__, "fresh": st.fresh},
+                  lambda out: out.console.print(f"index of {engine.root}: {state}; {st.indexed_files} files, "
+                                                f"{st.chunks} chunks, {st.embeddings_pending} embeddings pending"))
+
+
+def _list_skipped(engine) -> Answer:
+    """The skip list the last index run stored, read back: nothing is listed, read or embedded."""
+    skipped = engine.code_index(create=False).skipped()
+    if not skipped and not engine.has_index():
+        raise CortexError(f"nothing indexed yet in {engine.root}: run `cortex index` first")
+
+    def show(out) -> None:
+        if not skipped:
+            out.console.print("the last index run skipped no files")
+        for path, reason in skipped:
+            out.console.print(f"{path}: {reason}", markup=False, soft_wrap=True)
+
+    return Answer([{"path": p, "reason": r} for p, r in skipped], show)
+
+
+def run_watch(args, ctx: CommandContext) -> int:
+    from ...core.index.watch import IndexWatcher  # watchfiles: not for the thin client, which only parses
+
+    engine = ctx.engine(args)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+
+    def show(update) -> None:
+        r = update.report
+        what = "git state changed" if update.git_state_changed else ", ".join(update.paths[:3])
+        ctx.out.console.print(f"{what}: {r.changed} updated, {r.removed} removed in {update.seconds * 1000:.0f} ms")
+
+    watcher = IndexWatcher(index, on_update=show, on_error=lambda m: ctx.out.console.print(m, style="red"),
+                           debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
+    engine.compact_in_background(lambda m: ctx.out.console.print(m, style="red"))
+    ctx.out.console.print(f"watching {engine.root} (Ctrl+C to stop)")
+    with watcher:
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def run_stats(args, ctx: CommandContext) -> Answer:
+    from ...core.answers import count_reasons  # git: not for the thin client, which only parses
+
+    engine = ctx.engine(args)
+    stats = engine.stats()
+    index = engine.code_index().status()
+    skip_counts = count_reasons(engine.code_index().skipped())
+
+    def show(out) -> None:
+        state = "fresh" if index.fresh else f"stale ({index.stale} changed, {index.new} new, {index.removed} removed)"
+        out.console.print(f"code index: {index.indexed_files} files, {index.chunks} chunks, "
+                          f"{index.embeddings_pending} embeddings pending, {state}")
+        if skip_counts:
+            out.console.print("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(skip_counts.items())), style="dim")
+        for s in stats:
+            size = f"{s.disk_bytes / 1e6:.1f} MB" if s.disk_bytes is not None else "remote"
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.by_kind.items())) or "none"
+            out.line((s.uri, "bold"), f" (schema v{s.schema_version}, {size}, {s.table_versions} table versions)")
+            out.console.print(f"  memories: {s.active} active of {s.memories} stored; {s.open_tasks} open tasks; by kind: {kinds}")
+
+    return Answer({"stores": stats, "index": {**index.__dict__, "fresh": index.fresh, "skipped": skip_counts}}, show)
+
+
+def run_gc(args, ctx: CommandContext) -> Answer:
+    removed = ctx.engine(args).gc()
+    return Answer({"versions_removed": removed},
+                  lambda out: out.console.print(f"compacted; removed {removed} old version(s)"))
+
+
+def run_doctor(args, ctx: CommandContext) -> Answer:
+    from ...core.doctor import run_doctor as doctor  # the store: not for the thin client, which only parses
+
+    engine = ctx.engine(args)
+    s = engine.settings
+    report = doctor(engine.db_uri, engine.root, engine.is_repo, engine.embedder, s.max_file_bytes, s.encoding,
+                    s.lock_timeout)
+
+    def show(out) -> None:
+        for t in report.tables:
+            state = "ok" if not t.problem else "LOST" if t.problem.startswith("LOST") else "DAMAGED"
+            out.console.out(f"{state:8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem.removeprefix("LOST ")))
+        for line in report.actions or ["nothing to repair"]:
+            out.console.out(line)
+
+    return Answer(report.to_json(), show)
+
+
+COMMANDS = (
+    Command("index", "build or update the code index (incremental: only changed files are re-read)", run_index,
+            add_index),
+    Command("watch", "keep the index fresh until interrupted", run_watch,
+            lambda p: p.add_argument("--no-embed", action="store_true", help="do not fill in embeddings while idle")),
+    Command("stats", "counts for the database(s)", run_stats),
+    Command("gc", "compact the database and remove old versions now", run_gc),
+    Command("doctor", "check every table; rebuild the code index, restore memories from the newest readable version",
+            run_doctor),
+)

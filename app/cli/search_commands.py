@@ -1,0 +1,197 @@
+"""`cortex search, what, select, context`: finding what matters and fitting it to a budget."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..command import Answer, Command, at_least, finite
+from ..formats import age, selection_item_json
+from .context import CommandContext
+from .memory_commands import warn_team
+from .text_input import read_text
+
+if TYPE_CHECKING:
+    from ...core.requests import SelectRequest
+
+# The requests, the clipboard (subprocess, tempfile) and rendering are imported as a handler runs: the thin client
+# imports this module on every call, only to parse.
+
+
+def add_search(p) -> None:
+    p.add_argument("query", nargs="*", help="words, identifiers, paths; inline filters like kind:decision work too")
+    p.add_argument("--kind", action="append", help="memory kind (repeatable)")
+    p.add_argument("--tag", action="append")
+    p.add_argument("--file", action="append", help="tied to this file (memories) or in this path (code)")
+    p.add_argument("--branch")
+    p.add_argument("--since", help="7d, 12h, 2w, 30m or an ISO date")
+    p.add_argument("--memories-only", action="store_true")
+    p.add_argument("--code-only", action="store_true")
+    p.add_argument("--history", action="store_true", help="include superseded and deleted versions")
+    p.add_argument("--limit", type=at_least(1), default=10)
+    p.add_argument("--explain", action="store_true", help="show each hit's score breakdown")
+    p.add_argument("--expand", action="store_true", help="add the graph neighbours of the top hits")
+    p.add_argument("--full", action="store_true", help="print each hit's whole text")
+    p.add_argument("--filter", action="store_true",
+                   help="let the configured LLM (llm_filter_url, llm_filter_model) point at the best candidates")
+
+
+def run_search(args, ctx: CommandContext) -> Answer:
+    from ...core.requests import SearchFilters, SearchRequest
+
+    filters = SearchFilters(
+        kinds=tuple(args.kind or ()), tags=tuple(args.tag or ()), files=tuple(args.file or ()), branch=args.branch,
+        since=args.since, memories_only=args.memories_only, code_only=args.code_only, history=args.history,
+    )
+    engine = ctx.engine(args)
+    results = engine.smart_search(SearchRequest(" ".join(args.query), filters, args.limit, args.expand, args.filter))
+    warn_team(ctx, engine)
+    return Answer(results.to_json(), lambda out: _print_results(out, results, args.explain, args.full))
+
+
+def _print_results(out, results, explain: bool, full: bool) -> None:
+    if results.implicit and results.terms:
+        out.console.print(f"no query: searching for what you are working on ({' '.join(results.terms[:12])})", style="dim")
+    if results.index_fresh is False:
+        out.console.print("the code index is stale: run `cortex index` (or keep `cortex watch` running)", style="yellow")
+    for note in results.notes:
+        out.console.print(note, style="dim")
+    if not results.hits:
+        out.console.print("no results")
+    for i, hit in enumerate(results.hits, 1):
+        where = hit.location if hit.source == "code" else f"{hit.kind} {hit.id} {hit.memory.created_at:%Y-%m-%d}"
+        if hit.memory is not None and hit.memory.store != "repo":
+            where += f" ({hit.memory.store})"
+        out.line((f"{i:>2}. {hit.title}", "bold"), "  ", (f"{where}  score {hit.score.total:.3f}", "dim"))
+        if explain:
+            out.console.print(f"    {hit.score.explain()}", style="cyan")
+        if full or hit.snippet is None:
+            out.console.out("    " + hit.text.replace("\n", "\n    "))
+        else:  # the lines that match the query best, numbered as in the file (or the memory)
+            for n, line in enumerate(hit.snippet.text.splitlines(), hit.snippet.start_line):
+                out.console.out(f"    {n:>5}  {line}")
+    if results.neighbours:
+        out.console.print("neighbours of the top hits", style="bold")
+        for n in results.neighbours:
+            out.console.print(f"  {n.via:<12} {n.label}")
+
+
+def run_what(args, ctx: CommandContext) -> Answer:
+    w = ctx.engine(args).what(args.limit)
+    return Answer(w.to_json(), lambda out: _print_what(out, w))
+
+
+def _print_what(out, w) -> None:
+    head = f"on {w.git.branch}" if w.git.branch else ("detached" if w.git.detached else "")
+    out.line(("What should I know", "bold"), f" {head}")
+
+    def section(title: str, items: list[str]) -> None:
+        if items:
+            out.console.print(f"\n{title}", style="bold")
+            for item in items:
+                out.console.print(f"  {item}")
+
+    fmt = lambda m: f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}"  # noqa: E731
+    section("Memories on this branch", [fmt(m) for m in w.branch_memories])
+    section("About the files you changed", [fmt(m) + f"  ({', '.join(m.files)})" for m in w.file_memories])
+    section("Open tasks", [fmt(m) for m in w.open_tasks])
+    section("Recent memories", [fmt(m) for m in w.recent_memories])
+    section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])
+    section("Working change, most imported first", [f"{f.state:<9} {f.path}  imported by {f.imported_by}" for f in w.changed_files])
+    for hint in w.hints:
+        out.console.print(f"\n{hint}", style="dim")
+
+
+def add_select(p) -> None:
+    p.add_argument("task", nargs="+", help="what you want to do ('-' reads standard input)")
+    p.add_argument("--budget", type=int, default=12000, help="token budget (exact tokens of the configured encoding)")
+    p.add_argument("--max-items", type=at_least(1))
+    p.add_argument("--include-tests", default="auto", choices=["yes", "no", "auto"])
+    p.add_argument("--min-score", type=finite(), default=0.0)
+    p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"],
+                   help="the format the context is rendered in; the budget holds for it exactly")
+
+
+def add_context(p) -> None:
+    add_select(p)
+    p.add_argument("--copy", action="store_true", help="put it on the clipboard (native tool, OSC 52, else a file)")
+    p.add_argument("--output", "-o", help="write it to this file")
+
+
+def _select_request(args, ctx: CommandContext) -> SelectRequest:
+    from ...core.requests import SelectRequest
+
+    text = " ".join(args.task)
+    return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
+                         args.min_score, fmt=args.format)
+
+
+def run_select(args, ctx: CommandContext) -> Answer:
+    sel = ctx.engine(args).select_context(_select_request(args, ctx))
+    return Answer({
+        "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "encoding": sel.encoding,
+        "notes": sel.notes,
+        "chosen": [selection_item_json(i) for i in sel.chosen], "left_out": [selection_item_json(i) for i in sel.left_out],
+        "ranked_files": sel.ranked_files[:50],
+    }, lambda out: _print_selection(out, sel))
+
+
+def _print_selection(out, sel) -> None:
+    out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items")
+    for note in sel.notes:
+        out.console.print(note, style="yellow")
+    out.table(["kind", "item", "tokens", "score", "why"], [
+        [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
+    ])
+    if sel.left_out:
+        out.console.print("left out for budget: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in sel.left_out[:8]), style="dim")
+
+
+def _why(item) -> str:
+    top = sorted(((k, v) for k, v in item.signals.items() if v and k != "role"), key=lambda kv: -kv[1])[:3]
+    return ", ".join(f"{k} {v:.2f}" for k, v in top)
+
+
+def run_context(args, ctx: CommandContext) -> Answer | int:
+    from ...core.clipboard import copy, terminal_osc52
+    from ...core.context.assemble import assemble
+    from ...core.text import visible
+
+    engine = ctx.engine(args)
+    sel = engine.select_context(_select_request(args, ctx))
+    doc = assemble(sel, args.format)
+    report = {"tokens": doc.tokens, "budget": sel.budget, "items": len(doc.items), "redactions": doc.redactions,
+              "format": doc.format, "notes": sel.notes}
+    if args.output:
+        ctx.path(args.output).write_text(doc.text, encoding="utf-8")
+        report["output"] = args.output
+    if args.copy:
+        result = copy(doc.text, osc52=terminal_osc52(), fallback_dir=engine.root / ".cortex" / "clipboard")
+        report["copied"] = {"method": result.method, "bytes": result.bytes, "path": result.path}
+        report["message"] = result.describe(doc.tokens)
+    if not (args.output or args.copy):
+        if args.json:
+            return Answer({**report, "text": doc.text})
+        # Verbatim into a pipe or file; on a terminal, control characters are shown, not obeyed (see output).
+        ctx.stdout.write(visible(doc.text) if ctx.stdout.isatty() else doc.text)
+        return 0
+
+    def show(out) -> None:
+        if args.output:
+            out.console.print(f"wrote {doc.tokens:,} tokens ({len(doc.items)} items) to {args.output}", style="dim")
+        if args.copy:
+            out.console.print(report["message"])
+        if doc.redactions:
+            out.console.print(f"{doc.redactions} secret-looking string(s) redacted", style="yellow")
+
+    return Answer(report, show)
+
+
+COMMANDS = (
+    Command("search", "smart search over memories and code (no query: what you are working on)", run_search,
+            add_search, aliases=("ss",)),
+    Command("what", "what should I know: branch memories, notes on changed files, open tasks, recent work", run_what,
+            lambda p: p.add_argument("--limit", type=at_least(1), default=10, help="items per section")),
+    Command("select", "choose files, chunks and memories for a task under a token budget", run_select, add_select),
+    Command("context", "assemble the selected context verbatim (markdown, xml or json), copy or save it", run_context,
+            add_context),
+)

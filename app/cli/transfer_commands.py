@@ -1,0 +1,70 @@
+"""`cortex import` and `cortex export`: memories in and out as files."""
+
+from __future__ import annotations
+
+import json
+
+from ..command import Answer, Command
+from .context import CommandContext
+
+
+def add_import(p) -> None:
+    p.add_argument("source", help="a file or a directory (recursive, honours .gitignore)")
+    p.add_argument("--kind", default="note", help="kind for markdown/text sections")
+    p.add_argument("--scope", default="repo")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="store the good records and list the bad ones (default: a bad record aborts the import)")
+
+
+def run_import(args, ctx: CommandContext) -> Answer:
+    from ...core.store.importer import plan_import  # the store: not for the thin client, which only parses
+
+    engine = ctx.engine(args)
+    plan = plan_import(ctx.path(args.source), default_kind=args.kind, scope=args.scope,
+                       max_bytes=engine.settings.max_text_bytes)
+    if not args.skip_bad:
+        plan.refuse_bad()
+    results = []
+    with ctx.out.progress_bar("embedding") as update:
+        restored = engine.import_exact(plan.exact, progress=update)
+        for batch in plan.rounds():
+            results += engine.remember_many(batch, progress=update)
+    counts = {o: sum(r.outcome == o for r in results) for o in ("created", "new_version", "duplicate")}
+    counts |= {"restored": len(restored), "already_present": len(plan.exact) - len(restored)}
+
+    def show(out) -> None:
+        exact = f", {counts['restored']} restored by id, {counts['already_present']} already present" if plan.exact else ""
+        out.console.print(f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
+                          f"{counts['duplicate']} already known{exact}", markup=False, soft_wrap=True)
+        for path, reason in plan.skipped:
+            out.console.print(f"  skipped {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+        for bad in plan.bad:
+            out.console.print(f"  skipped bad record {bad}", style="yellow", markup=False, soft_wrap=True)
+
+    return Answer({"files": plan.files, **counts, "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],
+                   "bad": [{"where": b.where, "reason": b.reason} for b in plan.bad]}, show)
+
+
+def add_export(p) -> None:
+    p.add_argument("--output", "-o", help="file to write (default standard output)")
+    p.add_argument("--all-versions", action="store_true", help="include superseded and deleted versions")
+
+
+def run_export(args, ctx: CommandContext) -> Answer | int:
+    from ...core.store.importer import export_order, export_record  # the store: not for the thin client
+
+    memories = export_order(ctx.engine(args).list(status="all" if args.all_versions else "active"))
+    lines = "".join(json.dumps(export_record(m), ensure_ascii=False) + "\n" for m in memories)
+    if not args.output:
+        ctx.stdout.write(lines)  # the records themselves, with or without --json
+        return 0
+    ctx.path(args.output).write_text(lines, encoding="utf-8")
+    return Answer({"exported": len(memories), "output": args.output},
+                  lambda out: out.console.print(f"exported {len(memories)} memories to {args.output}", markup=False))
+
+
+COMMANDS = (
+    Command("import", "import markdown/text (split on headings) and json/jsonl records (an export's records keep their ids)",
+            run_import, add_import),
+    Command("export", "export memories as JSONL (reads back with `cortex import`)", run_export, add_export),
+)
