@@ -87,10 +87,11 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
     assert revised.outcome == "new_version" and revised.memory.version == 2
     remote.set_task_state(revised.memory.id, "done")
     assert Engine(shop).get(revised.memory.id).task_state == "done"
+    assert _same(remote.memory(revised.memory.id)) == _same(local.memory(revised.memory.id))
     remote.forget(revised.memory.id)
     restored = remote.restore(revised.memory)
     assert restored.memory.version == 3 and restored.memory.text == "Round prices half even."
-    writes = {"remember", "revise", "set_task_state", "forget", "restore"}
+    writes = {"remember", "revise", "set_task_state", "forget", "restore", "memory"}
     assert set(reads) | writes == CALLS, "every call of the protocol is exercised here"
 
 
