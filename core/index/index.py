@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..answers import IndexProgress, IndexReport, IndexStatus
-from ..embedding.embed import Embedder
+from ..embedding.embed import Embedder, VectorCache
 from ..errors import DatabaseLocked
 from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
@@ -81,7 +81,7 @@ class CodeIndex:
         self.chunks = db.open_table("chunks", chunks_schema(embedder.dim))
         self.edges = db.open_table("edges", EDGES_SCHEMA)
         self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
-        self.vector_cache = LanceVectorCache(db)
+        self.vector_cache: VectorCache = LanceVectorCache(db)
         self._live_lock = threading.Lock()
         self._live = False
         self._dirty: set[str] = set()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..embedding.embed import VectorCache
 from ..errors import CortexError
 from ..records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
@@ -231,7 +232,7 @@ class SharedVectorCache:
     locally), and vectors computed here are offered to the team. The team's cache is a help, never a need: when
     it does not answer, embedding goes on with the local cache alone."""
 
-    def __init__(self, local: LanceVectorCache, team: Callable[[], LanceVectorCache | None]) -> None:
+    def __init__(self, local: VectorCache, team: Callable[[], LanceVectorCache | None]) -> None:
         self.local = local
         self.team = team
 
