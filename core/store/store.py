@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -102,7 +103,7 @@ def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
 
 
 def _row_to_memory(row: dict) -> Memory:
-    fields = {name: row.get(name) for name in _FIELDS}
+    fields: dict[str, Any] = {name: row.get(name) for name in _FIELDS}
     for name in ("tags", "files", "symbols"):
         fields[name] = list(fields[name] or [])
     for name in ("title", "branch", "commit", "source_key", "task_state", "context"):
@@ -484,7 +485,8 @@ class MemoryStore:
 
         present = ids_here([m.id for m in memories])
         new = [m for m in memories if m.id not in present]
-        vectors, _ = self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new else ([], None)
+        vectors, _ = (self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new
+                      else (np.empty((0, self.embedder.dim), np.float32), None))
 
         def apply() -> list[str]:
             # Another process may have imported some of them while we embedded: check again under the lock.
@@ -531,7 +533,7 @@ def _within(where: str | None, days: int | None) -> str | None:
     return f"({where}) AND {since}" if where else since
 
 
-def _embed_text(draft: MemoryDraft) -> str:
+def _embed_text(draft: MemoryDraft | Memory) -> str:
     return f"{draft.title}\n{draft.text}" if draft.title else draft.text
 
 
