@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from contextvars import ContextVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError, field_validator
 from pydantic_settings import (
@@ -171,7 +172,7 @@ class _GivenEnvironment(EnvSettingsSource):
         return {name.lower(): value for name, value in self._given.items()}  # the settings are case-insensitive
 
 
-def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """The settings from `env` (default: this process's environment) and the config file it names."""
     token = _ENVIRONMENT.set(env)
     try:

@@ -6,11 +6,13 @@ operations to the repository's store or the user's global one.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .agentlog.agentlog import AgentLog
 from .config import Settings, load_settings
@@ -29,6 +31,9 @@ from .store.database import Database, RemoteOptions
 from .store.failures import is_unreachable, unreachable_error
 from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
+
+if TYPE_CHECKING:
+    from .store.compaction import Compactor
 
 
 class Engine:
@@ -54,7 +59,7 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
-        self._compactor = None
+        self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
         self._memory_listeners: list[Callable[[], None]] = []
@@ -270,7 +275,7 @@ class Engine:
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return found[:limit] if limit else found
 
-    def history(self, key: str) -> list[Memory]:
+    def history(self, key: str) -> builtins.list[Memory]:
         for store in self.stores():
             try:
                 return store.history(key)
@@ -278,7 +283,7 @@ class Engine:
                 continue
         raise CortexError(f"no memory with key or id {key!r}")
 
-    def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
+    def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> builtins.list[Memory]:
         if memory_id:
             return self._owner(memory_id).forget(memory_id, purge=purge)
         for store in self.stores():
@@ -309,7 +314,7 @@ class Engine:
             READS.submit(db.prewarm_text_index, table)
         return Searcher(stores, index, self.embedder, self.settings.search)
 
-    def _existing_stores(self) -> list[MemoryStore]:
+    def _existing_stores(self) -> builtins.list[MemoryStore]:
         try:
             return self.stores()
         except CortexError as exc:
@@ -425,7 +430,7 @@ class Engine:
         importers = self.code_index().importers if indexed else (lambda paths: {})
         return what_should_i_know(git, stores, importers, indexed, per_section)
 
-    def stats(self) -> list[StoreStats]:
+    def stats(self) -> builtins.list[StoreStats]:
         return [store.stats() for store in self.stores()]
 
     def gc(self) -> int:
@@ -452,7 +457,7 @@ class Engine:
         """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""
         return sum(len(db.compact_due()) for db in self._databases())
 
-    def _databases(self) -> list[Database]:
+    def _databases(self) -> builtins.list[Database]:
         with self._lock:
             return list({id(s.db): s.db for s in self._stores.values()}.values())
 

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import CortexError
 from ..records import COMMIT_TAG, STEP_TAG, MemoryDraft
@@ -77,8 +78,14 @@ class AgentContext:
         return redacted("\n".join(lines) + "\n")
 
 
+def _commit_fields(row: dict) -> dict[str, Any]:
+    return {k: (tuple(row[k]) if k == "steps" else row[k]) for k in AGENT_COMMITS_SCHEMA.names}
+
+
 def _ranges(numbers: tuple[int, ...]) -> str:
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start: int | None = None
+    prev = 0  # read only once start is set
     for n in sorted(numbers):
         if start is None:
             start = prev = n
@@ -148,8 +155,7 @@ class AgentLog:
 
     def commits(self, branch: str) -> list[AgentCommit]:
         rows = scan(self.commits_table, f"branch = {quote(branch)}")
-        out = [AgentCommit(**{k: (tuple(r[k]) if k == "steps" else r[k]) for k in AGENT_COMMITS_SCHEMA.names})
-               for r in rows]
+        out = [AgentCommit(**_commit_fields(r)) for r in rows]
         return sorted(out, key=lambda c: c.seq)
 
     def is_initialised(self) -> bool:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..errors import CortexError
+from ..records import Memory
 from ..secrets.secret_fields import redact_item
 from ..secrets.secrets import redacted
 from ..tokens import count_tokens
@@ -54,7 +55,7 @@ def check_format(fmt: str) -> None:
 
 def ordered(items: list[Item]) -> list[Item]:
     """Memories first (oldest first), then files grouped by directory, each file's parts in line order."""
-    memories = sorted((i for i in items if i.kind == "memory"), key=lambda i: (i.memory.created_at, i.key))
+    memories = sorted((i for i in items if i.kind == "memory"), key=lambda i: (_memory(i).created_at, i.key))
     code = sorted((i for i in items if i.kind != "memory"), key=lambda i: (i.path.rsplit("/", 1)[0] if "/" in i.path else "", i.path))
     return memories + code
 
@@ -112,7 +113,7 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
         parts = [f'<context task="{_attr(task[:200])}" commit="{commit[:12]}">']
         for i in items:
             if i.kind == "memory":
-                m = i.memory
+                m = _memory(i)
                 parts.append(f'<memory id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}">'
                              f"{_cdata(i.text)}</memory>")
             else:
@@ -124,7 +125,7 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
     parts = [f"# Context for: {first}", ""]
     for i in items:
         if i.kind == "memory":
-            m = i.memory
+            m = _memory(i)
             parts += [f"## Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", "", i.text.rstrip("\n"), ""]
         else:
             at = f" @ {commit[:8]}" if commit else ""
@@ -137,9 +138,14 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
 
 def _json_item(i: Item, commit: str) -> dict:
     if i.kind == "memory":
-        m = i.memory
+        m = _memory(i)
         return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(), "text": i.text}
     return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": commit, "text": i.text}
+
+
+def _memory(i: Item) -> Memory:
+    assert i.memory is not None, "an item of kind memory carries its memory"
+    return i.memory
 
 
 def _spans(i: Item) -> str:

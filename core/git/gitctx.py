@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..secrets.secrets import redacted
 from ..text import split_identifier
@@ -146,7 +147,7 @@ def read_git_context(path: Path, max_commits: int = 20, generation: int | None =
         if cached is not None and cached[0] == key:
             return replace(history, **cached[1])
     staged, modified, untracked = _working_change(repo)
-    change = {"staged": staged, "modified": modified, "untracked": untracked}
+    change: dict[str, Any] = {"staged": staged, "modified": modified, "untracked": untracked}
     # Kept only if git's index file did not move while it was read: `git status` may rewrite it (a stat
     # refresh), and so may a `git add` run meanwhile, whose staging this read may have missed.
     if key is not None and _staging_stamp(repo) == key[2]:
@@ -163,7 +164,7 @@ def _staging_stamp(repo) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-_CHANGES: dict[str, tuple[tuple, dict[str, tuple[str, ...]]]] = {}
+_CHANGES: dict[str, tuple[tuple, dict[str, Any]]] = {}
 """The last working change read per git directory, with the key it was read under."""
 _CHANGES_LOCK = threading.Lock()
 

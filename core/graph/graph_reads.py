@@ -77,14 +77,21 @@ class GraphReads:
 
         found: list[Memory] = []
         for store in self.stores:
-            query = store.table.search(MatchQuery(words, "words", operator=FullTextOperator.AND), query_type="fts")
+            # The ignore: lancedb gives MatchQuery's defaults positionally (`pydantic.Field(1.0, kw_only=True)`),
+            # which type checkers do not read as defaults, so they take the keyword-only fields for required ones.
+            query = store.table.search(MatchQuery(words, "words", operator=FullTextOperator.AND),  # type: ignore[call-arg]
+                                       query_type="fts")
             # `_score` asked for: LanceDB warns on stderr (the dashboard's terminal) when a full-text query omits it.
             query = query.where("status = 'active'", prefilter=True).select([*_FIELDS, "_score"])
             found += [_row_to_memory(r) for r in query.limit(self.limit).to_list()]
         return without_repeats(found)
 
     def memories(self, ids: Collection[str]) -> list[Memory]:
-        return self.memories_where(in_filter("id", sorted(ids)), len(ids)) if ids else []
+        if not ids:
+            return []
+        where = in_filter("id", sorted(ids))
+        assert where is not None  # ids is not empty
+        return self.memories_where(where, len(ids))
 
     def newest_memories(self, limit: int) -> list[Memory]:
         found = [m for store in self.stores for m in store.newest("status = 'active'", limit)]

@@ -141,7 +141,9 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
         c_start = max(child.start_point[0], cursor)
         if c_start > cursor:
             spans.append(_Span(cursor, c_start, [qualified] if cursor == start else [], "code"))
-        child_spans = _definition_spans(child, definition_name(child, language), language, measure, f"{qualified}.")
+        child_name = definition_name(child, language)
+        assert child_name is not None  # inner holds only definitions with a name
+        child_spans = _definition_spans(child, child_name, language, measure, f"{qualified}.")
         spans.extend(s for s in child_spans if s.start >= c_start)
         cursor = max(cursor, child.end_point[0] + 1)
     if cursor < end:

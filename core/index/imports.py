@@ -46,8 +46,8 @@ class RepoFacts:
         facts.update(root, added=paths)
         return facts
 
-    def update(self, root: Path, added: set[str] = frozenset(), removed: set[str] = frozenset(),
-               edited: set[str] = frozenset()) -> None:
+    def update(self, root: Path, added: set[str] | frozenset[str] = frozenset(),
+               removed: set[str] | frozenset[str] = frozenset(), edited: set[str] | frozenset[str] = frozenset()) -> None:
         """Bring the facts in line with paths that appeared or went (and files among `edited` whose content
         changed), in time proportional to those paths: a watcher's batch must not rebuild the facts of a
         50k-file tree. Module configs (go.mod, tsconfig) are few: any of them touched re-reads all of them."""

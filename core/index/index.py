@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..answers import IndexProgress, IndexReport, IndexStatus
-from ..embedding.embed import Embedder
+from ..embedding.embed import Embedder, VectorCache
 from ..errors import DatabaseLocked
 from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
@@ -81,7 +81,7 @@ class CodeIndex:
         self.chunks = db.open_table("chunks", chunks_schema(embedder.dim))
         self.edges = db.open_table("edges", EDGES_SCHEMA)
         self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
-        self.vector_cache = LanceVectorCache(db)
+        self.vector_cache: VectorCache = LanceVectorCache(db)
         self._live_lock = threading.Lock()
         self._live = False
         self._dirty: set[str] = set()
@@ -448,7 +448,9 @@ class CodeIndex:
         imports = resolve_imports(source.path, source.text, language, facts)
         is_test = is_test_path(source.path)
         zero = [0.0] * self.embedder.dim
-        chunk_rows, edge_rows, symbols = [], [], []
+        chunk_rows: list[dict] = []
+        edge_rows: list[dict] = []
+        symbols: list[str] = []
         for chunk in chunks:
             chunk_id = hashlib.sha1(f"{source.path}:{chunk.start_line}:{chunk.end_line}:{source.blob}".encode()).hexdigest()[:16]
             symbols.extend(chunk.symbols)
@@ -527,6 +529,7 @@ class CodeIndex:
 
     def _write_batch(self, batch: list[_Prepared], gone: list[str]) -> None:
         where = in_filter("path", gone)
+        assert where is not None  # both callers pass the paths of a non-empty batch
         chunks = [row for p in batch for row in p.chunk_rows]
         edges = [row for p in batch for row in p.edge_rows]
         for table, rows in ((self.chunks, chunks), (self.edges, edges)):
@@ -554,7 +557,9 @@ class CodeIndex:
             affected = sorted({p for p, _ in rows} | set(changed))
             if not affected:
                 return
-            where = in_filter("path", sorted(affected))
+            found = in_filter("path", sorted(affected))
+            assert found is not None  # affected is not empty
+            where = found
             if rows == sorted((r["path"], r["reason"]) for r in scan(self.skipped_table, where)):
                 return
 

@@ -112,6 +112,7 @@ class IndexWatcher:
                     if raw == "timeout":
                         self._embed_one_batch()
                         continue
+                    assert not isinstance(raw, str)  # the three words are handled above; the rest is a change set
                     self._database_events(raw)
                     changes = {(c, p) for c, p in raw if self._relevant(c, p)}
                     if changes:

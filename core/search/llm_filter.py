@@ -92,6 +92,7 @@ def _post(config: LLMFilterConfig, messages: list[dict]) -> str:
     headers = {"Content-Type": "application/json"}
     if config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key}"
+    assert config.url is not None  # choose() asks only a configured filter
     request = urllib.request.Request(config.url.rstrip("/") + "/chat/completions", body, headers, method="POST")
     with urllib.request.urlopen(request, timeout=config.timeout) as response:
         payload = json.loads(response.read(1_000_000).decode("utf-8", "replace"))

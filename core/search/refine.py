@@ -104,4 +104,6 @@ def _window(hits: list[SearchHit], query: str, reference: datetime) -> TimeWindo
     best = max(range(len(memories)), key=lambda i: (shares[i], -i))
     if shares[best] < ANCHOR_MIN_COVERAGE:
         return None
-    return anchored_window(asked.anchor, memories[best].memory.created_at)
+    memory = memories[best].memory
+    assert memory is not None  # memories holds only hits with one
+    return anchored_window(asked.anchor, memory.created_at)

@@ -110,8 +110,8 @@ class Searcher:
         start = time.perf_counter()
         notes: list[str] = []
         implicit = not query.strip()
-        git = inputs.context() if implicit else None
-        text = implicit_query(git) if implicit else query
+        context = inputs.context() if implicit else None
+        text = implicit_query(context) if implicit else query
         parsed = parse_query(text)
         # How many code chunks exist and wait for an embedding: looked up once, beside the query embedding.
         counts = READS.submit(self.index.chunk_counts) if self.index is not None else None
@@ -122,7 +122,7 @@ class Searcher:
         # The query embedding, a git context still being read and the full-text reads overlap.
         embedding = READS.submit(self.embedder.embed_one, parsed.text) if use_vector else None
         # A search with no query is about the working change: its own chunks and memories are a list of their own.
-        changed = list(git.changed_files[:CHANGED_FILES]) if implicit and git is not None else []
+        changed = list(context.changed_files[:CHANGED_FILES]) if implicit and context is not None else []
         # Names the query gives in code form are looked up among the chunks' defined symbols.
         names = _asked_names(text) if not implicit and use_text else frozenset()
         found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts, names)
@@ -131,8 +131,8 @@ class Searcher:
         # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
         history = inputs.history() if inputs.history is not None else None
         if not implicit:
-            git = inputs.context()
-        words_from = history if history is not None else git
+            context = inputs.context()
+        words_from = history if history is not None else context
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
         lists, rows, similarity, coverage, defines = _candidate_lists(found, stems, changed, query_stems(extra), names, text)
@@ -141,7 +141,7 @@ class Searcher:
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
                                             ("symbol", "symbol" in lists), ("named", "named" in lists)) if used]
         best = best_possible(searched) or 1.0
-        git_signals = GitSignals.from_context(git) if boost else None
+        git_signals = GitSignals.from_context(context) if boost else None
         # Tests, docs, changelogs and the like rank below source unless the query is about them (its words, a path
         # it names or a file filter under them): the roles selection ranks files by.
         topics = asked_topics(text, filters.files)
@@ -153,8 +153,8 @@ class Searcher:
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
-        top = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
-        hits = self._materialise(top, scores, stems, rows, names)
+        ranked = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
+        hits = self._materialise(ranked, scores, stems, rows, names)
         if rerank:
             refined = refine(hits, text, parsed.terms, self.weights, now)
             hits = refined.hits[:limit]
@@ -198,6 +198,7 @@ class Searcher:
                     plan.append((source, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
         code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
         if code_ok:
+            assert self.index is not None  # code_ok says so
             where = _code_where(filters)
             table = self.index.chunks
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
@@ -232,6 +233,7 @@ class Searcher:
         if not names or " " in typed or not searched or any(signal == "symbol" and rows for _, signal, rows in found):
             return found
         text_rows = [r for source, signal, rows in found if source == "code" and signal == "text" for r in rows]
+        assert self.index is not None  # code was searched
         near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows)
         return [*found, ("code", "symbol", near)] if near else found
 
@@ -447,7 +449,9 @@ def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -
     # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
     from lancedb.query import MatchQuery
 
-    query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")
+    # The ignore: lancedb gives MatchQuery's defaults positionally (`pydantic.Field(1.0, kw_only=True)`), which
+    # type checkers do not read as defaults, so they take the keyword-only fields for required ones.
+    query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")  # type: ignore[call-arg]
     query = query.select(columns + ["words", "_score"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)

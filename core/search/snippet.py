@@ -44,9 +44,10 @@ def _defining_line(lines: list[str], symbol: str) -> int | None:
     at = 0
     for part in symbol.split("."):
         named = re.compile(rf"(?<![\w$]){re.escape(part)}(?![\w$])")
-        at = next((i for i in range(at, len(lines)) if named.search(lines[i][:MAX_LINE_CHARS])), None)
-        if at is None:
+        found = next((i for i in range(at, len(lines)) if named.search(lines[i][:MAX_LINE_CHARS])), None)
+        if found is None:
             return None
+        at = found
     return at
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import fields, is_dataclass, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import CortexError
 from ..records import Memory, MemoryDraft
@@ -80,14 +80,16 @@ def record_texts(records: Iterable[object]) -> dict[str, str]:
 def redact_item(item: T) -> tuple[T, int]:
     """A context item (`core.select.Item`) with secrets redacted in its text, path and memory title, and how many
     there were. Stored rows are clean already; this covers rows kept from before a rule existed."""
-    text, in_text = redact(item.text)
-    path, in_path = redact(item.path)
-    memory, in_title = item.memory, 0
+    # Read as Any: the secrets layer sits below context selection and may not import its Item type.
+    fields_of: Any = item
+    text, in_text = redact(fields_of.text)
+    path, in_path = redact(fields_of.path)
+    memory, in_title = fields_of.memory, 0
     if memory is not None:
         title, in_title = redact(memory.title)
         memory = replace(memory, title=title) if in_title else memory
     count = in_text + in_path + in_title
-    return (replace(item, text=text, path=path, memory=memory) if count else item), count
+    return (replace(fields_of, text=text, path=path, memory=memory) if count else item), count
 
 
 def scrub_memory(memory: Memory) -> tuple[Memory, int]:

@@ -258,8 +258,10 @@ def _assignment_hits(text: str) -> list[SecretHit]:
     for m in words:
         if m.start() < name_end:  # a second secret word in a name already judged (`SECRET_KEY`)
             continue
-        name_start = _NAME_BEFORE.search(text, max(0, m.start() - 64), m.start()).start()
-        name_end = _NAME_AFTER.match(text, m.end()).end()
+        before = _NAME_BEFORE.search(text, max(0, m.start() - 64), m.start())
+        after = _NAME_AFTER.match(text, m.end())
+        assert before is not None and after is not None  # both match the empty string
+        name_start, name_end = before.start(), after.end()
         strength = name_strength(text[name_start:name_end])
         if strength is None or (strength == "weak" and name_start and text[name_start - 1] in "?&"):
             continue  # `?key=value2&page=3` is a query, not a setting

@@ -16,12 +16,16 @@ import json
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .commits import WRITES_NOTED
 from .failures import is_gone_under_compaction
+
+T = TypeVar("T")
 
 COMPACT_KEEP = timedelta(seconds=15)
 """Versions younger than this survive compaction, so a reader in another process still on one of them does not
@@ -40,6 +44,19 @@ class CompactionPolicy:
     """When a table of a Database is compacted, and the compaction itself: a part of `Database` (which inherits it)
     kept here beside the thread that runs it. Uses the database's `uri`, `remote`, `commit`, `try_lock`,
     `compact_every`, `compact_keep` and the tables it opened (`_tables`, under `_compaction_lock`)."""
+
+    # What it uses of `Database`, declared for the type checker; `Database` sets and defines them.
+    uri: str
+    remote: bool
+    compact_every: int
+    compact_keep: timedelta
+    last_commit: float
+    _tables: dict[str, Any]
+    _compaction_lock: threading.Lock
+    if TYPE_CHECKING:
+        def commit(self, fn: Callable[[], T], idempotent: bool = True) -> T: ...
+
+        def try_lock(self, name: str) -> AbstractContextManager[bool]: ...
 
     @staticmethod
     def note_written() -> None:
@@ -125,7 +142,7 @@ class Compactor:
     """One background thread compacting the databases `databases()` returns (re-read each turn: stores open
     lazily). Errors go to `on_error` and the thread carries on: a failed compaction is tried again later."""
 
-    def __init__(self, databases: Callable[[], list[CompactionPolicy]], on_error: Callable[[str], None] | None = None,
+    def __init__(self, databases: Callable[[], Sequence[CompactionPolicy]], on_error: Callable[[str], None] | None = None,
                  idle_s: float = IDLE_S, period_s: float = PERIOD_S, max_wait_s: float = MAX_WAIT_S) -> None:
         self.databases = databases
         self.on_error = on_error

@@ -101,7 +101,7 @@ class Database(CompactionPolicy, Maintenance):
         import lancedb
 
         if self.remote:
-            self._options = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
+            self._options: dict[str, str] | None = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
             interval = timedelta(seconds=remote.consistency_s)
         else:
             self._options, interval = None, timedelta(0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,6 +93,7 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
             plan.skipped.append((name, exc.strerror or "unreadable"))
             continue
         plan.files += 1
+        entries: Sequence[tuple[str, object]]
         if suffix == ".jsonl":
             entries = _jsonl(name, raw)
         else:
@@ -170,7 +172,7 @@ def _sections(file: Path, text: str, kind: str, scope: str) -> list[tuple[str, M
 def _jsonl(name: str, raw: bytes) -> list[tuple[str, object]]:
     """One record per line, numbered as an editor numbers them; a line that is not JSON becomes a BadRecord in its
     place, so bad records are reported in line order whatever made them bad."""
-    entries = []
+    entries: list[tuple[str, object]] = []
     for number, line in enumerate(raw.split(b"\n"), 1):
         where = f"{name} line {number}"
         try:

@@ -3,19 +3,36 @@ cached per table version, data migrations of a column, and its size on disk."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
 from .failures import is_commit_conflict
 
 ANN_MIN_ROWS = 20_000
+T = TypeVar("T")
 
 
 class Maintenance:
     """A part of `Database` (which inherits it): uses its `uri`, `remote`, `commit`, `upsert`, `write` and the
     locks `_counts_lock` (with `_counts`, `_warm`)."""
+
+    # What it uses of `Database`, declared for the type checker; `Database` sets and defines them.
+    uri: str
+    remote: bool
+    _counts: dict[tuple[str, str | None], tuple[int, int]]
+    _counts_lock: threading.Lock
+    _warm: set[str]
+    if TYPE_CHECKING:
+        def commit(self, fn: Callable[[], T], idempotent: bool = True) -> T: ...
+
+        def write(self, fn: Callable[[], T]) -> T: ...
+
+        def upsert(self, table, on: str | Sequence[str], rows, insert: bool = True, delete_where: str | None = None,
+                   update: bool = True) -> None: ...
 
     def ensure_text_indexes(self, table) -> None:
         """One full-text index, on `words` (text, identifier parts, path words: one column is half the cost of

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -101,7 +103,7 @@ def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
 
 
 def _row_to_memory(row: dict) -> Memory:
-    fields = {name: row.get(name) for name in _FIELDS}
+    fields: dict[str, Any] = {name: row.get(name) for name in _FIELDS}
     for name in ("tags", "files", "symbols"):
         fields[name] = list(fields[name] or [])
     for name in ("title", "branch", "commit", "source_key", "task_state", "context"):
@@ -226,7 +228,7 @@ class MemoryStore:
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return without_repeats(found)
 
-    def _newest_created(self, where: str | None, limit: int) -> list[Memory]:
+    def _newest_created(self, where: str | None, limit: int) -> builtins.list[Memory]:
         """The first `limit` of list()'s order without reading every match: LanceDB sorts and cuts the rows inside
         widening windows of `updated_at` (BTree-indexed). A row outside the window was created before its cut-off
         (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
@@ -240,7 +242,7 @@ class MemoryStore:
             break
         return found
 
-    def newest(self, where: str | None, limit: int) -> list[Memory]:
+    def newest(self, where: str | None, limit: int) -> builtins.list[Memory]:
         """The newest `limit` memories matching a filter, sorted and cut by LanceDB: through widening time windows
         (a BTree index on updated_at keeps each cheap) until one holds enough, so no read grows with the store."""
         found: list[Memory] = []
@@ -250,7 +252,7 @@ class MemoryStore:
                 break
         return found
 
-    def history(self, key: str) -> list[Memory]:
+    def history(self, key: str) -> builtins.list[Memory]:
         """Every version stored under a source key (or, given a memory id, under that memory's key), oldest first."""
         found = self._query(f"source_key = {quote(key)}") if key else []
         if not found:
@@ -273,7 +275,7 @@ class MemoryStore:
         drafts: Sequence[MemoryDraft],
         position: GitPosition = GitPosition(),
         progress: Callable[[int, int], None] | None = None,
-    ) -> list[RememberResult]:
+    ) -> builtins.list[RememberResult]:
         """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write whose
         changes (new versions, superseded ones, refreshed duplicates) are a single commit."""
         drafts = [secure_draft(d) for d in drafts]
@@ -287,7 +289,7 @@ class MemoryStore:
         stamp = now()
         return self._told(self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp)))
 
-    def _write_batch(self, drafts, vectors, position: GitPosition, ids: list[str], stamp: datetime) -> list[RememberResult]:
+    def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime) -> builtins.list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]
         keys = sorted({d.source_key for d in drafts if d.source_key})
         by_hash = f"status = 'active' AND ({in_filter('text_hash', sorted(set(hashes)))})"
@@ -354,7 +356,7 @@ class MemoryStore:
         self.db.note_written()
         return results
 
-    def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
+    def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> builtins.list[Memory]:
         """Soft-delete the active version (by id or key); with purge, remove every version for good."""
         if memory_id:
             target = self.get(memory_id)
@@ -467,7 +469,7 @@ class MemoryStore:
             disk_bytes=self.db.disk_bytes(),
         )
 
-    def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> list[str]:
+    def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> builtins.list[str]:
         """Store memories exactly as exported (ids, versions, status, times, git position) in one commit; returns the
         ids added. Ids already here are left alone, so importing an export twice changes nothing. A key never ends
         with two active versions: the highest version stays active. Imported versions whose numbers are taken here
@@ -483,7 +485,8 @@ class MemoryStore:
 
         present = ids_here([m.id for m in memories])
         new = [m for m in memories if m.id not in present]
-        vectors, _ = self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new else ([], None)
+        vectors, _ = (self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new
+                      else (np.empty((0, self.embedder.dim), np.float32), None))
 
         def apply() -> list[str]:
             # Another process may have imported some of them while we embedded: check again under the lock.
@@ -530,7 +533,7 @@ def _within(where: str | None, days: int | None) -> str | None:
     return f"({where}) AND {since}" if where else since
 
 
-def _embed_text(draft: MemoryDraft) -> str:
+def _embed_text(draft: MemoryDraft | Memory) -> str:
     return f"{draft.title}\n{draft.text}" if draft.title else draft.text
 
 

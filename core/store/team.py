@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..embedding.embed import VectorCache
 from ..errors import CortexError
 from ..records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
@@ -189,15 +190,17 @@ def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[Re
     if not losers:
         return results
     chosen = in_filter("id", [i for key, i in winner_ids.items() if len(by_hash[key]) > 1])
+    assert chosen is not None  # a loser means some text has two rows, so it has a winner
     winners = {(m.scope, m.text_hash): m for m in map(_row_to_memory, latest.search().where(chosen)
                                                       .select(_MEMORY_FIELDS).limit(len(winner_ids)).to_list())}
     where_losers = in_filter("id", losers)
+    assert where_losers is not None  # losers is not empty
     store.db.write(lambda: store.db.update(latest, where_losers, {"status": "superseded", "updated_at": now()}))
     settled = []
     for r in results:
         winner = winners.get((r.memory.scope, r.memory.text_hash))
         lost = r.outcome == "created" and winner is not None and winner.id != r.memory.id
-        settled.append(RememberResult(winner, "duplicate") if lost else r)
+        settled.append(RememberResult(winner, "duplicate") if lost and winner is not None else r)
     return settled
 
 
@@ -221,6 +224,7 @@ def settle_versions(store: MemoryStore, results: list[RememberResult]) -> list[R
     if not losers:
         return results
     where_losers = in_filter("id", sorted(losers))
+    assert where_losers is not None  # losers is not empty
     store.db.write(lambda: store.db.update(latest, where_losers, {"status": "superseded", "updated_at": now()}))
     return [RememberResult(replace(r.memory, status="superseded"), r.outcome) if r.memory.id in losers else r
             for r in results]
@@ -231,7 +235,7 @@ class SharedVectorCache:
     locally), and vectors computed here are offered to the team. The team's cache is a help, never a need: when
     it does not answer, embedding goes on with the local cache alone."""
 
-    def __init__(self, local: LanceVectorCache, team: Callable[[], LanceVectorCache | None]) -> None:
+    def __init__(self, local: VectorCache, team: Callable[[], LanceVectorCache | None]) -> None:
         self.local = local
         self.team = team
 
