@@ -185,7 +185,7 @@ class SlowBridge:
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_t_shows_the_context_pane_busy_until_the_selection_arrives(shop, size):
-    from cortex_tui.app.bridge import EngineBridge
+    from cortex_tui.app.bridge.local import EngineBridge
 
     app = RecordingApp(SlowBridge(EngineBridge(Engine(shop)), 0.8), remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:

@@ -110,7 +110,7 @@ def test_paths_with_non_ascii_and_control_characters_read_as_themselves(repo, cl
     """git quotes such paths (`"docs/Z\\303\\274rich caf\\303\\251.py"`) unless told not to: the timeline, the graph's
     commit-file edges and `cortex --json git` showed the quoted form and no edge joined such a file to its commit."""
     from cortex_tui.core.engine import Engine
-    from cortex_tui.core.graph import neighbours
+    from cortex_tui.core.graph.graph import neighbours
 
     names = ["docs/notes dir/Zürich café ☕.py", "a\ttab \"quoted\".py"]
     for name in names:
