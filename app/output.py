@@ -31,6 +31,9 @@ class _TextConsole(Console):
 
     def print(self, *objects, **kwargs) -> None:
         kwargs.setdefault("markup", False)
+        # Piped output is read by programs and pagers: a line is never broken at the terminal's (or rich's default
+        # 80) width; on a terminal rich wraps as usual.
+        kwargs.setdefault("soft_wrap", not self.is_terminal)
         super().print(*(redacted(o.translate(_DROPPED)) if isinstance(o, str) else o for o in objects), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:

@@ -94,3 +94,18 @@ def test_a_command_started_with_its_output_streams_closed_ends_cleanly(repo):
         done = subprocess.run(["bash", "-c", '"$@" >&- ' if "stderr" in closed else '"$@" 2>&-', "bash", *cortex],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0 and "Traceback" not in done.stderr + done.stdout, (closed, done)
+
+
+def test_piped_text_output_is_never_wrapped(cli, repo):
+    """Output read by a program (`cortex what | cat`, `cortex ss ... | grep`) keeps each line whole: a 2,000-character
+    subject and a long memory are one line each, whatever width a terminal would have."""
+    subject = "Rework " + " ".join(f"part{i}" for i in range(300))
+    commit_file(repo, "src/long.py", "def long_subject():\n    return 1\n", subject)
+    text = "Retries back off " + " ".join(f"step{i}" for i in range(300))
+    code, out, err = cli("remember", text, "--title", "backoff notes")
+    assert code == 0, err
+    memory_id = cli.json("list")[0]["id"]
+    code, out, err = cli("show", memory_id)
+    assert code == 0 and text in out.splitlines(), out
+    code, out, err = cli("what")
+    assert code == 0 and any(subject in line for line in out.splitlines()), out
