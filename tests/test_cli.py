@@ -243,3 +243,20 @@ def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(
     assert {".env", "blob.bin"} <= {s["path"] for s in json.loads(listed.stdout)}
     status = run_cortex("index", "--status", "--json", "-C", str(repo))
     assert json.loads(status.stdout)["stale"] == 1, "--skipped did not index the changed file"
+
+
+@both_modes
+def test_inline_filters_and_words_may_follow_options(cli, repo):
+    """`cortex ss match --limit 3 file:src/map.py`: words after an option still belong to the query (argparse alone
+    stops the word list at the first option); an unknown option is still a usage error."""
+    from .conftest import commit_file
+
+    commit_file(repo, "src/map.py", "def match(url):\n    return url\n", "map")
+    commit_file(repo, "src/other.py", "def match_other(url):\n    return url\n", "other")
+    assert cli("index", "--no-embed")[0] == 0
+    code, out, err = cli("--json", "search", "match", "--limit", "3", "file:src/map.py")
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    assert hits and {h["path"] for h in hits} == {"src/map.py"}, hits
+    code, out, err = cli("search", "match", "--limit", "3", "--bogus")
+    assert code == 2 and "unrecognized arguments: --bogus" in err

@@ -82,7 +82,7 @@ def _route(argv: list[str]) -> Route | None:
     from . import main as cli
 
     try:
-        args = cli.build_parser(frozenset(argv)).parse_args(argv)
+        args = cli.parse(cli.build_parser(frozenset(argv)), argv)
     except cli.UsageExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)

@@ -73,6 +73,22 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     return parser
 
 
+WORD_LISTS = ("query", "task")
+"""Positional word lists that may continue after options: `cortex ss match --limit 3 file:src/map.py`."""
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse a command line; words left after the options join the command's query or task words (argparse stops
+    a positional list at the first option), anything else is the usual usage error."""
+    args, extra = parser.parse_known_args(argv)
+    target = next((name for name in WORD_LISTS if isinstance(getattr(args, name, None), list)), None)
+    if extra and (target is None or any(word.startswith("-") and word != "-" for word in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra and target is not None:
+        setattr(args, target, [*getattr(args, target), *extra])
+    return args
+
+
 def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> int:
     """Run one command with its context (default: this process's streams, directory and environment)."""
     ctx = ctx or CommandContext.of_process()
@@ -82,7 +98,7 @@ def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> in
         ctx.stderr.write(f"cortex: error: {problem}\n")
         return 2
     try:
-        args = build_parser().parse_args(argv)
+        args = parse(build_parser(), argv)
     except UsageExit as exc:
         ctx.stdout.write(exc.stdout)
         ctx.stderr.write(exc.stderr)
