@@ -2,6 +2,8 @@
 footer shows the focused pane's own keys, and `z` gives the focused pane the screen. The real dashboard under Pilot
 on a real repository, store and index, attached to the resident server as `cortex-tui` runs."""
 
+import threading
+
 import pytest
 from cortex_tui.app.tui.confirm import ConfirmScreen
 from cortex_tui.app.tui.dashboard import DashboardScreen
@@ -167,16 +169,18 @@ async def test_the_context_pane_starts_on_the_working_change_and_says_so(shop, s
         assert "implicit task" in str(budget.border_title), "t with an empty box goes back to the working change"
 
 
-class SlowBridge:
-    """The real bridge, with selection held for a while: what a large repository or an index pass costs it."""
+class HeldBridge:
+    """The real bridge, whose selection waits while the test holds it: what a large repository or an index pass
+    costs it, without a race between the busy state's timer and a selection that happens to end first."""
 
-    def __new__(cls, engine_bridge, seconds: float):
+    def __new__(cls, engine_bridge):
         real_select = engine_bridge.select
+        engine_bridge.held_open = threading.Event()
+        engine_bridge.held_open.set()
 
         def select(request):
-            import time
-
-            time.sleep(seconds)
+            if not engine_bridge.held_open.wait(timeout=60):
+                raise TimeoutError("the test never let the selection go")
             return real_select(request)
 
         engine_bridge.select = select
@@ -187,18 +191,22 @@ class SlowBridge:
 async def test_t_shows_the_context_pane_busy_until_the_selection_arrives(shop, size):
     from cortex_tui.app.bridge.local import EngineBridge
 
-    app = RecordingApp(SlowBridge(EngineBridge(Engine(shop)), 0.8), remember_theme=False)
+    bridge = HeldBridge(EngineBridge(Engine(shop)))
+    app = RecordingApp(bridge, remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
         tab = app.screen.query_one("#tab-budget")
         assert not budget.border_subtitle and "⋯" not in str(tab.label)
         await pilot.press("slash", *"tax twice", "escape")
+        await wait_until(pilot, lambda: app.screen.query_one(SearchPane).text == "tax twice", "the typed task")
         app.messages.clear()
+        bridge.held_open.clear()
         await pilot.press("t")
         await wait_until(pilot, lambda: "selecting" in str(budget.border_subtitle), "the pane saying it selects")
         if size[0] < 110:
             assert str(tab.label) == "5 budget ⋯", "behind a tab, the tab says the pane is busy"
+        bridge.held_open.set()
         await settle(pilot, SelectionMade)
         assert not budget.border_subtitle and str(tab.label) == "5 budget"
         assert budget.view.selection.task == "tax twice"
