@@ -50,10 +50,11 @@ def copy(
     osc52: Callable[[str], None] | None = None,
     fallback_dir: Path | None = None,
     tools: tuple[tuple[str, list[str]], ...] = TOOLS,
+    suffix: str = ".md",
 ) -> CopyResult:
     """Try each clipboard tool found on PATH; then OSC 52 through `osc52` (the dashboard passes Textual's
     `copy_to_clipboard`; the CLI writes the escape to its terminal) when the text is within the escape's size
-    limit; then a file."""
+    limit; then a file named with `suffix`, so that what opens it reads the format it holds."""
     data = text.encode("utf-8")
     failures = []
     for name, argv in tools:
@@ -71,16 +72,16 @@ def copy(
         if len(data) <= OSC52_MAX_BYTES:
             osc52(text)
             # Terminals that ignore OSC 52 say nothing, so the text is kept in a file as well.
-            return CopyResult("osc52", len(data), str(_save(data, fallback_dir)))
+            return CopyResult("osc52", len(data), str(_save(data, fallback_dir, suffix)))
         failures.append(f"{len(data):,} bytes is over the OSC 52 limit of {OSC52_MAX_BYTES:,}")
-    path = _save(data, fallback_dir)
+    path = _save(data, fallback_dir, suffix)
     return CopyResult("file", len(data), str(path), "; ".join(failures) or "no clipboard tool and no terminal escape")
 
 
-def _save(data: bytes, directory: Path | None) -> Path:
+def _save(data: bytes, directory: Path | None, suffix: str) -> Path:
     directory = directory or Path(tempfile.gettempdir())
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"cortex-context-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.md"
+    path = directory / f"cortex-context-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{suffix}"
     path.write_bytes(data)
     return path
 

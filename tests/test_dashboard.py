@@ -2,6 +2,7 @@
 repository's resident server as `cortex-tui` runs by default, and with an engine of its own (--no-daemon) where the
 two paths can differ (`both`)."""
 
+import json
 import os
 import re
 import stat
@@ -277,6 +278,13 @@ async def test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in
         assert saved.parent == shop / ".cortex" / "clipboard" and saved.read_text() == copied.assembled.text
         await pilot.pause()
         assert any(str(saved) in n.message for n in app._notifications)
+        # In JSON (f cycles markdown, xml, json), the file is named for what it holds.
+        await pilot.press("f", "f")
+        await wait_until(pilot, lambda: app.screen.assembled.format == "json", "the JSON context")
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.seen(ContextCopied).assembled.format == "json", "the JSON copy")
+        saved = Path(app.seen(ContextCopied).result.path)
+        assert saved.suffix == ".json" and json.loads(saved.read_text())
 
 
 @pytest.mark.parametrize("size", [(100, 40), (180, 50)])

@@ -3,8 +3,10 @@
 import base64
 import json
 import os
+import shutil
 import stat
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from cortex_tui.core import clipboard
@@ -208,6 +210,17 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     assert chosen["tokens"] <= 1500 and chosen["chosen"][0]["path"] == "shop/pricing.py"
     code, _, err = cli("select", "x", "--budget", "0")
     assert code == 1 and "positive" in err
+
+
+def test_a_context_kept_in_a_file_is_named_after_its_format(shop, repo, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_tool(bin_dir, "xclip", tmp_path / "clip.txt", code=1)
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    report = Cli(repo).json("context", "cart total pricing tax", "--format", "json", "--copy")
+    saved = Path(report["copied"]["path"])
+    assert saved.suffix == ".json" and json.loads(saved.read_text())
 
 
 @pytest.mark.parametrize("fmt", ["xml", "json"])

@@ -150,7 +150,7 @@ class Bridge(EngineCalls):
 
         return assemble(selection, fmt)
 
-    def copy(self, text: str, osc52: Callable[[str], None]) -> CopyResult:
+    def copy(self, assembled: Assembled, osc52: Callable[[str], None]) -> CopyResult:
         from ...core.clipboard import copy
 
-        return copy(text, osc52=osc52, fallback_dir=self.root / ".cortex" / "clipboard")
+        return copy(assembled.text, osc52=osc52, fallback_dir=self.root / ".cortex" / "clipboard", suffix=assembled.suffix)

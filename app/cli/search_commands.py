@@ -165,7 +165,8 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
         ctx.path(args.output).write_text(doc.text, encoding="utf-8")
         report["output"] = args.output
     if args.copy:
-        result = copy(doc.text, osc52=terminal_osc52(), fallback_dir=engine.root / ".cortex" / "clipboard")
+        result = copy(doc.text, osc52=terminal_osc52(), fallback_dir=engine.root / ".cortex" / "clipboard",
+                      suffix=doc.suffix)
         report["copied"] = {"method": result.method, "bytes": result.bytes, "path": result.path}
         report["message"] = result.describe(doc.tokens)
     if not (args.output or args.copy):

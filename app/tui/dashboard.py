@@ -223,7 +223,7 @@ class DashboardScreen(Screen):
         if assembled is None:
             self.post_message(EngineFailed("nothing selected yet: type a task in search and press t"))
             return
-        result = self.bridge.copy(assembled.text, osc52=lambda text: self.app.call_from_thread(self.app.copy_to_clipboard, text))
+        result = self.bridge.copy(assembled, osc52=lambda text: self.app.call_from_thread(self.app.copy_to_clipboard, text))
         self.post_message(ContextCopied(assembled, result))
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)

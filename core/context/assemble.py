@@ -20,6 +20,8 @@ from ..tokens import count_tokens
 from .items import Item, Selection
 
 FORMATS = ("markdown", "xml", "json")
+SUFFIXES = {"markdown": ".md", "xml": ".xml", "json": ".json"}
+"""The file name ending of each format, for a context saved to a file."""
 _LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust",
          ".java": "java", ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp", ".hpp": "cpp", ".md": "markdown",
          ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".sh": "bash"}
@@ -36,6 +38,10 @@ class Assembled:
     redactions: int
     dropped: list[Item]
     """Items removed because the rendered document (headers included) would have exceeded the budget."""
+
+    @property
+    def suffix(self) -> str:
+        return SUFFIXES[self.format]
 
 
 @dataclass(frozen=True)
