@@ -382,6 +382,8 @@ class Engine:
                 notes.append(f"nothing was indexed yet: indexed {report.changed} files lexically first")
         index = self.code_index()
         git = self.git(20)
+        if not index.refresh(git.changed_files):
+            notes.append("an indexing pass is running: files with uncommitted changes show their last indexed text")
         searcher = self.searcher()
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0

@@ -117,6 +117,8 @@ PROCESS_TESTS = {
     "test_secrets.py::test_seeded_corpus_nothing_stored_searchable_copied_or_shown",
     "test_select.py::test_cli_context_copy_and_output",
     "test_select.py::test_cli_select_and_context_agree_on_the_count_in_a_format",
+    "test_select.py::test_a_file_with_uncommitted_changes_is_labelled_working_tree_not_a_commit",
+    "test_select.py::test_a_context_kept_in_a_file_is_named_after_its_format",
     "test_tokens.py::test_counting_builds_only_the_encoding_asked_for",
     "test_what_graph.py::test_cli_search_what_graph",
 }

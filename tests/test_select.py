@@ -3,6 +3,7 @@
 import base64
 import json
 import os
+import re
 import shutil
 import stat
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from cortex_tui.core.tokens import count_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import Cli
+from .conftest import Cli, git
 
 BIG_FUNCS = 60
 
@@ -210,6 +211,25 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     assert chosen["tokens"] <= 1500 and chosen["chosen"][0]["path"] == "shop/pricing.py"
     code, _, err = cli("select", "x", "--budget", "0")
     assert code == 1 and "positive" in err
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "xml", "json"])
+def test_a_file_with_uncommitted_changes_is_labelled_working_tree_not_a_commit(shop, repo, fmt):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "The shop")
+    head = git(repo, "rev-parse", "HEAD").strip()[:8]
+    (repo / "shop" / "pricing.py").write_text((repo / "shop" / "pricing.py").read_text() + "\n# rounding fixed here\n")
+    text = Cli(repo).json("context", "tax in shop/pricing.py and shop/cart.py", "--format", fmt)["text"]
+    if fmt == "markdown":
+        assert "## shop/pricing.py:" in text and re.search(r"## shop/pricing\.py:\S+ @ working tree", text), text
+        assert re.search(rf"## shop/cart\.py:\S+ @ {head}", text), text
+    elif fmt == "xml":
+        assert re.search(r'<file path="shop/pricing\.py"[^>]* commit="working tree"', text), text
+        assert re.search(rf'<file path="shop/cart\.py"[^>]* commit="{head}', text), text
+    else:
+        files = {i["path"]: i["commit"] for i in json.loads(text)["items"] if i["kind"] != "memory"}
+        assert files["shop/pricing.py"] == "working tree" and files["shop/cart.py"].startswith(head), files
+    assert "rounding fixed here" in text, text
 
 
 def test_a_context_kept_in_a_file_is_named_after_its_format(shop, repo, tmp_path, monkeypatch):

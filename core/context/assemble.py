@@ -20,6 +20,8 @@ from ..tokens import count_tokens
 from .items import Item, Selection
 
 FORMATS = ("markdown", "xml", "json")
+WORKING_TREE = "working tree"
+"""What a file of the working change is labelled with instead of a commit: its text has not been committed."""
 SUFFIXES = {"markdown": ".md", "xml": ".xml", "json": ".json"}
 """The file name ending of each format, for a context saved to a file."""
 _LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust",
@@ -123,7 +125,7 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
                 parts.append(f'<memory id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}">'
                              f"{_cdata(i.text)}</memory>")
             else:
-                parts.append(f'<file path="{_attr(i.path)}" lines="{_spans(i)}" kind="{i.kind}" commit="{commit[:12]}">'
+                parts.append(f'<file path="{_attr(i.path)}" lines="{_spans(i)}" kind="{i.kind}" commit="{_source(i, commit, 12)}">'
                              f"{_cdata(i.text)}</file>")
         parts.append("</context>")
         return "\n".join(parts) + "\n"
@@ -134,7 +136,7 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
             m = _memory(i)
             parts += [f"## Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", "", i.text.rstrip("\n"), ""]
         else:
-            at = f" @ {commit[:8]}" if commit else ""
+            at = f" @ {_source(i, commit, 8)}" if commit else ""
             label = " (relevant regions; the rest elided)" if i.kind == "reduced" else ""
             fence = _fence(i.text)
             lang = _LANG.get("." + i.path.rsplit(".", 1)[-1], "") if "." in i.path else ""
@@ -146,7 +148,13 @@ def _json_item(i: Item, commit: str) -> dict:
     if i.kind == "memory":
         m = _memory(i)
         return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(), "text": i.text}
-    return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": commit, "text": i.text}
+    return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": _source(i, commit, len(commit)), "text": i.text}
+
+
+def _source(i: Item, commit: str, width: int) -> str:
+    """Where a file's text was read: the commit (its first `width` characters), or the working tree for a file
+    with uncommitted changes."""
+    return WORKING_TREE if i.uncommitted else commit[:width]
 
 
 def _memory(i: Item) -> Memory:

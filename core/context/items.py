@@ -27,6 +27,11 @@ class Item:
     is_test: bool = False
 
     @property
+    def uncommitted(self) -> bool:
+        """A file of the working change: its text is the working tree's, not the commit's."""
+        return self.kind != "memory" and self.signals.get("changed", 0.0) > 0
+
+    @property
     def provenance(self) -> str:
         if self.kind == "memory" and self.memory is not None:
             return f"memory {self.memory.id} ({self.memory.kind}, {self.memory.created_at:%Y-%m-%d})"

@@ -265,6 +265,22 @@ class CodeIndex:
         emit(IndexProgress("done", report.changed, report.changed))
         return report
 
+    def refresh(self, paths: Iterable[str]) -> bool:
+        """Apply these few paths' changes at once, lexically, unless an indexing pass runs now (False: that pass or
+        the watcher's next one brings them). What reads the working change (a context) then shows its text as it
+        is on disk rather than as the watcher last saw it."""
+        scope = set(paths)
+        if not scope:
+            return True
+        # Reads the rows of these paths only: most calls find nothing to do, and a pass would read more than that.
+        seen = self._compare(list_files(self.root, self.is_repo, self.max_bytes, scope), scope, 0)
+        if not (seen.stale or seen.new or seen.removed):
+            return True
+        with self.db.try_lock(_PASS_LOCK) as mine:
+            if mine:
+                self._lexical_pass(scope, lambda _event: None, IndexReport())
+            return mine
+
     @contextlib.contextmanager
     def _pass_turn(self, emit: Callable[[IndexProgress], None]) -> Iterator[None]:
         """The pass lock, saying so when another pass holds it: the wait lasts as long as that pass (minutes for a
