@@ -16,6 +16,8 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from ..core.answers import IndexProgress
+from ..core.index.progress import ProgressClock
 from ..core.secrets.secrets import redact_json, redacted
 from ..core.text import visible
 
@@ -71,12 +73,25 @@ def plain(data):
     return redact_json(json.loads(json.dumps(data, default=_default, ensure_ascii=False)))
 
 
+class _ProgressText:
+    """What a progress display says, the same on a bar and in lines: `indexing: embedding 640/2,048 chunks (31%) ·
+    24/s · about 1 min left` (the phase, how far, the rate and an estimate once a phase has run a while)."""
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+        self.clock = ProgressClock()
+
+    def __call__(self, done: int, total: int, phase: str = "") -> str:
+        line = self.clock.update(IndexProgress(phase or self.description, done, total)).line()
+        return f"{self.description}: {line}" if phase else line
+
+
 class _ProgressLines:
     """Progress as plain lines on standard error, for logs and CI where a bar cannot redraw: one line when the phase
     changes and at most one every few seconds within a phase, so a long run is never silent and never floods."""
 
     def __init__(self, description: str, stream: TextIO, every_s: float = 2.0) -> None:
-        self.description = description
+        self.text = _ProgressText(description)
         self.stream = stream
         self.every_s = every_s
         self.phase: str | None = None
@@ -84,11 +99,11 @@ class _ProgressLines:
 
     def __call__(self, done: int, total: int, phase: str = "") -> None:
         now = time.monotonic()
+        line = self.text(done, total, phase)  # every event, so the rate is timed from the phase's first one
         if phase == self.phase and now - self.at < self.every_s:
             return
         self.phase, self.at = phase, now
-        counts = f" {done:,}/{total:,}" if total else ""
-        self.stream.write(f"cortex: {self.description}{': ' + phase if phase else ''}{counts}\n")
+        self.stream.write(f"cortex: {line}\n")
         self.stream.flush()
 
 
@@ -127,19 +142,21 @@ class Output:
     @contextmanager
     def progress_bar(self, description: str) -> Iterator[Callable[..., None]]:
         """`update(done, total, phase="")`: a rich progress bar on a terminal, progress lines when standard error is
-        not one."""
+        not one; both say the phase, done/total, the rate and what is left (`_ProgressText`)."""
         if not self.err_console.is_terminal:
             yield _ProgressLines(description, self.stderr)
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        from rich.markup import escape
+        from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
+        text = _ProgressText(description)
         with Progress(
-            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            BarColumn(), "[progress.description]{task.description}", TimeElapsedColumn(),
             console=self.err_console, transient=True,
         ) as bar:
             task = bar.add_task(description, total=None)
 
             def update(done: int, total: int, phase: str = "") -> None:
-                bar.update(task, completed=done, total=total or None, description=f"{description} {phase}".strip())
+                bar.update(task, completed=done, total=total or None, description=escape(text(done, total, phase)))
 
             yield update

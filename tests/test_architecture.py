@@ -135,7 +135,7 @@ MAY_IMPORT = {
                     "core.agentlog", "core.index", "core.search", "core.requests", "core.context", "core.graph"},
     "themes": set(),
     "widgets": {"core", "core.answers", "core.context"},
-    "app": {"core", "core.secrets"},
+    "app": {"core", "core.secrets", "core.answers", "core.index"},
     "app.link": {"cortex_tui", "core"},
     "app.bridge": {"app.link", "core", "core.answers", "core.requests", "core.context", "core.graph", "core.index",
                    "core.engine"},

@@ -1,6 +1,7 @@
 """Every `cortex` command, driven in-process through `main()` against real repositories and a real store."""
 
 import json
+import re
 
 import pytest
 
@@ -243,6 +244,49 @@ def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(
     assert {".env", "blob.bin"} <= {s["path"] for s in json.loads(listed.stdout)}
     status = run_cortex("index", "--status", "--json", "-C", str(repo))
     assert json.loads(status.stdout)["stale"] == 1, "--skipped did not index the changed file"
+
+
+def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
+    """`cortex index` in a terminal (through the resident server, as the installed command runs) said only the phase
+    and done/total for the minutes a first embedding takes; now it says the rate and an estimate, as the dashboard."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    from .conftest import commit_file
+
+    for n in range(40):
+        commit_file(repo, f"pkg/mod_{n}.py", "".join(
+            f"def handler_{n}_{k}(request, retries={k}):\n    \"\"\"Handle request kind {k} of module {n}.\"\"\"\n"
+            f"    return request.get('value_{k}', {n}) * retries\n\n\n" for k in range(6)), f"Add module {n}")
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160"}
+    done = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "index", "-C", str(repo)],
+                            stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    out = bytearray()
+
+    def read() -> None:  # all along: a full terminal buffer would stop the command
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            out.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert done.wait(timeout=600) == 0, out.decode("utf-8", "replace")
+    reader.join(timeout=30)
+    os.close(leader)
+    shown = out.decode("utf-8", "replace")
+    assert re.search(r"embedding [\d,]+/[\d,]+ chunks \(\d+%\)", shown), shown[-2000:]
+    assert re.search(r"\d+(\.\d)?/s", shown) and re.search(r"about \d+ (s|min) left", shown), shown[-2000:]
+    assert "indexed " in shown
 
 
 @both_modes
