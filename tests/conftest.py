@@ -85,6 +85,7 @@ PROCESS_TESTS = {
     "test_cli.py::test_import_markdown_and_jsonl_then_export_round_trip",
     "test_cli.py::test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists",
     "test_cli.py::test_index_on_a_terminal_shows_the_rate_and_what_is_left",
+    "test_cli.py::test_watch_says_what_each_update_did_in_the_dashboards_words",
     "test_cli.py::test_missing_path_before_the_command_is_one_line",
     "test_cli.py::test_non_git_directory_works",
     "test_cli.py::test_reads_on_a_directory_without_a_database_say_so",

@@ -289,6 +289,46 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     assert "indexed " in shown
 
 
+def test_watch_says_what_each_update_did_in_the_dashboards_words(repo):
+    """`cortex watch` printed ": 0 updated, 0 removed in 0 ms" for the catch-up pass and "git state changed" for a
+    commit; it now prints the dashboard's top-bar line for each update."""
+    import queue
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from .conftest import git
+
+    proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "watch", "--no-embed", "-C", str(repo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+
+    def next_line(what: str) -> str:
+        try:
+            return lines.get(timeout=120)
+        except queue.Empty:
+            pytest.fail(f"cortex watch printed no line for {what}")
+
+    try:
+        assert "watching" in next_line("the start")
+        seen = []
+        time.sleep(1.5)  # the file system watch is set up just after the line is printed
+        (repo / "src" / "app.py").write_text("def main():\n    return 2\n")
+        while not any("src/app.py" in line for line in seen):
+            seen.append(next_line("the edit"))
+        git(repo, "commit", "-qam", "Return two")
+        while not any("branch or HEAD moved" in line for line in seen):
+            seen.append(next_line("the commit"))
+        assert all(line.startswith("index updated: ") for line in seen), seen
+        assert not any("()" in line or " 0 ms" in line or "0 updated" in line for line in seen), seen
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
 @both_modes
 def test_inline_filters_and_words_may_follow_options(cli, repo):
     """`cortex ss match --limit 3 file:src/map.py`: words after an option still belong to the query (argparse alone

@@ -80,12 +80,7 @@ def run_watch(args, ctx: CommandContext) -> int:
     index = engine.code_index(create=True)
     index.update(embed=False)
 
-    def show(update) -> None:
-        r = update.report
-        what = "git state changed" if update.git_state_changed else ", ".join(update.paths[:3])
-        ctx.out.console.print(f"{what}: {r.changed} updated, {r.removed} removed in {update.seconds * 1000:.0f} ms")
-
-    watcher = IndexWatcher(index, on_update=show, on_error=lambda m: ctx.out.console.print(m, style="red"),
+    watcher = IndexWatcher(index, on_update=lambda update: ctx.out.console.print(update.summary(), soft_wrap=True), on_error=lambda m: ctx.out.console.print(m, style="red"),
                            debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
     engine.compact_in_background(lambda m: ctx.out.console.print(m, style="red"))
     ctx.out.console.print(f"watching {engine.root} (Ctrl+C to stop)")
