@@ -296,3 +296,19 @@ def test_only_a_generator_header_marks_a_file_generated(head, generated):
     data = f"{head}\ndef handwritten():\n    return 1\n".encode()
     source, reason = vet_source(Listed("pkg/util.py", len(data), 0), data)
     assert (reason == "generated") is generated and (source is None) is generated
+
+
+@pytest.mark.parametrize("others", [0, 12])
+def test_files_with_non_ascii_or_quoted_names_get_their_last_commit(repo, others):
+    """git quotes such names (`"Z\\303\\274rich.py"`) unless told not to, so they matched no listed path and got no
+    commit time or author; a few files are asked for one by one, many in one walk (`others`)."""
+    names = ["docs/notes dir/Zürich café ☕.py", 'odd "quoted" name.py']
+    for name in names:
+        commit_file(repo, name, "def brew():\n    return 1\n", f"Add {name}")
+    for n in range(others):
+        commit_file(repo, f"more/m{n}.py", f"X = {n}\n", f"Add m{n}")
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    for name in names:
+        row = file_row(index, name)
+        assert row["last_commit_time"] is not None and row["last_author"] == "Test Author", (name, row)

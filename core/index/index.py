@@ -25,6 +25,7 @@ import numpy as np
 from ..answers import IndexProgress, IndexReport, IndexStatus
 from ..embedding.embed import Embedder, VectorCache
 from ..errors import DatabaseLocked
+from ..git.gitctx import unquoted
 from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from ..store.sql import in_filter, quote, scan, sql_list
@@ -441,7 +442,8 @@ class CodeIndex:
         if not self.is_repo or not paths:
             return {}
         wanted = set(paths)
-        args = ["git", "log", "--format=%x00%ct%x1f%an", "--name-only", "--no-renames"]
+        # core.quotePath=false: a non-ASCII path comes as itself, as the listing names it (see `unquoted`).
+        args = ["git", "-c", "core.quotePath=false", "log", "--format=%x00%ct%x1f%an", "--name-only", "--no-renames"]
         args += ["--max-count=3000"] if len(paths) > 10 else ["--", *paths]
         try:
             out = subprocess.run(args, cwd=self.root, capture_output=True, text=True, errors="replace").stdout
@@ -451,7 +453,7 @@ class CodeIndex:
         for record in out.split("\x00")[1:]:
             header, _, names = record.partition("\n")
             stamp, _, author = header.partition("\x1f")
-            for name in names.splitlines():
+            for name in map(unquoted, names.splitlines()):
                 if name in wanted and name not in found:
                     found[name] = (datetime.fromtimestamp(int(stamp), tz=UTC), author)
             if len(found) == len(wanted):
