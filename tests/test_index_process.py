@@ -1,0 +1,103 @@
+"""An index pass runs in a child process that exits (see app/bridge/index_process.py): killed, it takes nothing
+else with it. Real processes: the resident server that `cortex index` goes through, its child, kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import git, process_alive
+
+CHILD = "cortex_tui.app.bridge.index_process"
+
+
+def children_passing(parent: int | None = None) -> list[int]:
+    """Index-pass children alive now (of `parent` when given), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if CHILD.encode() in argv and (parent is None or ppid == parent):
+            found.append(int(entry.name))
+    return found
+
+
+def many_files(repo: Path, n: int) -> None:
+    for i in range(n):
+        path = repo / "pkg" / f"m{i // 50}" / f"mod_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"def f_{i}_{k}(x):\n    return x * {k} + {i}\n\n\n" for k in range(4)))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Many modules")
+
+
+def cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", *args, "-C", str(repo)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def wait_for(condition, what: str, seconds: float = 120.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"no {what} within {seconds:.0f}s")
+
+
+def test_the_servers_index_child_killed_is_one_line_and_the_server_lives_on(repo):
+    """The dashboard's index pass runs in a child of the resident server (`cortex index` runs its own): kill -9 of
+    that child is a one-line failure for the dashboard, the server lives on, and the next pass completes the index."""
+    import threading
+
+    from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.core.errors import CortexError
+
+    many_files(repo, 1500)
+    bridge = RemoteBridge(Remote.attach(repo, None, start=True))
+    server = json.loads(cortex(repo, "serve", "--status", "--json").stdout)["pid"]
+    outcome: list = []
+
+    def index() -> None:
+        try:
+            outcome.append(bridge.index(lambda _p: None, lambda: False))
+        except CortexError as exc:
+            outcome.append(exc)
+
+    first = threading.Thread(target=index)
+    first.start()
+    child = wait_for(lambda: children_passing(server), "index child of the server")[0]
+    time.sleep(0.5)  # into its writes
+    os.kill(child, signal.SIGKILL)
+    first.join(timeout=300)
+    assert isinstance(outcome[0], CortexError), outcome
+    assert "stopped unexpectedly" in str(outcome[0]) and "\n" not in str(outcome[0]), outcome
+    assert process_alive(server), "the server went down with its child"
+    assert cortex(repo, "what").returncode == 0, "the server answers"
+    again = cortex(repo, "index", "--no-embed")
+    assert again.returncode == 0, again.stderr
+    status = json.loads(cortex(repo, "index", "--status", "--json").stdout)
+    assert status["fresh"] and status["indexed_files"] >= 1500, status
+    assert json.loads(cortex(repo, "serve", "--status", "--json").stdout)["pid"] == server
+
+
+def test_a_child_never_outlives_a_killed_parent(repo):
+    many_files(repo, 1500)
+    run = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "index", "--no-embed", "-C", str(repo)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = wait_for(lambda: children_passing(run.pid), "index child")[0]
+    run.send_signal(signal.SIGKILL)
+    run.wait(timeout=60)
+    wait_for(lambda: not process_alive(child), "end of the orphaned child", seconds=30)
