@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ...core.answers import SearchResults
 from ...core.config import Settings
 from ...core.embedding.embed import Embedder
 from ...core.errors import CortexError
 from ...core.records import MemoryDraft
+from ...core.search.decompose import decomposed
 from ...core.search.llm_filter import LLMFilterConfig, filter_results
 from ...core.search.search import Searcher
 from ...core.store.database import Database
@@ -35,6 +37,9 @@ MODES = {
 }
 KS = (1, 5, 10)
 FILTERED = "smart + LLM filter"
+DECOMPOSED = "smart + decomposition"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+"""LoCoMo's question categories (5, adversarial, has no evidence to find)."""
 
 
 @dataclass
@@ -45,6 +50,14 @@ class ModeScore:
     rr: float = 0.0
     questions: int = 0
     seconds: float = 0.0
+
+    def add(self, gold: set[str], ranked: list[str | None], seconds: float) -> None:
+        self.questions += 1
+        self.seconds += seconds
+        for k in KS:
+            self.recall[k] += len(gold & set(ranked[:k])) / len(gold)
+        first = next((i for i, key in enumerate(ranked, 1) if key in gold), None)
+        self.rr += 1.0 / first if first else 0.0
 
     def row(self) -> dict:
         n = max(self.questions, 1)
@@ -93,8 +106,9 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
         raise CortexError(f"cannot read LoCoMo data {data}: {exc}") from exc
     embedder = Embedder(settings.embed_model, settings.embed_model_path, settings.embed_threads, settings.embed_batch)
     llm = LLMFilterConfig.from_settings(settings)
-    modes = dict(MODES, **({FILTERED: MODES["smart search"]} if llm.configured else {}))
+    modes = dict(MODES, **{DECOMPOSED: MODES["smart search"]}, **({FILTERED: MODES["smart search"]} if llm.configured else {}))
     scores = {mode: ModeScore() for mode in modes}
+    by_category = {(mode, c): ModeScore() for mode in modes for c in CATEGORIES}
     for conv in conversations[:limit_conversations]:
         with tempfile.TemporaryDirectory() as tmp:
             store = MemoryStore(Database(str(Path(tmp) / "db"), create=True), embedder)
@@ -121,15 +135,18 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
                     if mode == FILTERED:
                         found = searcher.search(q["question"], limit=max(max(KS), llm.candidates), now=now, **options)
                         hits = filter_results(found, llm).hits[: max(KS)]
+                    elif mode == DECOMPOSED:
+                        def search(text: str, options=options) -> SearchResults:
+                            return searcher.search(text, limit=max(KS), now=now, **options)
+
+                        hits = decomposed(search, q["question"], max(KS)).hits
                     else:
                         hits = searcher.search(q["question"], limit=max(KS), now=now, **options).hits
-                    scores[mode].seconds += time.perf_counter() - t0
+                    elapsed = time.perf_counter() - t0
                     ranked = [key_of.get(h.id) for h in hits]
-                    score = scores[mode]
-                    score.questions += 1
-                    for k in KS:
-                        score.recall[k] += len(gold & set(ranked[:k])) / len(gold)
-                    first = next((i for i, key in enumerate(ranked, 1) if key in gold), None)
-                    score.rr += 1.0 / first if first else 0.0
-    return {mode: s.row() for mode, s in scores.items()}
+                    for score in (scores[mode], by_category[(mode, q["category"])]):
+                        score.add(gold, ranked, elapsed)
+    rows = {mode: s.row() for mode, s in scores.items()}
+    rows.update({f"{mode} / {CATEGORIES[c]}": s.row() for (mode, c), s in by_category.items()})
+    return rows
 

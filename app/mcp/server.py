@@ -198,5 +198,7 @@ def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True,
         server.run("stdio")
     else:
         from .http import serve_http
+        from .recall_http import add_recall_routes
 
+        add_recall_routes(server, run, str(path))
         serve_http(server, http_port, auth=auth, show_token=show_token)
