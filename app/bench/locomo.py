@@ -5,7 +5,8 @@ its search context); every question of categories 1-4
 (5 is adversarial) is asked four ways in the same run: full-text only, vector only, hybrid RRF, and the full smart
 search (reranker and time words on top of the fusion); with an LLM filter configured, a fifth: smart search then
 the pointer-only filter. Time words are read relative to the conversation's last session, its "now". Reported:
-evidence recall@1/@5/@10 (share of a question's evidence turns in the top k) and MRR of the first evidence turn.
+evidence recall@1/@5/@10 (share of a question's evidence turns in the top k) and MRR of the first evidence turn,
+over all questions and per category (multi-hop, temporal, open-domain, single-hop).
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ...core.answers import SearchResults
 from ...core.config import Settings
 from ...core.embedding.embed import Embedder
 from ...core.errors import CortexError
 from ...core.records import MemoryDraft
-from ...core.search.decompose import decomposed
 from ...core.search.llm_filter import LLMFilterConfig, filter_results
 from ...core.search.search import Searcher
 from ...core.store.database import Database
@@ -37,7 +36,6 @@ MODES = {
 }
 KS = (1, 5, 10)
 FILTERED = "smart + LLM filter"
-DECOMPOSED = "smart + decomposition"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 """LoCoMo's question categories (5, adversarial, has no evidence to find)."""
 
@@ -106,7 +104,7 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
         raise CortexError(f"cannot read LoCoMo data {data}: {exc}") from exc
     embedder = Embedder(settings.embed_model, settings.embed_model_path, settings.embed_threads, settings.embed_batch)
     llm = LLMFilterConfig.from_settings(settings)
-    modes = dict(MODES, **{DECOMPOSED: MODES["smart search"]}, **({FILTERED: MODES["smart search"]} if llm.configured else {}))
+    modes = dict(MODES, **({FILTERED: MODES["smart search"]} if llm.configured else {}))
     scores = {mode: ModeScore() for mode in modes}
     by_category = {(mode, c): ModeScore() for mode in modes for c in CATEGORIES}
     for conv in conversations[:limit_conversations]:
@@ -135,11 +133,6 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
                     if mode == FILTERED:
                         found = searcher.search(q["question"], limit=max(max(KS), llm.candidates), now=now, **options)
                         hits = filter_results(found, llm).hits[: max(KS)]
-                    elif mode == DECOMPOSED:
-                        def search(text: str, options=options) -> SearchResults:
-                            return searcher.search(text, limit=max(KS), now=now, **options)
-
-                        hits = decomposed(search, q["question"], max(KS)).hits
                     else:
                         hits = searcher.search(q["question"], limit=max(KS), now=now, **options).hits
                     elapsed = time.perf_counter() - t0
