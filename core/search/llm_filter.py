@@ -4,8 +4,9 @@ numbers, and the engine dereferences them to the stored text, verbatim.
 Nothing the model writes reaches the results: a reply is read as integers or not at all. The model selects: only the
 candidates it points at are returned, in its order. Out-of-range numbers are dropped; a reply with anything but
 numbers (or no number in range), a timeout, an HTTP error or a missing endpoint leaves the zero-LLM ranking exactly
-as it was. The results say which of the two they are (`SearchResults.ranked_by`). The endpoint is any OpenAI-compatible chat API (a local Ollama serves one at
-http://localhost:11434/v1); nothing is ever sent unless both an endpoint and a model are configured.
+as it was. The results say which of the two they are (`SearchResults.ranked_by`). The endpoint is any
+OpenAI-compatible chat API (a local Ollama serves one at http://localhost:11434/v1); nothing is ever sent unless
+both an endpoint and a model are configured.
 """
 
 from __future__ import annotations
