@@ -79,6 +79,16 @@ def test_store_then_recall_verbatim_and_every_bad_body_is_one_line(served):
     status, found = _request(port, "/recall", {"query": "where do backups go"}, **auth)
     assert status == 200 and found["hits"][0]["text"] == markup and found["ranked_by"] == "zero-LLM"
     assert all(hit["source"] == "memory" for hit in found["hits"])  # recall is of memories unless filters say
+    status, found = _request(port, "/recall", {"query": "backups", "filters": {"kinds": ["decision"]}}, **auth)
+    assert status == 200 and [hit["text"] for hit in found["hits"]] == [markup]
+    status, found = _request(port, "/recall", {"query": "backups", "filters": {"kinds": ["task"]}}, **auth)
+    assert status == 200 and found["hits"] == []
+
+    long = "big " * 300_000  # 1.2 MB: over the store's limit, refused by the store in one line
+    status, refused = _request(port, "/store", {"text": long}, **auth)
+    assert status == 400 and "\n" not in refused["error"] and len(refused["error"]) < 300, refused
+    status, refused = _request(port, "/store", {"text": "x" * 5_000_000}, **auth)
+    assert status == 413 and "\n" not in refused["error"], refused
 
     secret = "deploy key " + "ghp_" + "Zq8vR2mKx4LpT7wN0aYc3JdF6sHb9GeU5iQo"
     status, refused = _request(port, "/store", {"text": secret}, **auth)

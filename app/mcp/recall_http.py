@@ -54,27 +54,29 @@ class BadRequest(Exception):
         self.status = status
 
 
-async def _json_body(request) -> dict[str, Any]:
-    """The request's JSON object, read up to MAX_BODY_BYTES."""
+async def _json_body(request) -> str:
+    """The request's body, a JSON object, read up to MAX_BODY_BYTES."""
     body = bytearray()
     async for chunk in request.stream():
         body.extend(chunk)
         if len(body) > MAX_BODY_BYTES:
             raise BadRequest(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
     try:
-        value = json.loads(bytes(body).decode("utf-8"))
+        text = bytes(body).decode("utf-8")
+        value = json.loads(text)
     except UnicodeDecodeError as exc:
         raise BadRequest(400, f"the body is not UTF-8 (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise BadRequest(400, f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     if not isinstance(value, dict):
         raise BadRequest(400, "the body must be a JSON object")
-    return value
+    return text
 
 
-def _parse(model: type[_Body], value: dict[str, Any]) -> Any:
+def _parse(model: type[_Body], body: str) -> Any:
+    # Validated as JSON, where strict mode still takes an array for a tuple (`filters.kinds`).
     try:
-        return model.model_validate(value)
+        return model.model_validate_json(body)
     except ValidationError as exc:
         raise BadRequest(400, f"bad arguments: {_fields(exc)}") from exc
 
@@ -99,8 +101,8 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
             if refused is not None:
                 return error(refused.status_code, bytes(refused.body).decode("utf-8", "replace"))
             try:
-                value = await _json_body(request) if post else {}
-                return JSONResponse(await answer(value))
+                body = await _json_body(request) if post else ""
+                return JSONResponse(await answer(body))
             except BadRequest as exc:
                 return error(exc.status, str(exc))
             except (CortexError, RemoteError) as exc:
@@ -111,16 +113,16 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
     async def tool(name: str, **kwargs) -> dict[str, Any]:
         return await anyio.to_thread.run_sync(lambda: run(name, (), kwargs))
 
-    async def health(_value) -> dict[str, Any]:
+    async def health(_body: str) -> dict[str, Any]:
         return {"ok": True, "repository": repository}
 
-    async def recall(value) -> dict[str, Any]:
-        body = _parse(RecallBody, value)
+    async def recall(text: str) -> dict[str, Any]:
+        body = _parse(RecallBody, text)
         filters = body.filters if body.filters is not None else SearchFilters(memories_only=True)
         return await tool("smart_search", query=body.query, filters=filters, limit=body.limit, filter=body.filter)
 
-    async def store(value) -> dict[str, Any]:
-        body = _parse(StoreBody, value)
+    async def store(text: str) -> dict[str, Any]:
+        body = _parse(StoreBody, text)
         return await tool("remember", text=body.text, kind=body.kind, title=body.title, tags=body.tags,
                           files=body.files, key=body.key)
 
