@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...core.errors import CortexError
 from ...core.requests import SearchFilters
-from .server import Runner, _fields
+from .arguments import Runner, one_line
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """Above the store's 1 MB text limit, so an oversized memory is refused by the store with its own message."""
@@ -78,7 +78,7 @@ def _parse(model: type[_Body], body: str) -> Any:
     try:
         return model.model_validate_json(body)
     except ValidationError as exc:
-        raise BadRequest(400, f"bad arguments: {_fields(exc)}") from exc
+        raise BadRequest(400, f"bad arguments: {one_line(exc)}") from exc
 
 
 def add_recall_routes(server, run: Runner, repository: str) -> None:
