@@ -31,8 +31,8 @@ class RecallBody(_Body):
     query: Annotated[str, Field(min_length=1, description="what to recall")]
     limit: Annotated[int, Field(ge=1, le=100)] = 10
     filter: bool = False
-    """Let the configured LLM point at the candidates that answer (pointer-only); the answer's `method` says whether
-    it did."""
+    """Let the configured LLM select the candidates that answer (pointer-only); the answer's `ranked_by` says
+    whether it did."""
     filters: SearchFilters | None = None
     """As the MCP tool's; without it, memories only."""
 
@@ -106,7 +106,7 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
             except BadRequest as exc:
                 return error(exc.status, str(exc))
             except (CortexError, RemoteError) as exc:
-                return error(400, str(exc).splitlines()[0])
+                return error(400, str(exc).partition("\n")[0])
 
         return handle
 
