@@ -130,6 +130,9 @@ class SearchHit:
         return out
 
 
+ZERO_LLM = "zero-LLM"
+
+
 @dataclass(frozen=True)
 class SearchResults:
     """Hits, best first, and what the caller should know about how they were found."""
@@ -147,10 +150,12 @@ class SearchResults:
     notes: tuple[str, ...] = field(default=())
     neighbours: tuple = ()
     """With `--expand`: graph neighbours (`Neighbour`, below) of the top hits."""
+    ranked_by: str = ZERO_LLM
+    """Which method produced the hits: the zero-LLM ranking, or `llm-filter` when a model selected them."""
 
     def to_json(self) -> dict:
         return {
-            "query": self.query, "implicit": self.implicit, "terms": list(self.terms),
+            "query": self.query, "implicit": self.implicit, "terms": list(self.terms), "ranked_by": self.ranked_by,
             "index_fresh": self.index_fresh, "embeddings_pending": self.embeddings_pending,
             "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
             "hits": [h.to_json() for h in self.hits],

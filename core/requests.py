@@ -48,7 +48,7 @@ class SearchRequest:
     expand: bool = False
     """Add the graph neighbours of the top hits."""
     llm_filter: bool = False
-    """Let the configured LLM reorder the top candidates."""
+    """Let the configured LLM select among the top candidates (only those it points at are returned)."""
 
     def parsed(self):
         """(the words to search for, the engine's `Filters`): the one place a search's filters are built."""

@@ -137,9 +137,27 @@ def test_engine_dereferences_pointers_to_verbatim_text_despite_an_injection(fake
 
     fake.reply = point_at_injected
     pointed = engine.search("backups north cluster", llm_filter=True, limit=2)
-    assert pointed.hits[0].text == injected and len(pointed.hits) == 2
-    assert pointed.hits[1].text == next(t for t in plain if t != injected)  # the rest keep their order
+    assert [h.text for h in pointed.hits] == [injected]
     assert any("chose 1 of" in n for n in pointed.notes)
+
+
+def test_the_filter_selects_and_the_answer_says_which_method_ranked(fake, repo):
+    """As the original: only the pointed-at memories come back, in the model's order, marked as the model's
+    choice; a reply that points at nothing usable leaves the zero-LLM results, marked as such."""
+    engine = Engine(repo, settings=Settings(llm_filter_url=fake.url, llm_filter_model="tiny-test-model"))
+    engine.remember_many([MemoryDraft(text=t) for t in TEXTS])
+    plain = engine.search("backups deploy black", limit=3)
+    assert len(plain.hits) == 3 and plain.ranked_by == "zero-LLM"
+
+    fake.reply = "3, 1"
+    chosen = engine.search("backups deploy black", llm_filter=True, limit=3)
+    assert [h.text for h in chosen.hits] == [plain.hits[2].text, plain.hits[0].text]
+    assert chosen.ranked_by == "llm-filter" and chosen.to_json()["ranked_by"] == "llm-filter"
+
+    for reply in ("9", "0", "none of them"):
+        fake.reply = reply
+        kept = engine.search("backups deploy black", llm_filter=True, limit=3)
+        assert [h.text for h in kept.hits] == [h.text for h in plain.hits] and kept.ranked_by == "zero-LLM", reply
 
 
 def test_cli_filter_flag_uses_the_configured_model(fake, repo, capsys, monkeypatch):

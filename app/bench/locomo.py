@@ -5,7 +5,8 @@ its search context); every question of categories 1-4
 (5 is adversarial) is asked four ways in the same run: full-text only, vector only, hybrid RRF, and the full smart
 search (reranker and time words on top of the fusion); with an LLM filter configured, a fifth: smart search then
 the pointer-only filter. Time words are read relative to the conversation's last session, its "now". Reported:
-evidence recall@1/@5/@10 (share of a question's evidence turns in the top k) and MRR of the first evidence turn.
+evidence recall@1/@5/@10 (share of a question's evidence turns in the top k) and MRR of the first evidence turn,
+over all questions and per category (multi-hop, temporal, open-domain, single-hop).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ MODES = {
 }
 KS = (1, 5, 10)
 FILTERED = "smart + LLM filter"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+"""LoCoMo's question categories (5, adversarial, has no evidence to find)."""
 
 
 @dataclass
@@ -45,6 +48,14 @@ class ModeScore:
     rr: float = 0.0
     questions: int = 0
     seconds: float = 0.0
+
+    def add(self, gold: set[str], ranked: list[str | None], seconds: float) -> None:
+        self.questions += 1
+        self.seconds += seconds
+        for k in KS:
+            self.recall[k] += len(gold & set(ranked[:k])) / len(gold)
+        first = next((i for i, key in enumerate(ranked, 1) if key in gold), None)
+        self.rr += 1.0 / first if first else 0.0
 
     def row(self) -> dict:
         n = max(self.questions, 1)
@@ -95,6 +106,7 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
     llm = LLMFilterConfig.from_settings(settings)
     modes = dict(MODES, **({FILTERED: MODES["smart search"]} if llm.configured else {}))
     scores = {mode: ModeScore() for mode in modes}
+    by_category = {(mode, c): ModeScore() for mode in modes for c in CATEGORIES}
     for conv in conversations[:limit_conversations]:
         with tempfile.TemporaryDirectory() as tmp:
             store = MemoryStore(Database(str(Path(tmp) / "db"), create=True), embedder)
@@ -123,13 +135,11 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
                         hits = filter_results(found, llm).hits[: max(KS)]
                     else:
                         hits = searcher.search(q["question"], limit=max(KS), now=now, **options).hits
-                    scores[mode].seconds += time.perf_counter() - t0
+                    elapsed = time.perf_counter() - t0
                     ranked = [key_of.get(h.id) for h in hits]
-                    score = scores[mode]
-                    score.questions += 1
-                    for k in KS:
-                        score.recall[k] += len(gold & set(ranked[:k])) / len(gold)
-                    first = next((i for i, key in enumerate(ranked, 1) if key in gold), None)
-                    score.rr += 1.0 / first if first else 0.0
-    return {mode: s.row() for mode, s in scores.items()}
+                    for score in (scores[mode], by_category[(mode, q["category"])]):
+                        score.add(gold, ranked, elapsed)
+    rows = {mode: s.row() for mode, s in scores.items()}
+    rows.update({f"{mode} / {CATEGORIES[c]}": s.row() for (mode, c), s in by_category.items()})
+    return rows
 

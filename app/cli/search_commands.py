@@ -32,7 +32,8 @@ def add_search(p) -> None:
     p.add_argument("--expand", action="store_true", help="add the graph neighbours of the top hits")
     p.add_argument("--full", action="store_true", help="print each hit's whole text")
     p.add_argument("--filter", action="store_true",
-                   help="let the configured LLM (llm_filter_url, llm_filter_model) point at the best candidates")
+                   help="let the configured LLM (llm_filter_url, llm_filter_model) select the best candidates: "
+                        "only those it points at are shown")
 
 
 def run_search(args, ctx: CommandContext) -> Answer:

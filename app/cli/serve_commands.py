@@ -87,7 +87,8 @@ def _stop(paths) -> Answer:
 
 def add_mcp(p) -> None:
     p.add_argument("--http", type=port, metavar="PORT",
-                   help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio; clients need the bearer token")
+                   help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio, with plain /health, /recall and "
+                        "/store endpoints beside /mcp; clients need the bearer token")
     p.add_argument("--show-token", action="store_true", help="with --http: also print the bearer token on start")
     p.add_argument("--no-auth", action="store_true", help="with --http: accept requests without the token (not advised)")
     p.add_argument("--no-watch", action="store_true", help="do not index and watch the repository in the background")

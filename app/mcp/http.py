@@ -20,6 +20,17 @@ from ...core.locations import user_config_file
 TOKEN_FILE = "mcp-token"
 
 
+def loopback_security():
+    """The Host and Origin checks of every endpoint: only a page or client addressing this machine by its loopback
+    name gets in (a DNS-rebinding page names another host)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    # The SDK's own defaults for a server on localhost, stated once here for MCP and the recall endpoints alike.
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+                                     allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+
+
 def token_path() -> Path:
     """Beside the user's config file: one token per user for every repository (clients are configured once), and a
     place that exists even when the database is an object-storage URI."""
@@ -81,7 +92,7 @@ def serve_http(server, port: int, auth: bool = True, show_token: bool = False) -
     import anyio
     import uvicorn
 
-    app = server.streamable_http_app(host="127.0.0.1")
+    app = server.streamable_http_app(host="127.0.0.1", transport_security=loopback_security())
     token = load_or_create_token(token_path()) if auth else ""
     sock = listening_socket(port)
     where = f"cortex mcp: serving http://127.0.0.1:{port}/mcp"

@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -31,21 +30,13 @@ from pydantic import ValidationError
 
 from ...core.engine import Engine
 from ...core.errors import CortexError
+from .arguments import Runner, one_line
 from .tools import TOOL_CALLS, CortexTools
 
 INSTRUCTIONS = """cortex: memory and context for this git repository.
 Call what_should_i_know at the start of a task; smart_search before reading code you do not know; select_context
 to get the files, code and memories for a task under a token budget; remember decisions and findings worth keeping;
 agent_* tools keep a versioned log of your own work (log steps, commit milestones, branch to explore)."""
-
-
-def _fields(error: ValidationError) -> str:
-    """A pydantic validation error as one line naming each field, without echoing the rejected values."""
-    parts = []
-    for e in error.errors():
-        where = ".".join(str(part) for part in e["loc"]) or "arguments"
-        parts.append(f"{where}: {' '.join(e['msg'].split())}")
-    return "; ".join(parts)
 
 
 class _Server(MCPServer):
@@ -56,7 +47,7 @@ class _Server(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(f"{name}: bad arguments: {_fields(exc.__cause__)}") from exc.__cause__
+                raise ToolError(f"{name}: bad arguments: {one_line(exc.__cause__)}") from exc.__cause__
             raise
 
 
@@ -95,10 +86,6 @@ class Changes:
 
     def memories_changed(self) -> None:
         self.tell(ResourceUpdated(MEMORIES_URI))
-
-
-Runner = Callable[[str, tuple, dict], Any]
-"""Runs a tool by name with its arguments: on this process's engine, or in the resident server's."""
 
 
 def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
@@ -198,5 +185,7 @@ def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True,
         server.run("stdio")
     else:
         from .http import serve_http
+        from .recall_http import add_recall_routes
 
+        add_recall_routes(server, run, str(path))
         serve_http(server, http_port, auth=auth, show_token=show_token)

@@ -60,8 +60,9 @@ class CortexTools:
     def smart_search(self, query: Annotated[str, _d("what to look for; empty = what is being worked on now")] = "",
                      filters: SearchFilters | None = None,
                      limit: Annotated[int, _n("results to return, 1-100", 1, 100)] = 10,
-                     filter: Annotated[bool, _d("let the LLM configured in the user's settings reorder the top "
-                                                "candidates (pointer-only; ignored when none is configured)")] = False,
+                     filter: Annotated[bool, _d("let the LLM configured in the user's settings select among the top "
+                                                "candidates (pointer-only; only those it points at are returned, "
+                                                "`ranked_by` says whether it did)")] = False,
                      ) -> dict[str, Any]:
         """Hybrid (vector + full-text) search over this repository's memories and code, re-ranked by the current git
         branch, changed files and recency. An empty query searches for what is being worked on now. Each hit has its

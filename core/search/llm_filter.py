@@ -1,10 +1,12 @@
 """An optional LLM filter that can only point: candidates go to a model as a numbered list, the model answers with
 numbers, and the engine dereferences them to the stored text, verbatim.
 
-Nothing the model writes reaches the results: a reply is read as integers or not at all. Out-of-range numbers are
-dropped; a reply with anything but numbers, a timeout, an HTTP error or a missing endpoint leaves the zero-LLM
-ranking exactly as it was. The endpoint is any OpenAI-compatible chat API (a local Ollama serves one at
-http://localhost:11434/v1); nothing is ever sent unless both an endpoint and a model are configured.
+Nothing the model writes reaches the results: a reply is read as integers or not at all. The model selects: only the
+candidates it points at are returned, in its order. Out-of-range numbers are dropped; a reply with anything but
+numbers (or no number in range), a timeout, an HTTP error or a missing endpoint leaves the zero-LLM ranking exactly
+as it was. The results say which of the two they are (`SearchResults.ranked_by`). The endpoint is any
+OpenAI-compatible chat API (a local Ollama serves one at http://localhost:11434/v1); nothing is ever sent unless
+both an endpoint and a model are configured.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ PROMPT = (
 )
 MAX_SHOWN_CHARS = 600
 """Each candidate is shown to the model cut to this length; the results always carry the full stored text."""
+LLM_FILTER = "llm-filter"
+"""`SearchResults.ranked_by` of results the model selected (else `answers.ZERO_LLM`)."""
 _REPLY = re.compile(r"^[\s\[\](),;#.]*(\d+[\s\[\](),;#.]*(?:(?:,|;|\s|and)+[\s\[\]()#]*\d+[\s\[\](),;#.]*)*)?$")
 
 
@@ -119,15 +123,11 @@ def choose(query: str, texts: Sequence[str], config: LLMFilterConfig) -> FilterO
     return FilterOutcome(chosen, f"LLM filter ({config.model}) chose {len(chosen)} of {len(shown)}")
 
 
-def reorder(items: Sequence, chosen: Sequence[int]) -> list:
-    """The chosen items first, in the model's order, then the rest in their zero-LLM order: nothing is lost."""
-    first = [items[i] for i in chosen]
-    picked = set(chosen)
-    return first + [item for i, item in enumerate(items) if i not in picked]
-
-
 def filter_results(results: SearchResults, config: LLMFilterConfig) -> SearchResults:
-    """Search results with the model's picks first; the outcome (or why there is none) is one more note."""
+    """The hits the model chose, in its order, marked as its choice; when it chose nothing usable, the zero-LLM
+    results as they were. The outcome (or why there is none) is one more note."""
     outcome = choose(results.query, [hit.text for hit in results.hits], config)
-    hits = reorder(results.hits, outcome.chosen) if outcome.chosen else results.hits
-    return replace(results, hits=hits, notes=results.notes + (outcome.note,))
+    notes = results.notes + (outcome.note,)
+    if not outcome.chosen:
+        return replace(results, notes=notes)
+    return replace(results, hits=[results.hits[i] for i in outcome.chosen], notes=notes, ranked_by=LLM_FILTER)
