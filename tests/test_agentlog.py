@@ -51,8 +51,11 @@ def test_context_k1_and_k3(log):
     for context in (one, three):
         assert [s.observation for s in context.steps] == ["pending observation"]
         assert context.committed_steps == 4
+    assert [s.observation for s in one.commit_steps] == ["before four"]
+    assert [s.observation for s in three.commit_steps] == ["before two", "before three", "before four"]
     md1, md3 = one.markdown(), three.markdown()
-    assert "pending action" in md1 and "before four" not in md1, "committed steps stay behind their commit"
+    assert "pending action" in md1 and "before four" in md1 and "before three" not in md1, \
+        "the steps of the last k commits are shown under them, older ones stay behind their commit"
     assert md1.count("### commit") == 1 and md3.count("### commit") == 3
     assert "Progress before:\n- one\n- two\n- three" in md1, "the progress summary accumulates"
     assert "Make the parser handle unicode" in md1 and "## Branch `main` (active)" in md1

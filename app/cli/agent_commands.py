@@ -107,13 +107,12 @@ def run_agent(args, ctx: CommandContext) -> Answer:
 
 
 def _branches(log) -> Answer:
-    current = log.current()
-    branches = log.branches()
-    return Answer({"current": current, "branches": branches}, lambda out: out.table(
+    listed = log.overview()
+    return Answer(listed, lambda out: out.table(
         ["", "branch", "status", "from", "steps", "commits", "age", "purpose"],
-        [["*" if b.name == current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
-          b.parent, str(len(log.steps(b.name))), str(len(log.commits(b.name))), age(b.created_at), b.purpose]
-         for b in branches]))
+        [["*" if b.name == listed.current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
+          b.parent, str(listed.steps[b.name]), str(listed.commits[b.name]), age(b.created_at), b.purpose]
+         for b in listed.branches]))
 
 
 def _export(log, args, ctx: CommandContext) -> Answer:
