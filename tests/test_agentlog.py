@@ -190,3 +190,18 @@ def test_the_cli_drives_a_session_and_search_finds_committed_steps(repo, capsys)
     graph = cli.json("graph", "src/lexer.py")
     assert any(n["node"] == f"mem:{step['memory_id']}" for n in graph["neighbours"]), "the step mentions the file"
     assert json.loads(json.dumps(cli.json("agent", "branches")))["current"] == MAIN
+
+
+def test_init_and_branches_print_as_text(empty_repo):
+    """Without --json, `cortex agent init` says where the context starts (it used to fail after writing it), and
+    `cortex agent branches` counts each branch's steps and commits."""
+    cli = Cli(empty_repo)
+    code, out, err = cli("agent", "init", "Speed up the [bold]lexer[/]")
+    assert (code, err) == (0, "") and out == "agent context on branch main: Speed up the [bold]lexer[/]\n"
+    cli.json("agent", "log", "--obs", "slow")
+    cli.json("agent", "commit", "measured")
+    cli.json("agent", "log", "--obs", "still slow")
+    code, out, err = cli("agent", "branches")
+    assert code == 0 and out.split("\t")[:6] == ["*", "main", "active", "", "2", "1"], out
+    code, out, _ = cli("agent", "context", "-k", "1")
+    assert code == 0 and "Contribution:\nmeasured\n1. **O:** slow" in out and "2. **O:** still slow" in out
