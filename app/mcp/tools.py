@@ -124,9 +124,10 @@ class CortexTools:
                     scope: Annotated[str | None, _d("only this scope: session, repo, global or team")] = None,
                     limit: Annotated[int, _n("memories to return, 1-1000", 1, 1000)] = 50) -> dict[str, Any]:
         """Memories newest first, as `cortex list` lists them. `status` open or done lists tasks in that state
-        (open ones are what task_done closes)."""
+        (open ones are what task_done closes). `warning` says when the team store could not be read."""
         memories = self.engine.list(kind=kind, tag=tag, status=status, scope=scope, limit=limit)
-        return plain({"memories": [m.to_json() for m in memories]})
+        left_out = {"warning": f"{self.engine.team_error}; local memories only"} if self.engine.team_error else {}
+        return plain({"memories": [m.to_json() for m in memories], **left_out})
 
     @read_only
     def memory_show(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
