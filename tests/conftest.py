@@ -82,6 +82,7 @@ PROCESS_FILES = {"test_crash.py", "test_concurrency.py", "test_serve.py", "test_
 PROCESS_TESTS = {
     "test_agentlog.py::test_concurrent_processes_get_distinct_gap_free_steps",
     "test_agentlog.py::test_the_cli_drives_a_session_and_search_finds_committed_steps",
+    "test_agentlog.py::test_init_and_branches_print_as_text",
     "test_architecture.py::test_importing_the_engine_loads_no_textual",
     "test_cli.py::test_import_markdown_and_jsonl_then_export_round_trip",
     "test_cli.py::test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists",

@@ -51,8 +51,11 @@ def test_context_k1_and_k3(log):
     for context in (one, three):
         assert [s.observation for s in context.steps] == ["pending observation"]
         assert context.committed_steps == 4
+    assert [s.observation for s in one.commit_steps] == ["before four"]
+    assert [s.observation for s in three.commit_steps] == ["before two", "before three", "before four"]
     md1, md3 = one.markdown(), three.markdown()
-    assert "pending action" in md1 and "before four" not in md1, "committed steps stay behind their commit"
+    assert "pending action" in md1 and "before four" in md1 and "before three" not in md1, \
+        "the steps of the last k commits are shown under them, older ones stay behind their commit"
     assert md1.count("### commit") == 1 and md3.count("### commit") == 3
     assert "Progress before:\n- one\n- two\n- three" in md1, "the progress summary accumulates"
     assert "Make the parser handle unicode" in md1 and "## Branch `main` (active)" in md1
@@ -187,3 +190,18 @@ def test_the_cli_drives_a_session_and_search_finds_committed_steps(repo, capsys)
     graph = cli.json("graph", "src/lexer.py")
     assert any(n["node"] == f"mem:{step['memory_id']}" for n in graph["neighbours"]), "the step mentions the file"
     assert json.loads(json.dumps(cli.json("agent", "branches")))["current"] == MAIN
+
+
+def test_init_and_branches_print_as_text(empty_repo):
+    """Without --json, `cortex agent init` says where the context starts (it used to fail after writing it), and
+    `cortex agent branches` counts each branch's steps and commits."""
+    cli = Cli(empty_repo)
+    code, out, err = cli("agent", "init", "Speed up the [bold]lexer[/]")
+    assert (code, err) == (0, "") and out == "agent context on branch main: Speed up the [bold]lexer[/]\n"
+    cli.json("agent", "log", "--obs", "slow")
+    cli.json("agent", "commit", "measured")
+    cli.json("agent", "log", "--obs", "still slow")
+    code, out, err = cli("agent", "branches")
+    assert code == 0 and out.split("\t")[:6] == ["*", "main", "active", "", "2", "1"], out
+    code, out, _ = cli("agent", "context", "-k", "1")
+    assert code == 0 and "Contribution:\nmeasured\n1. **O:** slow" in out and "2. **O:** still slow" in out

@@ -37,6 +37,14 @@ def test_history_forget_purge_and_done(cli):
     assert all(m["source_key"] != "k" for m in cli.json("list", "--status", "all"))
 
 
+def test_smart_search_is_the_first_name_of_ss(cli):
+    """`cortex smart-search`, the name the cortex design gave it, is `cortex ss` (one command, through the server)."""
+    made = cli.json("remember", "Deploys happen on fridays", "--kind", "decision")["memory"]
+    assert [h["id"] for h in cli.json("smart-search", "deploy fridays", "--limit", "3")["hits"]] == \
+        [h["id"] for h in cli.json("ss", "deploy fridays", "--limit", "3")["hits"]]
+    assert cli.json("smart-search", "deploy fridays")["hits"][0]["id"] == made["id"]
+
+
 @both_modes
 def test_stats_git_and_gc(cli, repo):
     cli.json("remember", "one")

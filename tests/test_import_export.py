@@ -129,3 +129,78 @@ def test_exact_records_that_disagree_still_leave_one_active_version_per_key(cli,
     assert cli.json("show", "aaaaaaaaaaa3")["version"] == 7
     twice = jsonl(tmp_path / "twice.jsonl", {"id": "bbbbbbbbbbb1", "text": "a"}, {"id": "bbbbbbbbbbb1", "text": "b"})
     assert "twice.jsonl line 2: id bbbbbbbbbbb1 appears twice" in failure(cli, "import", twice)
+
+
+PAGE = """<!doctype html><html><head><title>Deploy guide</title><style>body { color: red }</style>
+<script>document.title = "[bold]not text";</script></head>
+<body><nav>Home | About</nav>
+<p>Intro   text with <b>bold</b> &amp; entities, and markup that is text: [bold]x[/].</p>
+<h2>Rollback</h2><p>Run <code>make rollback</code> then
+check the logs.</p><ul><li>first</li><li>second</li></ul>
+<h2>Shell</h2><pre>make deploy
+  --dry</pre>
+<p>unclosed <i>tags <b>everywhere
+</body>"""
+
+FEED = """<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Team notes</title>
+<entry><title>Cache decision</title><content>We cache prices for <em>5 minutes</em>.</content></entry>
+<entry id="invoices"><content>Invoices are numbered per year.</content></entry>
+</feed>"""
+
+
+def _documents(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.html").write_text(PAGE, encoding="utf-8")
+    (docs / "feed.xml").write_text(FEED, encoding="utf-8")
+    jsonl(docs / "log.ndjson", {"text": "Builds run on every push.", "kind": "fact"}, "", {"text": "Tags are releases."})
+    return docs
+
+
+def test_html_xml_and_ndjson_are_imported_as_their_text_keyed_by_where_it_was_read(cli, tmp_path):
+    docs = _documents(tmp_path)
+    report = cli.json("import", str(docs))
+    assert (report["files"], report["created"], report["bad"]) == (3, 8, [])
+    stored = {m["title"]: m for m in cli.json("list")}
+    assert set(stored) == {"Deploy guide", "Rollback", "Shell", "Team notes", "Cache decision", "invoices",
+                           "Builds run on every push.", "Tags are releases."}
+    intro = stored["Deploy guide"]["text"]
+    assert intro == "Home | About\n\nIntro text with bold & entities, and markup that is text: [bold]x[/]."
+    assert stored["Rollback"]["text"] == "## Rollback\n\nRun make rollback then check the logs.\n\nfirst\n\nsecond"
+    assert "make deploy\n  --dry" in stored["Shell"]["text"] and "unclosed tags everywhere" in stored["Shell"]["text"]
+    assert not any("<" in m["text"] or "color" in m["text"] or "document.title" in m["text"] for m in stored.values())
+    assert stored["Cache decision"]["text"] == "Cache decision\nWe cache prices for\n5 minutes\n."
+    assert stored["invoices"]["text"] == "Invoices are numbered per year." and stored["Team notes"]["text"] == "Team notes"
+    assert stored["Builds run on every push."]["kind"] == "fact"
+    assert stored["Rollback"]["source_key"] == f"import:{(docs / 'guide.html').as_posix()}#1:Rollback"
+    assert stored["invoices"]["source_key"].startswith(f"import:{(docs / 'feed.xml').as_posix()}#")
+    assert all("imported" in stored[t]["tags"] for t in ("Deploy guide", "Cache decision"))
+    again = cli.json("import", str(docs))
+    assert again["duplicate"] == 8 and again["created"] == 0, "importing the same files again stores nothing new"
+
+
+def test_dry_run_lists_what_would_be_stored_and_stores_nothing(cli, repo, tmp_path):
+    docs = _documents(tmp_path)
+    (docs / "keys.html").write_text(f"<p>deploy with {AWS_KEY}</p>", encoding="utf-8")
+    (docs / "bomb.xml").write_text('<?xml version="1.0"?><!DOCTYPE b [<!ENTITY a "aaaaaaaaaa">'
+                                   + "".join(f'<!ENTITY {c} "{("&" + p + ";") * 10}">' for p, c in
+                                             zip("abcdefgh", "bcdefghi", strict=True))
+                                   + "]><b>&i;</b>", encoding="utf-8")
+    code, out, err = cli("import", str(docs), "--dry-run", "--json")
+    assert code == 1, err
+    report = json.loads(out)
+    assert report["dry_run"] is True and report["files"] == 5
+    assert [w["title"] for w in report["would_store"]] == [
+        "Team notes", "Cache decision", "invoices", "Deploy guide", "Rollback", "Shell", "", ""]
+    assert report["would_store"][4]["where"] == f"{docs / 'guide.html'} line 5"
+    assert report["would_store"][4]["key"] == f"import:{(docs / 'guide.html').as_posix()}#1:Rollback"
+    bad = {b["where"].rsplit("/", 1)[-1]: b["reason"] for b in report["bad"]}
+    assert bad["keys.html line 1"] == "text contains a secret (aws-key-id)" and "invalid XML" in bad["bomb.xml"]
+    assert AWS_KEY not in out + err
+    assert not (repo / ".cortex").exists(), "a dry run creates no database"
+    code, out, _ = cli("import", str(docs), "--dry-run", "--skip-bad")
+    assert code == 0 and "would import 8 record(s) from 5 file(s); nothing was stored" in out
+    assert "guide.html line 5: note 'Rollback'" in out and "bad record" in out and AWS_KEY not in out
+    assert not (repo / ".cortex").exists()
+    assert cli.json("import", str(docs), "--skip-bad")["created"] == 8

@@ -14,8 +14,9 @@ from mcp.client.stdio import StdioServerParameters
 from .conftest import commit_file
 
 TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history",
-         "graph_neighbors", "agent_init", "agent_log", "agent_commit", "agent_branch", "agent_switch", "agent_merge",
-         "agent_context"}
+         "memory_list", "memory_show", "task_done", "graph_neighbors", "agent_init", "agent_log", "agent_commit",
+         "agent_branch", "agent_switch", "agent_merge", "agent_abandon", "agent_branches", "agent_context",
+         "memory_smart_search", "memory_what"}
 
 
 @pytest.fixture
@@ -234,6 +235,113 @@ async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_p
     assert not any(p.name == ".cortex" for p in outside.iterdir())
     written = {p.relative_to(shop).parts[0] for p in shop.rglob("*") if p.is_file() and p.stat().st_mtime > time.time() - 600}
     assert written <= {".cortex", ".git", "shop", "src", "README.md"}
+
+
+async def test_every_tool_refuses_arguments_it_does_not_take_and_does_nothing(shop):
+    """An agent that passes an option a tool lacks (a misspelling, an option of another tool) is told so in one line
+    naming the argument and those the tool takes, instead of getting an answer that silently ignored it."""
+    async with server(shop, "--no-watch") as client:
+        listed = (await client.list_tools()).tools
+        for tool in listed:
+            message = await error(client, tool.name, colour="blue")
+            accepted = list(tool.input_schema.get("properties", {}))
+            assert "\n" not in message and "'colour'" in message, message
+            assert all(name in message for name in accepted), (tool.name, message)
+        refused = await error(client, "select_context", task="tax", min_scroe=0.5, budget=2000)
+        assert "'min_scroe'" in refused and "budget" in refused and "task" in refused
+        both = await error(client, "remember", text="Prices include tax.", kinds="decision", tag=["x"])
+        assert "unknown arguments 'kinds', 'tag'" in both
+        assert (await call(client, "memory_list"))["memories"] == [], "a refused remember stored nothing"
+        filters = await error(client, "smart_search", query="tax", filters={"kind": ["task"]})
+        assert "filters.kind" in filters and "\n" not in filters, "nested objects refuse unknown fields too"
+    assert resident_calls(shop) > 0
+
+
+async def test_an_agent_lists_reads_and_closes_memories_and_abandons_branches(shop):
+    """What the CLI does with `list`, `show`, `done`, `agent branches` and `agent abandon`, an agent does over MCP:
+    before, it saw open tasks in what_should_i_know that it had no tool to close."""
+    async with server(shop, "--no-watch") as client:
+        task = (await call(client, "remember", text="Add a fuel surcharge to the cart total.", kind="task",
+                           title="[bold]Fuel[/] surcharge", tags=["shipping"]))["memory"]
+        note = (await call(client, "remember", text="Carts are per user.", tags=["cart"]))["memory"]
+        assert [m["id"] for m in (await call(client, "memory_list"))["memories"]] == [note["id"], task["id"]]
+        assert [m["id"] for m in (await call(client, "memory_list", kind="task", status="open"))["memories"]] == [task["id"]]
+        assert [m["id"] for m in (await call(client, "memory_list", tag="cart", limit=1))["memories"]] == [note["id"]]
+        shown = await call(client, "memory_show", id=task["id"])
+        assert shown["text"] == "Add a fuel surcharge to the cart total." and shown["title"] == "[bold]Fuel[/] surcharge"
+        assert [t["id"] for t in (await call(client, "what_should_i_know"))["open_tasks"]] == [task["id"]]
+
+        closed = await call(client, "task_done", id=task["id"])
+        assert closed["task_state"] == "done"
+        assert (await call(client, "what_should_i_know"))["open_tasks"] == []
+        assert [m["id"] for m in (await call(client, "memory_list", status="done"))["memories"]] == [task["id"]]
+        assert (await call(client, "task_done", id=task["id"], reopen=True))["task_state"] == "open"
+        assert "no memory with id" in await error(client, "memory_show", id="000000000000")
+        assert "no memory with id" in await error(client, "task_done", id="000000000000")
+        assert "unknown kind" in await error(client, "memory_list", kind="gossip")
+
+        await call(client, "agent_init", goal="Apply tax once")
+        await call(client, "agent_log", observation="main work", action="read")
+        await call(client, "agent_branch", name="regex", purpose="try a regex")
+        await call(client, "agent_log", observation="regex is slow", action="measure")
+        listed = await call(client, "agent_branches")
+        assert listed["current"] == "regex" and [b["name"] for b in listed["branches"]] == ["main", "regex"]
+        assert listed["steps"] == {"main": 1, "regex": 1} and listed["commits"] == {"main": 0, "regex": 0}
+        abandoned = await call(client, "agent_abandon", name="regex")
+        assert abandoned["status"] == "abandoned"
+        after = await call(client, "agent_branches")
+        assert after["current"] == "main" and [b["status"] for b in after["branches"]] == ["active", "abandoned"]
+        assert "main cannot be abandoned" in await error(client, "agent_abandon", name="main")
+        assert "is abandoned" in await error(client, "agent_log", observation="late", branch="regex")
+    assert resident_calls(shop) > 0
+
+
+async def test_agent_context_gives_the_steps_of_the_last_k_commits(shop):
+    """context(k): the roadmap, the branch and its metadata, and the last k commits each with the
+    observation-thought-action steps it covers, not only the steps since the last commit."""
+    async with server(shop, "--no-watch") as client:
+        await call(client, "agent_init", goal="Apply tax once")
+        for milestone in ("one", "two", "three"):
+            for n in (1, 2):
+                await call(client, "agent_log", observation=f"seen {milestone}.{n}", thought=f"so {milestone}.{n}",
+                           action=f"did {milestone}.{n}")
+            await call(client, "agent_commit", contribution=f"milestone {milestone}")
+        await call(client, "agent_log", observation="pending work")
+        two = await call(client, "agent_context", k=2)
+        assert [c["contribution"] for c in two["commits"]] == ["milestone two", "milestone three"]
+        assert [s["observation"] for s in two["commit_steps"]] == ["seen two.1", "seen two.2", "seen three.1",
+                                                                   "seen three.2"]
+        assert [s["observation"] for s in two["steps"]] == ["pending work"]
+        markdown = two["markdown"]
+        assert "Apply tax once" in markdown and "Purpose: Apply tax once" in markdown
+        assert markdown.index("milestone two") < markdown.index("**O:** seen two.2 **T:** so two.2 **A:** did two.2") \
+            < markdown.index("milestone three") < markdown.index("seen three.1")
+        assert "seen one.1" not in markdown, "steps of older commits stay behind their commit"
+        assert "git main@" in markdown, "each commit says where git was"
+        assert (await call(client, "agent_context", k=0))["commit_steps"] == []
+    assert resident_calls(shop) > 0
+
+
+async def test_the_first_names_are_aliases_of_the_tools(shop):
+    """`memory_smart_search` and `memory_what` are listed with the schema of the tool they name and answer as it
+    does: one implementation, so they cannot drift."""
+    from cortex_tui.app.mcp.tools import TOOL_ALIASES, TOOL_CALLS
+
+    assert TOOL_ALIASES == {"memory_smart_search": "smart_search", "memory_what": "what_should_i_know"}
+    assert set(TOOL_ALIASES.values()) <= set(TOOL_CALLS) and not set(TOOL_ALIASES) & set(TOOL_CALLS)
+    async with server(shop, "--no-watch") as client:
+        await call(client, "remember", text="Prices include tax; never add it twice.", kind="decision")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        for alias, target in TOOL_ALIASES.items():
+            assert tools[alias].input_schema == tools[target].input_schema
+            assert tools[alias].description == f"Alias of {target}. {tools[target].description}"
+            assert tools[alias].annotations == tools[target].annotations
+        searched = await call(client, "smart_search", query="add tax twice", limit=3)
+        aliased = await call(client, "memory_smart_search", query="add tax twice", limit=3)
+        assert [h["id"] for h in aliased["hits"]] == [h["id"] for h in searched["hits"]] and aliased["hits"]
+        assert (await call(client, "memory_what", per_section=1))["branch"] == "main"
+        assert "'colour'" in await error(client, "memory_what", colour="blue")
+    assert resident_calls(shop) > 0
 
 
 @MODES

@@ -60,9 +60,14 @@ def _state(result) -> str:
     return f"branch {result.name} {result.status}"
 
 
+def _started(result) -> str:
+    """`init` and `import` answer with the whole context: said as the branch it is on and the goal."""
+    return f"agent context on branch {result.branch.name}: {result.branch.purpose}"
+
+
 OPS = {op.name: op for op in (
     AgentOp("init", "start an agent context with its goal (the roadmap's first entry)",
-            lambda log, args, ctx: log.init(args.goal), _state, lambda a: a.add_argument("goal")),
+            lambda log, args, ctx: log.init(args.goal), _started, lambda a: a.add_argument("goal")),
     AgentOp("log", "append a numbered observation-thought-action step",
             lambda log, args, ctx: log.log_ota(args.obs, args.thought, args.action, branch=args.branch),
             lambda r: f"step {r.branch}#{r.n} logged", _add_log),
@@ -84,7 +89,7 @@ OPS = {op.name: op for op in (
     AgentOp("export", "write markdown and metadata.yaml to a directory",
             lambda log, args, ctx: _export(log, args, ctx), add_arguments=lambda a: a.add_argument("directory")),
     AgentOp("import", "read an export into a database without an agent context",
-            lambda log, args, ctx: log.import_(ctx.path(args.directory)), _state,
+            lambda log, args, ctx: log.import_(ctx.path(args.directory)), _started,
             lambda a: a.add_argument("directory")),
 )}
 
@@ -107,13 +112,12 @@ def run_agent(args, ctx: CommandContext) -> Answer:
 
 
 def _branches(log) -> Answer:
-    current = log.current()
-    branches = log.branches()
-    return Answer({"current": current, "branches": branches}, lambda out: out.table(
+    listed = log.overview()
+    return Answer(listed, lambda out: out.table(
         ["", "branch", "status", "from", "steps", "commits", "age", "purpose"],
-        [["*" if b.name == current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
-          b.parent, str(len(log.steps(b.name))), str(len(log.commits(b.name))), age(b.created_at), b.purpose]
-         for b in branches]))
+        [["*" if b.name == listed.current else "", b.name, b.status + (f" → {b.merged_into}" if b.merged_into else ""),
+          b.parent, str(listed.steps[b.name]), str(listed.commits[b.name]), age(b.created_at), b.purpose]
+         for b in listed.branches]))
 
 
 def _export(log, args, ctx: CommandContext) -> Answer:

@@ -190,7 +190,7 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
 
 COMMANDS = (
     Command("search", "smart search over memories and code (no query: what you are working on)", run_search,
-            add_search, aliases=("ss",)),
+            add_search, aliases=("ss", "smart-search")),
     Command("what", "what should I know: branch memories, notes on changed files, open tasks, recent work", run_what,
             lambda p: p.add_argument("--limit", type=at_least(1), default=10, help="items per section")),
     Command("select", "choose files, chunks and memories for a task under a token budget", run_select, add_select),

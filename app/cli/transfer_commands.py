@@ -14,6 +14,7 @@ def add_import(p) -> None:
     p.add_argument("--scope", default="repo")
     p.add_argument("--skip-bad", action="store_true",
                    help="store the good records and list the bad ones (default: a bad record aborts the import)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be stored, and store nothing")
 
 
 def run_import(args, ctx: CommandContext) -> Answer:
@@ -22,6 +23,8 @@ def run_import(args, ctx: CommandContext) -> Answer:
     engine = ctx.engine(args)
     plan = plan_import(ctx.path(args.source), default_kind=args.kind, scope=args.scope,
                        max_bytes=engine.settings.max_text_bytes)
+    if args.dry_run:
+        return _dry_run(plan, args.skip_bad)
     if not args.skip_bad:
         plan.refuse_bad()
     results = []
@@ -45,6 +48,32 @@ def run_import(args, ctx: CommandContext) -> Answer:
                    "bad": [{"where": b.where, "reason": b.reason} for b in plan.bad]}, show)
 
 
+def _dry_run(plan, skip_bad: bool) -> Answer:
+    """What an import would store, where each record was read, and what it would pass over; nothing is written. A
+    bad record makes the exit status 1 unless --skip-bad, as it would abort the import."""
+    from ...core.records import Memory
+
+    would = [{"where": where, "kind": entry.kind, "title": entry.title, "characters": len(entry.text),
+              "key": entry.source_key, **({"id": entry.id} if isinstance(entry, Memory) else {})}
+             for where, entry in plan.entries]
+
+    def show(out) -> None:
+        out.console.print(f"would import {len(would)} record(s) from {plan.files} file(s); nothing was stored",
+                          markup=False, soft_wrap=True)
+        for record in would:
+            out.console.print(f"  {record['where']}: {record['kind']} {record['title']!r} ({record['characters']:,} "
+                              "characters)", markup=False, soft_wrap=True)
+        for path, reason in plan.skipped:
+            out.console.print(f"  would skip {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+        for bad in plan.bad:
+            out.console.print(f"  bad record {bad}", style="yellow", markup=False, soft_wrap=True)
+
+    return Answer({"dry_run": True, "files": plan.files, "would_store": would,
+                   "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],
+                   "bad": [{"where": b.where, "reason": b.reason} for b in plan.bad]},
+                  show, code=1 if plan.bad and not skip_bad else 0)
+
+
 def add_export(p) -> None:
     p.add_argument("--output", "-o", help="file to write (default standard output)")
     p.add_argument("--all-versions", action="store_true", help="include superseded and deleted versions")
@@ -64,7 +93,8 @@ def run_export(args, ctx: CommandContext) -> Answer | int:
 
 
 COMMANDS = (
-    Command("import", "import markdown/text (split on headings) and json/jsonl records (an export's records keep their ids)",
+    Command("import", "import markdown/text/html/xml (split into sections) and json/jsonl/ndjson records (an export's "
+            "records keep their ids); --dry-run lists what would be stored",
             run_import, add_import),
     Command("export", "export memories as JSONL (reads back with `cortex import`)", run_export, add_export),
 )

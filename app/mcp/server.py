@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -31,18 +32,39 @@ from pydantic import ValidationError
 from ...core.engine import Engine
 from ...core.errors import CortexError
 from .arguments import Runner, one_line
-from .tools import TOOL_CALLS, CortexTools
+from .tools import TOOL_ALIASES, TOOL_CALLS, CortexTools
 
 INSTRUCTIONS = """cortex: memory and context for this git repository.
 Call what_should_i_know at the start of a task; smart_search before reading code you do not know; select_context
 to get the files, code and memories for a task under a token budget; remember decisions and findings worth keeping;
-agent_* tools keep a versioned log of your own work (log steps, commit milestones, branch to explore)."""
+memory_list and memory_show read memories, task_done closes a task; agent_* tools keep a versioned log of your own
+work (log steps, commit milestones, branch to explore, abandon a branch)."""
+
+
+def unknown_arguments(name: str, given: dict[str, Any], accepted: tuple[str, ...]) -> str | None:
+    """The one-line refusal of arguments a tool does not take (None when there are none): the SDK would drop them
+    silently, and an agent that misspells an option must hear it was not applied."""
+    unknown = [key for key in given if key not in accepted]
+    if not unknown:
+        return None
+    plural = "s" if len(unknown) > 1 else ""
+    return (f"{name}: unknown argument{plural} {', '.join(map(repr, unknown))}; "
+            f"it takes {', '.join(accepted) or 'no arguments'}")
 
 
 class _Server(MCPServer):
-    """The SDK's server with argument errors on one line: the SDK's own text is pydantic's multi-line dump."""
+    """The SDK's server with argument errors on one line (the SDK's own text is pydantic's multi-line dump), and
+    unknown arguments refused for every tool (the SDK ignores them)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.accepted: dict[str, tuple[str, ...]] = {}
+        """Each tool's argument names, filled in as tools are added."""
 
     async def call_tool(self, name, arguments, context=None):
+        refusal = unknown_arguments(name, arguments or {}, self.accepted[name]) if name in self.accepted else None
+        if refusal:
+            raise ToolError(refusal)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -100,14 +122,15 @@ def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
     def memories() -> str:
         return json.dumps(run("what_should_i_know", (), {}), ensure_ascii=False)
 
-    for name in TOOL_CALLS:
-        method = getattr(CortexTools, name)
+    for name in (*TOOL_CALLS, *TOOL_ALIASES):
+        target = TOOL_ALIASES.get(name, name)
+        method = getattr(CortexTools, target)
 
-        def make(name, method):
+        def make(target, method):
             @functools.wraps(method)
             def call(*args, **kwargs):
                 try:
-                    return run(name, args, kwargs)
+                    return run(target, args, kwargs)
                 except (CortexError, RemoteError) as exc:
                     raise ToolError(str(exc).splitlines()[0]) from exc
 
@@ -116,8 +139,12 @@ def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
             call.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
             return call
 
-        server.tool(name=name, description=inspect.getdoc(method),
-                    annotations=ToolAnnotations(read_only_hint=getattr(method, "read_only", False)))(make(name, method))
+        described = inspect.getdoc(method) or ""
+        if name != target:
+            described = f"Alias of {target}. {described}"
+        server.tool(name=name, description=described,
+                    annotations=ToolAnnotations(read_only_hint=getattr(method, "read_only", False)))(make(target, method))
+        server.accepted[name] = tuple(inspect.signature(method).parameters)[1:]
     return server
 
 

@@ -119,6 +119,28 @@ class CortexTools:
         return plain({"versions": [m.to_json() for m in self.engine.history(key)]})
 
     @read_only
+    def memory_list(self, kind: Annotated[str | None, _d(f"only this kind: {', '.join(KINDS)}")] = None,
+                    tag: Annotated[str | None, _d("only memories with this tag")] = None,
+                    status: Literal["active", "superseded", "deleted", "open", "done", "all"] = "active",
+                    scope: Annotated[str | None, _d("only this scope: session, repo, global or team")] = None,
+                    limit: Annotated[int, _n("memories to return, 1-1000", 1, 1000)] = 50) -> dict[str, Any]:
+        """Memories newest first, as `cortex list` lists them. `status` open or done lists tasks in that state
+        (open ones are what task_done closes). `warning` says when the team store could not be read."""
+        memories = self.engine.list(kind=kind, tag=tag, status=status, scope=scope, limit=limit)
+        left_out = {"warning": f"{self.engine.team_error}; local memories only"} if self.engine.team_error else {}
+        return plain({"memories": [m.to_json() for m in memories], **left_out})
+
+    @read_only
+    def memory_show(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
+        """One memory in full (text, kind, status, version, key, files, tags, git position), as `cortex show`."""
+        return plain(self.engine.get(id).to_json())
+
+    def task_done(self, id: Annotated[str, _d("the task's memory id")],
+                  reopen: Annotated[bool, _d("open the task again instead")] = False) -> dict[str, Any]:
+        """Close a task (a memory of kind task), or open it again with `reopen`, as `cortex done`."""
+        return plain(self.engine.set_task_state(id, "open" if reopen else "done").to_json())
+
+    @read_only
     def graph_neighbors(self, node: Annotated[str, _d("memory id, file path, symbol, commit sha, or mem:/file:/sym:/commit: id")],
                         depth: Annotated[int, _n("hops, 1-3", 1, 3)] = 1,
                         limit: Annotated[int, _n("neighbours to return, 1-1000", 1, 1000)] = 100) -> dict[str, Any]:
@@ -164,14 +186,30 @@ class CortexTools:
         """Append a branch's steps to its parent (or `target`) with a merge commit and mark it merged."""
         return plain(self.engine.agent_log(create=True).merge(name, target, summary))
 
+    def agent_abandon(self, name: Annotated[str, _d("the branch to give up (not main)")]) -> dict[str, Any]:
+        """Mark an agent branch abandoned: kept and readable, no longer logged to; if it was current, its parent
+        becomes current."""
+        return plain(self.engine.agent_log(create=True).abandon(name))
+
+    @read_only
+    def agent_branches(self) -> dict[str, Any]:
+        """Every agent branch with its status (active, merged, abandoned), parent, purpose, and its step and commit
+        counts, and which one is current."""
+        return plain(self.engine.agent_log(create=True).overview())
+
     @read_only
     def agent_context(self, branch: Branch = None,
                       k: Annotated[int, _n("recent commits to show in full, 0-100", 0, 100)] = 1) -> dict[str, Any]:
-        """The roadmap, the branch, its last k commits and the steps since the last commit, as markdown
-        (`markdown`) and structured fields: call it to resume work."""
+        """The roadmap, the branch and its metadata, its last k commits with the observation-thought-action steps
+        each covers (`commit_steps`), and the steps since the last commit, as markdown (`markdown`) and structured
+        fields: call it to resume work."""
         return plain(self.engine.agent_log(create=True).context(branch, k))
 
 
 TOOL_CALLS: tuple[str, ...] = tuple(name for name, member in vars(CortexTools).items()
                                     if inspect.isfunction(member) and not name.startswith("_"))
 """Every tool, in the order they are declared (and listed to clients)."""
+
+TOOL_ALIASES: dict[str, str] = {"memory_smart_search": "smart_search", "memory_what": "what_should_i_know"}
+"""Other names of a tool (those the cortex design first gave them): listed to clients with the tool's own schema and
+description, answered by the tool itself."""

@@ -40,10 +40,12 @@ class AgentContext:
     commits: tuple[AgentCommit, ...]
     """The last k commits on the branch, oldest first."""
     earlier_commits: int
+    commit_steps: tuple[AgentStep, ...]
+    """The observation-thought-action steps those k commits cover, oldest first: what each milestone was made of."""
     steps: tuple[AgentStep, ...]
     """Steps since the last commit."""
     committed_steps: int
-    """Steps stored behind commits, shown only as the ranges the commits cover."""
+    """Steps stored behind commits; those of commits older than the last k are shown only as the ranges covered."""
     branches: tuple[AgentBranch, ...]
 
     def to_json(self) -> dict:
@@ -63,19 +65,36 @@ class AgentContext:
         for c in self.commits:
             covers = f"steps {_ranges(c.steps)}" if c.steps else "no steps"
             source = f" of `{c.merged_from}`" if c.merged_from else ""
-            lines.append(f"### {c.kind}{source} {c.id} · {c.at:%Y-%m-%d %H:%M} · git {c.head[:8] or '-'} · {covers}")
+            git = f"{c.git_branch or '-'}@{c.head[:8] or '-'}"
+            lines.append(f"### {c.kind}{source} {c.id} · {c.at:%Y-%m-%d %H:%M} · git {git} · {covers}")
             if c.summary:
                 lines += ["Progress before:", c.summary]
-            lines += ["Contribution:", c.contribution, ""]
+            lines += ["Contribution:", c.contribution]
+            covered = set(c.steps)
+            lines += [_step_line(s) for s in self.commit_steps if s.n in covered]
+            lines.append("")
         if not self.commits:
             lines += ["(none)", ""]
         lines.append(f"## Steps since the last commit ({len(self.steps)}; {self.committed_steps} earlier behind commits)")
-        for s in self.steps:
-            origin = f" (from {s.origin})" if s.origin else ""
-            lines.append(f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}")
-        if not self.steps:
-            lines.append("(none)")
+        lines += [_step_line(s) for s in self.steps] or ["(none)"]
         return redacted("\n".join(lines) + "\n")
+
+
+def _step_line(s: AgentStep) -> str:
+    origin = f" (from {s.origin})" if s.origin else ""
+    return f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}"
+
+
+@dataclass(frozen=True)
+class AgentBranches:
+    """What `cortex agent branches` and the `agent_branches` tool list."""
+
+    current: str
+    branches: tuple[AgentBranch, ...]
+    steps: dict[str, int]
+    """Steps per branch."""
+    commits: dict[str, int]
+    """Commits per branch."""
 
 
 def _commit_fields(row: dict) -> dict[str, Any]:
@@ -173,9 +192,18 @@ class AgentLog:
         steps = self.steps(b.name)
         covered = _last_covered(commits)
         recent = tuple(commits[-k:]) if k else ()
+        shown = {n for c in recent for n in c.steps}
+        behind = tuple(s for s in steps if s.n in shown)
         pending = tuple(s for s in steps if s.n > covered)
-        return AgentContext(tuple(self.roadmap()), b, recent, len(commits) - len(recent), pending,
+        return AgentContext(tuple(self.roadmap()), b, recent, len(commits) - len(recent), behind, pending,
                             len(steps) - len(pending), tuple(self.branches()))
+
+    def overview(self) -> AgentBranches:
+        """Every branch with its status and how many steps and commits it holds."""
+        current = self.current()
+        branches = tuple(self.branches())
+        return AgentBranches(current, branches, {b.name: len(self.steps(b.name)) for b in branches},
+                             {b.name: len(self.commits(b.name)) for b in branches})
 
     # --- changes -----------------------------------------------------------------------------------------------
 

@@ -17,10 +17,15 @@ from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft
 from ..secrets.secret_fields import draft_secret
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
 from ..text import text_hash
+from .extract import Section, html_sections, xml_sections
 from .store import validate_draft
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
-RECORD_SUFFIXES = {".jsonl", ".json"}
+HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
+XML_SUFFIXES = {".xml"}
+LINE_RECORD_SUFFIXES = {".jsonl", ".ndjson"}
+RECORD_SUFFIXES = {*LINE_RECORD_SUFFIXES, ".json"}
+READ_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | XML_SUFFIXES | RECORD_SUFFIXES
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
@@ -40,13 +45,21 @@ class BadRecord:
 class ImportPlan:
     """What an import will store, every file it passed over, and every record it cannot store."""
 
-    drafts: list[MemoryDraft] = field(default_factory=list)
-    """Plain records and markdown sections: new ids, keyed upserts, identical text stored once."""
-    exact: list[Memory] = field(default_factory=list)
-    """Records that carry an `id` (what `cortex export` writes): stored as they are."""
+    entries: list[tuple[str, MemoryDraft | Memory]] = field(default_factory=list)
+    """Everything to store, in file order, with where it was read (`notes.jsonl line 3`, `page.html line 12`)."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
     bad: list[BadRecord] = field(default_factory=list)
     files: int = 0
+
+    @property
+    def drafts(self) -> list[MemoryDraft]:
+        """Plain records and document sections: new ids, keyed upserts, identical text stored once."""
+        return [entry for _, entry in self.entries if isinstance(entry, MemoryDraft)]
+
+    @property
+    def exact(self) -> list[Memory]:
+        """Records that carry an `id` (what `cortex export` writes): stored as they are."""
+        return [entry for _, entry in self.entries if isinstance(entry, Memory)]
 
     def refuse_bad(self) -> None:
         """Abort before anything is written when a record is bad: the first one, by file and line, in one line."""
@@ -84,8 +97,8 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
             plan.skipped.append((redacted(name), "secret file"))
             continue
         suffix = file.suffix.lower()
-        if suffix not in TEXT_SUFFIXES | RECORD_SUFFIXES:
-            plan.skipped.append((name, "not a markdown, text, json or jsonl file"))
+        if suffix not in READ_SUFFIXES:
+            plan.skipped.append((name, "not a markdown, text, html, xml, json, jsonl or ndjson file"))
             continue
         try:
             raw = file.read_bytes()
@@ -94,7 +107,7 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
             continue
         plan.files += 1
         entries: Sequence[tuple[str, object]]
-        if suffix == ".jsonl":
+        if suffix in LINE_RECORD_SUFFIXES:
             entries = _jsonl(name, raw)
         else:
             try:
@@ -103,7 +116,7 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
                 line = raw[: exc.start].count(b"\n") + 1
                 plan.bad.append(BadRecord(f"{name} line {line}", f"not valid UTF-8 (byte {exc.start})"))
                 continue
-            entries = _json(name, text) if suffix == ".json" else _sections(file, text, default_kind, scope)
+            entries = _json(name, text) if suffix == ".json" else _document(file, suffix, text, default_kind, scope)
         for where, entry in entries:
             try:
                 if isinstance(entry, BadRecord):
@@ -111,9 +124,9 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
                 elif isinstance(entry, MemoryDraft):
                     entry = _check(entry)
                     validate_draft(entry, max_bytes)
-                    plan.drafts.append(entry)
+                    plan.entries.append((where, entry))
                 else:
-                    _add_record(plan, entry, default_kind, scope, max_bytes)
+                    _add_record(plan, where, entry, default_kind, scope, max_bytes)
             except CortexError as exc:
                 plan.bad.append(BadRecord(where, str(exc)))
     return plan
@@ -146,8 +159,30 @@ def _walk(root: Path, plan: ImportPlan):
                 yield file
 
 
-def _sections(file: Path, text: str, kind: str, scope: str) -> list[tuple[str, MemoryDraft]]:
-    """Markdown split on headings: each heading with its body is one note; text before any heading is one too."""
+def _document(file: Path, suffix: str, text: str, kind: str, scope: str) -> list[tuple[str, object]]:
+    """A markdown, text, HTML or XML file as its sections, each one note keyed by the file and its place in it."""
+    title = ""
+    if suffix in HTML_SUFFIXES:
+        title, sections = html_sections(text)
+    elif suffix in XML_SUFFIXES:
+        try:
+            sections = xml_sections(text)
+        except CortexError as exc:
+            return [(str(file), BadRecord(str(file), str(exc)))]
+    else:
+        sections = _markdown_sections(text)
+    entries: list[tuple[str, object]] = []
+    for index, section in enumerate(sections):
+        if not section.text:
+            continue
+        draft = MemoryDraft(text=section.text, kind=kind, title=section.title or title or file.stem, scope=scope,
+                            tags=("imported",), source_key=f"import:{file.as_posix()}#{index}:{section.title}")
+        entries.append((f"{file} {section.where}", draft))
+    return entries
+
+
+def _markdown_sections(text: str) -> list[Section]:
+    """Markdown split on headings (outside code fences): each heading with its body, and the text before any."""
     sections: list[tuple[str, int, list[str]]] = [("", 1, [])]
     in_fence = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -158,15 +193,7 @@ def _sections(file: Path, text: str, kind: str, scope: str) -> list[tuple[str, M
             sections.append((match.group(2), number, [line]))
         else:
             sections[-1][2].append(line)
-    drafts = []
-    for index, (title, first_line, lines) in enumerate(sections):
-        body = "\n".join(lines).strip()
-        if not body:
-            continue
-        draft = MemoryDraft(text=body, kind=kind, title=title or file.stem, scope=scope, tags=("imported",),
-                            source_key=f"import:{file.as_posix()}#{index}:{title}")
-        drafts.append((f"{file} line {first_line}", draft))
-    return drafts
+    return [Section(title, f"line {first_line}", "\n".join(lines).strip()) for title, first_line, lines in sections]
 
 
 def _jsonl(name: str, raw: bytes) -> list[tuple[str, object]]:
@@ -205,7 +232,7 @@ _LISTS = ("tags", "files", "symbols")
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
-def _add_record(plan: ImportPlan, item: object, default_kind: str, scope: str, max_bytes: int) -> None:
+def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, scope: str, max_bytes: int) -> None:
     """Check one JSON record field by field; a record with an `id` is an exact one (an export's line)."""
     if not isinstance(item, dict):
         raise CortexError(f"a record must be a JSON object, not {type(item).__name__}")
@@ -237,10 +264,7 @@ def _add_record(plan: ImportPlan, item: object, default_kind: str, scope: str, m
     )
     draft = _check(draft)
     validate_draft(draft, max_bytes)
-    if item.get("id") is None:
-        plan.drafts.append(draft)
-        return
-    plan.exact.append(_exact(item, draft, plan))
+    plan.entries.append((where, draft if item.get("id") is None else _exact(item, draft, plan)))
 
 
 def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
