@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -215,6 +216,41 @@ def stop_servers(runtime: Path) -> None:
         if connection.ask(paths, "stop") is None or not connection.wait_stopped(paths, 60):
             if process_alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def read_terminal(leader: int) -> tuple[bytearray, threading.Thread]:
+    """Everything written to a pseudo-terminal, read from its leader side all along in a thread (started): a
+    terminal nobody reads fills up and stops the process writing to it."""
+    out = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            out.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return out, reader
+
+
+def live_processes() -> list[tuple[int, list[bytes], Path]]:
+    """(pid, command line, /proc entry) of every live process, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if process_alive(int(entry.name)):
+            found.append((int(entry.name), argv, entry))
+    return found
 
 
 def process_alive(pid: int) -> bool:

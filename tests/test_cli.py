@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from .conftest import Cli, both_modes
+from .conftest import Cli, both_modes, read_terminal
 
 
 @both_modes
@@ -261,7 +261,6 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     import pty
     import subprocess
     import sys
-    import threading
 
     from .conftest import commit_file
 
@@ -274,20 +273,7 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     done = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "index", "-C", str(repo)],
                             stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env)
     os.close(follower)
-    out = bytearray()
-
-    def read() -> None:  # all along: a full terminal buffer would stop the command
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            out.extend(chunk)
-
-    reader = threading.Thread(target=read)
-    reader.start()
+    out, reader = read_terminal(leader)
     assert done.wait(timeout=600) == 0, out.decode("utf-8", "replace")
     reader.join(timeout=30)
     os.close(leader)

@@ -32,7 +32,7 @@ from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
 from textual.worker import Worker, WorkerState
 
-from .conftest import both, bridge_for, commit_file, git, watching
+from .conftest import both, bridge_for, commit_file, git, read_terminal, watching
 
 SIZE = (160, 45)
 
@@ -604,7 +604,6 @@ def test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running(shop, tmp_path,
     import subprocess
     import sys
     import termios
-    import threading
     import time
 
     script, busy = tmp_path / "stuck.py", tmp_path / "busy"
@@ -614,20 +613,7 @@ def test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running(shop, tmp_path,
     child = subprocess.Popen([sys.executable, str(script), str(shop), str(busy)], stdin=slave, stdout=slave,
                              stderr=slave, start_new_session=True, env={**os.environ, "TERM": "xterm-256color"})
     os.close(slave)
-    screen = bytearray()
-
-    def drain() -> None:  # the terminal must be read, or the app blocks writing its frames
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            screen.extend(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+    screen, _ = read_terminal(master)
     try:
         deadline = time.monotonic() + 120
         while not busy.exists() and time.monotonic() < deadline and child.poll() is None:

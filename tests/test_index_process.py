@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import git, process_alive
+from .conftest import git, live_processes, process_alive
 
 CHILD = "cortex_tui.app.bridge.index_process"
 
@@ -19,16 +19,13 @@ CHILD = "cortex_tui.app.bridge.index_process"
 def children_passing(parent: int | None = None) -> list[int]:
     """Index-pass children alive now (of `parent` when given), from /proc."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid, argv, entry in live_processes():
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
         if CHILD.encode() in argv and (parent is None or ppid == parent):
-            found.append(int(entry.name))
+            found.append(pid)
     return found
 
 

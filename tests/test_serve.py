@@ -24,7 +24,7 @@ import pytest
 from cortex_tui.app.cli import client
 from cortex_tui.app.link import connection, protocol
 
-from .conftest import process_alive, stop_servers
+from .conftest import live_processes, process_alive, stop_servers
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "rich", "textual", "pydantic", "fastembed", "git", "onnxruntime", "platformdirs")
 
@@ -562,18 +562,14 @@ def test_cortex_mcp_attaches_to_the_running_server_instead_of_hosting_an_engine(
 
 def _processes_with(word: bytes) -> list[int]:
     """Live processes of this test's runtime directory whose command line has this word."""
-    runtime = os.environ["CORTEX_RUNTIME_DIR"].encode()
+    mine = b"CORTEX_RUNTIME_DIR=" + os.environ["CORTEX_RUNTIME_DIR"].encode()
     found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
+    for pid, cmdline, entry in live_processes():
         try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            environ = (proc / "environ").read_bytes()
+            if word in cmdline and mine in (entry / "environ").read_bytes():
+                found.append(pid)
         except OSError:
             continue
-        if word in cmdline and b"CORTEX_RUNTIME_DIR=" + runtime in environ and process_alive(int(proc.name)):
-            found.append(int(proc.name))
     return found
 
 
