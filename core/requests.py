@@ -85,3 +85,5 @@ class SelectRequest:
     """Items left out whatever their value (the dashboard's `x`)."""
     fmt: str = "markdown"
     """The format the context is rendered in: the budget holds for that rendering exactly."""
+    max_files: int | None = None
+    """At most this many files (memories not counted); `max_items` counts both."""

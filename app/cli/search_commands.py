@@ -104,9 +104,11 @@ def _print_what(out, w) -> None:
 def add_select(p) -> None:
     p.add_argument("task", nargs="+", help="what you want to do ('-' reads standard input)")
     p.add_argument("--budget", type=int, default=12000, help="token budget (exact tokens of the configured encoding)")
-    p.add_argument("--max-items", type=at_least(1))
+    p.add_argument("--max-items", type=at_least(1), help="at most this many items (files and memories)")
+    p.add_argument("--max-files", type=at_least(1), help="at most this many files (memories not counted)")
     p.add_argument("--include-tests", default="auto", choices=["yes", "no", "auto"])
-    p.add_argument("--min-score", type=finite(), default=0.0)
+    p.add_argument("--min-score", type=finite(), default=0.0,
+                   help="leave out items scoring under this; when nothing reaches it, the top files, with a warning")
     p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"],
                    help="the format the context is rendered in; the budget holds for it exactly")
 
@@ -122,7 +124,7 @@ def _select_request(args, ctx: CommandContext) -> SelectRequest:
 
     text = " ".join(args.task)
     return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
-                         args.min_score, fmt=args.format)
+                         args.min_score, fmt=args.format, max_files=args.max_files)
 
 
 def run_select(args, ctx: CommandContext) -> Answer:
@@ -142,8 +144,11 @@ def _print_selection(out, sel) -> None:
     out.table(["kind", "item", "tokens", "score", "why"], [
         [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
     ])
-    if sel.left_out:
-        out.console.print("left out for budget: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in sel.left_out[:8]), style="dim")
+    below = [i for i in sel.left_out if i.value < sel.min_score]
+    for label, items in (("left out for budget", [i for i in sel.left_out if i not in below]),
+                         (f"under --min-score {sel.min_score:g}", below)):
+        if items:
+            out.console.print(f"{label}: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in items[:8]), style="dim")
 
 
 def _why(item) -> str:
