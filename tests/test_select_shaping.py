@@ -4,7 +4,13 @@ context is laid out for."""
 
 import json
 
-from .conftest import commit_file
+from cortex_tui.app.tui.messages import SelectionMade
+from cortex_tui.app.tui.showcase import RecordingApp, settle
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.widgets.budget_pane import BudgetPane
+
+from .conftest import bridge_for, commit_file
 from .test_mcp import call, error, server
 
 INVOICE_TASK = "invoice line amounts are rounded wrong when formatting an invoice in a currency, and invoice tax too"
@@ -113,3 +119,71 @@ async def test_mcp_select_context_takes_min_score_max_files_and_the_repository(r
         other.mkdir()
         message = await error(client, "select_context", task="tax", repo=str(other))
         assert "not the repository this server serves" in message and json.dumps(str(other))[1:-1] in message
+
+
+def _shop_with_memories(repo) -> None:
+    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
+    commit_file(repo, "docs/pricing.md", "# Pricing\n\nThe tax in price_of is included once.\n", "Document pricing")
+    engine = Engine(repo)
+    for text, kind in (("Prices include tax; never add the tax twice in price_of.", "decision"),
+                       ("The tax rate is fixed by law at 20% for price_of.", "fact"),
+                       ("Move the tax of price_of into a table.", "task"),
+                       ("https://example.com/vat explains the tax in price_of", "link")):
+        engine.remember(MemoryDraft(text=text, kind=kind, files=("shop/pricing.py",)))
+
+
+def _order(text: str, *marks: str) -> list[int]:
+    return [text.index(mark) for mark in marks]
+
+
+def test_purpose_lays_the_context_out_for_its_reader_within_the_budget(cli, repo):
+    _shop_with_memories(repo)
+    task = "the tax in price_of and its docs"
+    general = cli.json("context", task, "--budget", "3000")["text"]
+    assert general.index("## Memory") < general.index("## shop/pricing.py") and "# Code" not in general
+    assistant = cli.json("context", task, "--budget", "3000", "--purpose", "assistant")
+    assert assistant["purpose"] == "assistant" and assistant["tokens"] <= 3000
+    text = assistant["text"]
+    assert sorted(_order(text, "# Code", "## shop/pricing.py", "# Notes and decisions")) == _order(
+        text, "# Code", "## shop/pricing.py", "# Notes and decisions")
+    text = cli.json("context", task, "--purpose", "planner")["text"]
+    marks = ("# Decisions", "never add the tax twice", "# Constraints and facts", "fixed by law", "# Open tasks",
+             "# Code")
+    assert _order(text, *marks) == sorted(_order(text, *marks)), text
+    text = cli.json("context", task, "--purpose", "research")["text"]
+    sources = text.split("# Material", 1)[0]
+    assert "[1] memory" in sources and "link" in sources.splitlines()[4], sources
+    assert "shop/pricing.py lines 1-4 at commit" in sources and "## [1] Memory" in text
+    text = cli.json("context", task, "--purpose", "drafting")["text"]
+    assert _order(text, "# Notes and decisions", "# Documentation", "## docs/pricing.md", "# Code") == sorted(
+        _order(text, "# Notes and decisions", "# Documentation", "## docs/pricing.md", "# Code"))
+    for fmt, mark in (("xml", '<section name="Decisions">'), ("json", '"section": "Decisions"')):
+        shaped = cli.json("context", task, "--budget", "3000", "--purpose", "planner", "--format", fmt)
+        assert mark in shaped["text"] and shaped["tokens"] <= 3000
+    code, _, err = cli("context", task, "--purpose", "poet")
+    assert code != 0 and "invalid choice" in err
+
+
+async def test_mcp_select_context_takes_a_purpose(repo):
+    _shop_with_memories(repo)
+    async with server(repo, "--no-watch") as client:
+        shaped = await call(client, "select_context", task="the tax in price_of", purpose="planner", budget=3000)
+        assert shaped["purpose"] == "planner" and shaped["tokens"] <= 3000
+        assert shaped["context"].index("# Decisions") < shaped["context"].index("# Code")
+        assert "purpose" in await error(client, "select_context", task="tax", purpose="poet")
+
+
+async def test_s_in_the_dashboard_switches_the_purpose_and_pane_5_says_which(repo):
+    _shop_with_memories(repo)
+    app = RecordingApp(bridge_for(repo), task="the tax in price_of", remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        assert "for general" in str(budget.border_title)
+        app.messages.clear()
+        await pilot.press("s")
+        await settle(pilot, SelectionMade)
+        assert "for assistant" in str(budget.border_title)
+        text = app.screen.assembled.text
+        assert text.index("# Code") < text.index("# Notes and decisions")
+        assert budget.shown_tokens == app.screen.assembled.tokens <= budget.view.selection.budget

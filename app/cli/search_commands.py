@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.context.purposes import DEFAULT as DEFAULT_PURPOSE
+from ...core.context.purposes import PURPOSES
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
 from .context import CommandContext
@@ -111,6 +113,10 @@ def add_select(p) -> None:
                    help="leave out items scoring under this; when nothing reaches it, the top files, with a warning")
     p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"],
                    help="the format the context is rendered in; the budget holds for it exactly")
+    p.add_argument("--purpose", default=DEFAULT_PURPOSE, choices=PURPOSES,
+                   help="who it is for, which sets its sections: general (memories, then files), assistant (code "
+                        "first), planner (decisions and constraints first), research (sources with provenance), "
+                        "drafting (notes and docs before code)")
 
 
 def add_context(p) -> None:
@@ -124,13 +130,14 @@ def _select_request(args, ctx: CommandContext) -> SelectRequest:
 
     text = " ".join(args.task)
     return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
-                         args.min_score, fmt=args.format, max_files=args.max_files)
+                         args.min_score, fmt=args.format, max_files=args.max_files, purpose=args.purpose)
 
 
 def run_select(args, ctx: CommandContext) -> Answer:
     sel = ctx.engine(args).select_context(_select_request(args, ctx))
     return Answer({
-        "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "encoding": sel.encoding,
+        "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "purpose": sel.purpose,
+        "encoding": sel.encoding,
         "notes": sel.notes,
         "chosen": [selection_item_json(i) for i in sel.chosen], "left_out": [selection_item_json(i) for i in sel.left_out],
         "ranked_files": sel.ranked_files[:50],
@@ -165,7 +172,7 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
     sel = engine.select_context(_select_request(args, ctx))
     doc = assemble(sel, args.format)
     report = {"tokens": doc.tokens, "budget": sel.budget, "items": len(doc.items), "redactions": doc.redactions,
-              "format": doc.format, "notes": sel.notes}
+              "format": doc.format, "purpose": sel.purpose, "notes": sel.notes}
     if args.output:
         ctx.path(args.output).write_text(doc.text, encoding="utf-8")
         report["output"] = args.output

@@ -96,6 +96,11 @@ class CortexTools:
                        max_files: Annotated[int | None, _n("at most this many files (memories not counted), >= 1", 1)] = None,
                        repo: Annotated[str | None, _d("the repository to select from (absolute, or relative to the "
                                                       "served one); must be the repository this server serves")] = None,
+                       purpose: Annotated[Literal["general", "assistant", "planner", "research", "drafting"],
+                                          _d("who the context is for, which sets its sections: general (memories, "
+                                             "then files), assistant (code first), planner (decisions and "
+                                             "constraints first), research (sources with provenance), drafting "
+                                             "(notes and docs before code)")] = "general",
                        ) -> dict[str, Any]:
         """Choose files, code chunks and memories for a task under a token budget (exact tokens) and return them
         assembled verbatim with provenance headers (`context`), plus the chosen items and those left out. Budget
@@ -104,11 +109,12 @@ class CortexTools:
 
         if repo is not None:
             self._this_repository(repo)
-        request = SelectRequest(task, budget, max_items, include_tests, min_score, fmt=format, max_files=max_files)
+        request = SelectRequest(task, budget, max_items, include_tests, min_score, fmt=format, max_files=max_files,
+                                purpose=purpose)
         sel = self.engine.select_context(request)
         doc = assemble(sel, format)
         return plain({"context": doc.text, "tokens": doc.tokens, "budget": sel.budget, "encoding": sel.encoding,
-                      "format": doc.format, "redactions": doc.redactions, "notes": sel.notes,
+                      "format": doc.format, "purpose": sel.purpose, "redactions": doc.redactions, "notes": sel.notes,
                       "items": [selection_item_json(i) for i in sel.chosen],
                       "left_out": [selection_item_json(i) for i in sel.left_out]})
 

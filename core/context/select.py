@@ -32,8 +32,9 @@ from ..requests import SelectRequest
 from ..search.query import code_names
 from ..search.roles import asked_topics, role_weight
 from ..store.sql import in_filter, scan
-from .assemble import check_format, document, item_overhead, text_cost
+from .assemble import Layout, check_format, document, item_overhead, text_cost
 from .items import Item, Selection
+from .purposes import DEFAULT, check_purpose
 from .redundancy import redundancy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import FileReads, named_files
@@ -102,7 +103,7 @@ class SelectInputs:
     """The task's embedding, asked for only when chunks carry vectors."""
 
 
-def check_request(task: str, budget: int, include_tests: str, fmt: str) -> None:
+def check_request(task: str, budget: int, include_tests: str, fmt: str, purpose: str = DEFAULT) -> None:
     """Refuse a request selection cannot answer before anything is read or indexed for it."""
     if budget <= 0:
         raise CortexError(f"budget must be a positive number of tokens (got {budget})")
@@ -111,6 +112,7 @@ def check_request(task: str, budget: int, include_tests: str, fmt: str) -> None:
     if include_tests not in ("yes", "no", "auto"):
         raise CortexError("--include-tests takes yes, no or auto")
     check_format(fmt)
+    check_purpose(purpose)
 
 
 @dataclass(frozen=True)
@@ -120,23 +122,23 @@ class _Render:
     task: str
     commit: str
     encoding: str
-    fmt: str
+    layout: Layout
 
     def document(self, items: list[Item]):
-        return document(self.task, self.commit, self.encoding, items, self.fmt)
+        return document(self.task, self.commit, self.encoding, items, self.layout)
 
     def overhead(self, item: Item) -> int:
-        return item_overhead(self.task, self.commit, self.encoding, item, self.fmt)
+        return item_overhead(self.task, self.commit, self.encoding, item, self.layout)
 
     def cost(self, text: str) -> int:
-        return text_cost(text, self.encoding, self.fmt)
+        return text_cost(text, self.encoding, self.layout.fmt)
 
 
 def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights) -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
     budget, pins, excluded, include_tests = request.budget, request.pins, request.excluded, request.include_tests
-    render = _Render(task, commit, encoding, request.fmt)
+    render = _Render(task, commit, encoding, Layout(request.fmt, request.purpose))
     # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
     topics = asked_topics(task)
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
@@ -180,7 +182,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     if not units:
         notes.append("no candidates: nothing indexed matches the task")
     return Selection(task, budget, encoding, chosen, left_out, [c.path for c in ranked], notes, commit, request.fmt,
-                     doc.tokens if chosen else 0, min_score=request.min_score)
+                     doc.tokens if chosen else 0, min_score=request.min_score, purpose=request.purpose)
 
 
 # --- stage 1: files ------------------------------------------------------------------------------------------------
