@@ -57,7 +57,7 @@ def _shown(selection: dict) -> str:
 def test_a_near_duplicate_gives_way_to_a_region_not_yet_said(cli, repo):
     """A long file holds a function, a near-copy of it further down and the tax function the task also names: with
     room for about three regions, the copy (which says nothing new) is left for the tax function."""
-    text = (_steps("helper", 25) + FORMAT_LINES.format(name="format_invoice_lines") + "\n\n" + _steps("other", 25)
+    text = (_steps("prepare", 25) + FORMAT_LINES.format(name="format_invoice_lines") + "\n\n" + _steps("other", 25)
             + FORMAT_LINES.format(name="format_invoice_lines_v1") + "\n\n" + TAX)
     commit_file(repo, "billing/invoice.py", text, "Add invoices")
     lines = text.splitlines()
