@@ -372,7 +372,7 @@ class Engine:
         from .context.select import SelectInputs, check_request, choose, load_chunks
 
         task, budget = request.task, request.budget
-        check_request(task, budget, request.include_tests, request.fmt)
+        check_request(task, budget, request.include_tests, request.fmt, request.purpose)
         notes: list[str] = []
         if not self.has_index():
             # Behind another pass that is indexing this database (the dashboard's), this waits for it and finds

@@ -85,3 +85,7 @@ class SelectRequest:
     """Items left out whatever their value (the dashboard's `x`)."""
     fmt: str = "markdown"
     """The format the context is rendered in: the budget holds for that rendering exactly."""
+    max_files: int | None = None
+    """At most this many files (memories not counted); `max_items` counts both."""
+    purpose: str = "general"
+    """Who the context is for: general, assistant, planner, research or drafting (its sections and their order)."""

@@ -144,7 +144,7 @@ MAY_IMPORT = {
     "app.tui": {"app", "app.link", "app.bridge", "widgets", "themes", "core", "core.answers", "core.index",
                 "core.requests", "core.context", "core.git", "core.engine"},
     "app.bench": {"app", "app.link", "app.bridge", "app.tui", "widgets", "core", "core.secrets", "core.embedding",
-                  "core.store", "core.git", "core.index", "core.search", "core.engine"},
+                  "core.store", "core.git", "core.index", "core.search", "core.context", "core.engine"},
     "app.cli": {"app", "app.link", "app.bridge", "app.mcp", "app.bench", "core", "core.answers", "core.requests", "core.agentlog",
                 "core.context", "core.graph", "core.index", "core.store", "core.doctor", "core.engine"},
     "app.server": {"cortex_tui", "app", "app.link", "app.bridge", "app.mcp", "app.cli", "core", "core.git",

@@ -96,12 +96,14 @@ class BudgetPane(Pane):
     def show(self, view: BudgetView) -> None:
         self.view = view
         selection, assembled = view.selection, view.assembled
+        # The purpose is one of a fixed few words (never user text), so the title may be a plain string.
+        purpose = f" · for {selection.purpose}"
         if view.implicit:
-            self.border_title = f"{self.PANE_TITLE} · implicit task: what you work on"
+            self.border_title = f"{self.PANE_TITLE} · implicit task: what you work on{purpose}"
             task = styled(("implicit task ", "bold"), ("(your branch, recent commits and changed files; / and t set "
                                                        "one): ", "dim"), clip(selection.task, 300))
         else:
-            self.border_title = f"{self.PANE_TITLE} · task"
+            self.border_title = f"{self.PANE_TITLE} · task{purpose}"
             task = styled(("task: ", "bold"), clip(selection.task, 300), (f"  ({assembled.format})", "dim"))
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)

@@ -87,7 +87,8 @@ def _localize(args, ctx) -> Answer:
     tasks = tasks[:: max(args.every, 1)]
     tasks = tasks[: args.limit] if args.limit else tasks
     rows = localize.run(tasks, args.budget, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args))
-    cols = ["edit_recall", "file_recall", "R@1", "R@5", "R@10", "tokens_median", "files_median", "s_per_task", "tasks"]
+    cols = ["edit_recall", "file_recall", "R@1", "R@5", "R@10", "tokens_median", "files_median", "near_duplicates", "s_per_task",
+            "tasks"]
     return Answer(rows, lambda out: out.table(["method", *cols],
                                               [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()]))
 

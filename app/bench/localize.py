@@ -287,8 +287,21 @@ def _cortex(tree: Path, db: Path, task: str, budget: int, settings: Settings, ca
             wanted = index.chunks.count_rows(f"path IN ({', '.join(quote(p) for p in candidates)})")
             index.embed_pending(priority=candidates, limit=wanted)
             sel = engine.select(task, budget, include_tests="no")
+    seconds = time.perf_counter() - t0
     texts: dict[str, str] = {}
     for item in sel.chosen:
         if item.kind != "memory":
             texts[item.path] = texts.get(item.path, "") + item.text
-    return Shown(sel.ranked_files, texts, sel.tokens, time.perf_counter() - t0)
+    return Shown(sel.ranked_files, texts, sel.tokens, seconds, _pieces(tree, sel.chosen))
+
+
+def _pieces(tree: Path, chosen: list) -> list[str]:
+    """Each contiguous region a context shows (read from the tree by its line range) and each memory."""
+    pieces = []
+    for item in chosen:
+        if item.kind == "memory":
+            pieces.append(item.text)
+            continue
+        lines = (tree / item.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        pieces.extend("\n".join(lines[start - 1:end]) for start, end in item.ranges)
+    return pieces

@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.context.redundancy import near_duplicate_share
+
 MIN_CHARS = 8
 """Lines shorter than this (`}`, `return`, `else:`) prove nothing: they appear everywhere."""
 
@@ -30,6 +32,8 @@ class Shown:
     """The text the context gives for each file it includes (whole, reduced or a chunk)."""
     tokens: int
     seconds: float
+    pieces: list[str] | None = None
+    """The separate pieces the context shows (regions, memories), for the near-duplicate share; None: its files."""
 
 
 def edit_lines(git_dir: Path, parent: str, commit: str, path: str) -> list[str]:
@@ -89,6 +93,7 @@ class MethodScore:
     tokens: list[int] = field(default_factory=list)
     file_counts: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
+    near_duplicates: list[float] = field(default_factory=list)
     tasks: int = 0
 
     def add(self, gold: dict[str, list[str]], shown: Shown) -> tuple[float, float]:
@@ -104,6 +109,8 @@ class MethodScore:
         self.tokens.append(shown.tokens)
         self.file_counts.append(len(shown.texts))
         self.times.append(shown.seconds)
+        pieces = shown.pieces if shown.pieces is not None else list(shown.texts.values())
+        self.near_duplicates.append(near_duplicate_share(pieces))
         return edit, present
 
     def row(self) -> dict:
@@ -114,6 +121,7 @@ class MethodScore:
             **{f"R@{k}": round(v / n, 3) for k, v in self.recall_at.items()},
             "tokens_median": int(statistics.median(self.tokens)) if self.tokens else 0,
             "files_median": statistics.median(self.file_counts) if self.file_counts else 0,
+            "near_duplicates": round(statistics.mean(self.near_duplicates), 3) if self.near_duplicates else 0.0,
             "s_per_task": round(statistics.mean(self.times), 2) if self.times else 0.0,
             "tasks": self.tasks,
         }

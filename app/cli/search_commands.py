@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.context.purposes import DEFAULT as DEFAULT_PURPOSE
+from ...core.context.purposes import PURPOSES
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
 from .context import CommandContext
@@ -105,11 +107,17 @@ def _print_what(out, w) -> None:
 def add_select(p) -> None:
     p.add_argument("task", nargs="+", help="what you want to do ('-' reads standard input)")
     p.add_argument("--budget", type=int, default=12000, help="token budget (exact tokens of the configured encoding)")
-    p.add_argument("--max-items", type=at_least(1))
+    p.add_argument("--max-items", type=at_least(1), help="at most this many items (files and memories)")
+    p.add_argument("--max-files", type=at_least(1), help="at most this many files (memories not counted)")
     p.add_argument("--include-tests", default="auto", choices=["yes", "no", "auto"])
-    p.add_argument("--min-score", type=finite(), default=0.0)
+    p.add_argument("--min-score", type=finite(), default=0.0,
+                   help="leave out items scoring under this; when nothing reaches it, the top files, with a warning")
     p.add_argument("--format", default="markdown", choices=["markdown", "xml", "json"],
                    help="the format the context is rendered in; the budget holds for it exactly")
+    p.add_argument("--purpose", default=DEFAULT_PURPOSE, choices=PURPOSES,
+                   help="who it is for, which sets its sections: general (memories, then files), assistant (code "
+                        "first), planner (decisions and constraints first), research (sources with provenance), "
+                        "drafting (notes and docs before code)")
 
 
 def add_context(p) -> None:
@@ -123,13 +131,14 @@ def _select_request(args, ctx: CommandContext) -> SelectRequest:
 
     text = " ".join(args.task)
     return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
-                         args.min_score, fmt=args.format)
+                         args.min_score, fmt=args.format, max_files=args.max_files, purpose=args.purpose)
 
 
 def run_select(args, ctx: CommandContext) -> Answer:
     sel = ctx.engine(args).select_context(_select_request(args, ctx))
     return Answer({
-        "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "encoding": sel.encoding,
+        "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "purpose": sel.purpose,
+        "encoding": sel.encoding,
         "notes": sel.notes,
         "chosen": [selection_item_json(i) for i in sel.chosen], "left_out": [selection_item_json(i) for i in sel.left_out],
         "ranked_files": sel.ranked_files[:50],
@@ -143,8 +152,11 @@ def _print_selection(out, sel) -> None:
     out.table(["kind", "item", "tokens", "score", "why"], [
         [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
     ])
-    if sel.left_out:
-        out.console.print("left out for budget: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in sel.left_out[:8]), style="dim")
+    below = [i for i in sel.left_out if i.value < sel.min_score]
+    for label, items in (("left out for budget", [i for i in sel.left_out if i not in below]),
+                         (f"under --min-score {sel.min_score:g}", below)):
+        if items:
+            out.console.print(f"{label}: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in items[:8]), style="dim")
 
 
 def _why(item) -> str:
@@ -161,7 +173,7 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
     sel = engine.select_context(_select_request(args, ctx))
     doc = assemble(sel, args.format)
     report = {"tokens": doc.tokens, "budget": sel.budget, "items": len(doc.items), "redactions": doc.redactions,
-              "format": doc.format, "notes": sel.notes}
+              "format": doc.format, "purpose": sel.purpose, "notes": sel.notes}
     if args.output:
         ctx.path(args.output).write_text(doc.text, encoding="utf-8")
         report["output"] = args.output

@@ -56,6 +56,15 @@ class CortexTools:
     def _path(self, path: str) -> str:
         return confine(self.root, path)
 
+    def _this_repository(self, repo: str) -> None:
+        """A repository argument names this server's repository (or a directory in it): each repository has its
+        own server (`cortex mcp -C PATH`), which keeps its index warm and its paths confined."""
+        target = (self.root / repo).resolve()
+        base = self.root.resolve()
+        if target != base and base not in target.parents:
+            raise CortexError(f"repo {repo!r} is not the repository this server serves ({base}); "
+                              f"start one for it with `cortex mcp -C {repo}`")
+
     @read_only
     def smart_search(self, query: Annotated[str, _d("what to look for; empty = what is being worked on now")] = "",
                      filters: SearchFilters | None = None,
@@ -80,17 +89,33 @@ class CortexTools:
     @read_only
     def select_context(self, task: Annotated[str, _d("the task in words, as you would give it to an engineer")],
                        budget: Budget = 12000, include_tests: Literal["auto", "yes", "no"] = "auto",
-                       max_items: Annotated[int | None, _n("at most this many items, >= 1", 1)] = None,
-                       format: Literal["markdown", "xml", "json"] = "markdown") -> dict[str, Any]:
+                       max_items: Annotated[int | None, _n("at most this many items (files and memories), >= 1", 1)] = None,
+                       format: Literal["markdown", "xml", "json"] = "markdown",
+                       min_score: Annotated[float, Field(ge=0.0, description="leave out items scoring under this (a "
+                                                         "file's value is about 0-1); when nothing reaches it, the "
+                                                         "top files go in with a note")] = 0.0,
+                       max_files: Annotated[int | None, _n("at most this many files (memories not counted), >= 1", 1)] = None,
+                       repo: Annotated[str | None, _d("the repository to select from (absolute, or relative to the "
+                                                      "served one); must be the repository this server serves")] = None,
+                       purpose: Annotated[Literal["general", "assistant", "planner", "research", "drafting"],
+                                          _d("who the context is for, which sets its sections: general (memories, "
+                                             "then files), assistant (code first), planner (decisions and "
+                                             "constraints first), research (sources with provenance), drafting "
+                                             "(notes and docs before code)")] = "general",
+                       ) -> dict[str, Any]:
         """Choose files, code chunks and memories for a task under a token budget (exact tokens) and return them
         assembled verbatim with provenance headers (`context`), plus the chosen items and those left out. Budget
         must be at least 1."""
         from ...core.context.assemble import assemble
 
-        sel = self.engine.select_context(SelectRequest(task, budget, max_items, include_tests, fmt=format))
+        if repo is not None:
+            self._this_repository(repo)
+        request = SelectRequest(task, budget, max_items, include_tests, min_score, fmt=format, max_files=max_files,
+                                purpose=purpose)
+        sel = self.engine.select_context(request)
         doc = assemble(sel, format)
         return plain({"context": doc.text, "tokens": doc.tokens, "budget": sel.budget, "encoding": sel.encoding,
-                      "format": doc.format, "redactions": doc.redactions, "notes": sel.notes,
+                      "format": doc.format, "purpose": sel.purpose, "redactions": doc.redactions, "notes": sel.notes,
                       "items": [selection_item_json(i) for i in sel.chosen],
                       "left_out": [selection_item_json(i) for i in sel.left_out]})
 

@@ -17,6 +17,8 @@ from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...core.context.items import Item, Selection
+from ...core.context.purposes import DEFAULT as DEFAULT_PURPOSE
+from ...core.context.purposes import PURPOSES
 from ...core.errors import CortexError
 from ...core.git.gitctx import implicit_query
 from ...core.index.progress import ProgressClock
@@ -81,6 +83,8 @@ class DashboardScreen(Screen):
     """Token budget of the selected context."""
     fmt: reactive[str] = reactive("markdown")
     """Format of the assembled context."""
+    purpose: reactive[str] = reactive(DEFAULT_PURPOSE)
+    """Who the assembled context is for (its sections), shown in pane 5's title."""
     active_pane: reactive[str] = reactive("what")
     """The pane shown when the terminal is too narrow for all five."""
     SEARCH_DEBOUNCE_S = 0.15
@@ -211,7 +215,8 @@ class DashboardScreen(Screen):
         if not self.task:
             return
         fmt = self.fmt
-        request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt)
+        request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt,
+                                purpose=self.purpose)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
             self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
@@ -349,8 +354,9 @@ class DashboardScreen(Screen):
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:
-        if message.assembled.format != self.fmt or message.selection.budget != self.budget:
-            # `f`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
+        if (message.assembled.format != self.fmt or message.selection.budget != self.budget
+                or message.selection.purpose != self.purpose):
+            # `f`, `s`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
             return
         self.selection, self.assembled = message.selection, message.assembled
         self._show_budget()
@@ -531,6 +537,13 @@ class DashboardScreen(Screen):
         self.fmt = FORMATS[(FORMATS.index(self.fmt) + 1) % len(FORMATS)]
         if self.selection is not None:
             # Selected again, not just re-rendered: the same budget holds as many items as fit in this format.
+            self.run_select()
+
+    def action_cycle_purpose(self) -> None:
+        self.purpose = PURPOSES[(PURPOSES.index(self.purpose) + 1) % len(PURPOSES)]
+        self.notify(f"context for: {self.purpose}", timeout=2)
+        if self.selection is not None:
+            # Selected again: the sections' headings are counted in the budget like everything copied.
             self.run_select()
 
     def action_new_memory(self) -> None:

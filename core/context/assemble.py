@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, replace
 
 from ..errors import CortexError
-from ..records import Memory
 from ..secrets.secret_fields import redact_item
 from ..secrets.secrets import redacted
 from ..tokens import count_tokens
 from .items import Item, Selection
+from .purposes import DEFAULT, Section, memory_of, sections
 
 FORMATS = ("markdown", "xml", "json")
 WORKING_TREE = "working tree"
@@ -61,15 +61,16 @@ def check_format(fmt: str) -> None:
         raise CortexError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def ordered(items: list[Item]) -> list[Item]:
-    """Memories first (oldest first), then files grouped by directory, each file's parts in line order."""
-    memories = sorted((i for i in items if i.kind == "memory"), key=lambda i: (_memory(i).created_at, i.key))
-    code = sorted((i for i in items if i.kind != "memory"), key=lambda i: (i.path.rsplit("/", 1)[0] if "/" in i.path else "", i.path))
-    return memories + code
+@dataclass(frozen=True)
+class Layout:
+    """How a document is written: its format and the purpose its sections are laid out for (`purposes.py`)."""
+
+    fmt: str = "markdown"
+    purpose: str = DEFAULT
 
 
-def document(task: str, commit: str, encoding: str, items: list[Item], fmt: str) -> Document:
-    """Redact, order, render and count: the document exactly as it is printed or copied."""
+def document(task: str, commit: str, encoding: str, items: list[Item], layout: Layout) -> Document:
+    """Redact, lay out in sections, render and count: the document exactly as it is printed or copied."""
     clean: list[Item] = []
     redactions = 0
     task = redacted(task)
@@ -77,19 +78,22 @@ def document(task: str, commit: str, encoding: str, items: list[Item], fmt: str)
         item, n = redact_item(item)
         redactions += n
         clean.append(item)
-    kept = ordered(clean)
+    laid_out = sections(clean, layout.purpose)
+    kept = [i for section in laid_out for i in section.items]
     if not kept:
         return Document("", 0, [], 0)
-    text = _render(task, commit, encoding, kept, fmt)
+    text = _render(task, commit, encoding, laid_out, layout)
     return Document(text, count_tokens(text, encoding), kept, redactions)
 
 
 def assemble(selection: Selection, fmt: str = "markdown") -> Assembled:
+    """The selection rendered in `fmt`, laid out for the purpose it was selected for."""
     check_format(fmt)
+    layout = Layout(fmt, selection.purpose)
     items = list(selection.chosen)
     dropped: list[Item] = []
     while True:
-        doc = document(selection.task, selection.commit, selection.encoding, items, fmt)
+        doc = document(selection.task, selection.commit, selection.encoding, items, layout)
         if doc.tokens <= selection.budget or not items:
             break
         weakest = min(items, key=lambda i: (i.value, -i.tokens))
@@ -98,11 +102,12 @@ def assemble(selection: Selection, fmt: str = "markdown") -> Assembled:
     return Assembled(doc.text, fmt, doc.tokens, doc.items, doc.redactions, dropped)
 
 
-def item_overhead(task: str, commit: str, encoding: str, item: Item, fmt: str) -> int:
-    """Tokens an item's header and separators add to a document, measured by rendering it with an empty text."""
+def item_overhead(task: str, commit: str, encoding: str, item: Item, layout: Layout) -> int:
+    """Tokens an item's header and separators (its section's heading included) add to a document, measured by
+    rendering it with an empty text."""
     empty = replace(item, text="")
-    base = count_tokens(_render(task, commit, encoding, [], fmt), encoding)
-    return count_tokens(_render(task, commit, encoding, [empty], fmt), encoding) - base
+    base = count_tokens(_render(task, commit, encoding, [], layout), encoding)
+    return count_tokens(_render(task, commit, encoding, sections([empty], layout.purpose), layout), encoding) - base
 
 
 def text_cost(text: str, encoding: str, fmt: str) -> int:
@@ -112,54 +117,88 @@ def text_cost(text: str, encoding: str, fmt: str) -> int:
     return count_tokens(text, encoding)
 
 
-def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) -> str:
-    if fmt == "json":
+def _render(task: str, commit: str, encoding: str, laid_out: list[Section], layout: Layout) -> str:
+    # Research numbers every item: the sources list and the items' headings cite each other.
+    numbered = layout.purpose == "research"
+    items = [i for section in laid_out for i in section.items]
+    number = {id(i): n for n, i in enumerate(items, 1)} if numbered else {}
+    if layout.fmt == "json":
         return json.dumps({
-            "task": task, "commit": commit, "encoding": encoding, "items": [_json_item(i, commit) for i in items],
+            "task": task, "commit": commit, "encoding": encoding,
+            **({"purpose": layout.purpose} if layout.purpose != DEFAULT else {}),
+            "items": [_json_item(i, commit, section.name, number.get(id(i)))
+                      for section in laid_out for i in section.items],
         }, ensure_ascii=False, indent=1)
-    if fmt == "xml":
-        parts = [f'<context task="{_attr(task[:200])}" commit="{commit[:12]}">']
-        for i in items:
-            if i.kind == "memory":
-                m = _memory(i)
-                parts.append(f'<memory id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}">'
-                             f"{_cdata(i.text)}</memory>")
-            else:
-                parts.append(f'<file path="{_attr(i.path)}" lines="{_spans(i)}" kind="{i.kind}" commit="{_source(i, commit, 12)}">'
-                             f"{_cdata(i.text)}</file>")
+    if layout.fmt == "xml":
+        purpose = f' purpose="{layout.purpose}"' if layout.purpose != DEFAULT else ""
+        parts = [f'<context task="{_attr(task[:200])}" commit="{commit[:12]}"{purpose}>']
+        for section in laid_out:
+            if section.name:
+                parts.append(f'<section name="{_attr(section.name)}">')
+            parts += [_xml_item(i, commit, number.get(id(i))) for i in section.items]
+            if section.name:
+                parts.append("</section>")
         parts.append("</context>")
         return "\n".join(parts) + "\n"
     first = task.strip().splitlines()[0][:200] if task.strip() else ""
     parts = [f"# Context for: {first}", ""]
-    for i in items:
-        if i.kind == "memory":
-            m = _memory(i)
-            parts += [f"## Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", "", i.text.rstrip("\n"), ""]
-        else:
-            at = f" @ {_source(i, commit, 8)}" if commit else ""
-            label = " (relevant regions; the rest elided)" if i.kind == "reduced" else ""
-            fence = _fence(i.text)
-            lang = _LANG.get("." + i.path.rsplit(".", 1)[-1], "") if "." in i.path else ""
-            parts += [f"## {i.path}:{_spans(i)}{at}{label}", "", f"{fence}{lang}", i.text.rstrip("\n"), fence, ""]
+    if numbered and items:
+        parts += ["# Sources", ""] + [f"[{number[id(i)]}] {_source(i, commit)}" for i in items] + [""]
+    for section in laid_out:
+        if section.name:
+            parts += [f"# {section.name}", ""]
+        for i in section.items:
+            cite = f"[{number[id(i)]}] " if numbered else ""
+            if i.kind == "memory":
+                m = _memory(i)
+                parts += [f"## {cite}Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", "",
+                          i.text.rstrip("\n"), ""]
+            else:
+                at = f" @ {_read_at(i, commit, 8)}" if commit else ""
+                label = " (relevant regions; the rest elided)" if i.kind == "reduced" else ""
+                fence = _fence(i.text)
+                lang = _LANG.get("." + i.path.rsplit(".", 1)[-1], "") if "." in i.path else ""
+                parts += [f"## {cite}{i.path}:{_spans(i)}{at}{label}", "", f"{fence}{lang}", i.text.rstrip("\n"), fence,
+                          ""]
     return "\n".join(parts)
 
 
-def _json_item(i: Item, commit: str) -> dict:
+def _source(i: Item, commit: str) -> str:
+    """One line of the research sources list: where the item comes from, as exactly as it is known."""
     if i.kind == "memory":
         m = _memory(i)
-        return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(), "text": i.text}
-    return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": _source(i, commit, len(commit)), "text": i.text}
+        files = f", about {', '.join(m.files[:5])}" if m.files else ""
+        return f"memory {m.id} ({m.kind}, {m.created_at:%Y-%m-%d}{files}): {m.title}"
+    at = f" at commit {commit[:12]}" if commit and not i.uncommitted else f" ({WORKING_TREE})"
+    return f"{i.path} lines {_spans(i)}{at}"
 
 
-def _source(i: Item, commit: str, width: int) -> str:
+def _xml_item(i: Item, commit: str, number: int | None) -> str:
+    n = f' n="{number}"' if number is not None else ""
+    if i.kind == "memory":
+        m = _memory(i)
+        return (f'<memory{n} id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}">'
+                f"{_cdata(i.text)}</memory>")
+    return (f'<file{n} path="{_attr(i.path)}" lines="{_spans(i)}" kind="{i.kind}" commit="{_read_at(i, commit, 12)}">'
+            f"{_cdata(i.text)}</file>")
+
+
+def _json_item(i: Item, commit: str, section: str, number: int | None) -> dict:
+    shaped = {**({"section": section} if section else {}), **({"source": number} if number is not None else {})}
+    if i.kind == "memory":
+        m = _memory(i)
+        return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(),
+                **shaped, "text": i.text}
+    return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": _read_at(i, commit, len(commit)), **shaped, "text": i.text}
+
+
+def _read_at(i: Item, commit: str, width: int) -> str:
     """Where a file's text was read: the commit (its first `width` characters), or the working tree for a file
     with uncommitted changes."""
     return WORKING_TREE if i.uncommitted else commit[:width]
 
 
-def _memory(i: Item) -> Memory:
-    assert i.memory is not None, "an item of kind memory carries its memory"
-    return i.memory
+_memory = memory_of
 
 
 def _spans(i: Item) -> str:

@@ -56,6 +56,10 @@ class Selection:
     """The output format the selection was fitted to."""
     rendered_tokens: int | None = None
     """Exact tokens of the document `assemble(selection, fmt)` renders (None for a hand-built selection)."""
+    min_score: float = 0.0
+    """The floor the request set: a left-out item under it was left out for its score, not for the budget."""
+    purpose: str = "general"
+    """Who the context is laid out for (`purposes.py`): assembly renders it in that purpose's sections."""
 
     @property
     def tokens(self) -> int:

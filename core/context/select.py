@@ -18,6 +18,7 @@ Three stages, split where the data changes shape:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,10 +30,12 @@ from ..config import SelectWeights
 from ..errors import CortexError
 from ..requests import SelectRequest
 from ..search.query import code_names
-from ..search.roles import role_weight, topics_of
+from ..search.roles import asked_topics, role_weight
 from ..store.sql import in_filter, scan
-from .assemble import check_format, document, item_overhead, text_cost
+from .assemble import Layout, check_format, document, item_overhead, text_cost
 from .items import Item, Selection
+from .purposes import DEFAULT, check_purpose
+from .redundancy import redundancy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import FileReads, named_files
 
@@ -100,7 +103,7 @@ class SelectInputs:
     """The task's embedding, asked for only when chunks carry vectors."""
 
 
-def check_request(task: str, budget: int, include_tests: str, fmt: str) -> None:
+def check_request(task: str, budget: int, include_tests: str, fmt: str, purpose: str = DEFAULT) -> None:
     """Refuse a request selection cannot answer before anything is read or indexed for it."""
     if budget <= 0:
         raise CortexError(f"budget must be a positive number of tokens (got {budget})")
@@ -109,6 +112,7 @@ def check_request(task: str, budget: int, include_tests: str, fmt: str) -> None:
     if include_tests not in ("yes", "no", "auto"):
         raise CortexError("--include-tests takes yes, no or auto")
     check_format(fmt)
+    check_purpose(purpose)
 
 
 @dataclass(frozen=True)
@@ -118,31 +122,38 @@ class _Render:
     task: str
     commit: str
     encoding: str
-    fmt: str
+    layout: Layout
 
     def document(self, items: list[Item]):
-        return document(self.task, self.commit, self.encoding, items, self.fmt)
+        return document(self.task, self.commit, self.encoding, items, self.layout)
 
     def overhead(self, item: Item) -> int:
-        return item_overhead(self.task, self.commit, self.encoding, item, self.fmt)
+        return item_overhead(self.task, self.commit, self.encoding, item, self.layout)
 
     def cost(self, text: str) -> int:
-        return text_cost(text, self.encoding, self.fmt)
+        return text_cost(text, self.encoding, self.layout.fmt)
 
 
 def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights) -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
     budget, pins, excluded, include_tests = request.budget, request.pins, request.excluded, request.include_tests
-    render = _Render(task, commit, encoding, request.fmt)
-    topics = topics_of(task)
+    render = _Render(task, commit, encoding, Layout(request.fmt, request.purpose))
+    # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
+    topics = asked_topics(task)
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
     ranked, named_syms = _rank_files(weights, inputs, pins, topics)
-    if include_tests == "no":
+    if not topics["tests"]:
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]
 
+    notes: list[str] = []
     head = [c for c in ranked if c.value >= request.min_score][:REGION_FILES]
+    if ranked and not head and not _memories_clear(weights.memory_item, inputs.memory_hits, request):
+        # Nothing clears the floor: an empty context helps no one, so the best files go in, with a warning.
+        head = ranked[:GUARANTEED]
+        notes.append(f"nothing reaches the minimum score {request.min_score:g} (the best file scores "
+                     f"{ranked[0].value:.3f}): the top {len(head)} file(s) instead")
     head += [c for c in ranked if c.path in pins and c not in head]
     chunks = inputs.chunks([c.path for c in head])
     has_vectors = any(c.vector is not None for cs in chunks.values() for c in cs)
@@ -155,7 +166,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     memories = _memory_units(weights.memory_item, inputs.memory_hits, request, render)
     units += memories
     mandatory = [u for u in memories if u.key in pins] + mandatory
-    chosen_units = _plan(units, mandatory, budget, request.max_items)
+    chosen_units = _plan(units, mandatory, budget, _Limits(request.max_items, request.max_files))
 
     def build(picked: list[_Unit]) -> list[Item]:
         return _items(picked, head, chunks, relevance, headers, render)
@@ -165,14 +176,13 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     chosen_paths = {i.path for i in chosen if i.kind != "memory"}
     left_out = [Item(f"file:{c.path}", "file", c.path, "", c.tokens, round(c.value, 4), _rounded(c.signals),
                      is_test=c.is_test) for c in ranked if c.path not in chosen_paths][:50]
-    notes: list[str] = []
     if not chosen and units:
         smallest = min(u.cost for u in units)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
     if not units:
         notes.append("no candidates: nothing indexed matches the task")
     return Selection(task, budget, encoding, chosen, left_out, [c.path for c in ranked], notes, commit, request.fmt,
-                     doc.tokens if chosen else 0)
+                     doc.tokens if chosen else 0, min_score=request.min_score, purpose=request.purpose)
 
 
 # --- stage 1: files ------------------------------------------------------------------------------------------------
@@ -323,6 +333,11 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: _Re
     return units, mandatory
 
 
+def _memories_clear(weight: float, hits, request: SelectRequest) -> bool:
+    """Whether any memory's value reaches the floor (`_memory_units` scales the best memory to `weight`)."""
+    return bool(hits) and weight >= request.min_score
+
+
 def _memory_units(weight: float, hits, request: SelectRequest, render: _Render) -> list[_Unit]:
     out = []
     best = max((h.score.total for h in hits), default=0.0) or 1.0
@@ -341,12 +356,33 @@ def _memory_units(weight: float, hits, request: SelectRequest, render: _Render) 
 # --- stage 3: budget -----------------------------------------------------------------------------------------------
 
 
-def _plan(units: list[_Unit], mandatory: list[_Unit], budget: int, max_items: int | None) -> list[_Unit]:
-    """Mandatory units first (while they fit), then the best expected gain per token."""
+@dataclass(frozen=True)
+class _Limits:
+    """How many items (files and memories) and how many files a context may hold; None: as many as fit."""
+
+    items: int | None = None
+    files: int | None = None
+
+    def room(self, u: _Unit, groups: set[str]) -> bool:
+        """Whether `u` fits beside the chosen `groups` (a file's path, or a memory's key)."""
+        group = u.path or u.key
+        if group in groups:
+            return True
+        if self.items is not None and len(groups) >= self.items:
+            return False
+        files = sum(1 for g in groups if not g.startswith("memory:"))
+        return not (u.path and self.files is not None and files >= self.files)
+
+
+def _plan(units: list[_Unit], mandatory: list[_Unit], budget: int, limits: _Limits) -> list[_Unit]:
+    """Mandatory units first (while they fit), then the best expected gain per token, each unit's gain discounted
+    by what the chosen units already say (`redundancy.py`). The discount only grows as units go in, so a unit's
+    last computed gain bounds its next: lazy greedy re-checks only the head of the queue."""
     chosen: list[_Unit] = []
     keys: set[str] = set()
     used = 0
     groups: set[str] = set()
+    said = _Said()
 
     def take(u: _Unit) -> bool:
         nonlocal used
@@ -354,20 +390,50 @@ def _plan(units: list[_Unit], mandatory: list[_Unit], budget: int, max_items: in
         cost = u.cost + (u.header if group not in groups else 0)
         if u.key in keys or used + cost > budget:
             return False
-        if max_items is not None and group not in groups and len(groups) >= max_items:
+        if not limits.room(u, groups):
             return False
         chosen.append(u)
         keys.add(u.key)
         groups.add(group)
+        said.add(u)
         used += cost
         return True
 
     for u in mandatory:
         take(u)
-    for u in sorted(units, key=lambda u: (-u.gain / max(u.cost, 1), u.key)):
-        if u.gain > 0:
-            take(u)
+    queue = [(-u.gain / max(u.cost, 1), u.key, u) for u in units if u.gain > 0 and u.key not in keys]
+    heapq.heapify(queue)
+    while queue:
+        _, key, u = heapq.heappop(queue)
+        fresh = replace(u, gain=said.marginal(u))
+        if fresh.gain <= 0:
+            continue
+        priority = -fresh.gain / max(fresh.cost, 1)
+        if queue and priority > queue[0][0]:
+            heapq.heappush(queue, (priority, key, u))  # the original gain: the discount is recomputed whole
+            continue
+        take(fresh)
     return chosen
+
+
+class _Said:
+    """The vocabularies of the chosen units, to discount a candidate by what they already say."""
+
+    def __init__(self) -> None:
+        self._chosen: list[frozenset[str]] = []
+        self._vocab: dict[str, frozenset[str]] = {}
+
+    def vocabulary(self, u: _Unit) -> frozenset[str]:
+        if u.key not in self._vocab:
+            text = u.chunk.text if u.chunk is not None else u.item.text if u.item is not None else ""
+            self._vocab[u.key] = vocabulary(text)
+        return self._vocab[u.key]
+
+    def add(self, u: _Unit) -> None:
+        self._chosen.append(self.vocabulary(u))
+
+    def marginal(self, u: _Unit) -> float:
+        return u.gain * (1.0 - redundancy(self.vocabulary(u), self._chosen))
 
 
 @dataclass(frozen=True)
@@ -382,7 +448,7 @@ def _fit(chosen: list[_Unit], pool: _Pool, request: SelectRequest, build: Callab
          render: _Render):
     """Render in the requested format and count exactly: take out the weakest chunks while over the budget, then
     add the next best ones while they still fit."""
-    budget, max_items = request.budget, request.max_items
+    budget, limits = request.budget, _Limits(request.max_items, request.max_files)
     protected = {u.key for u in pool.mandatory}
     chosen = list(chosen)
     doc = render.document(build(chosen))
@@ -392,15 +458,21 @@ def _fit(chosen: list[_Unit], pool: _Pool, request: SelectRequest, build: Callab
         doc = render.document(build(chosen))
     keys = {u.key for u in chosen}
     groups = {u.path or u.key for u in chosen}
+    said = _Said()
+    for u in chosen:
+        said.add(u)
     tries = 0
     for u in sorted(pool.units, key=lambda u: (-u.gain / max(u.cost, 1), u.key)):
         slack = budget - doc.tokens
         if tries >= 8 or slack <= 0:
             break
         group = u.path or u.key
-        if u.key in keys or u.gain <= 0 or u.cost > slack:
+        if u.key in keys or u.cost > slack:
             continue
-        if max_items is not None and group not in groups and len(groups) >= max_items:
+        u = replace(u, gain=said.marginal(u))
+        if u.gain <= 0:
+            continue
+        if not limits.room(u, groups):
             continue
         tries += 1
         trial = render.document(build(chosen + [u]))
@@ -408,6 +480,7 @@ def _fit(chosen: list[_Unit], pool: _Pool, request: SelectRequest, build: Callab
             chosen.append(u)
             keys.add(u.key)
             groups.add(group)
+            said.add(u)
             doc = trial
     return chosen, doc
 

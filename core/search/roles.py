@@ -31,7 +31,9 @@ VENDOR_DIRS = re.compile(r"(^|/)(vendor|vendored|third[-_]party|node_modules|bow
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".lock")
 
 TOPIC_WORDS: dict[str, frozenset[str]] = {
-    "tests": frozenset({"test", "tests", "testing", "pytest", "unittest", "spec", "fixture", "fixtures"}),
+    "tests": frozenset({"test", "tests", "testing", "tested", "pytest", "unittest", "spec", "specs", "fixture",
+                        "fixtures", "coverage", "mock", "mocks", "mocked", "mocking", "stub", "stubs", "stubbed",
+                        "flaky", "conftest", "testcase", "testcases"}),
     "docs": frozenset({"doc", "docs", "documentation", "readme", "tutorial", "tutorials", "guide", "translation",
                        "translations", "translated", "typo", "typos", "spelling", "wording"}),
     "history": frozenset({"changelog", "changelogs", "release", "releases", "history", "news", "whatsnew"}),
