@@ -85,3 +85,12 @@ class SelectRequest:
     """Items left out whatever their value (the dashboard's `x`)."""
     fmt: str = "markdown"
     """The format the context is rendered in: the budget holds for that rendering exactly."""
+
+
+@dataclass(frozen=True)
+class MapRequest:
+    """One repository map: its token budget and what it is about (paths, directories or words; the working change
+    when empty)."""
+
+    budget: int = 1000
+    focus: tuple[str, ...] = ()

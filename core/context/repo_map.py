@@ -1,0 +1,366 @@
+"""The repository map: the most important definitions, ranked over the definition -> reference graph and fitted
+exactly to a token budget.
+
+The graph is the index's own: every chunk lists the symbols it defines and the identifiers it uses. A file that
+uses a name points at each file defining it, weighted as Aider's repo map weighs its tree-sitter tags (square root of
+the uses; names the focus mentions x10, long compound names x10, private names and names defined in more than five
+files x0.1; a name defined but never used keeps a 0.1 self-edge). Personalised PageRank over that graph, restarting at
+the focus files, ranks the files; each file's rank flows along its edges to the (file, name) definitions it uses,
+and a file's own rank is shared among its definitions by how much they are used, so the focus files show their
+own definitions too.
+
+The graph is built once per version of the chunks table (reading three list columns, never the text); only the
+signature lines of the definitions a map shows are read, per file, and kept per version.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..answers import MapEntry, RepoMap
+from ..store.sql import in_filter, scan
+from ..tokens import count_tokens
+from .pagerank import personalised_pagerank, row_normalised
+
+MENTIONED = 10.0
+LONG_NAME = 10.0
+PRIVATE = 0.1
+COMMON = 0.1
+"""Aider's edge multipliers (see the module docstring); COMMON applies to names defined in more than five files."""
+UNUSED_SELF = 0.1
+OWN_SHARE = 1.0
+"""How much of a file's own rank its definitions get, beside what flows to them from the files using them."""
+SIGNATURE_CHARS = 160
+_DEF_WORDS = re.compile(
+    r"^\s*(?:@|export\s|pub(?:\(\w+\))?\s|async\s|static\s|public\s|private\s|protected\s|abstract\s|default\s)*"
+    r"(?:def|class|func|fn|function\*?|struct|type|interface|impl|const|let|var|enum|trait|mod|module|macro_rules!)\b")
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|\"\"\"|''')")
+
+
+def _is_long_compound(name: str) -> bool:
+    compound = ("_" in name or "-" in name or (any(c.isupper() for c in name) and any(c.islower() for c in name)))
+    return compound and len(name) >= 8
+
+
+@dataclass(frozen=True)
+class SymbolGraph:
+    """The definition -> reference graph of one version of the chunks table, as edge arrays."""
+
+    paths: list[str]
+    position: dict[str, int]
+    is_test: np.ndarray
+    names: list[str]
+    name_position: dict[str, int]
+    src: np.ndarray
+    dst: np.ndarray
+    name: np.ndarray
+    weight: np.ndarray
+    """Edge weights before the focus's mentions multiply them."""
+    qualified: dict[tuple[int, int], list[str]]
+    """(file, short name) -> the qualified symbols of that name the file defines, in file order."""
+    definers: dict[str, tuple[int, ...]]
+    """short name -> the files defining it."""
+
+    @classmethod
+    def build(cls, rows: Iterable[dict]) -> SymbolGraph:
+        paths: dict[str, int] = {}
+        tests: list[bool] = []
+        defines: dict[str, set[int]] = {}
+        uses: dict[str, Counter] = {}
+        qualified: dict[tuple[str, int], list[str]] = {}
+        for row in rows:
+            path = row["path"]
+            if path not in paths:
+                paths[path] = len(paths)
+                tests.append(bool(row["is_test"]))
+            file = paths[path]
+            for symbol in row["symbols"] or []:
+                short = symbol.rsplit(".", 1)[-1]
+                defines.setdefault(short, set()).add(file)
+                qualified.setdefault((short, file), []).append(symbol)
+            for ref in row["refs"] or []:
+                uses.setdefault(ref, Counter())[file] += 1
+        names = sorted(defines)
+        name_position = {n: i for i, n in enumerate(names)}
+        src: list[int] = []
+        dst: list[int] = []
+        ident: list[int] = []
+        weight: list[float] = []
+        for name in names:
+            definers = defines[name]
+            users = uses.get(name)
+            if not users:
+                for file in definers:
+                    src.append(file), dst.append(file), ident.append(name_position[name]), weight.append(UNUSED_SELF)
+                continue
+            mul = (LONG_NAME if _is_long_compound(name) else 1.0) * (PRIVATE if name.startswith("_") else 1.0)
+            mul *= COMMON if len(definers) > 5 else 1.0
+            for user, count in users.items():
+                for file in definers:
+                    src.append(user), dst.append(file), ident.append(name_position[name])
+                    weight.append(mul * math.sqrt(count))
+        return cls(list(paths), paths, np.array(tests, dtype=bool), names, name_position,
+                   np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(ident, dtype=np.int64),
+                   np.array(weight, dtype=float),
+                   {(file, name_position[short]): symbols for (short, file), symbols in qualified.items()},
+                   {name: tuple(sorted(files)) for name, files in defines.items()})
+
+    def rank(self, seeds: dict[str, float], mentioned: Iterable[str]) -> list[tuple[float, int, int]]:
+        """(score, file, name) of every definition, best first: PageRank restarting at the seeds (uniform without
+        any), names in `mentioned` weighing ten times more."""
+        import scipy as sp
+
+        n = len(self.paths)
+        if n == 0 or self.src.size == 0:
+            return []
+        mentioned_ids = [self.name_position[m] for m in mentioned if m in self.name_position]
+        weight = self.weight.copy()
+        if mentioned_ids:
+            weight[np.isin(self.name, mentioned_ids)] *= MENTIONED
+        adjacency = sp.sparse.coo_array((weight, (self.src, self.dst)), shape=(n, n)).tocsr()
+        matrix, dangling = row_normalised(adjacency)
+        personal = np.zeros(n)
+        for path, value in seeds.items():
+            if path in self.position:
+                personal[self.position[path]] += value
+        if personal.sum() <= 0:
+            personal[:] = 1.0
+        ranks = personalised_pagerank(matrix, dangling, personal)
+        if ranks is None:
+            ranks = personalised_pagerank(matrix, dangling, np.ones(n), max_iter=300)
+            if ranks is None:
+                return []
+        out_weight = np.asarray(adjacency.sum(axis=1)).ravel()
+        flow = ranks[self.src] * weight / out_weight[self.src]
+        # Each (file, name) gets what flows to it, plus its share of its own file's rank by that same inflow.
+        key = self.dst * len(self.names) + self.name
+        keys, inverse = np.unique(key, return_inverse=True)
+        received = np.bincount(inverse, weights=flow)
+        files = keys // len(self.names)
+        per_file = np.bincount(files, weights=received, minlength=n)
+        share = np.divide(received, per_file[files], out=np.zeros_like(received), where=per_file[files] > 0)
+        score = received + OWN_SHARE * ranks[files] * share
+        order = np.lexsort((keys, -score))
+        return [(float(score[i]), int(files[i]), int(keys[i] % len(self.names))) for i in order]
+
+
+class SymbolGraphCache:
+    """One symbol graph per version of a chunks table (the version is read before the table, as for the import
+    graph), plus the signature lines read for it; threads wait for one build."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cached: tuple[int, SymbolGraph] | None = None
+        self._signatures: dict[str, dict[str, tuple[int, str]]] = {}
+        self.builds = 0
+
+    def get(self, table) -> tuple[SymbolGraph, dict[str, dict[str, tuple[int, str]]]]:
+        version = table.version
+        with self._lock:
+            if self._cached is None or self._cached[0] != version:
+                rows = table.search().select(["path", "symbols", "refs", "is_test"]).limit(None).to_arrow().to_pylist()
+                self._cached = (version, SymbolGraph.build(rows))
+                self._signatures = {}
+                self.builds += 1
+            return self._cached[1], self._signatures
+
+    def signatures(self, table, paths: list[str]) -> dict[str, dict[str, tuple[int, str]]]:
+        """path -> qualified symbol -> (line, signature) for these paths, read once per version of the table."""
+        graph, known = self.get(table)
+        missing = [p for p in paths if p not in known]
+        if missing:
+            found: dict[str, dict[str, tuple[int, str]]] = {p: {} for p in missing}
+            for row in scan(table, in_filter("path", missing), ["path", "start_line", "symbols", "text"]):
+                found[row["path"]].update(signature_lines(row["text"], row["start_line"], row["symbols"] or []))
+            with self._lock:
+                known.update(found)
+        return {p: known.get(p, {}) for p in paths}
+
+
+def signature_lines(text: str, start_line: int, symbols: list[str]) -> dict[str, tuple[int, str]]:
+    """Where each symbol of a chunk is defined (its line in the file) and its signature: the definition's first line,
+    continued while its brackets are open, blanks collapsed."""
+    lines = text.splitlines()
+    found: dict[str, tuple[int, str]] = {}
+    cursor = 0
+    for symbol in symbols:
+        short = symbol.rsplit(".", 1)[-1]
+        word = re.compile(rf"(?<![\w$]){re.escape(short)}(?![\w$])")
+        at = _find(lines, word, cursor)
+        if at is None:
+            at = _find(lines, word, 0)
+        if at is None:
+            found[symbol] = (start_line, symbol)
+            continue
+        cursor = at + 1
+        found[symbol] = (start_line + at, _signature(lines, at))
+    return found
+
+
+def _find(lines: list[str], word: re.Pattern, start: int) -> int | None:
+    """The first line from `start` naming the word in a definition (`def`, `func`, `class` ...), else the first
+    non-comment line naming it."""
+    fallback = None
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if not word.search(line) or _COMMENT.match(line):
+            continue
+        if _DEF_WORDS.match(line) and not line.lstrip().startswith("@"):
+            return i
+        if fallback is None:
+            fallback = i
+    return fallback
+
+
+def _signature(lines: list[str], at: int) -> str:
+    parts, depth = [], 0
+    for line in lines[at:at + 6]:
+        parts.append(line.strip())
+        depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
+        if depth <= 0:
+            break
+    text = " ".join(" ".join(parts).split())
+    return text if len(text) <= SIGNATURE_CHARS else text[:SIGNATURE_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class MapInputs:
+    """What the engine gathered for one map: the graph, where to restart (seed files and their weights), the names
+    the focus mentions, the files it names outright, and how to read signatures."""
+
+    graph: SymbolGraph
+    seeds: dict[str, float]
+    mentioned: frozenset[str]
+    focus_files: frozenset[str]
+    """Files the focus names as paths: shown even when they are tests."""
+    signatures: Callable[[list[str]], dict[str, dict[str, tuple[int, str]]]]
+    encoding: str
+
+
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+SEARCH_HITS = 40
+"""Code hits of a focus text that seed the ranking (weighted by their score relative to the best)."""
+
+
+@dataclass(frozen=True)
+class Focus:
+    """A focus resolved to where the ranking restarts."""
+
+    seeds: dict[str, float]
+    mentioned: frozenset[str]
+    files: frozenset[str]
+
+
+def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str],
+                  search: Callable[[str], list], named: Callable[[str], set[str]]) -> Focus:
+    """Each focus item is an indexed path, a directory (its indexed files), or words: the files code search finds for
+    them (`search`: hits, best first), the files they name (`named`) and the files defining the names they use;
+    their words are the mentioned names, as Aider takes them. No focus: the working change."""
+    seeds: dict[str, float] = {}
+    files: set[str] = set()
+    mentioned: set[str] = set()
+
+    def seed(path: str, value: float) -> None:
+        if path in graph.position:
+            seeds[path] = max(seeds.get(path, 0.0), value)
+
+    texts = []
+    for item in focus:
+        clean = item.strip().strip("/")
+        if clean in graph.position:
+            seed(clean, 1.0)
+            files.add(clean)
+            continue
+        under = [p for p in graph.paths if p.startswith(clean + "/")] if clean else []
+        if under:
+            for path in under:
+                seed(path, 1.0 / len(under))
+            continue
+        if item.strip():
+            texts.append(item)
+    if texts:
+        text = " ".join(texts)
+        words = set(_WORD.findall(text[:20000]))
+        mentioned = {w for w in words if w in graph.name_position}
+        hits = search(text)
+        best: dict[str, float] = {}
+        for hit in hits:
+            best[hit.path] = max(best.get(hit.path, 0.0), hit.score.total)
+        top = max(best.values(), default=0.0)
+        for path, score in best.items():
+            if top > 0:
+                seed(path, (score / top) ** 2)
+        for path in named(text):
+            seed(path, 1.0)
+            files.add(path)
+        for name in mentioned:
+            definers = graph.definers[name]
+            if len(definers) <= 5:
+                for file in definers:
+                    seed(graph.paths[file], 0.5)
+    if not focus:
+        for path in changed:
+            seed(path, 1.0)
+    return Focus(seeds, frozenset(mentioned), frozenset(files))
+
+
+def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap:
+    """The ranked definitions, as many as fit the budget exactly (the count of the rendered text, header included)."""
+    graph = inputs.graph
+    ranked = [(score, file, name) for score, file, name in graph.rank(inputs.seeds, inputs.mentioned)
+              if not graph.is_test[file] or graph.paths[file] in inputs.focus_files]
+    entries: list[MapEntry] = []
+    wanted = _enough(ranked, budget)
+    paths = list(dict.fromkeys(graph.paths[file] for _, file, _ in ranked[:wanted]))
+    signatures = inputs.signatures(paths)
+    for score, file, name in ranked[:wanted]:
+        path = graph.paths[file]
+        for symbol in graph.qualified.get((file, name), []):
+            line, signature = signatures.get(path, {}).get(symbol, (0, symbol))
+            entries.append(MapEntry(path, line, symbol, signature, round(score, 6)))
+    count = lambda n: count_tokens(render(entries[:n]), inputs.encoding)  # noqa: E731
+    lo, hi = 0, len(entries)
+    while lo < hi:  # the most entries whose rendering fits: rendering more entries never costs fewer tokens
+        mid = (lo + hi + 1) // 2
+        if count(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    shown = entries[:lo]
+    text = render(shown)
+    notes = [] if shown or not entries else [f"nothing fits: the first definition alone needs {count(1)} tokens"]
+    if not ranked:
+        notes.append("no definitions indexed: run `cortex index`")
+    return RepoMap(budget, count_tokens(text, inputs.encoding) if shown else 0, inputs.encoding, focus,
+                   tuple(sorted(inputs.seeds, key=lambda p: (-inputs.seeds[p], p))[:20]), tuple(shown), text,
+                   tuple(notes))
+
+
+def _enough(ranked: list, budget: int) -> int:
+    """How many ranked (file, name) pairs to read signatures for: generously more than a line of ~8 tokens each."""
+    return min(len(ranked), max(20, budget // 4))
+
+
+def render(entries: list[MapEntry]) -> str:
+    """Files in the order of their best definition, each with its shown definitions by line: `path` then
+    `  line: signature` (lines as in the file)."""
+    by_file: dict[str, list[MapEntry]] = {}
+    for entry in entries:
+        by_file.setdefault(entry.path, []).append(entry)
+    out = []
+    for path, found in by_file.items():
+        out.append(f"{path}:")
+        seen = set()
+        for entry in sorted(found, key=lambda e: (e.line, e.name)):
+            if (entry.line, entry.signature) in seen:
+                continue
+            seen.add((entry.line, entry.signature))
+            out.append(f"  {entry.line}: {entry.signature}")
+    return "\n".join(out) + ("\n" if out else "")
