@@ -311,3 +311,27 @@ class RepoMap:
         return {"budget": self.budget, "tokens": self.tokens, "encoding": self.encoding, "focus": list(self.focus),
                 "seeds": list(self.seeds), "files": self.files, "entries": [e.to_json() for e in self.entries],
                 "text": self.text, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What an agent loads first, rendered (`text`) within `budget` tokens exactly; the same state gives the same text."""
+
+    text: str
+    tokens: int
+    budget: int
+    branch: str
+    head: str
+    changed: tuple[str, ...]
+    tasks: tuple[str, ...]
+    """Ids of the open tasks shown."""
+    decisions: tuple[str, ...]
+    """Ids of the decisions about the changed code shown."""
+    agent_commit: str
+    """Id of the last agent commit's memory ("" when none)."""
+    map_files: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "tokens": self.tokens, "budget": self.budget, "branch": self.branch,
+                "head": self.head, "changed": list(self.changed), "tasks": list(self.tasks),
+                "decisions": list(self.decisions), "agent_commit": self.agent_commit, "map_files": list(self.map_files)}

@@ -424,6 +424,30 @@ class Engine:
                            lambda paths: self._symbol_graph.signatures(index.chunks, paths), self.settings.encoding)
         return build_map(inputs, request.budget, request.focus)
 
+    def snapshot(self, budget: int = 1000):
+        """What an agent should load first (`Snapshot`), within `budget` tokens; the same state gives the same text."""
+        from .graph.snapshot import SnapshotInputs, build_snapshot
+        from .records import COMMIT_TAG
+        from .store.sql import sql_list
+
+        git = self.git(20)
+        changed = list(git.changed_files)
+        try:
+            stores = self.stores()
+        except CortexError:
+            stores = []
+
+        def newest(where: str, limit: int) -> builtins.list[Memory]:
+            found = [m for store in stores for m in self._team_may_fail(store, store.newest, where, limit)]
+            return sorted(found, key=lambda m: (-m.updated_at.timestamp(), m.id))[:limit]
+
+        tasks = newest("status = 'active' AND kind = 'task' AND task_state = 'open'", 20)
+        decisions = newest(f"status = 'active' AND kind = 'decision' AND array_has_any(files, {sql_list(changed)})", 10) if changed else []
+        commits = newest(f"status = 'active' AND array_has_any(tags, {sql_list([COMMIT_TAG])})", 1)
+        inputs = SnapshotInputs(git, tasks, decisions, commits[0] if commits else None,
+                                lambda left: self.repo_map(MapRequest(left)), self.settings.encoding, budget)
+        return build_snapshot(inputs)
+
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
         store = self._owner(memory_id)

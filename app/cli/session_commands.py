@@ -25,7 +25,19 @@ def run_map(args, ctx: CommandContext) -> Answer | int:
     return 0
 
 
+def run_snapshot(args, ctx: CommandContext) -> Answer | int:
+    from ...core.text import visible
+
+    found = ctx.engine(args).snapshot()
+    if args.json:
+        return Answer(found.to_json())
+    ctx.stdout.write(visible(found.text) if ctx.stdout.isatty() else found.text)
+    return 0
+
+
 COMMANDS = (
     Command("map", "the repository's most important definitions, ranked toward a focus, within a token budget",
             run_map, add_map),
+    Command("snapshot", "what an agent should load first, in at most 1,000 tokens: branch and working change, open "
+            "tasks, decisions about the changed code, the last agent commit, the top of the repo map", run_snapshot),
 )

@@ -103,6 +103,13 @@ class CortexTools:
         its definitions, `files` the files it shows. Call it to learn the shape of the code before reading files."""
         return plain(self.engine.repo_map(MapRequest(budget, tuple(focus or ()))).to_json())
 
+    @read_only
+    def snapshot(self) -> dict[str, Any]:
+        """What to load first at the start of a session, in at most 1,000 tokens (`text`): the branch and working
+        change, open tasks, the decisions about the changed code, the last agent commit and the top of the repo map.
+        The same repository state gives the same text."""
+        return plain(self.engine.snapshot().to_json())
+
     def remember(self, text: Annotated[str, _d("the memory, verbatim")],
                  kind: Annotated[str, _d(f"one of {', '.join(KINDS)}")] = "note",
                  title: Annotated[str, _d("short title (default: the first line)")] = "",
