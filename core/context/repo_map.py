@@ -4,7 +4,8 @@ exactly to a token budget.
 The graph is the index's own: every chunk lists the symbols it defines and the identifiers it uses. A file that
 uses a name points at each file defining it, weighted as Aider's repo map weighs its tree-sitter tags (square root of
 the uses; names the focus mentions x10, long compound names x10, private names and names defined in more than five
-files x0.1; a name defined but never used keeps a 0.1 self-edge). Personalised PageRank over that graph, restarting at
+files x0.1), except that a file's uses of its own names are no edge: Aider's self-edges (and its 0.1 self-edge for an
+unused name) make a file that only uses itself keep all its rank, and rank first. Personalised PageRank over that graph, restarting at
 the focus files, ranks the files; each file's rank flows along its edges to the (file, name) definitions it uses,
 and a file's own rank is shared among its definitions by how much they are used, so the focus files show their
 own definitions too.
@@ -34,7 +35,6 @@ LONG_NAME = 10.0
 PRIVATE = 0.1
 COMMON = 0.1
 """Aider's edge multipliers (see the module docstring); COMMON applies to names defined in more than five files."""
-UNUSED_SELF = 0.1
 OWN_SHARE = 1.0
 """How much of a file's own rank its definitions get, beside what flows to them from the files using them."""
 SIGNATURE_CHARS = 160
@@ -95,17 +95,13 @@ class SymbolGraph:
         weight: list[float] = []
         for name in names:
             definers = defines[name]
-            users = uses.get(name)
-            if not users:
-                for file in definers:
-                    src.append(file), dst.append(file), ident.append(name_position[name]), weight.append(UNUSED_SELF)
-                continue
             mul = (LONG_NAME if _is_long_compound(name) else 1.0) * (PRIVATE if name.startswith("_") else 1.0)
             mul *= COMMON if len(definers) > 5 else 1.0
-            for user, count in users.items():
+            for user, count in (uses.get(name) or {}).items():
                 for file in definers:
-                    src.append(user), dst.append(file), ident.append(name_position[name])
-                    weight.append(mul * math.sqrt(count))
+                    if user != file:
+                        src.append(user), dst.append(file), ident.append(name_position[name])
+                        weight.append(mul * math.sqrt(count))
         return cls(list(paths), paths, np.array(tests, dtype=bool), names, name_position,
                    np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(ident, dtype=np.int64),
                    np.array(weight, dtype=float),
@@ -118,7 +114,7 @@ class SymbolGraph:
         import scipy as sp
 
         n = len(self.paths)
-        if n == 0 or self.src.size == 0:
+        if n == 0 or not self.qualified:
             return []
         mentioned_ids = [self.name_position[m] for m in mentioned if m in self.name_position]
         weight = self.weight.copy()
@@ -139,16 +135,19 @@ class SymbolGraph:
                 return []
         out_weight = np.asarray(adjacency.sum(axis=1)).ravel()
         flow = ranks[self.src] * weight / out_weight[self.src]
-        # Each (file, name) gets what flows to it, plus its share of its own file's rank by that same inflow.
-        key = self.dst * len(self.names) + self.name
-        keys, inverse = np.unique(key, return_inverse=True)
-        received = np.bincount(inverse, weights=flow)
-        files = keys // len(self.names)
+        width = len(self.names)
+        keys = np.array(sorted(f * width + name for f, name in self.qualified), dtype=np.int64)
+        files = keys // width
+        received = np.bincount(np.searchsorted(keys, self.dst * width + self.name), weights=flow, minlength=len(keys))
+        # A file's own rank is shared among its definitions, half by how much the other files use each, half evenly
+        # (so a focus file's new or unused definitions still show).
         per_file = np.bincount(files, weights=received, minlength=n)
-        share = np.divide(received, per_file[files], out=np.zeros_like(received), where=per_file[files] > 0)
+        count = np.bincount(files, minlength=n)
+        used = np.divide(received, per_file[files], out=np.zeros_like(received), where=per_file[files] > 0)
+        share = np.where(per_file[files] > 0, 0.5 * used + 0.5 / count[files], 1.0 / count[files])
         score = received + OWN_SHARE * ranks[files] * share
         order = np.lexsort((keys, -score))
-        return [(float(score[i]), int(files[i]), int(keys[i] % len(self.names))) for i in order]
+        return [(float(score[i]), int(files[i]), int(keys[i] % width)) for i in order]
 
 
 class SymbolGraphCache:
