@@ -98,8 +98,8 @@ def test_the_map_follows_the_index(shop, cli):
 
 def test_the_snapshot_is_small_deterministic_and_holds_what_an_agent_needs_first(shop, cli):
     cli("remember", "Round the shipping fee to whole cents", "--kind", "task")
-    cli("remember", "Slugs are [bold]lower case[/] with dashes", "--kind", "decision", "--file", "shop/util.py")
-    cli("remember", "Checkout never retries payments", "--kind", "decision", "--file", "shop/checkout.py")
+    cli("remember", "Slugs are [bold]lower case[/] with dashes", "--kind", "decision", "--files", "shop/util.py")
+    cli("remember", "Checkout never retries payments", "--kind", "decision", "--files", "shop/checkout.py")
     cli("agent", "init", "Ship the shop")
     cli("agent", "log", "--action", "wrote the slug helper")
     cli("agent", "commit", "Slug helper done")

@@ -93,8 +93,11 @@ def _localize(args, ctx) -> Answer:
 
 
 def _add_map(b) -> None:
-    b.add_argument("--tasks", required=True, help="JSONL task file (shared/bench/localize format)")
-    b.add_argument("--mirrors", required=True, help="directory holding <mirror_git_dir_name>/repo bare git directories")
+    b.add_argument("--tasks", help="JSONL task file (shared/bench/localize format)")
+    b.add_argument("--mirrors", help="directory holding <mirror_git_dir_name>/repo bare git directories")
+    b.add_argument("--latency", metavar="REPO", help="instead: time repo_map and snapshot through `cortex mcp` "
+                                                     "against REPO's resident server (index it first)")
+    b.add_argument("--calls", type=int, default=30, help="warm calls per tool (--latency)")
     b.add_argument("--budgets", default="1000,2000", help="comma-separated token budgets")
     b.add_argument("--limit", type=int, default=None, help="use at most this many tasks")
     b.add_argument("--every", type=int, default=1, help="use every N-th task (a subset spread over all repositories)")
@@ -105,6 +108,13 @@ def _add_map(b) -> None:
 def _map(args, ctx) -> Answer:
     from . import localize, repo_map
 
+    if args.latency:
+        times = repo_map.latency(Path(args.latency), args.calls)
+        return Answer(times, lambda out: out.table(
+            ["MCP tool", "first call", "p50", "p95", "calls"],
+            [[t.tool, f"{t.first_ms:.0f} ms", f"{t.p50_ms:.0f} ms", f"{t.p95_ms:.0f} ms", str(t.calls)] for t in times]))
+    if not (args.tasks and args.mirrors):
+        raise CortexError("give --tasks FILE --mirrors DIR, or --latency REPO")
     tasks = localize.load_tasks(Path(args.tasks), Path(args.mirrors))[:: max(args.every, 1)]
     tasks = tasks[: args.limit] if args.limit else tasks
     budgets = tuple(int(b) for b in args.budgets.split(","))

@@ -120,3 +120,44 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = BUDGETS, aider_python: str
         if aider is not None:
             aider.close()
     return {f"{method}@{budget}": score.row() for (method, budget), score in scores.items()}
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Wall times of MCP calls answered by the repository's resident server, after one warm-up call each."""
+
+    tool: str
+    calls: int
+    p50_ms: float
+    p95_ms: float
+    first_ms: float
+
+
+def latency(repo: Path, calls: int = 30, budget: int = 2000) -> list[Latency]:
+    """`repo_map` and `snapshot` through `cortex mcp` (the SDK's client over stdio), attached to the resident server
+    as agents run it: the first call of each (cold: the graph is built) and then `calls` more (warm)."""
+    import asyncio
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def measure() -> list[Latency]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli.client", "mcp", "-C",
+                                                                     str(repo), "--no-watch"], cwd=str(repo))
+        out = []
+        async with Client(params, read_timeout_seconds=600) as client:
+            for tool, arguments in (("repo_map", {"budget": budget}), ("snapshot", {})):
+                times = []
+                for _ in range(calls + 1):
+                    started = time.perf_counter()
+                    result = await client.call_tool(tool, arguments)
+                    times.append((time.perf_counter() - started) * 1000)
+                    if result.is_error:
+                        raise CortexError(f"{tool}: {result.content[0].text}")
+                warm = sorted(times[1:])
+                out.append(Latency(tool, calls, round(statistics.median(warm), 1),
+                                   round(warm[min(len(warm) - 1, int(0.95 * len(warm)))], 1), round(times[0], 1)))
+        return out
+
+    return asyncio.run(measure())
