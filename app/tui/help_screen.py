@@ -13,7 +13,8 @@ from ...widgets.keymap import KEYMAP, bindings
 
 SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "item": "Highlighted item",
           "search": "Search box", "pane": "Every pane",
-          "budget": "Context pane (5)", "confirm": "Questions", "memory": "Memory form", "help": "This help"}
+          "budget": "Context pane (5)", "confirm": "Questions", "memory": "Memory form", "map": "Repo map",
+          "help": "This help"}
 
 
 def help_table() -> Table:
