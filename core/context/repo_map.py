@@ -89,10 +89,7 @@ class SymbolGraph:
                 uses.setdefault(ref, Counter())[file] += 1
         names = sorted(defines)
         name_position = {n: i for i, n in enumerate(names)}
-        src: list[int] = []
-        dst: list[int] = []
-        ident: list[int] = []
-        weight: list[float] = []
+        edges: list[tuple[int, int, int, float]] = []
         for name in names:
             definers = defines[name]
             mul = (LONG_NAME if _is_long_compound(name) else 1.0) * (PRIVATE if name.startswith("_") else 1.0)
@@ -100,11 +97,10 @@ class SymbolGraph:
             for user, count in (uses.get(name) or {}).items():
                 for file in definers:
                     if user != file:
-                        src.append(user), dst.append(file), ident.append(name_position[name])
-                        weight.append(mul * math.sqrt(count))
-        return cls(list(paths), paths, np.array(tests, dtype=bool), names, name_position,
-                   np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(ident, dtype=np.int64),
-                   np.array(weight, dtype=float),
+                        edges.append((user, file, name_position[name], mul * math.sqrt(count)))
+        columns = np.array(edges, dtype=float).reshape(-1, 4).T
+        src, dst, ident = (columns[i].astype(np.int64) for i in range(3))
+        return cls(list(paths), paths, np.array(tests, dtype=bool), names, name_position, src, dst, ident, columns[3],
                    {(file, name_position[short]): symbols for (short, file), symbols in qualified.items()},
                    {name: tuple(sorted(files)) for name, files in defines.items()})
 
