@@ -412,16 +412,16 @@ class Engine:
         if not self.has_index():
             self.code_index(create=True).update(embed=False)
         index = self.code_index()
-        graph, _ = self._symbol_graph.get(index.chunks)
+        state = self._symbol_graph.get(index.chunks)
         git = self.git(20)
 
         def search(text: str) -> list:
             return self.searcher().search(text[:4000], Filters(code_only=True), limit=40, git=GitInputs.of(git)).hits
 
         files = FileReads(index.files, self._import_graph)
-        focus = resolve_focus(request.focus, graph, list(git.changed_files), search, files.named)
-        inputs = MapInputs(graph, focus.seeds, focus.mentioned, focus.files,
-                           lambda paths: self._symbol_graph.signatures(index.chunks, paths), self.settings.encoding)
+        focus = resolve_focus(request.focus, state.graph, list(git.changed_files), search, files.named)
+        inputs = MapInputs(state.graph, focus.seeds, focus.mentioned, focus.files, state.signatures,
+                           self.settings.encoding)
         return build_map(inputs, request.budget, request.focus)
 
     def snapshot(self, budget: int = 1000):

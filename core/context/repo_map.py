@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,18 @@ def _is_long_compound(name: str) -> bool:
     return compound and len(name) >= 8
 
 
+RANKS_KEPT = 8
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Every definition of a graph, best first: its score, file and short name (indexes into the graph)."""
+
+    score: np.ndarray
+    file: np.ndarray
+    name: np.ndarray
+
+
 @dataclass(frozen=True)
 class SymbolGraph:
     """The definition -> reference graph of one version of the chunks table, prepared for ranking: the file graph
@@ -68,6 +80,8 @@ class SymbolGraph:
     """(file, short name) -> the qualified symbols of that name the file defines, in file order."""
     definers: dict[str, tuple[int, ...]]
     """short name -> the files defining it."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _ranked: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, table) -> SymbolGraph:
@@ -127,14 +141,27 @@ class SymbolGraph:
         return cls(paths, {p: i for i, p in enumerate(paths)}, is_test, names, name_position, definitions, incoming,
                    files, qualified, {k: tuple(v) for k, v in definers.items()})
 
-    def rank(self, seeds: dict[str, float], mentioned: Iterable[str]) -> list[tuple[float, int, int]]:
-        """(score, file, name) of every definition, best first: PageRank restarting at the seeds (uniform without
-        any), names in `mentioned` weighing ten times more."""
+    def rank(self, seeds: dict[str, float], mentioned: Iterable[str]) -> Ranked:
+        """Every definition, best first: PageRank restarting at the seeds (uniform without any), names in `mentioned`
+        weighing ten times more. The last few answers are kept: a snapshot and a map of one state ask alike."""
+        key = (tuple(sorted(seeds.items())), tuple(sorted(set(mentioned))))
+        with self._lock:
+            if key in self._ranked:
+                return self._ranked[key]
+        found = self._rank(seeds, key[1])
+        with self._lock:
+            self._ranked[key] = found
+            while len(self._ranked) > RANKS_KEPT:
+                self._ranked.pop(next(iter(self._ranked)))
+        return found
+
+    def _rank(self, seeds: dict[str, float], mentioned: Iterable[str]) -> Ranked:
         import scipy as sp
 
         n, width = len(self.paths), max(len(self.names), 1)
+        nothing = Ranked(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         if n == 0 or not self.qualified:
-            return []
+            return nothing
         def_file, def_name = self.definitions // width, self.definitions % width
         boosted = np.flatnonzero(np.isin(def_name, [self.name_position[m] for m in mentioned if m in self.name_position]))
         adjacency = self.files
@@ -154,7 +181,7 @@ class SymbolGraph:
         if ranks is None:
             ranks = personalised_pagerank(matrix, dangling, np.ones(n), max_iter=300)
             if ranks is None:
-                return []
+                return nothing
         out_weight = np.asarray(adjacency.sum(axis=1)).ravel()
         per_weight = np.divide(ranks, out_weight, out=np.zeros_like(ranks), where=out_weight > 0)
         received = self.incoming @ per_weight
@@ -167,40 +194,51 @@ class SymbolGraph:
         share = np.where(per_file[def_file] > 0, 0.5 * used + 0.5 / count[def_file], 1.0 / count[def_file])
         score = received + OWN_SHARE * ranks[def_file] * share
         order = np.lexsort((self.definitions, -score))
-        return [(float(score[i]), int(def_file[i]), int(def_name[i])) for i in order]
+        return Ranked(score[order], def_file[order], def_name[order])
 
 
 class SymbolGraphCache:
     """One symbol graph per version of a chunks table (the version is read before the table, as for the import
-    graph), plus the signature lines read for it; threads wait for one build."""
+    graph), with the signature lines read for it; threads wait for one build."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._cached: tuple[int, SymbolGraph] | None = None
-        self._signatures: dict[str, dict[str, tuple[int, str]]] = {}
+        self._cached: MapState | None = None
         self.builds = 0
 
-    def get(self, table) -> tuple[SymbolGraph, dict[str, dict[str, tuple[int, str]]]]:
+    def get(self, table) -> MapState:
         version = table.version
         with self._lock:
-            if self._cached is None or self._cached[0] != version:
+            if self._cached is None or self._cached.version != version:
                 columns = table.search().select(["path", "symbols", "refs", "is_test"]).limit(None).to_arrow()
-                self._cached = (version, SymbolGraph.build(columns))
-                self._signatures = {}
+                self._cached = MapState(version, SymbolGraph.build(columns), table)
                 self.builds += 1
-            return self._cached[1], self._signatures
+            return self._cached
 
-    def signatures(self, table, paths: list[str]) -> dict[str, dict[str, tuple[int, str]]]:
-        """path -> qualified symbol -> (line, signature) for these paths, read once per version of the table."""
-        graph, known = self.get(table)
-        missing = [p for p in paths if p not in known]
+
+class MapState:
+    """One version's graph and the signature lines read for it so far."""
+
+    def __init__(self, version: int, graph: SymbolGraph, table) -> None:
+        self.version = version
+        self.graph = graph
+        self._table = table
+        self._lock = threading.Lock()
+        self._known: dict[str, dict[str, tuple[int, str]]] = {}
+
+    def signatures(self, paths: list[str]) -> dict[str, dict[str, tuple[int, str]]]:
+        """path -> qualified symbol -> (line, signature) for these paths, each file read once per version (a file
+        rewritten since is read as it is now, and the next call's new version builds everything again)."""
+        with self._lock:
+            missing = [p for p in paths if p not in self._known]
         if missing:
             found: dict[str, dict[str, tuple[int, str]]] = {p: {} for p in missing}
-            for row in scan(table, in_filter("path", missing), ["path", "start_line", "symbols", "text"]):
+            for row in scan(self._table, in_filter("path", missing), ["path", "start_line", "symbols", "text"]):
                 found[row["path"]].update(signature_lines(row["text"], row["start_line"], row["symbols"] or []))
             with self._lock:
-                known.update(found)
-        return {p: known.get(p, {}) for p in paths}
+                self._known.update(found)
+        with self._lock:
+            return {p: self._known.get(p, {}) for p in paths}
 
 
 def signature_lines(text: str, start_line: int, symbols: list[str]) -> dict[str, tuple[int, str]]:
@@ -333,13 +371,18 @@ def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str]
 def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap:
     """The ranked definitions, as many as fit the budget exactly (the count of the rendered text, header included)."""
     graph = inputs.graph
-    ranked = [(score, file, name) for score, file, name in graph.rank(inputs.seeds, inputs.mentioned)
-              if not graph.is_test[file] or graph.paths[file] in inputs.focus_files]
+    found = graph.rank(inputs.seeds, inputs.mentioned)
+    allowed = ~graph.is_test[found.file]
+    for path in inputs.focus_files:
+        if path in graph.position:
+            allowed |= found.file == graph.position[path]
+    # Signatures are read for generously more definitions than fit (a shown line costs at least ~4 tokens).
+    keep = np.flatnonzero(allowed)[:max(20, budget // 4)]
+    ranked = [(float(found.score[i]), int(found.file[i]), int(found.name[i])) for i in keep]
     entries: list[MapEntry] = []
-    wanted = _enough(ranked, budget)
-    paths = list(dict.fromkeys(graph.paths[file] for _, file, _ in ranked[:wanted]))
+    paths = list(dict.fromkeys(graph.paths[file] for _, file, _ in ranked))
     signatures = inputs.signatures(paths)
-    for score, file, name in ranked[:wanted]:
+    for score, file, name in ranked:
         path = graph.paths[file]
         for symbol in graph.qualified.get((file, name), []):
             line, signature = signatures.get(path, {}).get(symbol, (0, symbol))
@@ -360,11 +403,6 @@ def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap
     return RepoMap(budget, count_tokens(text, inputs.encoding) if shown else 0, inputs.encoding, focus,
                    tuple(sorted(inputs.seeds, key=lambda p: (-inputs.seeds[p], p))[:20]), tuple(shown), text,
                    tuple(notes))
-
-
-def _enough(ranked: list, budget: int) -> int:
-    """How many ranked (file, name) pairs to read signatures for: generously more than a line of ~8 tokens each."""
-    return min(len(ranked), max(20, budget // 4))
 
 
 def render(entries: list[MapEntry]) -> str:
