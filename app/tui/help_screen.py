@@ -32,8 +32,15 @@ def help_table() -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
-    """Lists the keys; j and k scroll, escape, q, ? or f1 closes it. At most as wide and tall as the terminal."""
+class ScrollDialog(ModalScreen[None]):
+    """A dialog of text in one scrolling box, at most as wide and tall as the terminal; its keys scroll it."""
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)
+
+
+class HelpScreen(ScrollDialog):
+    """Lists the keys; j and k scroll, escape, q, ? or f1 closes it."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -45,6 +52,3 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(help_table(), id="help-text")
-
-    def action_scroll(self, lines: int) -> None:
-        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)

@@ -10,13 +10,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.answers import RepoMap
 from ...core.requests import MapRequest
 from ...widgets.keymap import bindings
 from ..bridge.calls import Bridge
+from .help_screen import ScrollDialog
 
 MAP_BUDGET = 2000
 
@@ -27,7 +27,7 @@ class MapLoaded(Message):
     error: str = ""
 
 
-class MapScreen(ModalScreen[None]):
+class MapScreen(ScrollDialog):
     """The map's text as the engine rendered it (shown as text, never as markup); j and k scroll, esc, q or m close."""
 
     DEFAULT_CSS = """
@@ -68,6 +68,3 @@ class MapScreen(ModalScreen[None]):
         title.update(Text(f"Repo map {about} · {found.tokens:,} / {found.budget:,} tokens · "
                           f"{len(found.files)} files", style="bold"))
         self.query_one("#map-text", Static).update(Text(found.text or "\n".join(found.notes)))
-
-    def action_scroll(self, lines: int) -> None:
-        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)
