@@ -72,6 +72,8 @@ class SymbolGraph:
     name_position: dict[str, int]
     definitions: np.ndarray
     """Every (file, short name) defined, as `file * len(names) + name`, sorted."""
+    alphabetical: np.ndarray
+    """Each definition's place in (path, name) order: ties are broken by it, never by the table's row order."""
     incoming: Any
     """definitions x files (CSR): the weight of each file's edges to each definition."""
     files: Any
@@ -135,11 +137,14 @@ class SymbolGraph:
         target = np.searchsorted(definitions, dst * width + name)
         incoming = sp.sparse.csr_array((weight, (target, src)), shape=(len(definitions), n))
         files = sp.sparse.csr_array((weight, (src, dst)), shape=(n, n))
+        alphabetical = np.empty(len(definitions), dtype=np.int64)
+        alphabetical[sorted(range(len(definitions)), key=lambda i: (paths[def_file[i]], names[def_name[i]]))] = \
+            np.arange(len(definitions))
         definers: dict[str, list[int]] = {}
         for key in definitions:
             definers.setdefault(names[key % width], []).append(int(key // width))
-        return cls(paths, {p: i for i, p in enumerate(paths)}, is_test, names, name_position, definitions, incoming,
-                   files, qualified, {k: tuple(v) for k, v in definers.items()})
+        return cls(paths, {p: i for i, p in enumerate(paths)}, is_test, names, name_position, definitions,
+                   alphabetical, incoming, files, qualified, {k: tuple(v) for k, v in definers.items()})
 
     def rank(self, seeds: dict[str, float], mentioned: Iterable[str]) -> Ranked:
         """Every definition, best first: PageRank restarting at the seeds (uniform without any), names in `mentioned`
@@ -193,7 +198,8 @@ class SymbolGraph:
         used = np.divide(received, per_file[def_file], out=np.zeros_like(received), where=per_file[def_file] > 0)
         share = np.where(per_file[def_file] > 0, 0.5 * used + 0.5 / count[def_file], 1.0 / count[def_file])
         score = received + OWN_SHARE * ranks[def_file] * share
-        order = np.lexsort((self.definitions, -score))
+        # Scores compared to 12 digits: the sums' rounding follows the table's row order, which a compaction changes.
+        order = np.lexsort((self.alphabetical, -np.round(score / max(score.max(), 1e-300), 12)))
         return Ranked(score[order], def_file[order], def_name[order])
 
 
