@@ -121,3 +121,26 @@ def test_the_snapshot_is_small_deterministic_and_holds_what_an_agent_needs_first
     assert first["map_files"][0] == "shop/util.py"
     code, plain, _ = cli("snapshot")
     assert code == 0 and plain == text
+
+
+def test_ties_are_broken_by_path_and_name_not_by_the_tables_row_order():
+    """A compaction rewrites the chunks table in another row order: the same definitions must map alike."""
+    import pyarrow as pa
+    from cortex_tui.core.context.repo_map import SymbolGraph
+
+    rows = [{"path": "b.py", "symbols": ["beta", "alpha"], "refs": ["gamma"], "is_test": False},
+            {"path": "a.py", "symbols": ["zeta", "Box", "Box.size"], "refs": ["gamma"], "is_test": False},
+            {"path": "c.py", "symbols": ["gamma"], "refs": ["beta", "zeta"], "is_test": False},
+            {"path": "y.py", "symbols": ["single"], "refs": [], "is_test": False},
+            {"path": "x.py", "symbols": ["solo"], "refs": [], "is_test": False}]
+
+    def ranked(order):
+        graph = SymbolGraph.build(pa.Table.from_pylist([rows[i] for i in order]))
+        found = graph.rank({}, [])
+        return [(graph.paths[f], graph.names[n]) for f, n in zip(found.file, found.name)]
+
+    first = ranked([0, 1, 2, 3, 4])
+    assert first == ranked([4, 3, 2, 1, 0]) == ranked([3, 1, 4, 2, 0])
+    assert first.index(("x.py", "solo")) + 1 == first.index(("y.py", "single")), "equal scores: by path"
+    assert first[0] == ("c.py", "gamma")
+    assert first.index(("a.py", "Box")) + 1 == first.index(("a.py", "size")), "equal scores: by path and name"
