@@ -405,7 +405,7 @@ class Engine:
     def repo_map(self, request: MapRequest):
         """The repository's most important definitions for the request's focus (the working change when it has
         none), fitted to its budget exactly (`RepoMap`)."""
-        from .context.repo_map import MapInputs, build_map, resolve_focus
+        from .context.repo_map import SEARCH_HITS, MapInputs, build_map, resolve_focus
 
         if request.budget <= 0:
             raise CortexError(f"budget must be a positive number of tokens (got {request.budget})")
@@ -416,7 +416,7 @@ class Engine:
         git = self.git(20)
 
         def search(text: str) -> list:
-            return self.searcher().search(text[:4000], Filters(code_only=True), limit=40, git=GitInputs.of(git)).hits
+            return self.searcher().search(text[:4000], Filters(code_only=True), limit=SEARCH_HITS, git=GitInputs.of(git)).hits
 
         files = FileReads(index.files, self._import_graph)
         focus = resolve_focus(request.focus, state.graph, list(git.changed_files), search, files.named)

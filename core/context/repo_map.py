@@ -5,8 +5,8 @@ The graph is the index's own: every chunk lists the symbols it defines and the i
 uses a name points at each file defining it, weighted as Aider's repo map weighs its tree-sitter tags (square root of
 the uses; names the focus mentions x10, long compound names x10, private names and names defined in more than five
 files x0.1), except that a file's uses of its own names are no edge: Aider's self-edges (and its 0.1 self-edge for an
-unused name) make a file that only uses itself keep all its rank, and rank first. Personalised PageRank over that graph, restarting at
-the focus files, ranks the files; each file's rank flows along its edges to the (file, name) definitions it uses,
+unused name) make a file that only uses itself keep all its rank, and rank first. Personalised PageRank over that
+graph, restarting at the focus files, ranks the files; each file's rank flows along its edges to the (file, name) definitions it uses,
 and a file's own rank is shared among its definitions by how much they are used, so the focus files show their
 own definitions too.
 
@@ -28,6 +28,7 @@ from ..answers import MapEntry, RepoMap
 from ..store.sql import in_filter, scan
 from ..tokens import count_tokens
 from .pagerank import personalised_pagerank, row_normalised
+from .signatures import signature_lines
 
 MENTIONED = 10.0
 LONG_NAME = 10.0
@@ -36,11 +37,6 @@ COMMON = 0.1
 """Aider's edge multipliers (see the module docstring); COMMON applies to names defined in more than five files."""
 OWN_SHARE = 1.0
 """How much of a file's own rank its definitions get, beside what flows to them from the files using them."""
-SIGNATURE_CHARS = 160
-_DEF_WORDS = re.compile(
-    r"^\s*(?:@|export\s|pub(?:\(\w+\))?\s|async\s|static\s|public\s|private\s|protected\s|abstract\s|default\s)*"
-    r"(?:def|class|func|fn|function\*?|struct|type|interface|impl|const|let|var|enum|trait|mod|module|macro_rules!)\b")
-_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|\"\"\"|''')")
 
 
 def _is_long_compound(name: str) -> bool:
@@ -245,52 +241,6 @@ class MapState:
                 self._known.update(found)
         with self._lock:
             return {p: self._known.get(p, {}) for p in paths}
-
-
-def signature_lines(text: str, start_line: int, symbols: list[str]) -> dict[str, tuple[int, str]]:
-    """Where each symbol of a chunk is defined (its line in the file) and its signature: the definition's first line,
-    continued while its brackets are open, blanks collapsed."""
-    lines = text.splitlines()
-    found: dict[str, tuple[int, str]] = {}
-    cursor = 0
-    for symbol in symbols:
-        short = symbol.rsplit(".", 1)[-1]
-        word = re.compile(rf"(?<![\w$]){re.escape(short)}(?![\w$])")
-        at = _find(lines, word, cursor)
-        if at is None:
-            at = _find(lines, word, 0)
-        if at is None:
-            found[symbol] = (start_line, symbol)
-            continue
-        cursor = at + 1
-        found[symbol] = (start_line + at, _signature(lines, at))
-    return found
-
-
-def _find(lines: list[str], word: re.Pattern, start: int) -> int | None:
-    """The first line from `start` naming the word in a definition (`def`, `func`, `class` ...), else the first
-    non-comment line naming it."""
-    fallback = None
-    for i in range(start, len(lines)):
-        line = lines[i]
-        if not word.search(line) or _COMMENT.match(line):
-            continue
-        if _DEF_WORDS.match(line) and not line.lstrip().startswith("@"):
-            return i
-        if fallback is None:
-            fallback = i
-    return fallback
-
-
-def _signature(lines: list[str], at: int) -> str:
-    parts, depth = [], 0
-    for line in lines[at:at + 6]:
-        parts.append(line.strip())
-        depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
-        if depth <= 0:
-            break
-    text = " ".join(" ".join(parts).split())
-    return text if len(text) <= SIGNATURE_CHARS else text[:SIGNATURE_CHARS - 1] + "…"
 
 
 @dataclass(frozen=True)
