@@ -98,6 +98,8 @@ def _add_map(b) -> None:
     b.add_argument("--latency", metavar="REPO", help="instead: time repo_map and snapshot through `cortex mcp` "
                                                      "against REPO's resident server (index it first)")
     b.add_argument("--calls", type=int, default=30, help="warm calls per tool (--latency)")
+    b.add_argument("--repo", action="append", default=[],
+                   help="mine fixes from this repository's history instead of --tasks (repeatable; --limit per repository)")
     b.add_argument("--budgets", default="1000,2000", help="comma-separated token budgets")
     b.add_argument("--limit", type=int, default=None, help="use at most this many tasks")
     b.add_argument("--every", type=int, default=1, help="use every N-th task (a subset spread over all repositories)")
@@ -113,10 +115,13 @@ def _map(args, ctx) -> Answer:
         return Answer(times, lambda out: out.table(
             ["MCP tool", "first call", "p50", "p95", "calls"],
             [[t.tool, f"{t.first_ms:.0f} ms", f"{t.p50_ms:.0f} ms", f"{t.p95_ms:.0f} ms", str(t.calls)] for t in times]))
-    if not (args.tasks and args.mirrors):
-        raise CortexError("give --tasks FILE --mirrors DIR, or --latency REPO")
-    tasks = localize.load_tasks(Path(args.tasks), Path(args.mirrors))[:: max(args.every, 1)]
-    tasks = tasks[: args.limit] if args.limit else tasks
+    if args.repo:
+        tasks = [t for repo in args.repo for t in localize.mine_tasks(Path(repo), limit=args.limit or 30)]
+    elif args.tasks and args.mirrors:
+        tasks = localize.load_tasks(Path(args.tasks), Path(args.mirrors))[:: max(args.every, 1)]
+        tasks = tasks[: args.limit] if args.limit else tasks
+    else:
+        raise CortexError("give --tasks FILE --mirrors DIR, --repo PATH, or --latency REPO")
     budgets = tuple(int(b) for b in args.budgets.split(","))
     rows = repo_map.run(tasks, budgets, args.aider_python, progress=ctx.out.warn)
     cols = ["fixes_shown", "file_recall", "tokens_median", "tokens_max", "s_median", "tasks"]
