@@ -275,3 +275,68 @@ class WatchUpdate:
             what = " and ".join(filter(None, counts)) + " file(s) found since start-up" if any(counts) else "nothing"
         took = f" in {self.seconds * 1000:.0f} ms" if self.seconds > 0 else ""
         return f"index updated: {what}{took}"
+
+
+@dataclass(frozen=True)
+class MapEntry:
+    """One definition of the repository map: where it is, what it is called and its signature line(s)."""
+
+    path: str
+    line: int
+    name: str
+    """The qualified symbol (`Engine.search`)."""
+    signature: str
+    score: float
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "name": self.name, "signature": self.signature,
+                "score": self.score}
+
+
+@dataclass(frozen=True)
+class RepoMap:
+    """The repository's most important definitions for a focus, rendered (`text`) within `budget` exactly."""
+
+    budget: int
+    tokens: int
+    """The exact token count of `text` in `encoding`."""
+    encoding: str
+    focus: tuple[str, ...]
+    seeds: tuple[str, ...]
+    """The files the ranking restarted at (the focus resolved to files), heaviest first, at most 20."""
+    entries: tuple[MapEntry, ...]
+    text: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(e.path for e in self.entries))
+
+    def to_json(self) -> dict:
+        return {"budget": self.budget, "tokens": self.tokens, "encoding": self.encoding, "focus": list(self.focus),
+                "seeds": list(self.seeds), "files": self.files, "entries": [e.to_json() for e in self.entries],
+                "text": self.text, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What an agent loads first, rendered (`text`) within `budget` tokens exactly; the same state gives the same text."""
+
+    text: str
+    tokens: int
+    budget: int
+    branch: str
+    head: str
+    changed: tuple[str, ...]
+    tasks: tuple[str, ...]
+    """Ids of the open tasks shown."""
+    decisions: tuple[str, ...]
+    """Ids of the decisions about the changed code shown."""
+    agent_commit: str
+    """Id of the last agent commit's memory ("" when none)."""
+    map_files: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "tokens": self.tokens, "budget": self.budget, "branch": self.branch,
+                "head": self.head, "changed": list(self.changed), "tasks": list(self.tasks),
+                "decisions": list(self.decisions), "agent_commit": self.agent_commit, "map_files": list(self.map_files)}

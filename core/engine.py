@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .agentlog.agentlog import AgentLog
 from .config import Settings, load_settings
+from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
 from .errors import CortexError, UnusableLocation
@@ -24,7 +25,7 @@ from .index.index import CodeIndex
 from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
-from .requests import SearchRequest, SelectRequest
+from .requests import MapRequest, SearchRequest, SelectRequest
 from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .store.database import Database, RemoteOptions
@@ -62,6 +63,8 @@ class Engine:
         self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
+        self._symbol_graph = SymbolGraphCache()
+        """The repository map's definition -> reference graph, built once per version of the chunks table."""
         self._memory_listeners: list[Callable[[], None]] = []
         self._team_retry_at = 0.0
         self.team_error = ""
@@ -400,6 +403,52 @@ class Engine:
         )
         selection = choose(inputs, request, self.settings.select)
         return replace(selection, notes=notes + selection.notes)
+
+    def repo_map(self, request: MapRequest):
+        """The repository's most important definitions for the request's focus (the working change when it has
+        none), fitted to its budget exactly (`RepoMap`)."""
+        from .context.repo_map import SEARCH_HITS, MapInputs, build_map, resolve_focus
+
+        if request.budget <= 0:
+            raise CortexError(f"budget must be a positive number of tokens (got {request.budget})")
+        if not self.has_index():
+            self.code_index(create=True).update(embed=False)
+        index = self.code_index()
+        state = self._symbol_graph.get(index.chunks)
+        git = self.git(20)
+
+        def search(text: str) -> list:
+            return self.searcher().search(text[:4000], Filters(code_only=True), limit=SEARCH_HITS, git=GitInputs.of(git)).hits
+
+        files = FileReads(index.files, self._import_graph)
+        focus = resolve_focus(request.focus, state.graph, list(git.changed_files), search, files.named)
+        inputs = MapInputs(state.graph, focus.seeds, focus.mentioned, focus.files, state.signatures,
+                           self.settings.encoding)
+        return build_map(inputs, request.budget, request.focus)
+
+    def snapshot(self, budget: int = 1000):
+        """What an agent should load first (`Snapshot`), within `budget` tokens; the same state gives the same text."""
+        from .graph.snapshot import SnapshotInputs, build_snapshot
+        from .records import COMMIT_TAG
+        from .store.sql import sql_list
+
+        git = self.git(20)
+        changed = list(git.changed_files)
+        try:
+            stores = self.stores()
+        except CortexError:
+            stores = []
+
+        def newest(where: str, limit: int) -> builtins.list[Memory]:
+            found = [m for store in stores for m in self._team_may_fail(store, store.newest, where, limit)]
+            return sorted(found, key=lambda m: (-m.updated_at.timestamp(), m.id))[:limit]
+
+        tasks = newest("status = 'active' AND kind = 'task' AND task_state = 'open'", 20)
+        decisions = newest(f"status = 'active' AND kind = 'decision' AND array_has_any(files, {sql_list(changed)})", 10) if changed else []
+        commits = newest(f"status = 'active' AND array_has_any(tags, {sql_list([COMMIT_TAG])})", 1)
+        inputs = SnapshotInputs(git, tasks, decisions, commits[0] if commits else None,
+                                lambda left: self.repo_map(MapRequest(left)), self.settings.encoding, budget)
+        return build_snapshot(inputs)
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""

@@ -89,3 +89,12 @@ class SelectRequest:
     """At most this many files (memories not counted); `max_items` counts both."""
     purpose: str = "general"
     """Who the context is for: general, assistant, planner, research or drafting (its sections and their order)."""
+
+
+@dataclass(frozen=True)
+class MapRequest:
+    """One repository map: its token budget and what it is about (paths, directories or words; the working change
+    when empty)."""
+
+    budget: int = 1000
+    focus: tuple[str, ...] = ()

@@ -100,6 +100,7 @@ PROCESS_TESTS = {
     "test_dashboard.py::test_keys_move_in_every_pane_and_pane_numbers_never_type",
     "test_dashboard.py::test_keys_typed_in_one_burst_after_n_go_to_the_new_memory_text",
     "test_dashboard.py::test_keys_typed_in_one_burst_after_slash_go_to_the_search_box",
+    "test_dashboard.py::test_m_shows_the_repo_map_of_the_working_change_as_text",
     "test_dashboard.py::test_markup_in_commit_subjects_and_memory_titles_is_shown_as_text",
     "test_dashboard.py::test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running",
     "test_dashboard.py::test_the_meter_bar_fills_the_pane_at_every_width",

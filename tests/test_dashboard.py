@@ -167,6 +167,30 @@ async def test_help_screen_theme_switch_and_narrow_terminal(shop):
         assert app.current_theme.name == "cortex-light" and not app.current_theme.dark
 
 
+async def test_m_shows_the_repo_map_of_the_working_change_as_text(shop):
+    from cortex_tui.app.tui.map_screen import MapLoaded, MapScreen
+    from textual.widgets import Static
+
+    commit_file(shop, "shop/labels.py", 'from .pricing import price_of\n\n\ndef label(tag="[/]"):\n'
+                "    return price_of(tag)\n", "Add labels")
+    (shop / "shop" / "labels.py").write_text((shop / "shop" / "labels.py").read_text() + "\n# [bold]todo\n")
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        dashboard = app.screen
+        await pilot.press("m")
+        await wait_until(pilot, lambda: app.seen(MapLoaded) is not None, "the repo map")
+        await pilot.pause()
+        assert isinstance(app.screen, MapScreen)
+        title = app.screen.query_one("#map-title", Static).content.plain
+        text = app.screen.query_one("#map-text", Static).content.plain
+        assert title.startswith("Repo map toward the working change") and "/ 2,000 tokens" in title
+        assert 'shop/labels.py:\n  4: def label(tag="[/]"):' in text and "def price_of(sku):" in text
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen is dashboard
+
+
 @both
 async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_running(shop, monkeypatch, served):
     import fcntl

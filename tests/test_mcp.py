@@ -16,7 +16,7 @@ from .conftest import commit_file
 TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history",
          "memory_list", "memory_show", "task_done", "graph_neighbors", "agent_init", "agent_log", "agent_commit",
          "agent_branch", "agent_switch", "agent_merge", "agent_abandon", "agent_branches", "agent_context",
-         "memory_smart_search", "memory_what"}
+         "memory_smart_search", "memory_what", "repo_map", "snapshot"}
 
 
 @pytest.fixture
@@ -115,6 +115,26 @@ async def test_every_tool_on_a_real_repository(shop, served):
         context = await call(client, "agent_context", k=3)
         assert commit_text in context["markdown"] and len(context["commits"]) == 2
     assert (resident_calls(shop) > 0) is served, "the tools ran where the mode says"
+
+
+async def test_the_repo_map_and_the_snapshot_come_from_the_resident_server(shop):
+    from cortex_tui.core.tokens import count_tokens
+
+    async with server(shop, "--no-watch") as client:
+        found = await call(client, "repo_map", budget=60, focus=["shop/cart.py"])
+        assert found["tokens"] == count_tokens(found["text"]) <= 60
+        assert found["seeds"] == ["shop/cart.py"] and found["files"][0] == "shop/pricing.py"
+        assert found["entries"][0] | {"score": 0} == {"path": "shop/pricing.py", "line": 3, "name": "price_of",
+                                                      "signature": "def price_of(sku):", "score": 0}
+        assert "budget" in await error(client, "repo_map", budget=0)
+        await call(client, "remember", text="Cart totals [/] include tax", kind="decision", files=["shop/cart.py"])
+        (shop / "shop" / "cart.py").write_text((shop / "shop" / "cart.py").read_text() + "\n# rounding\n")
+        snap = await call(client, "snapshot")
+        assert snap["tokens"] == count_tokens(snap["text"]) <= 1000
+        assert "Cart totals [/] include tax (shop/cart.py)" in snap["text"] and snap["map_files"]
+        resource = await client.read_resource("cortex://snapshot")
+        assert resource.contents[0].text == snap["text"] == (await call(client, "snapshot"))["text"]
+    assert resident_calls(shop) > 0
 
 
 @MODES

@@ -93,6 +93,43 @@ def _localize(args, ctx) -> Answer:
                                               [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()]))
 
 
+def _add_map(b) -> None:
+    b.add_argument("--tasks", help="JSONL task file (shared/bench/localize format)")
+    b.add_argument("--mirrors", help="directory holding <mirror_git_dir_name>/repo bare git directories")
+    b.add_argument("--latency", metavar="REPO", help="instead: time repo_map and snapshot through `cortex mcp` "
+                                                     "against REPO's resident server (index it first)")
+    b.add_argument("--calls", type=int, default=30, help="warm calls per tool (--latency)")
+    b.add_argument("--repo", action="append", default=[],
+                   help="mine fixes from this repository's history instead of --tasks (repeatable; --limit per repository)")
+    b.add_argument("--budgets", default="1000,2000", help="comma-separated token budgets")
+    b.add_argument("--limit", type=int, default=None, help="use at most this many tasks")
+    b.add_argument("--every", type=int, default=1, help="use every N-th task (a subset spread over all repositories)")
+    b.add_argument("--aider-python", help="interpreter of an environment with aider-chat installed: its RepoMap runs "
+                                          "beside ours on the same trees (left out without it)")
+
+
+def _map(args, ctx) -> Answer:
+    from . import localize, repo_map
+
+    if args.latency:
+        times = repo_map.latency(Path(args.latency), args.calls)
+        return Answer(times, lambda out: out.table(
+            ["MCP tool", "first call", "p50", "p95", "calls"],
+            [[t.tool, f"{t.first_ms:.0f} ms", f"{t.p50_ms:.0f} ms", f"{t.p95_ms:.0f} ms", str(t.calls)] for t in times]))
+    if args.repo:
+        tasks = [t for repo in args.repo for t in localize.mine_tasks(Path(repo), limit=args.limit or 30)]
+    elif args.tasks and args.mirrors:
+        tasks = localize.load_tasks(Path(args.tasks), Path(args.mirrors))[:: max(args.every, 1)]
+        tasks = tasks[: args.limit] if args.limit else tasks
+    else:
+        raise CortexError("give --tasks FILE --mirrors DIR, --repo PATH, or --latency REPO")
+    budgets = tuple(int(b) for b in args.budgets.split(","))
+    rows = repo_map.run(tasks, budgets, args.aider_python, progress=ctx.out.warn)
+    cols = ["fixes_shown", "file_recall", "tokens_median", "tokens_max", "s_median", "tasks"]
+    return Answer(rows, lambda out: out.table(["map", *cols],
+                                              [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()]))
+
+
 def _add_team(b) -> None:
     b.add_argument("--uri", help="team store to measure (default: the team_db setting)")
     b.add_argument("--writes", type=int, default=30)
@@ -282,6 +319,8 @@ BENCHES = {b.name: b for b in (
     Bench("store", "remember throughput/latency, embedding speed, model load", _store, _add_store),
     Bench("localize", "edit recall on real bug fixes: ours vs BM25, grep, random, cognitive-cache", _localize,
           _add_localize),
+    Bench("map", "share of real fixes whose edited files a task-focused repo map shows: ours vs Aider's", _map,
+          _add_map),
     Bench("team", "write and search latency of a team store beside a local one", _team, _add_team),
     Bench("select", "select latency (p50/p95) on an indexed repository", _select, _add_select),
     Bench("search", "search/what latency at 10k and 100k items, cold start; with --tasks, --repo or "

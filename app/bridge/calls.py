@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # light at run time: an attached dashboard imports this and n
         IndexReport,
         IndexStatus,
         Neighbour,
+        RepoMap,
         SearchResults,
         Timeline,
         WatchUpdate,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # light at run time: an attached dashboard imports this and n
     from ...core.context.assemble import Assembled
     from ...core.context.items import Selection
     from ...core.records import Memory, MemoryDraft, RememberResult
-    from ...core.requests import SearchRequest, SelectRequest
+    from ...core.requests import MapRequest, SearchRequest, SelectRequest
 
 
 class EngineCalls(ABC):
@@ -67,6 +68,10 @@ class EngineCalls(ABC):
     @abstractmethod
     def select(self, request: SelectRequest) -> Selection:
         """Files, chunks and memories for a task under a token budget."""
+
+    @abstractmethod
+    def repo_map(self, request: MapRequest) -> RepoMap:
+        """The repository's most important definitions toward a focus, within a token budget."""
 
     @abstractmethod
     def memory(self, memory_id: str) -> Memory:

@@ -12,14 +12,23 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ...core.answers import IndexProgress, IndexReport, IndexStatus, Neighbour, SearchResults, Timeline, WhatToKnow
+from ...core.answers import (
+    IndexProgress,
+    IndexReport,
+    IndexStatus,
+    Neighbour,
+    RepoMap,
+    SearchResults,
+    Timeline,
+    WhatToKnow,
+)
 from ...core.context.select import Selection
 from ...core.engine import Engine
 from ...core.errors import CortexError, DatabaseLocked
 from ...core.graph.graph import default_centre, neighbours, node_label, resolve_node
 from ...core.index.watch import IndexWatcher
 from ...core.records import Memory, MemoryDraft, RememberResult
-from ...core.requests import SearchRequest, SelectRequest
+from ...core.requests import MapRequest, SearchRequest, SelectRequest
 from .calls import Bridge, WatchEvents
 from .index_process import PassCaller, index_in_children
 
@@ -148,6 +157,10 @@ class EngineBridge(Bridge):
     @_needs_repository
     def select(self, request: SelectRequest) -> Selection:
         return self.engine.select_context(request)
+
+    @_needs_repository
+    def repo_map(self, request: MapRequest) -> RepoMap:
+        return self.engine.repo_map(request)
 
     @_needs_repository
     def memory(self, memory_id: str) -> Memory:

@@ -34,7 +34,7 @@ from .text_input import invalid_argument
 
 SERVED = frozenset({
     "init", "remember", "show", "list", "history", "forget", "done", "export", "stats", "git", "gc", "search", "what",
-    "graph", "select", "context", "agent", "index",
+    "graph", "select", "context", "agent", "index", "map", "snapshot",
 })
 NO_DAEMON_FLAG = "--no-daemon"
 

@@ -16,6 +16,7 @@ from . import (
     memory_commands,
     search_commands,
     serve_commands,
+    session_commands,
     transfer_commands,
 )
 from .context import CommandContext
@@ -23,7 +24,7 @@ from .text_input import invalid_argument
 
 COMMANDS: dict[str, Command] = {command.name: command for module in (
     memory_commands, transfer_commands, index_commands, search_commands, git_commands, agent_commands,
-    serve_commands, bench_commands,
+    session_commands, serve_commands, bench_commands,
 ) for command in module.COMMANDS}
 """Every `cortex` command, declared in the module of its area beside its handler (`cortex bench` by the benchmarks).
 Those modules import only light things at their top: the thin client imports them all to parse."""

@@ -77,11 +77,35 @@ def _dry_run(plan, skip_bad: bool) -> Answer:
 def add_export(p) -> None:
     p.add_argument("--output", "-o", help="file to write (default standard output)")
     p.add_argument("--all-versions", action="store_true", help="include superseded and deleted versions")
+    p.add_argument("--agents-md", action="store_true",
+                   help="write the active decisions and conventions (memories tagged convention) between cortex's "
+                        "markers in AGENTS.md and CLAUDE.md at the repository root (those that exist; else AGENTS.md)")
+
+
+AGENT_FILES = ("AGENTS.md", "CLAUDE.md")
+
+
+def run_agents_md(args, ctx: CommandContext) -> Answer:
+    from ...core.store.agents_file import CONVENTION_TAG, render_block, write_block
+
+    engine = ctx.engine(args)
+    decisions = engine.list(kind="decision", limit=200)
+    conventions = [m for m in engine.list(tag=CONVENTION_TAG, limit=200) if m.kind != "decision"]
+    block = render_block(decisions, conventions)
+    targets = [engine.root / name for name in AGENT_FILES if (engine.root / name).exists()] or [engine.root / AGENT_FILES[0]]
+    changed = [t.name for t in targets if write_block(t, block)]
+    report = {"files": [t.name for t in targets], "changed": changed, "decisions": len(decisions),
+              "conventions": len(conventions)}
+    return Answer(report, lambda out: out.console.print(
+        f"{len(decisions)} decision(s), {len(conventions)} convention(s) in {', '.join(report['files'])}"
+        + ("" if changed else " (already up to date)"), markup=False))
 
 
 def run_export(args, ctx: CommandContext) -> Answer | int:
     from ...core.store.importer import export_order, export_record  # the store: not for the thin client
 
+    if args.agents_md:
+        return run_agents_md(args, ctx)
     memories = export_order(ctx.engine(args).list(status="all" if args.all_versions else "active"))
     lines = "".join(json.dumps(export_record(m), ensure_ascii=False) + "\n" for m in memories)
     if not args.output:

@@ -77,6 +77,10 @@ MEMORIES_URI = "cortex://memories"
 """The memories that matter now (what_should_i_know), as a resource whose updates clients can listen to."""
 
 
+SNAPSHOT_URI = "cortex://snapshot"
+"""The session snapshot as a resource, for clients that load resources at the start of a session."""
+
+
 class Changes:
     """The SDK's subscription bus (`subscriptions/listen` streams subscribe here), fed from threads: the repository's
     events arrive on the thread that follows the server or the watcher, and each stream's listener must run on its
@@ -121,6 +125,13 @@ def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
                                  "memory changes, whoever changed it.")
     def memories() -> str:
         return json.dumps(run("what_should_i_know", (), {}), ensure_ascii=False)
+
+    @server.resource(SNAPSHOT_URI, name="snapshot", mime_type="text/markdown",
+                     description="What to load first at the start of a session, in at most 1,000 tokens: branch and "
+                                 "working change, open tasks, decisions about the changed code, the last agent commit, "
+                                 "the top of the repo map (the snapshot tool gives the same with its fields).")
+    def snapshot() -> str:
+        return run("snapshot", (), {})["text"]
 
     for name in (*TOOL_CALLS, *TOOL_ALIASES):
         target = TOOL_ALIASES.get(name, name)

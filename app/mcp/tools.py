@@ -18,7 +18,7 @@ from pydantic import Field
 from ...core.errors import CortexError
 from ...core.locations import confine
 from ...core.records import KINDS, MemoryDraft
-from ...core.requests import SearchFilters, SearchRequest, SelectRequest
+from ...core.requests import MapRequest, SearchFilters, SearchRequest, SelectRequest
 from ..formats import selection_item_json
 from ..output import plain
 
@@ -118,6 +118,23 @@ class CortexTools:
                       "format": doc.format, "purpose": sel.purpose, "redactions": doc.redactions, "notes": sel.notes,
                       "items": [selection_item_json(i) for i in sel.chosen],
                       "left_out": [selection_item_json(i) for i in sel.left_out]})
+
+    @read_only
+    def repo_map(self, budget: Annotated[int, _n("token budget for the map (exact tokens of the configured encoding), "
+                                                 ">= 1", 1)] = 1000,
+                 focus: Annotated[list[str] | None, _d("paths, directories or words to rank toward (default: the "
+                                                       "working change)")] = None) -> dict[str, Any]:
+        """The repository's most important definitions (signatures with path and line), ranked by PageRank over the
+        definition -> reference graph toward the focus, within the token budget exactly: `text` is the map, `entries`
+        its definitions, `files` the files it shows. Call it to learn the shape of the code before reading files."""
+        return plain(self.engine.repo_map(MapRequest(budget, tuple(focus or ()))).to_json())
+
+    @read_only
+    def snapshot(self) -> dict[str, Any]:
+        """What to load first at the start of a session, in at most 1,000 tokens (`text`): the branch and working
+        change, open tasks, the decisions about the changed code, the last agent commit and the top of the repo map.
+        The same repository state gives the same text."""
+        return plain(self.engine.snapshot().to_json())
 
     def remember(self, text: Annotated[str, _d("the memory, verbatim")],
                  kind: Annotated[str, _d(f"one of {', '.join(KINDS)}")] = "note",

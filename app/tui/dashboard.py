@@ -35,6 +35,7 @@ from ...widgets.what_pane import WhatPane
 from ..bridge.calls import WatchEvents
 from .confirm import ConfirmScreen
 from .help_screen import HelpScreen
+from .map_screen import MapScreen
 from .memory_form import MemoryForm
 from .messages import (
     ContextCopied,
@@ -648,6 +649,9 @@ class DashboardScreen(Screen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_repo_map(self) -> None:
+        self.app.push_screen(MapScreen(self.bridge, self.task_text))
 
     def _topbar(self, status: str | None = None) -> None:
         if status is not None:

@@ -13,7 +13,8 @@ from ...widgets.keymap import KEYMAP, bindings
 
 SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "item": "Highlighted item",
           "search": "Search box", "pane": "Every pane",
-          "budget": "Context pane (5)", "confirm": "Questions", "memory": "Memory form", "help": "This help"}
+          "budget": "Context pane (5)", "confirm": "Questions", "memory": "Memory form", "map": "Repo map",
+          "help": "This help"}
 
 
 def help_table() -> Table:
@@ -31,8 +32,15 @@ def help_table() -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
-    """Lists the keys; j and k scroll, escape, q, ? or f1 closes it. At most as wide and tall as the terminal."""
+class ScrollDialog(ModalScreen[None]):
+    """A dialog of text in one scrolling box, at most as wide and tall as the terminal; its keys scroll it."""
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)
+
+
+class HelpScreen(ScrollDialog):
+    """Lists the keys; j and k scroll, escape, q, ? or f1 closes it."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -44,6 +52,3 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(help_table(), id="help-text")
-
-    def action_scroll(self, lines: int) -> None:
-        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)

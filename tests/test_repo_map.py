@@ -1,0 +1,146 @@
+"""`cortex map` and `cortex snapshot` on real git repositories, through the resident server (the `cli` fixture's
+default), as users and agents run them."""
+
+from __future__ import annotations
+
+import pytest
+from cortex_tui.core.tokens import count_tokens
+
+from .conftest import commit_file, git
+
+PRICING = '''TAX = 0.2
+
+
+def price_of(sku):
+    """The price of one item, tax included."""
+    return BASE[sku] * (1 + TAX)
+
+
+def shipping_fee(weight_grams,
+                 express=False):
+    return round(weight_grams / 1000 * (9 if express else 4), 2)
+'''
+CART = '''from .pricing import price_of, shipping_fee
+
+
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def total(self):
+        return sum(price_of(i) for i in self.items) + shipping_fee(len(self.items) * 300)
+'''
+CHECKOUT = "from .pricing import price_of\n\n\ndef checkout(cart):\n    return [price_of(i) for i in cart.items]\n"
+REPORT = "from .pricing import price_of\n\n\ndef monthly_report(sales):\n    return sum(price_of(s) for s in sales)\n"
+UTIL = "def slugify_title(text):\n    return text.lower().replace(' ', '-')\n"
+
+
+@pytest.fixture
+def shop(repo):
+    for path, text in (("shop/pricing.py", PRICING), ("shop/cart.py", CART), ("shop/checkout.py", CHECKOUT),
+                       ("shop/report.py", REPORT), ("shop/util.py", UTIL)):
+        commit_file(repo, path, text, f"Add {path}")
+    return repo
+
+
+def _line_of(repo, path: str, text: str) -> int:
+    return next(n for n, line in enumerate((repo / path).read_text().splitlines(), 1) if text in line)
+
+
+def test_the_map_ranks_the_most_used_definition_first_with_its_signature_and_line(shop, cli):
+    found = cli.json("map", "--budget", "300")
+    first = found["entries"][0]
+    assert (first["path"], first["name"]) == ("shop/pricing.py", "price_of")
+    assert first["line"] == _line_of(shop, "shop/pricing.py", "def price_of")
+    assert first["signature"] == "def price_of(sku):"
+    fee = next(e for e in found["entries"] if e["name"] == "shipping_fee")
+    assert fee["signature"] == "def shipping_fee(weight_grams, express=False):"  # a signature over two lines
+    assert found["tokens"] == count_tokens(found["text"]) <= 300
+    assert f"shop/pricing.py:\n  {first['line']}: def price_of(sku):\n" in found["text"]
+    code, text, _ = cli("map", "--budget", "300")
+    assert code == 0 and text == found["text"]
+
+
+@pytest.mark.parametrize("budget", [12, 40, 75])
+def test_the_map_fits_every_budget_exactly(shop, cli, budget):
+    found = cli.json("map", "--budget", str(budget))
+    assert found["tokens"] == count_tokens(found["text"]) <= budget
+    bigger = cli.json("map", "--budget", str(budget + 60))
+    assert len(bigger["entries"]) > len(found["entries"]), "a larger budget shows more"
+
+
+def test_a_budget_too_small_for_one_definition_says_so_and_a_bad_budget_is_refused(shop, cli):
+    found = cli.json("map", "--budget", "3")
+    assert found["entries"] == [] and found["text"] == "" and "nothing fits" in found["notes"][0]
+    code, _, err = cli("map", "--budget", "0")
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_the_focus_is_a_path_or_words_and_without_one_the_working_change(shop, cli):
+    by_path = cli.json("map", "--budget", "60", "--focus", "shop/util.py")
+    assert by_path["seeds"] == ["shop/util.py"] and "shop/util.py" in by_path["files"]
+    by_words = cli.json("map", "--budget", "60", "--focus", "titles", "need", "a", "better", "slug")
+    assert "shop/util.py" in by_words["files"]
+    unfocused = cli.json("map", "--budget", "60")
+    assert "shop/util.py" not in unfocused["files"], "the least used definition is left out of a small map"
+    (shop / "shop" / "util.py").write_text(UTIL + "\n\ndef slug_length(text):\n    return len(slugify_title(text))\n")
+    changed = cli.json("map", "--budget", "60")
+    assert changed["seeds"] == ["shop/util.py"] and "shop/util.py" in changed["files"]
+
+
+def test_the_map_follows_the_index(shop, cli):
+    assert "apply_coupon" not in cli("map", "--budget", "500")[1]
+    commit_file(shop, "shop/coupons.py", "from .pricing import price_of\n\n\ndef apply_coupon(sku, code):\n"
+                "    return price_of(sku) * 0.9\n", "Add coupons")
+    assert cli("index")[0] == 0
+    assert "def apply_coupon(sku, code):" in cli("map", "--budget", "500")[1]
+
+
+def test_the_snapshot_is_small_deterministic_and_holds_what_an_agent_needs_first(shop, cli):
+    cli("remember", "Round the shipping fee to whole cents", "--kind", "task")
+    cli("remember", "Slugs are [bold]lower case[/] with dashes", "--kind", "decision", "--files", "shop/util.py")
+    cli("remember", "Checkout never retries payments", "--kind", "decision", "--files", "shop/checkout.py")
+    cli("agent", "init", "Ship the shop")
+    cli("agent", "log", "--action", "wrote the slug helper")
+    cli("agent", "commit", "Slug helper done")
+    git(shop, "checkout", "-q", "-b", "slugs")
+    (shop / "shop" / "util.py").write_text(UTIL + "\n\ndef slug_length(text):\n    return len(slugify_title(text))\n")
+
+    first = cli.json("snapshot")
+    again = cli.json("snapshot")
+    assert first == again
+    text = first["text"]
+    assert first["tokens"] == count_tokens(text) <= 1000
+    assert text.startswith(f"# Snapshot: branch slugs at {git(shop, 'rev-parse', 'HEAD')[:10]}\n")
+    assert "Working change (1): M shop/util.py" in text
+    assert "Round the shipping fee to whole cents" in text
+    assert "Slugs are [bold]lower case[/] with dashes (shop/util.py)" in text, "markup is shown as written"
+    assert "Checkout never retries" not in text, "decisions about unchanged code stay out"
+    assert "Slug helper done" in text.split("Last agent commit:")[1].splitlines()[0]
+    assert "Repo map" in text and "def slugify_title(text):" in text
+    assert first["map_files"][0] == "shop/util.py"
+    code, plain, _ = cli("snapshot")
+    assert code == 0 and plain == text
+
+
+def test_ties_are_broken_by_path_and_name_not_by_the_tables_row_order():
+    """A compaction rewrites the chunks table in another row order: the same definitions must map alike."""
+    import pyarrow as pa
+    from cortex_tui.core.context.repo_map import SymbolGraph
+
+    rows = [{"path": "b.py", "symbols": ["beta", "alpha"], "refs": ["gamma"], "is_test": False},
+            {"path": "a.py", "symbols": ["zeta", "Box", "Box.size"], "refs": ["gamma"], "is_test": False},
+            {"path": "c.py", "symbols": ["gamma"], "refs": ["beta", "zeta"], "is_test": False},
+            {"path": "y.py", "symbols": ["single"], "refs": [], "is_test": False},
+            {"path": "x.py", "symbols": ["solo"], "refs": [], "is_test": False}]
+
+    def ranked(order):
+        graph = SymbolGraph.build(pa.Table.from_pylist([rows[i] for i in order]))
+        found = graph.rank({}, [])
+        return [(graph.paths[f], graph.names[n]) for f, n in zip(found.file, found.name)]
+
+    first = ranked([0, 1, 2, 3, 4])
+    assert first == ranked([4, 3, 2, 1, 0]) == ranked([3, 1, 4, 2, 0])
+    assert first.index(("x.py", "solo")) + 1 == first.index(("y.py", "single")), "equal scores: by path"
+    assert first[0] == ("c.py", "gamma")
+    assert first.index(("a.py", "Box")) + 1 == first.index(("a.py", "size")), "equal scores: by path and name"
