@@ -322,3 +322,21 @@ async def test_a_burst_of_keys_into_the_search_box_loses_none(shop, size):
             await wait_until(pilot, lambda: box.value == typed, f"{typed!r} in the box (it holds {box.value!r})",
                              timeout=10)
             await settle(pilot, SearchFinished)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_a_narrow_terminal_shows_help_in_the_footer_and_says_where_t_put_the_task(shop, size):
+    """At 100 columns the footer's right end, `? Help`, was cut off; `t` behind a tab changed nothing one could see."""
+    from textual.widgets._footer import FooterKey
+
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        for pane in ("1", "5"):
+            await pilot.press(pane)
+            await pilot.pause()
+            keys = {k.description: k.region for k in app.screen.query(FooterKey)}
+            assert "Help" in keys and keys["Help"].right <= size[0], (pane, keys)
+        await pilot.press("1", "slash", *"tax twice", "escape", "t")
+        await wait_until(pilot, lambda: any("context task: tax twice" in n.message for n in app._notifications),
+                         "where the task went")

@@ -158,3 +158,19 @@ def test_results_are_verbatim(engine):
     m = engine.remember(MemoryDraft(text=text)).memory
     hit = next(h for h in engine.search("spacing tabs exactly").hits if h.id == m.id)
     assert hit.text == text
+
+
+def test_the_implicit_task_reads_as_its_parts_with_no_subject_twice(repo):
+    """A squash-merged pull request's subject is its commit's with ` (#3168)` added: the implicit task (the context
+    pane shows it) named both, run together with the branch words and file names into one line."""
+    from cortex_tui.core.git.gitctx import implicit_query, read_git_context
+
+    from .conftest import commit_file
+
+    git(repo, "checkout", "-q", "-b", "fix/plain-int")
+    commit_file(repo, "src/parse.py", "X = 1\n", "parse plain int in a few more inputs")
+    commit_file(repo, "src/parse.py", "X = 2\n", "Parse plain int in a few more inputs (#3168)")
+    (repo / "src" / "parse.py").write_text("X = 3\n")
+    text = implicit_query(read_git_context(repo))
+    assert text.lower().count("parse plain int") == 1, text
+    assert text.startswith("fix plain int; ") and text.endswith("; src/parse.py"), text

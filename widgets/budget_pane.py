@@ -118,7 +118,8 @@ class BudgetPane(Pane):
                          + ", ".join(_label(i, 40) for i in assembled.dropped[:4]))
         left = ", ".join(f"{_label(i, 40)} ({i.tokens:,})" for i in selection.left_out[:6])
         lines = [f"left out: {left}" if left else "", *notes]
-        self.query_one("#budget-left", Static).update(Text(clip("\n".join(filter(None, lines)), 2000)))
+        # One line each (`clip` makes a line of its text): the left-out list and each note are read apart.
+        self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 
     def _fill(self) -> None:
         """(Re)build the rows for the pane's width, keeping the highlighted row."""

@@ -43,6 +43,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("app.quit", "ctrl+q,ctrl+c", "ctrl+q / ctrl+c", "quit", "Quit", "quit, even while typing or while work runs",
         "app", priority=True),
     Key("dash.quit", "q", "q", "app.quit", "Quit", "quit", "dashboard", footer=True),
+    # Help next to Quit: a narrow footer cuts its right end, and these two are what a newcomer looks for.
+    Key("dash.help", "question_mark,f1", "? / f1", "help", "Help", "this help", "dashboard", footer=True),
     Key("dash.panes", "1,2,3,4,5", "1 … 5", "", "Panes",
         "focus a pane: what, search results, graph, timeline, context (never the search box)", "dashboard"),
     Key("dash.search", "slash", "/", "focus_search", "Search", "type in the search box", "dashboard", footer=True,
@@ -90,7 +92,6 @@ KEYMAP: tuple[Key, ...] = (
         "the repo map: the most important definitions toward the meter's task (else the working change)",
         "dashboard"),
     Key("dash.palette", "", "ctrl+p", "", "", "command palette: every action, themes", "dashboard"),
-    Key("dash.help", "question_mark,f1", "? / f1", "help", "Help", "this help", "dashboard", footer=True),
     Key("confirm.yes", "y", "y", "answer(True)", "Yes", "confirm (forget, close)", "confirm", footer=True),
     Key("confirm.no", "n,escape", "n / esc", "answer(False)", "No", "keep it", "confirm", footer=True),
     Key("help.close", "escape,q,question_mark,f1", "esc / q / ?", "dismiss", "Close", "close this help", "help"),

@@ -123,7 +123,7 @@ class SearchPane(Pane):
         self.hits = results.hits
         self._fill()
         fresh = {True: ("index fresh", ""), False: ("index stale", "yellow"), None: ("no code index", "")}[results.index_fresh]
-        pending = f", {results.embeddings_pending} embeddings pending" if results.embeddings_pending else ""
+        pending = f", {results.embeddings_pending:,} embeddings pending" if results.embeddings_pending else ""
         label = "implicit: what you work on" if results.implicit else f"{len(results.hits)} hits"
         notes = (" · " + clip("; ".join(results.notes), 300)) if results.notes else ""
         self.query_one("#search-status", Static).update(styled(f"{label} · ", fresh, f"{pending}{notes}"))

@@ -52,10 +52,10 @@ def run_index(args, ctx: CommandContext) -> Answer:
 
 def _index_status(engine) -> Answer:
     st = engine.code_index(create=False).status()
-    state = "fresh" if st.fresh else f"stale: {st.stale} changed, {st.new} new, {st.removed} removed file(s)"
+    state = "fresh" if st.fresh else f"stale: {st.stale:,} changed, {st.new:,} new, {st.removed:,} removed file(s)"
     return Answer({**st.__dict__, "fresh": st.fresh},
-                  lambda out: out.console.print(f"index of {engine.root}: {state}; {st.indexed_files} files, "
-                                                f"{st.chunks} chunks, {st.embeddings_pending} embeddings pending"))
+                  lambda out: out.console.print(f"index of {engine.root}: {state}; {st.indexed_files:,} files, "
+                                                f"{st.chunks:,} chunks, {st.embeddings_pending:,} embeddings pending"))
 
 
 def _list_skipped(engine) -> Answer:
@@ -101,16 +101,16 @@ def run_stats(args, ctx: CommandContext) -> Answer:
     skip_counts = count_reasons(engine.code_index().skipped())
 
     def show(out) -> None:
-        state = "fresh" if index.fresh else f"stale ({index.stale} changed, {index.new} new, {index.removed} removed)"
-        out.console.print(f"code index: {index.indexed_files} files, {index.chunks} chunks, "
-                          f"{index.embeddings_pending} embeddings pending, {state}")
+        state = "fresh" if index.fresh else f"stale ({index.stale:,} changed, {index.new:,} new, {index.removed:,} removed)"
+        out.console.print(f"code index: {index.indexed_files:,} files, {index.chunks:,} chunks, "
+                          f"{index.embeddings_pending:,} embeddings pending, {state}")
         if skip_counts:
             out.console.print("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(skip_counts.items())), style="dim")
         for s in stats:
             size = f"{s.disk_bytes / 1e6:.1f} MB" if s.disk_bytes is not None else "remote"
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.by_kind.items())) or "none"
             out.line((s.uri, "bold"), f" (schema v{s.schema_version}, {size}, {s.table_versions} table versions)")
-            out.console.print(f"  memories: {s.active} active of {s.memories} stored; {s.open_tasks} open tasks; by kind: {kinds}")
+            out.console.print(f"  memories: {s.active:,} active of {s.memories:,} stored; {s.open_tasks:,} open task{'' if s.open_tasks == 1 else 's'}; by kind: {kinds}")
 
     return Answer({"stores": stats, "index": {**index.__dict__, "fresh": index.fresh, "skipped": skip_counts}}, show)
 

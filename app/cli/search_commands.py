@@ -64,7 +64,10 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
         where = hit.location if hit.source == "code" else f"{hit.kind} {hit.id} {hit.memory.created_at:%Y-%m-%d}"
         if hit.memory is not None and hit.memory.store != "repo":
             where += f" ({hit.memory.store})"
-        out.line((f"{i:>2}. {hit.title}", "bold"), "  ", (f"{where}  score {hit.score.total:.3f}", "dim"))
+        if hit.source == "code" and where.startswith(hit.title):  # a chunk without a symbol is titled by its path
+            out.line((f"{i:>2}. {where}", "bold"), "  ", (f"score {hit.score.total:.3f}", "dim"))
+        else:
+            out.line((f"{i:>2}. {hit.title}", "bold"), "  ", (f"{where}  score {hit.score.total:.3f}", "dim"))
         if explain:
             out.console.print(f"    {hit.score.explain()}", style="cyan")
         if full or hit.snippet is None:

@@ -390,7 +390,7 @@ class DashboardScreen(Screen):
     def _index_done(self, message: IndexFinished) -> None:
         r, status = message.report, message.status
         state = "index fresh" if status.fresh else "index stale"
-        self._topbar(f"{state} · {status.indexed_files} files · {status.embeddings_pending} embeddings pending")
+        self._topbar(f"{state} · {status.indexed_files:,} files · {status.embeddings_pending:,} embeddings pending")
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
@@ -524,6 +524,9 @@ class DashboardScreen(Screen):
             return
         self.task_text, self.pins, self.excluded, self.dropped = text, frozenset(), frozenset(), {}
         self.undo_stack = [u for u in self.undo_stack if u.change != "drop"]
+        if not self.query_one(BudgetPane).display or self.has_class("narrow"):
+            # Behind a tab the pane's new title is not seen: say where the task went.
+            self.notify(f"context task: {text[:80] or 'what you work on'} (see 5)", timeout=3, markup=False)
         self.run_select()
 
     def action_copy_context(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -27,12 +28,25 @@ def implicit_query(ctx: GitContext | None) -> str:
     no query and the context pane with no task both start from it."""
     if ctx is None or not ctx.is_repo:
         return ""
-    words: list[str] = []
+    parts: list[str] = []
     if ctx.branch and ctx.branch not in MAIN_BRANCHES:
-        words.extend(split_identifier(ctx.branch.replace("/", "_").replace("-", "_")))
-    words.extend(c.subject for c in ctx.commits[:5])
-    words.extend(ctx.changed_files[:10])
-    return " ".join(words)
+        parts.append(" ".join(split_identifier(ctx.branch.replace("/", "_").replace("-", "_"))))
+    parts.extend(_distinct(c.subject for c in ctx.commits[:5]))
+    parts.extend(ctx.changed_files[:10])
+    # Parts apart, as people read them (the context pane shows this as its implicit task); search splits words anyway.
+    return "; ".join(p for p in parts if p)
+
+
+def _distinct(subjects: Iterable[str]) -> list[str]:
+    """Commit subjects without repeats: a squash-merged pull request's subject is its commit's with ` (#3168)` added."""
+    seen: set[str] = set()
+    kept = []
+    for subject in subjects:
+        key = " ".join(re.sub(r"\(#\d+\)|[^\w\s]", " ", subject.lower()).split())
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(subject)
+    return kept
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def secure_draft(draft: MemoryDraft) -> MemoryDraft:
     reason = draft_secret(draft)
     if reason:
         name, kind = reason.split(": ", 1)
-        raise CortexError(f"the memory's {name} looks like it contains a secret ({kind}); it was not stored")
+        raise CortexError(f"the memory's {name} looks like it contains {_a_secret(kind)}; it was not stored")
     return replace(draft, files=tuple(redacted(f) for f in draft.files),
                    symbols=tuple(redacted(s) for s in draft.symbols))
 
@@ -61,8 +61,13 @@ def refuse_secrets(**named: str | None) -> None:
     for name, value in named.items():
         hit = _first_secret(value or "")
         if hit:
-            raise CortexError(f"the {name.replace('_', ' ')} looks like it contains a secret ({hit.kind}); "
+            raise CortexError(f"the {name.replace('_', ' ')} looks like it contains {_a_secret(hit.kind)}; "
                               "nothing was stored")
+
+
+def _a_secret(kind: str) -> str:
+    """`a secret (AWS access key)`; the generic rules' kind, `secret`, would only repeat the word."""
+    return "a secret" if kind.strip().lower() == "secret" else f"a secret ({kind})"
 
 
 def record_texts(records: Iterable[object]) -> dict[str, str]:
