@@ -33,6 +33,7 @@ from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
 
 if TYPE_CHECKING:
+    from .anchors.checker import AnchorChecker
     from .store.compaction import Compactor
 
 
@@ -59,6 +60,7 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
+        self._checker: AnchorChecker | None = None
         self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
@@ -231,14 +233,80 @@ class Engine:
         return GitPosition(*gitctx.position(self.root))
 
     def remember(self, draft: MemoryDraft) -> RememberResult:
+        pos = self.position()
+        draft = self._anchored([draft], pos)[0]
         if draft.scope == "team":
-            return self.team().remember_many([draft], self.position())[0]
-        return self._store_for(draft.scope).remember(draft, self.position())
+            return self.team().remember_many([draft], pos)[0]
+        return self._store_for(draft.scope).remember(draft, pos)
+
+    # --- anchors: the code a memory describes, and whether it changed since -----------------------------------
+
+    def anchor_checker(self) -> AnchorChecker | None:
+        """The working tree's checker (None outside git): anchors new memories and checks those an answer shows."""
+        if self.repo_root is None:
+            return None
+        with self._lock:
+            if self._checker is None:
+                from .anchors.checker import AnchorChecker
+
+                self._checker = AnchorChecker(self.root, gitctx.find_repo(self.root))
+            return self._checker
+
+    def _anchored(self, drafts: Sequence[MemoryDraft], pos: GitPosition) -> list[MemoryDraft]:
+        """Drafts naming files or symbols, with the anchors of that code as the working tree has it now. Symbols
+        named without a file are looked up among the indexed definitions."""
+        checker = self.anchor_checker()
+        if checker is None:
+            return list(drafts)
+        out = []
+        for d in drafts:
+            if d.anchors is None and (d.files or d.symbols):
+                files = d.files or self._definers(d.symbols)
+                d = replace(d, anchors=checker.anchor(pos.commit, files, d.symbols))
+            out.append(d)
+        return out
+
+    def _definers(self, symbols: Sequence[str]) -> tuple[str, ...]:
+        if not self.has_index():
+            return ()
+        from .search.definitions import definers
+
+        rows = definers(self.code_index().chunks, symbols, None, ["path"])
+        return tuple(dict.fromkeys(r["path"] for r in rows))[:8]
+
+    def checked(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The memories, each marked when the code it is anchored to changed since (see core/anchors)."""
+        checker = self.anchor_checker()
+        return checker.annotate(memories) if checker is not None else list(memories)
+
+    def _checked_then_fresh_first(self, memories: Sequence[Memory]) -> list[Memory]:
+        checked = self.checked(memories)
+        return sorted(checked, key=lambda m: m.code_change is not None)
+
+    def confirm(self, memory_id: str) -> Memory:
+        """Say a memory still holds for its code as it is now: its anchors are recorded again, here and now."""
+        store = self._owner(memory_id)
+        memory = store.get(memory_id)
+        checker = self.anchor_checker()
+        if memory.anchors is None or checker is None:
+            raise CortexError(f"memory {memory_id} is not anchored to code; nothing to confirm")
+        files = [self._followed(memory, f.path) for f in memory.anchors.files]
+        symbols = [s.name for f in memory.anchors.files for s in f.symbols] or list(memory.symbols)
+        anchors = checker.anchor(self.position().commit, files, symbols)
+        return self.checked([store.set_anchors(memory_id, anchors)])[0]
+
+    def _followed(self, memory: Memory, path: str) -> str:
+        """Where a memory's anchored file is now (git's rename detection follows a moved file)."""
+        checker = self.anchor_checker()
+        if checker is None or memory.anchors is None or checker.tree.blob(path) is not None:
+            return path
+        return checker.tree.renamed(memory.anchors.commit, path) or path
 
     def remember_many(
         self, drafts: Sequence[MemoryDraft], progress: Callable[[int, int], None] | None = None
     ) -> list[RememberResult]:
         pos = self.position()
+        drafts = self._anchored(drafts, pos)
         results: list[RememberResult | None] = [None] * len(drafts)
         for scope in ("repo", "global", "team"):
             picked = [i for i, d in enumerate(drafts) if _store_name(d.scope) == scope]
@@ -266,14 +334,14 @@ class Engine:
         raise CortexError(f"no memory with id {memory_id!r}")
 
     def get(self, memory_id: str) -> Memory:
-        return self._owner(memory_id).get(memory_id)
+        return self.checked([self._owner(memory_id).get(memory_id)])[0]
 
     def list(self, **filters) -> list[Memory]:
         limit = filters.pop("limit", None)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
         found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
-        return found[:limit] if limit else found
+        return self.checked(found[:limit] if limit else found)
 
     def history(self, key: str) -> builtins.list[Memory]:
         for store in self.stores():
@@ -339,6 +407,11 @@ class Engine:
         results = searcher.search(query, filters, shown, GitInputs(git.result, history.result))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
+        checker = self.anchor_checker()
+        if checker is not None:
+            from .anchors.checker import flag_hits
+
+            results = replace(results, hits=flag_hits(checker, results.hits))
         if llm is not None:
             results = filter_results(results, llm)
             results = replace(results, hits=results.hits[:limit])
@@ -364,7 +437,7 @@ class Engine:
 
         index = self.code_index() if self.has_index() else None
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
-                          gitctx.read_history(self.root, max_commits).commits)
+                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked)
 
     def select_context(self, request: SelectRequest):
         """A selection as a front end asked for it; the budget holds for the requested format exactly.
@@ -385,11 +458,17 @@ class Engine:
         searcher = self.searcher()
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0
+        memory_hits = searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
+        checker = self.anchor_checker()
+        if checker is not None:
+            from .anchors.checker import flag_hits
+
+            memory_hits = flag_hits(checker, memory_hits)
         inputs = SelectInputs(
             task=task,
             files=FileReads(index.files, self._import_graph),
             code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=GitInputs.of(git)).hits,
-            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else [],
+            memory_hits=memory_hits,
             changed=list(git.changed_files),
             commit=git.head,
             encoding=self.settings.encoding,
@@ -428,7 +507,11 @@ class Engine:
             stores = []
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
-        return what_should_i_know(git, stores, importers, indexed, per_section)
+        w = what_should_i_know(git, stores, importers, indexed, per_section)
+        # Each section keeps its order, memories whose code changed since after the others.
+        fresh_first = self._checked_then_fresh_first
+        return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
+                       open_tasks=fresh_first(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
 
     def stats(self) -> builtins.list[StoreStats]:
         return [store.stats() for store in self.stores()]

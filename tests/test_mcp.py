@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from .conftest import commit_file
 
-TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history",
+TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "confirm", "memory_history",
          "graph_neighbors", "agent_init", "agent_log", "agent_commit", "agent_branch", "agent_switch", "agent_merge",
          "agent_context"}
 

@@ -20,7 +20,8 @@ def _memory_rows(memories: list[Memory]) -> list[list[str]]:
     rows = []
     for m in memories:
         state = m.status if m.kind != "task" or m.status != "active" else m.task_state
-        rows.append([m.id, m.store, m.kind, state, f"v{m.version}", age(m.created_at), m.title, ",".join(m.tags)])
+        title = f"[code changed since] {m.title}" if m.code_change is not None else m.title
+        rows.append([m.id, m.store, m.kind, state, f"v{m.version}", age(m.created_at), title, ",".join(m.tags)])
     return rows
 
 
@@ -48,9 +49,17 @@ def _print_memory(out, memory: Memory) -> None:
     out.console.print(" · ".join(meta), style="dim")
     for label, values in (("tags", memory.tags), ("files", memory.files), ("symbols", memory.symbols)):
         if values:
-            out.console.print(f"{label}: {', '.join(values)}", style="dim")
+            out.console.print(f"{label}: {', '.join(values)}", style="dim", markup=False)
+    print_code_change(out, memory)
     out.console.print()
     out.console.out(memory.text)
+
+
+def print_code_change(out, memory: Memory, indent: str = "") -> None:
+    """The one line saying the code a memory describes changed since (nothing when it did not)."""
+    if memory.code_change is not None:
+        out.line(indent, ("code changed since: ", "yellow"), memory.code_change.summary,
+                 ("  (`cortex confirm ", "dim"), (memory.id, "dim"), ("` if it still holds)", "dim"))
 
 
 def warn_team(ctx: CommandContext, engine) -> None:
@@ -146,6 +155,12 @@ def run_done(args, ctx: CommandContext) -> Answer:
                   lambda out: out.console.print(f"task {memory.id} is {memory.task_state}: {memory.title}"))
 
 
+def run_confirm(args, ctx: CommandContext) -> Answer:
+    memory = ctx.engine(args).confirm(args.id)
+    return Answer(memory.to_json(), lambda out: out.line(f"confirmed {memory.id} for the code as it is now: ",
+                                                         (memory.title, "bold")))
+
+
 def run_sync(args, ctx: CommandContext) -> Answer:
     result = ctx.engine(args).team().sync()
 
@@ -168,5 +183,7 @@ COMMANDS = (
             lambda p: p.add_argument("key")),
     Command("forget", "delete a memory (soft unless --purge)", run_forget, add_forget),
     Command("done", "close a task", run_done, add_done),
+    Command("confirm", "say a memory still holds after its code changed (records its code as it is now)",
+            run_confirm, lambda p: p.add_argument("id")),
     Command("sync", "send team memories queued while the team store was unreachable", run_sync),
 )

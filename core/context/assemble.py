@@ -114,8 +114,9 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
         for i in items:
             if i.kind == "memory":
                 m = _memory(i)
-                parts.append(f'<memory id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}">'
-                             f"{_cdata(i.text)}</memory>")
+                changed = f' code_changed_since="{_attr(m.code_change.summary)}"' if m.code_change is not None else ""
+                parts.append(f'<memory id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}"'
+                             f'{changed}>{_cdata(i.text)}</memory>')
             else:
                 parts.append(f'<file path="{_attr(i.path)}" lines="{_spans(i)}" kind="{i.kind}" commit="{commit[:12]}">'
                              f"{_cdata(i.text)}</file>")
@@ -126,7 +127,10 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
     for i in items:
         if i.kind == "memory":
             m = _memory(i)
-            parts += [f"## Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", "", i.text.rstrip("\n"), ""]
+            parts += [f"## Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", ""]
+            if m.code_change is not None:
+                parts += [f"(code changed since this was written: {m.code_change.summary})", ""]
+            parts += [i.text.rstrip("\n"), ""]
         else:
             at = f" @ {commit[:8]}" if commit else ""
             label = " (relevant regions; the rest elided)" if i.kind == "reduced" else ""
@@ -139,7 +143,8 @@ def _render(task: str, commit: str, encoding: str, items: list[Item], fmt: str) 
 def _json_item(i: Item, commit: str) -> dict:
     if i.kind == "memory":
         m = _memory(i)
-        return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(), "text": i.text}
+        return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(),
+                "code_changed_since": m.code_change.summary if m.code_change is not None else None, "text": i.text}
     return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": commit, "text": i.text}
 
 

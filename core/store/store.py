@@ -17,10 +17,11 @@ from ..embedding.embed import Embedder
 from ..errors import CortexError
 from ..records import (
     KINDS,
+    MEMORY_COLUMNS,
     SCOPES,
     STATUSES,
     TASK_STATES,
-    VECTOR_FIELDS,
+    Anchors,
     Memory,
     MemoryDraft,
     RememberResult,
@@ -40,7 +41,7 @@ MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
 """Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
-_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
+_FIELDS = list(MEMORY_COLUMNS)
 
 
 def now() -> datetime:
@@ -113,6 +114,7 @@ def _row_to_memory(row: dict) -> Memory:
         value = fields[name]
         if value is not None and value.tzinfo is None:
             fields[name] = value.replace(tzinfo=UTC)
+    fields["anchors"] = Anchors.from_json(fields.get("anchors"))
     return Memory(**fields, vector=row.get("vector"), vector_model=row.get("vector_model"))
 
 
@@ -338,6 +340,7 @@ class MemoryStore:
                 accessed_at=created,
                 text_hash=digest,
                 context=draft.context,
+                anchors=draft.anchors,
                 vector=vector.tolist(),
                 vector_model=self.embedder.model_id,
             )
@@ -386,6 +389,16 @@ class MemoryStore:
 
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
+
+    def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
+        """Record again the code an active memory describes (`cortex confirm`): the same version, checked anew."""
+        memory = self.get(memory_id)
+        if memory.status != "active":
+            raise CortexError(f"memory {memory_id} is {memory.status}; only active memories can be confirmed")
+        value = anchors.to_json() if anchors is not None else None
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"anchors": value}))
+        memory.anchors = anchors
+        return self._told(memory)
 
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         memory = self.get(memory_id)
@@ -553,6 +566,7 @@ def memory_words(row: dict) -> str:
 
 def _memory_to_row(memory: Memory) -> dict:
     row = {name: getattr(memory, name) for name in _FIELDS}
+    row["anchors"] = memory.anchors.to_json() if memory.anchors is not None else None
     row["vector"] = memory.vector
     row["vector_model"] = memory.vector_model
     row["words"] = memory_words(row)
