@@ -155,3 +155,15 @@ def test_memories_without_anchors_and_plain_json_stay_as_they_were(cli, repo):
     shown = cli.json("show", memory_id)
     assert shown["anchors"] is None and shown["code_change"] is None
     json.dumps(shown)
+
+
+def test_anchors_survive_export_and_import(cli, repo, tmp_path):
+    memory_id = _anchored(cli, repo)
+    anchors = cli.json("show", memory_id)["anchors"]
+    out = tmp_path / "memories.jsonl"
+    assert cli("export", "-o", str(out))[0] == 0
+    assert cli("forget", memory_id, "--purge")[0] == 0
+    assert cli("import", str(out))[0] == 0
+    assert cli.json("show", memory_id)["anchors"] == anchors
+    (repo / "src/retry.py").write_text(RETRY.replace("30)", "60)"), encoding="utf-8")
+    assert _change(cli, memory_id)["symbol"] == "backoff"
