@@ -232,9 +232,16 @@ class Engine:
     def position(self) -> GitPosition:
         return GitPosition(*gitctx.position(self.root))
 
-    def remember(self, draft: MemoryDraft) -> RememberResult:
+    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
+        """`check_near`: when an active memory of the scope says the same in other words, store nothing and answer
+        it (outcome `near_duplicate`), so the caller can make this a new version of it or keep both."""
         pos = self.position()
         draft = self._anchored([draft], pos)[0]
+        if check_near and draft.scope != "team":
+            store = self._store_for(draft.scope)
+            match = store.near(draft, store.embed_draft(draft))
+            if match is not None:
+                return RememberResult(self.checked([match])[0], "near_duplicate")
         if draft.scope == "team":
             return self.team().remember_many([draft], pos)[0]
         return self._store_for(draft.scope).remember(draft, pos)
@@ -485,7 +492,9 @@ class Engine:
         key = old.source_key or f"memory:{old.id}"
         if not old.source_key:
             store.set_source_key(old.id, key)
-        return store.remember(replace(draft, source_key=key, scope=old.scope), self.position())
+        pos = self.position()
+        draft = self._anchored([replace(draft, source_key=key, scope=old.scope)], pos)[0]
+        return store.remember(draft, pos)
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
         from .graph.timeline import branch_timeline

@@ -164,7 +164,8 @@ class RememberResult:
 
     memory: Memory
     outcome: str
-    """`created`, `new_version` (an older version under the same key was superseded) or `duplicate`."""
+    """`created`, `new_version` (an older version under the same key was superseded), `duplicate`, or
+    `near_duplicate` (nothing stored: `memory` is the active memory that says the same in other words)."""
 
 
 @dataclass(frozen=True)

@@ -167,3 +167,28 @@ def test_anchors_survive_export_and_import(cli, repo, tmp_path):
     assert cli.json("show", memory_id)["anchors"] == anchors
     (repo / "src/retry.py").write_text(RETRY.replace("30)", "60)"), encoding="utf-8")
     assert _change(cli, memory_id)["symbol"] == "backoff"
+
+
+def test_a_paraphrase_is_offered_as_a_new_version_and_kept_only_with_new(cli, repo):
+    first = _remember(cli, "Use tabs for indentation in Go files")
+    code, out, _ = cli("remember", "Go files are indented with tabs")
+    assert code == 0 and f"an active memory says the same: {first}" in out and "--new keeps both" in out
+    answer = cli.json("remember", "Go files are indented with tabs")
+    assert answer["near_duplicate"] is True and answer["match"]["id"] == first and answer["memory"] is None
+    assert [m["id"] for m in cli.json("list")] == [first]
+    # Different numbers or a negation are different claims, not paraphrases.
+    assert cli.json("remember", "Use tabs for indentation in Go files, never spaces")["outcome"] == "created"
+    version = cli.json("remember", "Go files are indented with tabs", "--version-of", first)["memory"]
+    assert version["version"] == 2
+    assert cli.json("remember", "Go files are indented with tabs only")["near_duplicate"] is True
+    kept = cli.json("remember", "Go files are indented with tabs only", "--new")
+    assert kept["outcome"] == "created" and kept["memory"]["id"] != version["id"]
+
+
+def test_the_context_never_carries_two_memories_that_say_the_same_thing(cli, repo):
+    a = _remember(cli, "the retry loop gives up after five attempts and logs the last error")
+    b = _remember(cli, "the retry loop gives up after five attempts and logs the last error.", "--new")
+    assert a != b
+    chosen = cli.json("select", "why does the retry loop give up after five attempts")
+    ids = [i["id"] for i in chosen["chosen"] if i["kind"] == "memory"]
+    assert len(ids) == 1 and ids[0] in (a, b), ids

@@ -85,6 +85,8 @@ def add_remember(p) -> None:
     p.add_argument("--symbols", action="append", help="comma-separated related symbols")
     p.add_argument("--key", default="", help="source key: remembering the same key again makes a new version")
     p.add_argument("--scope", default="repo", help="session, repo, global or team (the shared team store)")
+    p.add_argument("--new", action="store_true", help="keep it beside an active memory that says the same thing")
+    p.add_argument("--version-of", metavar="ID", help="store it as a new version of this memory")
 
 
 REMEMBERED = {"created": "remembered", "new_version": "stored version {} of", "duplicate": "already known:",
@@ -98,11 +100,24 @@ def run_remember(args, ctx: CommandContext) -> Answer:
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
                         files=split_list(args.files), symbols=split_list(args.symbols), source_key=args.key,
                         scope=args.scope)
-    result = ctx.engine(args).remember(draft)
+    engine = ctx.engine(args)
+    if args.version_of:
+        result = engine.revise(args.version_of, draft)
+    else:
+        result = engine.remember(draft, check_near=not args.new)
     memory = result.memory
+    if result.outcome == "near_duplicate":
+        return Answer({"outcome": result.outcome, "near_duplicate": True, "memory": None, "match": memory.to_json()},
+                      lambda out: _print_near(out, memory))
     said = REMEMBERED[result.outcome].format(memory.version)
     return Answer({"outcome": result.outcome, "memory": memory.to_json()},
-                  lambda out: out.console.print(f"{said} {memory.id} ({memory.kind}) {memory.title}"))
+                  lambda out: out.line(f"{said} {memory.id} ({memory.kind}) {memory.title}"))
+
+
+def _print_near(out, match: Memory) -> None:
+    out.line(("not stored: ", "yellow"), f"an active memory says the same: {match.id} ({match.kind}) ", (match.title, "bold"))
+    out.line(("  --version-of ", "dim"), (match.id, "dim"), (" stores it as a new version of that one; --new keeps both",
+                                                             "dim"))
 
 
 def run_show(args, ctx: CommandContext) -> Answer:

@@ -98,18 +98,26 @@ class CortexTools:
                  title: Annotated[str, _d("short title (default: the first line)")] = "",
                  tags: list[str] | None = None, files: RepoPaths = None,
                  symbols: Annotated[list[str] | None, _d("symbols the memory is about (functions, classes)")] = None,
-                 key: Annotated[str, _d("stable key: remembering it again stores a new version")] = "") -> dict[str, Any]:
+                 key: Annotated[str, _d("stable key: remembering it again stores a new version")] = "",
+                 new: Annotated[bool, _d("keep it even when an active memory says the same thing")] = False,
+                 version_of: Annotated[str, _d("a memory id: store this as its new version")] = "") -> dict[str, Any]:
         """Store a memory (decision, note, task, fact, observation, link, agent). With `key`, a new version
         supersedes the previous one under that key; identical text is not stored twice. `files` are
         repository-relative paths; a memory naming files or symbols is anchored to that code, and answers mark it
-        `code_change` once the code changes."""
+        `code_change` once the code changes. When an active memory already says the same in other words, nothing
+        is stored: the answer has `near_duplicate: true` and that memory as `match` (call again with `version_of` set
+        to its id to make a new version of it, or `new: true` to keep both)."""
         if kind not in KINDS:
             raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
         draft = MemoryDraft(text=text, kind=kind, title=title, tags=tuple(tags or ()),
                             files=tuple(self._path(p) for p in files or ()), symbols=tuple(symbols or ()),
                             source_key=key)
-        result = self.engine.remember(draft)
-        return plain({"outcome": result.outcome, "memory": result.memory.to_json()})
+        result = (self.engine.revise(version_of, draft) if version_of
+                  else self.engine.remember(draft, check_near=not new))
+        if result.outcome == "near_duplicate":
+            return plain({"outcome": result.outcome, "near_duplicate": True, "memory": None,
+                          "match": result.memory.to_json()})
+        return plain({"outcome": result.outcome, "near_duplicate": False, "memory": result.memory.to_json()})
 
     def forget(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
         """Soft-delete a memory by id (kept in history, hidden from search)."""

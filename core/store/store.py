@@ -264,6 +264,27 @@ class MemoryStore:
             found = self._query(f"source_key = {quote(memory.source_key)}") if memory.source_key else [memory]
         return sorted(found, key=lambda m: m.version)
 
+    def near(self, draft: MemoryDraft, vector) -> Memory | None:
+        """An active memory of the draft's scope that says what the draft says in other words (see near.py), found
+        among the draft's nearest neighbours by vector; None when there is none, or when one has the very same
+        text (the write settles those as duplicates)."""
+        from .near import says_the_same
+
+        digest = text_hash(draft.text)
+        where = f"status = 'active' AND scope = {quote(draft.scope)}"
+        rows = self.table.search(vector).where(where, prefilter=True).select([*_FIELDS, "_distance"]).limit(5).to_list()
+        for row in rows:
+            if row["text_hash"] == digest:
+                return None
+            if says_the_same(draft.text, row["text"], 1.0 - float(row["_distance"]) / 2.0):
+                return _row_to_memory(row)
+        return None
+
+    def embed_draft(self, draft: MemoryDraft):
+        """The vector a draft will be stored with (from the cache when this text was embedded before)."""
+        vectors, _ = self.embedder.embed([_embed_text(draft)], self.vector_cache)
+        return vectors[0]
+
     def count(self, where: str | None = None) -> int:
         return self.table.count_rows(where)
 
