@@ -244,7 +244,10 @@ class Engine:
                 return RememberResult(self.checked([match])[0], "near_duplicate")
         if draft.scope == "team":
             return self.team().remember_many([draft], pos)[0]
-        return self._store_for(draft.scope).remember(draft, pos)
+        result = self._store_for(draft.scope).remember(draft, pos)
+        if draft.scope == "session" and self.settings.retention.session > 0:
+            self.retention(dry_run=False)  # a count per kind while the scope is within its caps
+        return result
 
     # --- anchors: the code a memory describes, and whether it changed since -----------------------------------
 
@@ -341,7 +344,45 @@ class Engine:
         raise CortexError(f"no memory with id {memory_id!r}")
 
     def get(self, memory_id: str) -> Memory:
-        return self.checked([self._owner(memory_id).get(memory_id)])[0]
+        memory = self._owner(memory_id).get(memory_id)
+        self._accessed([memory])
+        return self.checked([memory])[0]
+
+    def _accessed(self, memories: Sequence[Memory]) -> None:
+        """Record that an answer showed these memories (written in batches, after answers: see store/access.py)."""
+        from .store.store import now
+
+        stamp = now()
+        by_store: dict[str, list[str]] = {}
+        for m in memories:
+            by_store.setdefault(m.store, []).append(m.id)
+        # The team's store is shared and remote: a read there stays a read.
+        for store in self._stores_open():
+            if store.db.uri == self.settings.team_db:
+                continue
+            ids = by_store.get("repo" if store.db.uri == self.db_uri else "global")
+            if ids:
+                store.access.seen(ids, stamp)
+
+    def _stores_open(self) -> list[MemoryStore]:
+        with self._lock:
+            return list(self._stores.values())
+
+    def flush_access(self) -> int:
+        """Write the access times still pending (a long-lived process letting go of the engine)."""
+        return sum(store.access.flush() for store in self._stores_open())
+
+    def retention(self, dry_run: bool = True) -> list[Memory]:
+        """The memories the retention policy drops (settings `retention`: a cap per scope and kind, least recently
+        accessed out first, `pinned` exempt); unless `dry_run`, forgets them (kept in history as deleted)."""
+        self.flush_access()
+        caps = {"session": self.settings.retention.session, "repo": self.settings.retention.repo}
+        store = self.store()
+        dropped = [m for scope, cap in caps.items() if cap > 0 for m in store.over_cap(scope, cap)]
+        if not dry_run:
+            for m in dropped:
+                store.forget(m.id)
+        return dropped
 
     def list(self, **filters) -> list[Memory]:
         limit = filters.pop("limit", None)
@@ -419,6 +460,7 @@ class Engine:
             from .anchors.checker import flag_hits
 
             results = replace(results, hits=flag_hits(checker, results.hits))
+        self._accessed([h.memory for h in results.hits if h.memory is not None])
         if llm is not None:
             results = filter_results(results, llm)
             results = replace(results, hits=results.hits[:limit])
@@ -483,6 +525,7 @@ class Engine:
             query_vector=lambda: self.embedder.embed_one(query),
         )
         selection = choose(inputs, request, self.settings.select)
+        self._accessed([i.memory for i in selection.chosen if i.memory is not None])
         return replace(selection, notes=notes + selection.notes)
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
@@ -517,6 +560,7 @@ class Engine:
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
         w = what_should_i_know(git, stores, importers, indexed, per_section)
+        self._accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
         # Each section keeps its order, memories whose code changed since after the others.
         fresh_first = self._checked_then_fresh_first
         return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
@@ -526,6 +570,7 @@ class Engine:
         return [store.stats() for store in self.stores()]
 
     def gc(self) -> int:
+        self.flush_access()
         return sum(store.gc() for store in self.stores())
 
     def compact_in_background(self, on_error: Callable[[str], None] | None = None) -> None:
@@ -544,6 +589,7 @@ class Engine:
             compactor, self._compactor = self._compactor, None
         if compactor is not None:
             compactor.stop(timeout)
+        self.flush_access()
 
     def compact_due(self) -> int:
         """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""

@@ -192,3 +192,29 @@ def test_the_context_never_carries_two_memories_that_say_the_same_thing(cli, rep
     chosen = cli.json("select", "why does the retry loop give up after five attempts")
     ids = [i["id"] for i in chosen["chosen"] if i["kind"] == "memory"]
     assert len(ids) == 1 and ids[0] in (a, b), ids
+
+
+def test_reads_record_access_and_retention_drops_only_what_the_policy_says(cli, repo, monkeypatch):
+    notes = [_remember(cli, f"scratch note number {n}: look at module {chr(97 + n)}", "--scope", "session")
+             for n in range(4)]
+    pinned = _remember(cli, "keep this scratch note about the parser", "--scope", "session", "--tags", "pinned")
+    kept = _remember(cli, "the repository memory stays whatever its age")
+    first = {m["id"]: m["accessed_at"] for m in cli.json("list", "--scope", "session")}
+    cli.json("show", notes[0])
+    cli.json("show", notes[1])
+    assert cli.json("gc", "--dry-run")["would_drop"] == []  # within the session cap (24 per kind)
+    # The gc wrote the access times the reads recorded before it looked.
+    after = {m["id"]: m["accessed_at"] for m in cli.json("list", "--scope", "session")}
+    assert after[notes[0]] > first[notes[0]] and after[notes[1]] > first[notes[1]]
+    assert after[notes[2]] == first[notes[2]] and after[notes[3]] == first[notes[3]]
+    # A cap of 2 session memories per kind, in a process of its own that reads it: the two least recently read go.
+    monkeypatch.setenv("CORTEX_RETENTION__SESSION", "2")
+    plan = [m["id"] for m in cli.json("gc", "--dry-run", "--no-daemon")["would_drop"]]
+    assert set(plan) == {notes[2], notes[3]} and pinned not in plan and kept not in plan
+    assert {m["id"] for m in cli.json("list", "--scope", "session", "--no-daemon")} == {*notes, pinned}
+    dropped = [m["id"] for m in cli.json("gc", "--no-daemon")["dropped"]]
+    assert set(dropped) == set(plan)
+    assert {m["id"] for m in cli.json("list", "--scope", "session", "--no-daemon")} == {notes[0], notes[1], pinned}
+    history = {m["id"]: m["status"] for m in cli.json("list", "--status", "deleted", "--no-daemon")}
+    assert history == {n: "deleted" for n in plan}
+    assert kept in {m["id"] for m in cli.json("list", "--no-daemon")}

@@ -29,6 +29,7 @@ from ..records import (
 )
 from ..secrets.secret_fields import secure_draft
 from ..text import WORDS_FORMAT, identifier_words, path_words, text_hash
+from .access import AccessLog
 from .database import Database
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from .sql import in_filter, quote
@@ -133,6 +134,8 @@ class MemoryStore:
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim), key="id")
         self.vector_cache = LanceVectorCache(db, after_answer=True)
+        self.access = AccessLog(self._stamp_access)
+        """Reads that show memories to someone record it here; `accessed_at` is written in batches."""
         self._vectors_current = False
         if db.get_meta("memories_words") != WORDS_FORMAT:
             needed = ["title", "text", "tags", "files", "symbols", "context"]
@@ -410,6 +413,25 @@ class MemoryStore:
 
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
+
+    def _stamp_access(self, batch: dict[str, datetime]) -> None:
+        """One merge on id for a batch of access times (rows deleted meanwhile are left alone)."""
+        rows = pa.table({"id": list(batch), "accessed_at": pa.array(list(batch.values()), pa.timestamp("us", tz="UTC"))})
+        self.db.write(lambda: self.db.upsert(self.table, "id", rows, insert=False))
+
+    def over_cap(self, scope: str, cap: int) -> builtins.list[Memory]:
+        """Active memories of a scope beyond `cap` per kind, least recently accessed first out; memories tagged
+        `pinned` are exempt. Reads only the scope's ids and access times past a count (a kind within its cap
+        costs one count)."""
+        out: list[Memory] = []
+        for kind in KINDS:
+            where = f"status = 'active' AND scope = {quote(scope)} AND kind = {quote(kind)} AND NOT array_has_any(tags, ['pinned'])"
+            if self.table.count_rows(where) <= cap:
+                continue
+            rows = self.table.search().where(where).select(["id", "accessed_at"]).limit(None).to_list()
+            rows.sort(key=lambda r: (r["accessed_at"], r["id"]), reverse=True)
+            out += [m for r in rows[cap:] if (m := self.find(r["id"])) is not None]
+        return out
 
     def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
         """Record again the code an active memory describes (`cortex confirm`): the same version, checked anew."""
