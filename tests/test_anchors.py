@@ -74,7 +74,7 @@ def test_a_working_tree_edit_of_the_definition_flags_the_memory_everywhere(cli, 
 
 def test_a_later_commit_names_the_commit_and_the_changed_memory_ranks_lower(cli, repo):
     memory_id = _anchored(cli, repo)
-    other = _remember(cli, "retries use exponential backoff, capped at 30 seconds")
+    other = _remember(cli, "retries use exponential backoff, capped at 30 seconds", "--new")
     hits = [h["id"] for h in cli.json("search", "retries use exponential backoff capped at 30 s")["hits"]]
     assert hits.index(memory_id) < hits.index(other)
     sha = commit_file(repo, "src/retry.py", RETRY.replace("    return min(2 ** attempt, 30)\n",
