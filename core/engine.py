@@ -270,7 +270,8 @@ class Engine:
             return list(drafts)
         out = []
         for d in drafts:
-            if d.anchors is None and (d.files or d.symbols):
+            # A task is a plan for the code, not a claim about it: its code is meant to change.
+            if d.anchors is None and d.kind != "task" and (d.files or d.symbols):
                 files = d.files or self._definers(d.symbols)
                 d = replace(d, anchors=checker.anchor(pos.commit, files, d.symbols))
             out.append(d)
@@ -564,7 +565,7 @@ class Engine:
         # Each section keeps its order, memories whose code changed since after the others.
         fresh_first = self._checked_then_fresh_first
         return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
-                       open_tasks=fresh_first(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
+                       open_tasks=self.checked(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
 
     def stats(self) -> builtins.list[StoreStats]:
         return [store.stats() for store in self.stores()]

@@ -1,6 +1,6 @@
 """Access times of memories, recorded in batches: reads say which memories they showed, and one update per batch
-writes their `accessed_at`, after the answer and at most once per `FLUSH_EVERY_S` (a busy agent's searches
-would otherwise each make a table version)."""
+writes their `accessed_at`, after the answer (or on a thread of its own) and at most once per `FLUSH_EVERY_S` (a
+busy agent's searches would otherwise each make a table version)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,13 @@ class AccessLog:
             for memory_id in ids:
                 self._pending[memory_id] = stamp
             due = self._pending and (len(self._pending) >= FLUSH_AT or time.monotonic() - self._last >= FLUSH_EVERY_S)
-        if due:
+        if not due:
+            return
+        if later.collecting():
             later.after_answer(self.flush)
+        else:
+            # A dashboard or MCP call, or a one-shot command: the write goes to a thread of its own, off the answer.
+            threading.Thread(target=self.flush, name="access-times", daemon=True).start()
 
     def flush(self) -> int:
         """Write what is pending now (one commit); returns how many memories it stamped."""
