@@ -1,5 +1,9 @@
 """The engine's answers that cross to an attached process: what, search, graph, timeline and index results.
 
+Every memory an answer carries has been checked against the working tree: `Memory.code_change` (a `CodeChange`
+from core/records.py, None when nothing changed; `Memory.code_changed` for short) says how the code it is anchored
+to changed since it was written or confirmed, in one line (`summary`) and by field (symbol, path, commit, +/- lines).
+
 Plain dataclasses over light modules only. The resident server pickles them to the dashboard and `cortex mcp`;
 unpickling imports the module that defines a class, so keeping them here (not beside the code that computes them,
 which imports LanceDB, numpy and networkx) keeps an attached process free of the engine's imports.

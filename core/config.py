@@ -68,6 +68,16 @@ class SelectWeights(BaseModel):
     """Value of the most relevant memory as an item of its own (others scale down from it)."""
 
 
+class Retention(BaseModel):
+    """How many active memories a scope keeps of each kind; past it the least recently accessed are forgotten (kept
+    in history as deleted versions), memories tagged `pinned` exempt. 0 keeps everything."""
+
+    session: int = 24
+    """Session memories are scratch notes of one piece of work: a small working set."""
+    repo: int = 0
+    """A repository's memories are its record: kept unless configured."""
+
+
 class Settings(BaseSettings):
     """cortex settings. Environment variables use the CORTEX_ prefix (CORTEX_DB, CORTEX_EMBED_MODEL, ...)."""
 
@@ -139,6 +149,7 @@ class Settings(BaseSettings):
     """Dashboard theme."""
     search: SearchWeights = SearchWeights()
     select: SelectWeights = SelectWeights()
+    retention: Retention = Retention()
 
     @classmethod
     def settings_customise_sources(

@@ -34,6 +34,7 @@ from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
 
 if TYPE_CHECKING:
+    from .anchors.checker import AnchorChecker
     from .store.compaction import Compactor
 
 
@@ -60,6 +61,7 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
+        self._checker: AnchorChecker | None = None
         self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
@@ -233,15 +235,92 @@ class Engine:
     def position(self) -> GitPosition:
         return GitPosition(*gitctx.position(self.root))
 
-    def remember(self, draft: MemoryDraft) -> RememberResult:
+    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
+        """`check_near`: when an active memory of the scope says the same in other words, store nothing and answer
+        it (outcome `near_duplicate`), so the caller can make this a new version of it or keep both."""
+        pos = self.position()
+        draft = self._anchored([draft], pos)[0]
+        if check_near and draft.scope != "team":
+            store = self._store_for(draft.scope)
+            match = store.near(draft, store.embed_draft(draft))
+            if match is not None:
+                return RememberResult(self.checked([match])[0], "near_duplicate")
         if draft.scope == "team":
-            return self.team().remember_many([draft], self.position())[0]
-        return self._store_for(draft.scope).remember(draft, self.position())
+            return self.team().remember_many([draft], pos)[0]
+        result = self._store_for(draft.scope).remember(draft, pos)
+        if draft.scope == "session" and self.settings.retention.session > 0:
+            self.retention(dry_run=False)  # a count per kind while the scope is within its caps
+        return result
+
+    # --- anchors: the code a memory describes, and whether it changed since -----------------------------------
+
+    def anchor_checker(self) -> AnchorChecker | None:
+        """The working tree's checker (None outside git): anchors new memories and checks those an answer shows."""
+        if self.repo_root is None:
+            return None
+        with self._lock:
+            if self._checker is None:
+                from .anchors.checker import AnchorChecker
+
+                self._checker = AnchorChecker(self.root, gitctx.find_repo(self.root))
+            return self._checker
+
+    def _anchored(self, drafts: Sequence[MemoryDraft], pos: GitPosition) -> list[MemoryDraft]:
+        """Drafts naming files or symbols, with the anchors of that code as the working tree has it now. Symbols
+        named without a file are looked up among the indexed definitions."""
+        checker = self.anchor_checker()
+        if checker is None:
+            return list(drafts)
+        out = []
+        for d in drafts:
+            # A task is a plan for the code, not a claim about it: its code is meant to change.
+            if d.anchors is None and d.kind != "task" and (d.files or d.symbols):
+                files = d.files or self._definers(d.symbols)
+                d = replace(d, anchors=checker.anchor(pos.commit, files, d.symbols))
+            out.append(d)
+        return out
+
+    def _definers(self, symbols: Sequence[str]) -> tuple[str, ...]:
+        if not self.has_index():
+            return ()
+        from .search.definitions import definers
+
+        rows = definers(self.code_index().chunks, symbols, None, ["path"])
+        return tuple(dict.fromkeys(r["path"] for r in rows))[:8]
+
+    def checked(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The memories, each marked when the code it is anchored to changed since (see core/anchors)."""
+        checker = self.anchor_checker()
+        return checker.annotate(memories) if checker is not None else list(memories)
+
+    def _checked_then_fresh_first(self, memories: Sequence[Memory]) -> list[Memory]:
+        checked = self.checked(memories)
+        return sorted(checked, key=lambda m: m.code_change is not None)
+
+    def confirm(self, memory_id: str) -> Memory:
+        """Say a memory still holds for its code as it is now: its anchors are recorded again, here and now."""
+        store = self._owner(memory_id)
+        memory = store.get(memory_id)
+        checker = self.anchor_checker()
+        if memory.anchors is None or checker is None:
+            raise CortexError(f"memory {memory_id} is not anchored to code; nothing to confirm")
+        files = [self._followed(memory, f.path) for f in memory.anchors.files]
+        symbols = [s.name for f in memory.anchors.files for s in f.symbols] or list(memory.symbols)
+        anchors = checker.anchor(self.position().commit, files, symbols)
+        return self.checked([store.set_anchors(memory_id, anchors)])[0]
+
+    def _followed(self, memory: Memory, path: str) -> str:
+        """Where a memory's anchored file is now (git's rename detection follows a moved file)."""
+        checker = self.anchor_checker()
+        if checker is None or memory.anchors is None or checker.tree.blob(path) is not None:
+            return path
+        return checker.tree.renamed(memory.anchors.commit, path) or path
 
     def remember_many(
         self, drafts: Sequence[MemoryDraft], progress: Callable[[int, int], None] | None = None
     ) -> list[RememberResult]:
         pos = self.position()
+        drafts = self._anchored(drafts, pos)
         results: list[RememberResult | None] = [None] * len(drafts)
         for scope in ("repo", "global", "team"):
             picked = [i for i, d in enumerate(drafts) if _store_name(d.scope) == scope]
@@ -269,14 +348,52 @@ class Engine:
         raise CortexError(f"no memory with id {memory_id!r}")
 
     def get(self, memory_id: str) -> Memory:
-        return self._owner(memory_id).get(memory_id)
+        memory = self._owner(memory_id).get(memory_id)
+        self._accessed([memory])
+        return self.checked([memory])[0]
+
+    def _accessed(self, memories: Sequence[Memory]) -> None:
+        """Record that an answer showed these memories (written in batches, after answers: see store/access.py)."""
+        from .store.store import now
+
+        stamp = now()
+        by_store: dict[str, list[str]] = {}
+        for m in memories:
+            by_store.setdefault(m.store, []).append(m.id)
+        # The team's store is shared and remote: a read there stays a read.
+        for store in self._stores_open():
+            if store.db.uri == self.settings.team_db:
+                continue
+            ids = by_store.get("repo" if store.db.uri == self.db_uri else "global")
+            if ids:
+                store.access.seen(ids, stamp)
+
+    def _stores_open(self) -> list[MemoryStore]:
+        with self._lock:
+            return list(self._stores.values())
+
+    def flush_access(self) -> int:
+        """Write the access times still pending (a long-lived process letting go of the engine)."""
+        return sum(store.access.flush() for store in self._stores_open())
+
+    def retention(self, dry_run: bool = True) -> list[Memory]:
+        """The memories the retention policy drops (settings `retention`: a cap per scope and kind, least recently
+        accessed out first, `pinned` exempt); unless `dry_run`, forgets them (kept in history as deleted)."""
+        self.flush_access()
+        caps = {"session": self.settings.retention.session, "repo": self.settings.retention.repo}
+        store = self.store()
+        dropped = [m for scope, cap in caps.items() if cap > 0 for m in store.over_cap(scope, cap)]
+        if not dry_run:
+            for m in dropped:
+                store.forget(m.id)
+        return dropped
 
     def list(self, **filters) -> list[Memory]:
         limit = filters.pop("limit", None)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
         found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
-        return found[:limit] if limit else found
+        return self.checked(found[:limit] if limit else found)
 
     def history(self, key: str) -> builtins.list[Memory]:
         for store in self.stores():
@@ -342,6 +459,12 @@ class Engine:
         results = searcher.search(query, filters, shown, GitInputs(git.result, history.result))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
+        checker = self.anchor_checker()
+        if checker is not None:
+            from .anchors.checker import flag_hits
+
+            results = replace(results, hits=flag_hits(checker, results.hits))
+        self._accessed([h.memory for h in results.hits if h.memory is not None])
         if llm is not None:
             results = filter_results(results, llm)
             results = replace(results, hits=results.hits[:limit])
@@ -367,7 +490,7 @@ class Engine:
 
         index = self.code_index() if self.has_index() else None
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
-                          gitctx.read_history(self.root, max_commits).commits)
+                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked)
 
     def select_context(self, request: SelectRequest):
         """A selection as a front end asked for it; the budget holds for the requested format exactly.
@@ -390,11 +513,17 @@ class Engine:
         searcher = self.searcher()
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0
+        memory_hits = searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
+        checker = self.anchor_checker()
+        if checker is not None:
+            from .anchors.checker import flag_hits
+
+            memory_hits = flag_hits(checker, memory_hits)
         inputs = SelectInputs(
             task=task,
             files=FileReads(index.files, self._import_graph),
             code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=GitInputs.of(git)).hits,
-            memory_hits=searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else [],
+            memory_hits=memory_hits,
             changed=list(git.changed_files),
             commit=git.head,
             encoding=self.settings.encoding,
@@ -402,6 +531,7 @@ class Engine:
             query_vector=lambda: self.embedder.embed_one(query),
         )
         selection = choose(inputs, request, self.settings.select)
+        self._accessed([i.memory for i in selection.chosen if i.memory is not None])
         return replace(selection, notes=notes + selection.notes)
 
     def repo_map(self, request: MapRequest):
@@ -457,7 +587,9 @@ class Engine:
         key = old.source_key or f"memory:{old.id}"
         if not old.source_key:
             store.set_source_key(old.id, key)
-        return store.remember(replace(draft, source_key=key, scope=old.scope), self.position())
+        pos = self.position()
+        draft = self._anchored([replace(draft, source_key=key, scope=old.scope)], pos)[0]
+        return store.remember(draft, pos)
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
         from .graph.timeline import branch_timeline
@@ -479,12 +611,18 @@ class Engine:
             stores = []
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
-        return what_should_i_know(git, stores, importers, indexed, per_section)
+        w = what_should_i_know(git, stores, importers, indexed, per_section)
+        self._accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
+        # Each section keeps its order, memories whose code changed since after the others.
+        fresh_first = self._checked_then_fresh_first
+        return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
+                       open_tasks=self.checked(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
 
     def stats(self) -> builtins.list[StoreStats]:
         return [store.stats() for store in self.stores()]
 
     def gc(self) -> int:
+        self.flush_access()
         return sum(store.gc() for store in self.stores())
 
     def compact_in_background(self, on_error: Callable[[str], None] | None = None) -> None:
@@ -503,6 +641,7 @@ class Engine:
             compactor, self._compactor = self._compactor, None
         if compactor is not None:
             compactor.stop(timeout)
+        self.flush_access()
 
     def compact_due(self) -> int:
         """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""

@@ -20,6 +20,11 @@ def after_answer(job: Callable[[], object]) -> None:
         pending.append(job)
 
 
+def collecting() -> bool:
+    """Whether this thread's command collects work for after its answer (a resident server's CLI command)."""
+    return getattr(_local, "pending", None) is not None
+
+
 @contextmanager
 def collected() -> Iterator[list[Callable[[], object]]]:
     """Collect, on this thread, the jobs `after_answer` is given; the caller runs them once it has answered."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -32,10 +33,72 @@ class MemoryDraft:
     context: str = ""
     """Words that help find this memory but are not part of it (the turns around a conversation turn, the task an
     observation was made in). Searched by full-text search, never returned as the memory's text."""
+    anchors: Anchors | None = None
+    """What the memory describes as it was when written; the engine records it (a caller leaves it None)."""
+
+
+@dataclass(frozen=True)
+class SymbolAnchor:
+    """A definition as a memory saw it: its qualified name, 1-based inclusive lines and a hash of its text."""
+
+    name: str
+    start: int
+    end: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileAnchor:
+    """A file as a memory saw it: its git blob id and the anchored definitions in it."""
+
+    path: str
+    blob: str
+    symbols: tuple[SymbolAnchor, ...] = ()
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """The code a memory describes, recorded when it was written (or confirmed), at commit `commit`."""
+
+    commit: str
+    files: tuple[FileAnchor, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"commit": self.commit, "files": [
+            {"path": f.path, "blob": f.blob, "symbols": [[s.name, s.start, s.end, s.hash] for s in f.symbols]}
+            for f in self.files]}, separators=(",", ":"))
+
+    @staticmethod
+    def from_json(text: str | None) -> Anchors | None:
+        if not text:
+            return None
+        data = json.loads(text)
+        return Anchors(data.get("commit", ""), tuple(
+            FileAnchor(f["path"], f["blob"], tuple(SymbolAnchor(n, a, b, h) for n, a, b, h in f.get("symbols", [])))
+            for f in data.get("files", [])))
+
+
+@dataclass(frozen=True)
+class CodeChange:
+    """How the code a memory is anchored to changed since it was written: `summary` is the one line shown."""
+
+    summary: str
+    state: str
+    """`changed` (a definition or anchored file differs), `deleted` (a symbol or file is gone) or `renamed`."""
+    symbol: str = ""
+    path: str = ""
+    commit: str = ""
+    """The commit that made the change (short id), or empty when the change is not committed yet."""
+    added: int = 0
+    removed: int = 0
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
 
 
 VECTOR_FIELDS = ("vector", "vector_model")
 """A memory's embedding and the model that made it: storage detail, never part of what a memory says."""
+
 
 
 @dataclass
@@ -64,6 +127,10 @@ class Memory:
     vector: list[float] | None = field(default=None, repr=False)
     vector_model: str | None = field(default=None, repr=False)
     """The embedding model that made `vector` (None: written before models were recorded)."""
+    anchors: Anchors | None = field(default=None, repr=False)
+    """The code this memory describes, as it was when written or last confirmed (None: not about code)."""
+    code_change: CodeChange | None = None
+    """Set on a memory in an answer when its anchored code changed since (never stored: checked per answer)."""
 
     @property
     def store(self) -> str:
@@ -75,10 +142,17 @@ class Memory:
     def is_open_task(self) -> bool:
         return self.kind == "task" and self.task_state == "open" and self.status == "active"
 
+    @property
+    def code_changed(self) -> bool:
+        """Whether the code this memory describes changed since it was written or confirmed (as last checked)."""
+        return self.code_change is not None
+
     def to_json(self) -> dict:
         """A JSON-ready view; the vector is left out."""
         out = {k: v for k, v in self.__dict__.items() if k not in VECTOR_FIELDS}
         out["store"] = self.store
+        out["anchors"] = json.loads(self.anchors.to_json()) if self.anchors is not None else None
+        out["code_change"] = self.code_change.to_json() if self.code_change is not None else None
         for key in ("created_at", "updated_at", "accessed_at"):
             out[key] = out[key].isoformat()
         return out
@@ -90,7 +164,8 @@ class RememberResult:
 
     memory: Memory
     outcome: str
-    """`created`, `new_version` (an older version under the same key was superseded) or `duplicate`."""
+    """`created`, `new_version` (an older version under the same key was superseded), `duplicate`, or
+    `near_duplicate` (nothing stored: `memory` is the active memory that says the same in other words)."""
 
 
 @dataclass(frozen=True)
@@ -105,3 +180,7 @@ class StoreStats:
     open_tasks: int
     table_versions: int
     disk_bytes: int | None
+
+
+MEMORY_COLUMNS = tuple(f for f in Memory.__dataclass_fields__ if f not in (*VECTOR_FIELDS, "code_change"))
+"""The columns a memory's row holds besides its vector (`anchors` as JSON text; a code change is never stored)."""

@@ -340,3 +340,22 @@ async def test_a_narrow_terminal_shows_help_in_the_footer_and_says_where_t_put_t
         await pilot.press("1", "slash", *"tax twice", "escape", "t")
         await wait_until(pilot, lambda: any("context task: tax twice" in n.message for n in app._notifications),
                          "where the task went")
+
+
+async def test_v_confirms_a_memory_whose_code_changed_and_pane_1_says_so(shop):
+    (shop / "shop/pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", encoding="utf-8")
+    decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        what = app.screen.query_one(WhatPane)
+        await pilot.press("1")
+        highlight_what(what, "mem:", "Prices include tax")
+        await pilot.pause()
+        listing = what.query_one("OptionList")
+        row = listing.get_option_at_index(listing.highlighted).prompt
+        assert "code changed since" in str(row)
+        assert "v" in footer_keys(app)
+        await pilot.press("v")
+        await settle(pilot, MemorySaved)
+        assert Engine(shop).get(decision.id).code_change is None

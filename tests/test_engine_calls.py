@@ -14,7 +14,7 @@ from cortex_tui.app.link.remote import Remote
 from cortex_tui.app.mcp.tools import TOOL_CALLS
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
-from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.records import Memory, MemoryDraft
 from cortex_tui.core.requests import SearchFilters, SearchRequest, SelectRequest
 
 from .conftest import commit_file
@@ -35,8 +35,21 @@ def shop(repo):
 
 
 def _same(answer):
-    """An answer without what differs from one run to the next (how long a search took)."""
-    return replace(answer, elapsed_ms=0.0) if hasattr(answer, "elapsed_ms") else answer
+    """An answer without what differs from one run to the next: how long a search took, and when the memories in it
+    were last read (reads record it, so the first of the two calls moves it for the second)."""
+    from dataclasses import fields, is_dataclass
+
+    def clean(value):
+        if isinstance(value, Memory):
+            return replace(value, accessed_at=value.created_at)
+        if is_dataclass(value) and not isinstance(value, type):
+            return replace(value, **{f.name: clean(getattr(value, f.name)) for f in fields(value) if f.init})
+        if isinstance(value, (list, tuple)):
+            return type(value)(clean(v) for v in value)
+        return value
+
+    answer = replace(answer, elapsed_ms=0.0) if hasattr(answer, "elapsed_ms") else answer
+    return clean(answer)
 
 
 def test_both_bridges_implement_the_one_protocol():
@@ -91,7 +104,11 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
     remote.forget(revised.memory.id)
     restored = remote.restore(revised.memory)
     assert restored.memory.version == 3 and restored.memory.text == "Round prices half even."
-    writes = {"remember", "revise", "set_task_state", "forget", "restore", "memory"}
+    decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+    (shop / "shop/pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", encoding="utf-8")
+    assert "shop/pricing.py changed" in remote.memory(decision.id).code_change.summary
+    assert remote.confirm(decision.id).code_change is None and remote.memory(decision.id).code_change is None
+    writes = {"remember", "revise", "set_task_state", "forget", "restore", "memory", "confirm"}
     assert set(reads) | writes == CALLS, "every call of the protocol is exercised here"
 
 

@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from .conftest import commit_file
 
-TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "memory_history",
+TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "confirm", "memory_history",
          "memory_list", "memory_show", "task_done", "graph_neighbors", "agent_init", "agent_log", "agent_commit",
          "agent_branch", "agent_switch", "agent_merge", "agent_abandon", "agent_branches", "agent_context",
          "memory_smart_search", "memory_what", "repo_map", "snapshot"}
@@ -499,3 +499,23 @@ def test_the_token_file_is_made_0600_once_and_refused_when_others_can_read_it(tm
     path.chmod(0o644)
     with pytest.raises(CortexError, match="readable by others"):
         load_or_create_token(path)
+
+
+async def test_a_paraphrase_is_answered_with_its_match_and_code_changes_are_flagged_until_confirmed(shop):
+    async with server(shop, "--no-watch") as client:
+        first = await call(client, "remember", text="Use tabs for indentation in Go files", kind="decision")
+        near = await call(client, "remember", text="Go files are indented with tabs", kind="decision")
+        assert near["near_duplicate"] is True and near["memory"] is None
+        assert near["match"]["id"] == first["memory"]["id"]
+        version = await call(client, "remember", text="Go files are indented with tabs", version_of=near["match"]["id"])
+        assert version["outcome"] == "new_version" and version["memory"]["version"] == 2
+        both = await call(client, "remember", text="Go files are indented with tabs!", new=True)
+        assert both["outcome"] == "created" and both["near_duplicate"] is False
+        tax = await call(client, "remember", text="price_of adds the tax", files=["shop/pricing.py"], symbols=["price_of"])
+        assert tax["memory"]["code_change"] is None
+        commit_file(shop, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 12 * (1 + TAX)\n", "Reprice")
+        found = await call(client, "smart_search", query="price_of adds the tax")
+        hit = next(h for h in found["hits"] if h["id"] == tax["memory"]["id"])
+        assert hit["memory"]["code_change"]["symbol"] == "price_of"
+        confirmed = await call(client, "confirm", id=tax["memory"]["id"])
+        assert confirmed["confirmed"]["code_change"] is None

@@ -152,7 +152,9 @@ class SearchPane(Pane):
                 line = styled(f"{hit.score.total:5.2f} ", (where, "bold"), (f"  {clip(names, room)}" if names else "", "dim"))
             else:
                 when = f" · {age(hit.memory.updated_at)}" if hit.memory else ""
-                line = styled(f"{hit.score.total:5.2f} ", (clip(hit.title, room), "bold"), (f"  {hit.kind}{when}", "dim"))
+                changed = ("  code changed since", "yellow") if hit.memory is not None and hit.memory.code_change else ""
+                line = styled(f"{hit.score.total:5.2f} ", (clip(hit.title, room), "bold"), (f"  {hit.kind}{when}", "dim"),
+                              changed)
             listing.add_option(Option(line))
         if row is not None and self.hits:
             listing.highlighted = min(row, len(self.hits) - 1)
@@ -178,6 +180,9 @@ class SearchPane(Pane):
         head = Text()
         head.append(f"{visible(clip(hit.title, 300))}\n", style="bold")
         head.append(f"{visible(clip(hit.location, 300))}  ·  {hit.score.explain()}\n", style="dim")
+        if hit.memory is not None and hit.memory.code_change is not None:
+            head.append(f"code changed since: {visible(hit.memory.code_change.summary)} (v confirms it still holds)\n",
+                        style="yellow")
         if hit.source == "code" and len(hit.text) <= PREVIEW_CHARS:
             # Verbatim, indentation kept, numbered as in the file. Pygments loads here, off the way to the first paint.
             from rich.syntax import Syntax

@@ -72,8 +72,9 @@ class WhatPane(Pane):
 
         # The age leads each row in a fixed width: a narrow pane cuts the end of a title, never the age.
         def mem(m: Memory) -> tuple[Target, object]:
+            changed = ("  code changed since", "yellow") if m.code_change is not None else ""
             return (Target(f"mem:{m.id}", m.title, m),
-                    styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200)))
+                    styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200), changed))
 
         section("On this branch", [mem(m) for m in what.branch_memories])
         section("About your changes", [mem(m) for m in what.file_memories])

@@ -315,7 +315,34 @@ def _scale(args, ctx) -> Answer:
     return _lines(result, scale.rows(result), 40)
 
 
+def _add_staleness(b) -> None:
+    b.add_argument("--mirrors", required=True, help="directory holding <owner>+<name>/repo bare git directories")
+    b.add_argument("--repos", default="pallets+click,spf13+cobra,Textualize+rich", help="comma-separated mirror names")
+    b.add_argument("--window", type=int, default=800, help="the newest N first-parent commits of each history")
+    b.add_argument("--memories", type=int, default=150, help="memories made per repository")
+
+
+def _staleness(args, ctx) -> Answer:
+    from . import staleness
+
+    results = staleness.run(Path(args.mirrors), list(_methods(args.repos)), args.window, args.memories,
+                            progress=ctx.out.warn)
+    cols = ["memories", "checks", "changed", "flagged_of_changed", "unchanged", "flagged_of_unchanged",
+            "file_baseline_flagged_of_unchanged", "check_ms_p50"]
+    rows = [r.to_json() for r in results]
+    total = staleness.RepoResult("all")
+    for r in results:
+        for name in ("memories", "checks", "changed", "changed_flagged", "unchanged", "unchanged_flagged",
+                     "baseline_unchanged_flagged"):
+            setattr(total, name, getattr(total, name) + getattr(r, name))
+        total.check_ms += r.check_ms
+    rows.append(total.to_json())
+    return Answer(rows, lambda out: out.table(["repo", *cols], [[r["repo"], *[str(r[c]) for c in cols]] for r in rows]))
+
+
 BENCHES = {b.name: b for b in (
+    Bench("staleness", "memories made from real commits, checked at later ones: flagged when their code changed?",
+          _staleness, _add_staleness),
     Bench("store", "remember throughput/latency, embedding speed, model load", _store, _add_store),
     Bench("localize", "edit recall on real bug fixes: ours vs BM25, grep, random, cognitive-cache", _localize,
           _add_localize),

@@ -98,6 +98,10 @@ class EngineCalls(ABC):
         """Open or close a task."""
 
     @abstractmethod
+    def confirm(self, memory_id: str) -> Memory:
+        """Say a memory still holds after its code changed: its code is recorded again as it is now."""
+
+    @abstractmethod
     def changed_files(self) -> tuple[str, ...]:
         """The files of the working change (staged, modified, untracked)."""
 

@@ -192,6 +192,10 @@ class EngineBridge(Bridge):
         self.engine.set_task_state(memory_id, state)
 
     @_needs_repository
+    def confirm(self, memory_id: str) -> Memory:
+        return self.engine.confirm(memory_id)
+
+    @_needs_repository
     def changed_files(self) -> tuple[str, ...]:
         return self.engine.git().changed_files
 

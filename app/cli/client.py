@@ -33,7 +33,7 @@ from ..link.protocol import Request
 from .text_input import invalid_argument
 
 SERVED = frozenset({
-    "init", "remember", "show", "list", "history", "forget", "done", "export", "stats", "git", "gc", "search", "what",
+    "init", "remember", "show", "list", "history", "forget", "done", "confirm", "export", "stats", "git", "gc", "search", "what",
     "graph", "select", "context", "agent", "index", "map", "snapshot",
 })
 NO_DAEMON_FLAG = "--no-daemon"

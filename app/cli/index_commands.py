@@ -116,9 +116,24 @@ def run_stats(args, ctx: CommandContext) -> Answer:
 
 
 def run_gc(args, ctx: CommandContext) -> Answer:
-    removed = ctx.engine(args).gc()
-    return Answer({"versions_removed": removed},
-                  lambda out: out.console.print(f"compacted; removed {removed} old version(s)"))
+    engine = ctx.engine(args)
+    dropped = engine.retention(dry_run=args.dry_run)
+    if args.dry_run:
+        return Answer({"would_drop": [m.to_json() for m in dropped]}, lambda out: _print_dropped(out, dropped, "would drop"))
+    removed = engine.gc()
+
+    def show(out) -> None:
+        _print_dropped(out, dropped, "dropped")
+        out.console.print(f"compacted; removed {removed} old version(s)")
+
+    return Answer({"dropped": [m.to_json() for m in dropped], "versions_removed": removed}, show)
+
+
+def _print_dropped(out, dropped, verb: str) -> None:
+    out.line(f"retention: {verb} {len(dropped)} memor{'y' if len(dropped) == 1 else 'ies'}",
+             ("  (least recently used past each scope's cap; kept in history)", "dim") if dropped else "")
+    for m in dropped:
+        out.line("  ", m.id, f" {m.scope} {m.kind} ", (m.title, "bold"))
 
 
 def run_doctor(args, ctx: CommandContext) -> Answer:
@@ -145,7 +160,8 @@ COMMANDS = (
     Command("watch", "keep the index fresh until interrupted", run_watch,
             lambda p: p.add_argument("--no-embed", action="store_true", help="do not fill in embeddings while idle")),
     Command("stats", "counts for the database(s)", run_stats),
-    Command("gc", "compact the database and remove old versions now", run_gc),
+    Command("gc", "apply the retention policy, compact the database and remove old versions now", run_gc,
+            lambda p: p.add_argument("--dry-run", action="store_true", help="only show what retention would drop")),
     Command("doctor", "check every table; rebuild the code index, restore memories from the newest readable version",
             run_doctor),
 )

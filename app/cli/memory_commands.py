@@ -20,7 +20,8 @@ def _memory_rows(memories: list[Memory]) -> list[list[str]]:
     rows = []
     for m in memories:
         state = m.status if m.kind != "task" or m.status != "active" else m.task_state
-        rows.append([m.id, m.store, m.kind, state, f"v{m.version}", age(m.created_at), m.title, ",".join(m.tags)])
+        title = f"[code changed since] {m.title}" if m.code_change is not None else m.title
+        rows.append([m.id, m.store, m.kind, state, f"v{m.version}", age(m.created_at), title, ",".join(m.tags)])
     return rows
 
 
@@ -48,9 +49,17 @@ def _print_memory(out, memory: Memory) -> None:
     out.console.print(" · ".join(meta), style="dim")
     for label, values in (("tags", memory.tags), ("files", memory.files), ("symbols", memory.symbols)):
         if values:
-            out.console.print(f"{label}: {', '.join(values)}", style="dim")
+            out.console.print(f"{label}: {', '.join(values)}", style="dim", markup=False)
+    print_code_change(out, memory)
     out.console.print()
     out.console.out(memory.text)
+
+
+def print_code_change(out, memory: Memory, indent: str = "") -> None:
+    """The one line saying the code a memory describes changed since (nothing when it did not)."""
+    if memory.code_change is not None:
+        out.line(indent, ("code changed since: ", "yellow"), memory.code_change.summary,
+                 ("  (`cortex confirm ", "dim"), (memory.id, "dim"), ("` if it still holds)", "dim"))
 
 
 def warn_team(ctx: CommandContext, engine) -> None:
@@ -76,6 +85,8 @@ def add_remember(p) -> None:
     p.add_argument("--symbols", action="append", help="comma-separated related symbols")
     p.add_argument("--key", default="", help="source key: remembering the same key again makes a new version")
     p.add_argument("--scope", default="repo", help="session, repo, global or team (the shared team store)")
+    p.add_argument("--new", action="store_true", help="keep it beside an active memory that says the same thing")
+    p.add_argument("--version-of", metavar="ID", help="store it as a new version of this memory")
 
 
 REMEMBERED = {"created": "remembered", "new_version": "stored version {} of", "duplicate": "already known:",
@@ -89,11 +100,24 @@ def run_remember(args, ctx: CommandContext) -> Answer:
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
                         files=split_list(args.files), symbols=split_list(args.symbols), source_key=args.key,
                         scope=args.scope)
-    result = ctx.engine(args).remember(draft)
+    engine = ctx.engine(args)
+    if args.version_of:
+        result = engine.revise(args.version_of, draft)
+    else:
+        result = engine.remember(draft, check_near=not args.new)
     memory = result.memory
+    if result.outcome == "near_duplicate":
+        return Answer({"outcome": result.outcome, "near_duplicate": True, "memory": None, "match": memory.to_json()},
+                      lambda out: _print_near(out, memory))
     said = REMEMBERED[result.outcome].format(memory.version)
     return Answer({"outcome": result.outcome, "memory": memory.to_json()},
-                  lambda out: out.console.print(f"{said} {memory.id} ({memory.kind}) {memory.title}"))
+                  lambda out: out.line(f"{said} {memory.id} ({memory.kind}) {memory.title}"))
+
+
+def _print_near(out, match: Memory) -> None:
+    out.line(("not stored: ", "yellow"), f"an active memory says the same: {match.id} ({match.kind}) ", (match.title, "bold"))
+    out.line(("  --version-of ", "dim"), (match.id, "dim"), (" stores it as a new version of that one; --new keeps both",
+                                                             "dim"))
 
 
 def run_show(args, ctx: CommandContext) -> Answer:
@@ -146,6 +170,12 @@ def run_done(args, ctx: CommandContext) -> Answer:
                   lambda out: out.console.print(f"task {memory.id} is {memory.task_state}: {memory.title}"))
 
 
+def run_confirm(args, ctx: CommandContext) -> Answer:
+    memory = ctx.engine(args).confirm(args.id)
+    return Answer(memory.to_json(), lambda out: out.line(f"confirmed {memory.id} for the code as it is now: ",
+                                                         (memory.title, "bold")))
+
+
 def run_sync(args, ctx: CommandContext) -> Answer:
     result = ctx.engine(args).team().sync()
 
@@ -168,5 +198,7 @@ COMMANDS = (
             lambda p: p.add_argument("key")),
     Command("forget", "delete a memory (soft unless --purge)", run_forget, add_forget),
     Command("done", "close a task", run_done, add_done),
+    Command("confirm", "say a memory still holds after its code changed (records its code as it is now)",
+            run_confirm, lambda p: p.add_argument("id")),
     Command("sync", "send team memories queued while the team store was unreachable", run_sync),
 )

@@ -9,7 +9,7 @@ from ...core.context.purposes import PURPOSES
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
 from .context import CommandContext
-from .memory_commands import warn_team
+from .memory_commands import print_code_change, warn_team
 from .text_input import read_text
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
             out.line((f"{i:>2}. {where}", "bold"), "  ", (f"score {hit.score.total:.3f}", "dim"))
         else:
             out.line((f"{i:>2}. {hit.title}", "bold"), "  ", (f"{where}  score {hit.score.total:.3f}", "dim"))
+        if hit.memory is not None:
+            print_code_change(out, hit.memory, "    ")
         if explain:
             out.console.print(f"    {hit.score.explain()}", style="cyan")
         if full or hit.snippet is None:
@@ -94,11 +96,14 @@ def _print_what(out, w) -> None:
         if items:
             out.console.print(f"\n{title}", style="bold")
             for item in items:
-                out.console.print(f"  {item}")
+                out.console.print(f"  {item}", markup=False)
 
-    fmt = lambda m: f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}"  # noqa: E731
+    def fmt(m) -> str:
+        changed = f"\n      code changed since: {m.code_change.summary}" if m.code_change is not None else ""
+        return f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}{changed}"
+
     section("Memories on this branch", [fmt(m) for m in w.branch_memories])
-    section("About the files you changed", [fmt(m) + f"  ({', '.join(m.files)})" for m in w.file_memories])
+    section("About the files you changed", [f"{fmt(m)}  ({', '.join(m.files)})" for m in w.file_memories])
     section("Open tasks", [fmt(m) for m in w.open_tasks])
     section("Recent memories", [fmt(m) for m in w.recent_memories])
     section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])

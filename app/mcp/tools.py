@@ -140,20 +140,36 @@ class CortexTools:
                  kind: Annotated[str, _d(f"one of {', '.join(KINDS)}")] = "note",
                  title: Annotated[str, _d("short title (default: the first line)")] = "",
                  tags: list[str] | None = None, files: RepoPaths = None,
-                 key: Annotated[str, _d("stable key: remembering it again stores a new version")] = "") -> dict[str, Any]:
+                 symbols: Annotated[list[str] | None, _d("symbols the memory is about (functions, classes)")] = None,
+                 key: Annotated[str, _d("stable key: remembering it again stores a new version")] = "",
+                 new: Annotated[bool, _d("keep it even when an active memory says the same thing")] = False,
+                 version_of: Annotated[str, _d("a memory id: store this as its new version")] = "") -> dict[str, Any]:
         """Store a memory (decision, note, task, fact, observation, link, agent). With `key`, a new version
         supersedes the previous one under that key; identical text is not stored twice. `files` are
-        repository-relative paths."""
+        repository-relative paths; a memory naming files or symbols is anchored to that code, and answers mark it
+        `code_change` once the code changes. When an active memory already says the same in other words, nothing
+        is stored: the answer has `near_duplicate: true` and that memory as `match` (call again with `version_of` set
+        to its id to make a new version of it, or `new: true` to keep both)."""
         if kind not in KINDS:
             raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
         draft = MemoryDraft(text=text, kind=kind, title=title, tags=tuple(tags or ()),
-                            files=tuple(self._path(p) for p in files or ()), source_key=key)
-        result = self.engine.remember(draft)
-        return plain({"outcome": result.outcome, "memory": result.memory.to_json()})
+                            files=tuple(self._path(p) for p in files or ()), symbols=tuple(symbols or ()),
+                            source_key=key)
+        result = (self.engine.revise(version_of, draft) if version_of
+                  else self.engine.remember(draft, check_near=not new))
+        if result.outcome == "near_duplicate":
+            return plain({"outcome": result.outcome, "near_duplicate": True, "memory": None,
+                          "match": result.memory.to_json()})
+        return plain({"outcome": result.outcome, "near_duplicate": False, "memory": result.memory.to_json()})
 
     def forget(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
         """Soft-delete a memory by id (kept in history, hidden from search)."""
         return plain({"forgotten": [m.to_json() for m in self.engine.forget(memory_id=id)]})
+
+    def confirm(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
+        """Say a memory still holds although the code it describes changed (its `code_change` is cleared): the
+        code is recorded again as it is now."""
+        return plain({"confirmed": self.engine.confirm(id).to_json()})
 
     @read_only
     def memory_history(self, key: Annotated[str, _d("a memory key or a memory id")]) -> dict[str, Any]:

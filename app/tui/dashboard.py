@@ -264,6 +264,11 @@ class DashboardScreen(Screen):
         self._deliver(MemoryFetched(self.bridge.memory(memory_id), then))
 
     @work(thread=True, group="memory", exit_on_error=False)
+    def confirm_memory(self, memory: Memory) -> None:
+        confirmed = self.bridge.confirm(memory.id)
+        self.post_message(MemorySaved(f"confirmed for the code as it is now: {clip(confirmed.title, 60)}"))
+
+    @work(thread=True, group="memory", exit_on_error=False)
     def change_memory(self, memory: Memory, close_task: bool) -> None:
         title = clip(memory.title, 60)
         if close_task:
@@ -582,6 +587,9 @@ class DashboardScreen(Screen):
     def action_done_or_forget(self) -> None:
         self._with_memory("done_or_forget")
 
+    def action_confirm_memory(self) -> None:
+        self._with_memory("confirm")
+
     def _with_memory(self, then: str) -> None:
         target = self._target()
         if target is None or target.kind != "mem":
@@ -598,6 +606,9 @@ class DashboardScreen(Screen):
     def _act_on_memory(self, memory: Memory, then: str) -> None:
         if then == "edit":
             self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
+            return
+        if then == "confirm":
+            self.confirm_memory(memory)
             return
         close = memory.is_open_task
         question = "Close the task" if close else f"Forget this {memory.kind}"

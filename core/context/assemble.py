@@ -151,8 +151,10 @@ def _render(task: str, commit: str, encoding: str, laid_out: list[Section], layo
             cite = f"[{number[id(i)]}] " if numbered else ""
             if i.kind == "memory":
                 m = _memory(i)
-                parts += [f"## {cite}Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", "",
-                          i.text.rstrip("\n"), ""]
+                parts += [f"## {cite}Memory {m.id} · {m.kind} · {m.created_at:%Y-%m-%d} · {m.title}", ""]
+                if m.code_change is not None:
+                    parts += [f"(code changed since this was written: {m.code_change.summary})", ""]
+                parts += [i.text.rstrip("\n"), ""]
             else:
                 at = f" @ {_read_at(i, commit, 8)}" if commit else ""
                 label = " (relevant regions; the rest elided)" if i.kind == "reduced" else ""
@@ -177,8 +179,9 @@ def _xml_item(i: Item, commit: str, number: int | None) -> str:
     n = f' n="{number}"' if number is not None else ""
     if i.kind == "memory":
         m = _memory(i)
-        return (f'<memory{n} id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}">'
-                f"{_cdata(i.text)}</memory>")
+        changed = f' code_changed_since="{_attr(m.code_change.summary)}"' if m.code_change is not None else ""
+        return (f'<memory{n} id="{m.id}" kind="{m.kind}" date="{m.created_at:%Y-%m-%d}" title="{_attr(m.title)}"'
+                f'{changed}>{_cdata(i.text)}</memory>')
     return (f'<file{n} path="{_attr(i.path)}" lines="{_spans(i)}" kind="{i.kind}" commit="{_read_at(i, commit, 12)}">'
             f"{_cdata(i.text)}</file>")
 
@@ -188,7 +191,8 @@ def _json_item(i: Item, commit: str, section: str, number: int | None) -> dict:
     if i.kind == "memory":
         m = _memory(i)
         return {"kind": "memory", "id": m.id, "memory_kind": m.kind, "title": m.title, "date": m.created_at.isoformat(),
-                **shaped, "text": i.text}
+                "code_changed_since": m.code_change.summary if m.code_change is not None else None, **shaped,
+                "text": i.text}
     return {"kind": i.kind, "path": i.path, "lines": _spans(i), "commit": _read_at(i, commit, len(commit)), **shaped, "text": i.text}
 
 

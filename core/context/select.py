@@ -31,6 +31,7 @@ from ..errors import CortexError
 from ..requests import SelectRequest
 from ..search.query import code_names
 from ..search.roles import asked_topics, role_weight
+from ..store.near import texts_say_the_same
 from ..store.sql import in_filter, scan
 from .assemble import Layout, check_format, document, item_overhead, text_cost
 from .items import Item, Selection
@@ -341,11 +342,16 @@ def _memories_clear(weight: float, hits, request: SelectRequest) -> bool:
 def _memory_units(weight: float, hits, request: SelectRequest, render: _Render) -> list[_Unit]:
     out = []
     best = max((h.score.total for h in hits), default=0.0) or 1.0
+    kept: list[str] = []
     for hit in hits:
         m = hit.memory
         value = weight * hit.score.total / best
         if f"memory:{m.id}" in request.excluded or value < request.min_score:
             continue
+        # Two memories that say the same thing cost twice and tell once: the better ranked one is kept.
+        if any(texts_say_the_same(m.text, other) for other in kept):
+            continue
+        kept.append(m.text)
         item = Item(f"memory:{m.id}", "memory", "", m.text, 0, round(value, 4), {"relevance": round(hit.score.relevance, 3)},
                     memory=m)
         cost = render.cost(m.text) + render.overhead(item)

@@ -39,7 +39,8 @@ class _Step:
 
 
 def _memory_label(m: Memory) -> str:
-    return f"{m.kind}: {m.title}"
+    changed = f" [code changed since: {m.code_change.summary}]" if m.code_change is not None else ""
+    return f"{m.kind}: {m.title}{changed}"
 
 
 def _commit_label(reads: GraphReads, sha: str) -> str:

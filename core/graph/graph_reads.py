@@ -10,7 +10,7 @@ more than its limit, so a neighbourhood costs the same in a store of a hundred m
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..git.gitctx import CommitInfo
@@ -45,8 +45,11 @@ class GraphReads:
     """Bounded reads over the stores, the code index's `files` table (None without an index) and a window of
     commits; `limit` caps every read."""
 
-    def __init__(self, stores: Sequence[MemoryStore], files, commits: Sequence[CommitInfo], limit: int = 200) -> None:
+    def __init__(self, stores: Sequence[MemoryStore], files, commits: Sequence[CommitInfo], limit: int = 200,
+                 checked: Callable[[Sequence[Memory]], list[Memory]] = list) -> None:
+        """`checked`: marks the memories read whose anchored code changed since (the engine's check)."""
         self.stores = list(stores)
+        self.checked = checked
         self.files_table = files
         self.commits = {c.sha: c for c in commits}
         self.limit = limit
@@ -55,7 +58,7 @@ class GraphReads:
         """These reads with a cap of at least `limit` (a caller asking for 500 neighbours reads up to 500 of a kind)."""
         if limit <= self.limit:
             return self
-        return GraphReads(self.stores, self.files_table, list(self.commits.values()), limit)
+        return GraphReads(self.stores, self.files_table, list(self.commits.values()), limit, self.checked)
 
     # --- memories ------------------------------------------------------------------------------------------------
 
@@ -66,7 +69,7 @@ class GraphReads:
             rows = (store.table.search().where(f"status = 'active' AND ({where})").select(_FIELDS)
                     .limit(limit or self.limit).to_list())
             found += [_row_to_memory(r) for r in rows]
-        return without_repeats(found)
+        return self.checked(without_repeats(found))
 
     def memories_with_words(self, words: str) -> list[Memory]:
         """Active memories whose full-text words hold every word of `words` (a memory id that others link to, a
@@ -84,7 +87,7 @@ class GraphReads:
             # `_score` asked for: LanceDB warns on stderr (the dashboard's terminal) when a full-text query omits it.
             query = query.where("status = 'active'", prefilter=True).select([*_FIELDS, "_score"])
             found += [_row_to_memory(r) for r in query.limit(self.limit).to_list()]
-        return without_repeats(found)
+        return self.checked(without_repeats(found))
 
     def memories(self, ids: Collection[str]) -> list[Memory]:
         if not ids:
@@ -96,7 +99,7 @@ class GraphReads:
     def newest_memories(self, limit: int) -> list[Memory]:
         found = [m for store in self.stores for m in store.newest("status = 'active'", limit)]
         found.sort(key=lambda m: m.updated_at, reverse=True)
-        return found[:limit]
+        return self.checked(found[:limit])
 
     def memories_naming(self, column: str, value: str, word: str | None) -> list[Memory]:
         """Memories listing `value` in a list column, or whose words hold `word` (the caller checks that the text

@@ -132,7 +132,7 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
     if measure(start, end) <= MAX_CHUNK_TOKENS:
         return [_Span(start, end, [qualified, *_inner_names(node, language, qualified)], "code")]
     spec = SPECS[language]
-    inner = [c for c in _body_children(node) if c.type in spec.definitions and definition_name(c, language)]
+    inner = [c for c in body_children(node) if c.type in spec.definitions and definition_name(c, language)]
     if not inner:
         return [_Span(a, b, [qualified] if a == start else [], "code") for a, b in _windows(start, end)]
     spans: list[_Span] = []
@@ -187,7 +187,7 @@ def _merge_small(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
     return merged
 
 
-def _body_children(node):
+def body_children(node):
     if node.type == "export_statement" and node.child_by_field_name("declaration") is not None:
         node = node.child_by_field_name("declaration")
     body = node.child_by_field_name("body")
@@ -205,7 +205,7 @@ def _body_children(node):
 def _inner_names(node, language: str, qualified: str) -> list[str]:
     spec = SPECS[language]
     names = []
-    for child in _body_children(node):
+    for child in body_children(node):
         if child.type in spec.definitions:
             name = definition_name(child, language)
             if name:

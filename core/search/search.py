@@ -16,7 +16,7 @@ from ..embedding.embed import Embedder
 from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
-from ..records import VECTOR_FIELDS, Memory
+from ..records import MEMORY_COLUMNS, Memory
 from ..store.sql import in_filter, quote, sql_list
 from ..store.store import MemoryStore, _row_to_memory, without_repeats
 from ..text import query_stems, word_stems
@@ -42,7 +42,7 @@ STRONG_SIMILARITY = 0.6
 """From here a vector hit earns its rank's full weight (click's shell-completion docs score 0.58-0.68 for "shell
 completion zsh"); between the floor and here, a share of it."""
 _CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
-_MEMORY_COLUMNS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
+_MEMORY_COLUMNS = list(MEMORY_COLUMNS)
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pathspec
 
 from ..errors import CortexError
-from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Memory, MemoryDraft
+from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Anchors, Memory, MemoryDraft
 from ..secrets.secret_fields import draft_secret
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
 from ..text import text_hash
@@ -287,8 +287,18 @@ def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
         commit=item.get("commit") or "", scope=draft.scope, source_key=draft.source_key, version=version,
         status=status, task_state=(draft.task_state or "open") if draft.kind == "task" else draft.task_state,
         created_at=created, updated_at=updated, accessed_at=updated, text_hash=text_hash(draft.text),
-        context=draft.context,
+        context=draft.context, anchors=_anchors(item.get("anchors")),
     )
+
+
+def _anchors(value) -> Anchors | None:
+    """An exported memory's anchors; ones that do not read as anchors are dropped (the memory is kept)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return Anchors.from_json(json.dumps(value))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _check(draft: MemoryDraft) -> MemoryDraft:
@@ -333,7 +343,9 @@ def _brief(value: object, limit: int = 60) -> str:
 def export_record(memory: Memory) -> dict:
     """One JSONL line of `cortex export`: everything `cortex import` needs to restore the same stored version
     (id, version, status, times, git position). `accessed_at` is left out: it is usage, and changes on every read.
-    Rows stored before secrets were checked in every field are redacted on the way out."""
+    Rows stored before secrets were checked in every field are redacted on the way out. The anchors (the code the
+    memory describes, as it was) are kept when there are any."""
+    anchors = {"anchors": json.loads(memory.anchors.to_json())} if memory.anchors is not None else {}
     return redact_json({
         "id": memory.id,
         "kind": memory.kind,
@@ -352,6 +364,7 @@ def export_record(memory: Memory) -> dict:
         "status": memory.status,
         "created_at": memory.created_at.isoformat(),
         "updated_at": memory.updated_at.isoformat(),
+        **anchors,
     })
 
 

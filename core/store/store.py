@@ -17,10 +17,11 @@ from ..embedding.embed import Embedder
 from ..errors import CortexError
 from ..records import (
     KINDS,
+    MEMORY_COLUMNS,
     SCOPES,
     STATUSES,
     TASK_STATES,
-    VECTOR_FIELDS,
+    Anchors,
     Memory,
     MemoryDraft,
     RememberResult,
@@ -28,6 +29,7 @@ from ..records import (
 )
 from ..secrets.secret_fields import secure_draft
 from ..text import WORDS_FORMAT, identifier_words, path_words, text_hash
+from .access import AccessLog
 from .database import Database
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
 from .sql import in_filter, quote
@@ -40,7 +42,7 @@ MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
 """Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
-_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
+_FIELDS = list(MEMORY_COLUMNS)
 
 
 def now() -> datetime:
@@ -113,6 +115,7 @@ def _row_to_memory(row: dict) -> Memory:
         value = fields[name]
         if value is not None and value.tzinfo is None:
             fields[name] = value.replace(tzinfo=UTC)
+    fields["anchors"] = Anchors.from_json(fields.get("anchors"))
     return Memory(**fields, vector=row.get("vector"), vector_model=row.get("vector_model"))
 
 
@@ -131,6 +134,8 @@ class MemoryStore:
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim), key="id")
         self.vector_cache = LanceVectorCache(db, after_answer=True)
+        self.access = AccessLog(self._stamp_access)
+        """Reads that show memories to someone record it here; `accessed_at` is written in batches."""
         self._vectors_current = False
         if db.get_meta("memories_words") != WORDS_FORMAT:
             needed = ["title", "text", "tags", "files", "symbols", "context"]
@@ -262,6 +267,27 @@ class MemoryStore:
             found = self._query(f"source_key = {quote(memory.source_key)}") if memory.source_key else [memory]
         return sorted(found, key=lambda m: m.version)
 
+    def near(self, draft: MemoryDraft, vector) -> Memory | None:
+        """An active memory of the draft's scope that says what the draft says in other words (see near.py), found
+        among the draft's nearest neighbours by vector; None when there is none, or when one has the very same
+        text (the write settles those as duplicates)."""
+        from .near import says_the_same
+
+        digest = text_hash(draft.text)
+        where = f"status = 'active' AND scope = {quote(draft.scope)}"
+        rows = self.table.search(vector).where(where, prefilter=True).select([*_FIELDS, "_distance"]).limit(5).to_list()
+        for row in rows:
+            if row["text_hash"] == digest:
+                return None
+            if says_the_same(draft.text, row["text"], 1.0 - float(row["_distance"]) / 2.0):
+                return _row_to_memory(row)
+        return None
+
+    def embed_draft(self, draft: MemoryDraft):
+        """The vector a draft will be stored with (from the cache when this text was embedded before)."""
+        vectors, _ = self.embedder.embed([_embed_text(draft)], self.vector_cache)
+        return vectors[0]
+
     def count(self, where: str | None = None) -> int:
         return self.table.count_rows(where)
 
@@ -338,6 +364,7 @@ class MemoryStore:
                 accessed_at=created,
                 text_hash=digest,
                 context=draft.context,
+                anchors=draft.anchors,
                 vector=vector.tolist(),
                 vector_model=self.embedder.model_id,
             )
@@ -386,6 +413,35 @@ class MemoryStore:
 
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
+
+    def _stamp_access(self, batch: dict[str, datetime]) -> None:
+        """One merge on id for a batch of access times (rows deleted meanwhile are left alone)."""
+        rows = pa.table({"id": list(batch), "accessed_at": pa.array(list(batch.values()), pa.timestamp("us", tz="UTC"))})
+        self.db.write(lambda: self.db.upsert(self.table, "id", rows, insert=False))
+
+    def over_cap(self, scope: str, cap: int) -> builtins.list[Memory]:
+        """Active memories of a scope beyond `cap` per kind, least recently accessed first out; memories tagged
+        `pinned` are exempt. Reads only the scope's ids and access times past a count (a kind within its cap
+        costs one count)."""
+        out: list[Memory] = []
+        for kind in KINDS:
+            where = f"status = 'active' AND scope = {quote(scope)} AND kind = {quote(kind)} AND NOT array_has_any(tags, ['pinned'])"
+            if self.table.count_rows(where) <= cap:
+                continue
+            rows = self.table.search().where(where).select(["id", "accessed_at"]).limit(None).to_list()
+            rows.sort(key=lambda r: (r["accessed_at"], r["id"]), reverse=True)
+            out += [m for r in rows[cap:] if (m := self.find(r["id"])) is not None]
+        return out
+
+    def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
+        """Record again the code an active memory describes (`cortex confirm`): the same version, checked anew."""
+        memory = self.get(memory_id)
+        if memory.status != "active":
+            raise CortexError(f"memory {memory_id} is {memory.status}; only active memories can be confirmed")
+        value = anchors.to_json() if anchors is not None else None
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"anchors": value}))
+        memory.anchors = anchors
+        return self._told(memory)
 
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         memory = self.get(memory_id)
@@ -553,6 +609,7 @@ def memory_words(row: dict) -> str:
 
 def _memory_to_row(memory: Memory) -> dict:
     row = {name: getattr(memory, name) for name in _FIELDS}
+    row["anchors"] = memory.anchors.to_json() if memory.anchors is not None else None
     row["vector"] = memory.vector
     row["vector_model"] = memory.vector_model
     row["words"] = memory_words(row)

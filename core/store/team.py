@@ -21,13 +21,13 @@ import numpy as np
 
 from ..embedding.embed import VectorCache
 from ..errors import CortexError
-from ..records import VECTOR_FIELDS, Memory, MemoryDraft, RememberResult
+from ..records import MEMORY_COLUMNS, Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
 from .failures import is_unreachable
 from .sql import in_filter, scan
 from .store import GitPosition, LanceVectorCache, MemoryStore, _row_to_memory, now, validate_draft
 
-_MEMORY_FIELDS = [f for f in Memory.__dataclass_fields__ if f not in VECTOR_FIELDS]
+_MEMORY_FIELDS = list(MEMORY_COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""Access times of memories, recorded in batches: reads say which memories they showed, and one update per batch
+writes their `accessed_at`, after the answer (or on a thread of its own) and at most once per `FLUSH_EVERY_S` (a
+busy agent's searches would otherwise each make a table version)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from datetime import datetime
+
+from .. import later
+
+FLUSH_EVERY_S = 10.0
+FLUSH_AT = 500
+"""Ids pending at which a batch is written whatever the time since the last one."""
+
+
+class AccessLog:
+    """The ids read since the last batch, and when; `write(ids, stamp)` stores one batch."""
+
+    def __init__(self, write) -> None:
+        self._write = write
+        self._pending: dict[str, datetime] = {}
+        self._last = 0.0
+        self._lock = threading.Lock()
+
+    def seen(self, ids: Iterable[str], stamp: datetime) -> None:
+        with self._lock:
+            for memory_id in ids:
+                self._pending[memory_id] = stamp
+            due = self._pending and (len(self._pending) >= FLUSH_AT or time.monotonic() - self._last >= FLUSH_EVERY_S)
+        if not due:
+            return
+        if later.collecting():
+            later.after_answer(self.flush)
+        else:
+            # A dashboard or MCP call, or a one-shot command: the write goes to a thread of its own, off the answer.
+            threading.Thread(target=self.flush, name="access-times", daemon=True).start()
+
+    def flush(self) -> int:
+        """Write what is pending now (one commit); returns how many memories it stamped."""
+        with self._lock:
+            batch, self._pending = self._pending, {}
+            self._last = time.monotonic()
+        if not batch:
+            return 0
+        try:
+            self._write(batch)
+        except Exception:  # noqa: BLE001 - a database this process may only read: access times are best effort
+            return 0
+        return len(batch)
