@@ -30,8 +30,12 @@ def hand_off(kind: str, event: bytes, where: Path | None = None) -> int:
     try:
         record = kind.encode() + b" " + base64.b64encode(event) + b"\n"
         with _locked(place / "hooks.spool.lock"):
-            with open(place / "hooks.spool", "ab") as spool:
-                spool.write(record)
+            # Readable by the owner only: the event waits here, as the agent sent it, until the worker takes it.
+            spool = os.open(place / "hooks.spool", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(spool, record)
+            finally:
+                os.close(spool)
         _detach([sys.executable, "-m", MODULE, WORK_FLAG], place)
     except Exception as exc:  # a hook never fails its caller
         _note(place, f"{kind}: could not queue the event: {type(exc).__name__}: {exc}")
