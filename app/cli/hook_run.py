@@ -3,10 +3,10 @@
 
 The hook process appends its event (standard input) to the repository's spool, starts a detached worker and exits 0:
 an agent's tool call waits for a Python start-up, an append and a fork, never for the engine. This module's top
-imports only the standard library, and not even `subprocess`: it runs as a plain script, without `site`. Workers take turns under a lock and each drains the
-whole spool in the order the events came, so a session's end is committed after the steps before it even when the
-worker of an earlier event is still starting the resident server. Whatever goes wrong is written to
-`.cortex/hooks.log`, never to the agent.
+imports only the standard library, and not even `subprocess`: it runs as a plain script, without `site`. Workers
+(`hook_worker`) take turns under a lock and each drains the whole spool in the order the events came, so a session's
+end is committed after the steps before it even when the worker of an earlier event is still starting the resident
+server. Whatever goes wrong is written to `.cortex/hooks.log`, never to the agent.
 """
 
 from __future__ import annotations
@@ -19,26 +19,28 @@ import time
 from pathlib import Path
 
 KINDS = ("claude-code", "git-post-commit")
-WORK_FLAG = "--work"
-MODULE = "cortex_tui.app.cli.hook_run"
-"""The worker runs this module as `python -m` (with `site`, so the package and the engine are found)."""
+WORKER = "cortex_tui.app.cli.hook_worker"
+"""The worker runs as `python -m` (with `site`, so the package and the engine are found)."""
+SPOOL = "hooks.spool"
+SPOOL_LOCK = "hooks.spool.lock"
+"""Held for a moment by whoever appends to the spool or takes it."""
 
 
 def hand_off(kind: str, event: bytes, where: Path | None = None) -> int:
     """Queue one event and start a worker detached from this process; 0 whatever happens."""
-    place = _place(where or Path.cwd())
+    place = place_of(where or Path.cwd())
     try:
         record = kind.encode() + b" " + base64.b64encode(event) + b"\n"
-        with _locked(place / "hooks.spool.lock"):
+        with locked(place / SPOOL_LOCK):
             # Readable by the owner only: the event waits here, as the agent sent it, until the worker takes it.
-            spool = os.open(place / "hooks.spool", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            spool = os.open(place / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(spool, record)
             finally:
                 os.close(spool)
-        _detach([sys.executable, "-m", MODULE, WORK_FLAG], place)
+        _detach([sys.executable, "-m", WORKER], place)
     except Exception as exc:  # a hook never fails its caller
-        _note(place, f"{kind}: could not queue the event: {type(exc).__name__}: {exc}")
+        note(place, f"{kind}: could not queue the event: {type(exc).__name__}: {exc}")
     return 0
 
 
@@ -58,7 +60,7 @@ def _detach(argv: list[str], place: Path) -> None:
             os._exit(0)  # only reached when exec failed: never run the parent's code twice
 
 
-def _place(where: Path) -> Path:
+def place_of(where: Path) -> Path:
     """`.cortex/` of the repository holding `where` (where the database lives by default)."""
     root = next((d for d in (where, *where.parents) if (d / ".git").exists()), where)
     place = root / ".cortex"
@@ -66,7 +68,7 @@ def _place(where: Path) -> Path:
     return place
 
 
-class _locked:
+class locked:
     """An exclusive lock on a file, held for a `with` block (blocking: those waiting take their turn)."""
 
     def __init__(self, path: Path) -> None:
@@ -80,7 +82,7 @@ class _locked:
         os.close(self.fd)  # closing releases the lock
 
 
-def _note(place: Path, line: str) -> None:
+def note(place: Path, line: str) -> None:
     try:
         with open(place / "hooks.log", "a", encoding="utf-8") as log:
             log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
@@ -88,49 +90,7 @@ def _note(place: Path, line: str) -> None:
         pass  # nowhere left to say it; the hook still exits 0
 
 
-def work() -> int:
-    """The worker: after the workers before it, drain the spool, oldest event first."""
-    place = _place(Path.cwd())
-    with _locked(place / "hooks.worker.lock"):
-        while batch := _take(place):
-            for line in batch.splitlines():
-                kind, _, data = line.partition(b" ")
-                _run(place, kind.decode(errors="replace"), base64.b64decode(data))
-    return 0
-
-
-def _take(place: Path) -> bytes:
-    """The events queued so far, removed from the spool (an event queued meanwhile starts the next spool)."""
-    spool, taken = place / "hooks.spool", place / "hooks.spool.taken"
-    with _locked(place / "hooks.spool.lock"):
-        if not spool.exists():
-            return b""
-        spool.replace(taken)
-    batch = taken.read_bytes()
-    taken.unlink()
-    return batch
-
-
-def _run(place: Path, kind: str, event: bytes) -> None:
-    """One event's commands, through the thin client (the resident server runs them)."""
-    from . import client
-    from .hook_events import claude_code_commands, git_commit_commands
-
-    try:
-        commands = claude_code_commands(event) if kind == "claude-code" else git_commit_commands()
-        for command in commands:
-            os.chdir(command.cwd)
-            code = client.main(list(command.argv))
-            sys.stdout.flush()
-            sys.stderr.flush()
-            _note(place, f"{kind}: cortex {' '.join(command.argv[:2])} exited {code}")
-    except Exception as exc:
-        _note(place, f"{kind}: {type(exc).__name__}: {exc}")
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == [WORK_FLAG]:
-        sys.exit(work())
     if len(sys.argv) == 2 and sys.argv[1] in KINDS:
         sys.exit(hand_off(sys.argv[1], sys.stdin.buffer.read() if sys.stdin is not None else b""))
     print(f"usage: hook_run.py {{{','.join(KINDS)}}} < event.json", file=sys.stderr)
