@@ -132,3 +132,38 @@ def test_the_git_hook_indexes_each_commit_after_the_users_own_hook(cli, repo):
     assert code == 0, err
     assert user_hook.read_text() == user_script and user_hook.stat().st_mode & 0o111
     assert sorted(p.name for p in hooks.iterdir() if p.name.startswith("post-commit")) == ["post-commit"]
+
+
+def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_secrets(cli, repo, tmp_path, monkeypatch):
+    said = [
+        {"type": "user", "uuid": "u1", "timestamp": "2026-01-05T10:00:00Z",
+         "message": {"role": "user", "content": "Why does the invoice [bold]rounding[/] drift?"}},
+        {"type": "assistant", "uuid": "a1", "timestamp": "2026-01-05T10:00:09Z", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Banker's rounding in quantize_total; switch to ROUND_HALF_UP."},
+            {"type": "tool_use", "name": "Edit", "input": {"file_path": "src/app.py"}}]}},
+        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}},
+        {"type": "user", "uuid": "u3", "message": {"role": "user", "content": f"push with {TOKEN}"}},
+        {"type": "summary", "summary": "Invoice rounding"},
+    ]
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    (sessions / "0f1e2d3c-5b6a.jsonl").write_text("\n".join(json.dumps(e) for e in said) + "\n")
+
+    code, out, err = cli("import", "--claude-sessions", str(sessions))
+    assert code == 1 and err.count("\n") == 1 and "line 4" in err and "secret" in err and TOKEN not in err
+    imported = cli.json("import", "--claude-sessions", str(sessions), "--skip-bad")
+    assert imported["created"] == 2 and [b["where"] for b in imported["bad"]] == ["0f1e2d3c-5b6a.jsonl line 4"]
+
+    # Without a directory: this project's transcripts where Claude Code keeps them; nothing is stored twice.
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(repo))
+    project.mkdir(parents=True)
+    (project / "0f1e2d3c-5b6a.jsonl").write_text((sessions / "0f1e2d3c-5b6a.jsonl").read_text())
+    monkeypatch.setenv("HOME", str(home))
+    again = cli.json("import", "--claude-sessions", "--skip-bad")
+    assert again["created"] == 0 and again["duplicate"] == 2
+
+    found = json.dumps(cli.json("search", "quantize_total ROUND_HALF_UP"))
+    assert "Banker's rounding in quantize_total; switch to ROUND_HALF_UP." in found
+    stored = b"".join(p.read_bytes() for p in (repo / ".cortex").rglob("*") if p.is_file())
+    assert TOKEN.encode() not in stored and b"push with" not in stored

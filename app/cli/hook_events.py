@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.secrets.secrets import redacted
+from ...core.transcripts import message_text
 
 STEP_CHARS = 800
 """Each part of a step is cut to this: a step says what was done, the files and the output stay where they are."""
@@ -78,19 +79,9 @@ def last_assistant_text(transcript: object) -> str:
             continue
         if not isinstance(entry, dict) or entry.get("type") != "assistant":
             continue
-        text = _message_text(entry.get("message"))
+        text = message_text(entry.get("message"))
         if text:
             return text[:SUMMARY_CHARS]
-    return ""
-
-
-def _message_text(message: object) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content.strip()
-    if isinstance(content, list):
-        return "\n".join(str(block.get("text", "")).strip() for block in content
-                         if isinstance(block, dict) and block.get("type") == "text").strip()
     return ""
 
 
