@@ -147,8 +147,8 @@ MAY_IMPORT = {
                 "core.requests", "core.context", "core.git", "core.engine"},
     "app.bench": {"app", "app.link", "app.bridge", "app.tui", "widgets", "core", "core.secrets", "core.embedding",
                   "core.store", "core.git", "core.index", "core.search", "core.context", "core.requests", "core.anchors", "core.engine"},
-    "app.cli": {"app", "app.link", "app.bridge", "app.mcp", "app.bench", "core", "core.answers", "core.requests", "core.agentlog",
-                "core.context", "core.graph", "core.index", "core.store", "core.doctor", "core.engine"},
+    "app.cli": {"app", "app.link", "app.bridge", "app.mcp", "app.bench", "core", "core.secrets", "core.answers",
+                "core.requests", "core.agentlog", "core.context", "core.graph", "core.index", "core.store", "core.doctor", "core.engine"},
     "app.server": {"cortex_tui", "app", "app.link", "app.bridge", "app.mcp", "app.cli", "core", "core.git",
                    "core.engine"},
 }

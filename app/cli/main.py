@@ -12,6 +12,7 @@ from ..command import Command, common_options, nested_options, present
 from . import (
     agent_commands,
     git_commands,
+    hooks_commands,
     index_commands,
     memory_commands,
     search_commands,
@@ -23,7 +24,7 @@ from .context import CommandContext
 from .text_input import invalid_argument
 
 COMMANDS: dict[str, Command] = {command.name: command for module in (
-    memory_commands, transfer_commands, index_commands, search_commands, git_commands, agent_commands,
+    memory_commands, transfer_commands, index_commands, search_commands, git_commands, agent_commands, hooks_commands,
     session_commands, serve_commands, bench_commands,
 ) for command in module.COMMANDS}
 """Every `cortex` command, declared in the module of its area beside its handler (`cortex bench` by the benchmarks).

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 
+from ...core.errors import CortexError
 from ..command import Answer, Command
 from .context import CommandContext
 
 
 def add_import(p) -> None:
-    p.add_argument("source", help="a file or a directory (recursive, honours .gitignore)")
+    p.add_argument("source", nargs="?", help="a file or a directory (recursive, honours .gitignore)")
+    p.add_argument("--claude-sessions", action="store_true",
+                   help="SOURCE is a directory of Claude Code transcripts (default: this project's under "
+                        "~/.claude/projects): each message, verbatim, as a memory of kind agent")
     p.add_argument("--kind", default="note", help="kind for markdown/text sections")
     p.add_argument("--scope", default="repo")
     p.add_argument("--skip-bad", action="store_true",
@@ -18,11 +22,18 @@ def add_import(p) -> None:
 
 
 def run_import(args, ctx: CommandContext) -> Answer:
-    from ...core.store.importer import plan_import  # the store: not for the thin client, which only parses
+    from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions  # the store: not for the
+    from ...core.store.importer import plan_import  # thin client, which only parses
 
+    if args.source is None and not args.claude_sessions:
+        raise CortexError("give a file or a directory to import (or --claude-sessions)")
     engine = ctx.engine(args)
-    plan = plan_import(ctx.path(args.source), default_kind=args.kind, scope=args.scope,
-                       max_bytes=engine.settings.max_text_bytes)
+    if args.claude_sessions:
+        where = ctx.path(args.source) if args.source else claude_projects_dir(engine.root)
+        plan = plan_claude_sessions(where, engine.settings.max_text_bytes)
+    else:
+        plan = plan_import(ctx.path(args.source), default_kind=args.kind, scope=args.scope,
+                           max_bytes=engine.settings.max_text_bytes)
     if args.dry_run:
         return _dry_run(plan, args.skip_bad)
     if not args.skip_bad:

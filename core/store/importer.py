@@ -122,7 +122,7 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
                 if isinstance(entry, BadRecord):
                     plan.bad.append(entry)
                 elif isinstance(entry, MemoryDraft):
-                    entry = _check(entry)
+                    entry = check_draft(entry)
                     validate_draft(entry, max_bytes)
                     plan.entries.append((where, entry))
                 else:
@@ -258,11 +258,11 @@ def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, s
         symbols=tuple(item.get("symbols") or ()),
         source_key=item.get("key") or item.get("source_key") or "",
         scope=item.get("scope") or scope,
-        created_at=_parse_time(item.get("created_at"), "created_at"),
+        created_at=parse_time(item.get("created_at"), "created_at"),
         task_state=item.get("task_state") or "",
         context=item.get("context") or "",
     )
-    draft = _check(draft)
+    draft = check_draft(draft)
     validate_draft(draft, max_bytes)
     plan.entries.append((where, draft if item.get("id") is None else _exact(item, draft, plan)))
 
@@ -280,7 +280,7 @@ def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
     if status not in STATUSES:
         raise CortexError(f"unknown status {_brief(status)}; choose one of {', '.join(STATUSES)}")
     created = draft.created_at or datetime.now(UTC)
-    updated = _parse_time(item.get("updated_at"), "updated_at") or created
+    updated = parse_time(item.get("updated_at"), "updated_at") or created
     return Memory(
         id=memory_id, kind=draft.kind, title=draft.title, text=draft.text, tags=list(draft.tags),
         files=list(draft.files), symbols=list(draft.symbols), branch=item.get("branch") or "",
@@ -301,7 +301,7 @@ def _anchors(value) -> Anchors | None:
         return None
 
 
-def _check(draft: MemoryDraft) -> MemoryDraft:
+def check_draft(draft: MemoryDraft) -> MemoryDraft:
     """Text that cannot be stored, or must not be: found before anything is written. As with `cortex remember`, a
     secret in a free-text field refuses the record (named by its kind, never shown) and one in a path or symbol is
     redacted, since those name real things."""
@@ -319,7 +319,7 @@ def _check(draft: MemoryDraft) -> MemoryDraft:
     return replace(draft, files=tuple(redacted(f) for f in draft.files), symbols=tuple(redacted(s) for s in draft.symbols))
 
 
-def _parse_time(value: str | None, name: str) -> datetime | None:
+def parse_time(value: str | None, name: str) -> datetime | None:
     if not value:
         return None
     try:
