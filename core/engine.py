@@ -575,6 +575,7 @@ class Engine:
 
         tasks = newest("status = 'active' AND kind = 'task' AND task_state = 'open'", 20)
         decisions = newest(f"status = 'active' AND kind = 'decision' AND array_has_any(files, {sql_list(changed)})", 10) if changed else []
+        decisions = self.checked(decisions)  # a decision about code that changed since says so
         commits = newest(f"status = 'active' AND array_has_any(tags, {sql_list([COMMIT_TAG])})", 1)
         inputs = SnapshotInputs(git, tasks, decisions, commits[0] if commits else None,
                                 lambda left: self.repo_map(MapRequest(left)), self.settings.encoding, budget)

@@ -115,6 +115,8 @@ def test_the_snapshot_is_small_deterministic_and_holds_what_an_agent_needs_first
     assert "Working change (1): M shop/util.py" in text
     assert "Round the shipping fee to whole cents" in text
     assert "Slugs are [bold]lower case[/] with dashes (shop/util.py)" in text, "markup is shown as written"
+    slugs = next(line for line in text.splitlines() if "Slugs are" in line)
+    assert "; code changed since: " in slugs and "shop/util.py" in slugs.split("code changed since: ")[1], slugs
     assert "Checkout never retries" not in text, "decisions about unchanged code stay out"
     assert "Slug helper done" in text.split("Last agent commit:")[1].splitlines()[0]
     assert "Repo map" in text and "def slugify_title(text):" in text

@@ -64,6 +64,7 @@ def build_snapshot(inputs: SnapshotInputs) -> Snapshot:
     if decisions:
         lines.append("Decisions about the changed code:")
         lines += [f"- {m.id} {m.updated_at:%Y-%m-%d} {_line(m.title or m.text)} ({', '.join(sorted(set(m.files) & changed_set))})"
+                  + (f"; code changed since: {_line(m.code_change.summary)}" if m.code_change is not None else "")
                   for m in decisions]
     commit = inputs.agent_commit
     if commit is not None:
