@@ -237,10 +237,11 @@ class Engine:
 
     def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
         """`check_near`: when an active memory of the scope says the same in other words, store nothing and answer
-        it (outcome `near_duplicate`), so the caller can make this a new version of it or keep both."""
+        it (outcome `near_duplicate`), so the caller can make this a new version of it or keep both. A draft with a
+        key names its versions itself (the same key is a new version, another key is kept apart): it is not checked."""
         pos = self.position()
         draft = self._anchored([draft], pos)[0]
-        if check_near and draft.scope != "team":
+        if check_near and draft.scope != "team" and not draft.source_key:
             store = self._store_for(draft.scope)
             match = store.near(draft, store.embed_draft(draft))
             if match is not None:

@@ -359,3 +359,28 @@ async def test_v_confirms_a_memory_whose_code_changed_and_pane_1_says_so(shop):
         await pilot.press("v")
         await settle(pilot, MemorySaved)
         assert Engine(shop).get(decision.id).code_change is None
+
+
+async def test_a_paraphrase_from_the_form_asks_new_version_or_both(shop):
+    """The memory form stored a paraphrase of an active memory beside it without a word (the CLI and MCP ask)."""
+    from textual.widgets import TextArea
+
+    Engine(shop).remember(MemoryDraft(text="Use tabs for indentation in Go files", kind="decision"))
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        for text, answer in (("Go files are indented with tabs", "y"), ("Go files are indented with tabs only", "n")):
+            app.messages.clear()
+            await pilot.press("n")
+            await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm), "the memory form")
+            app.screen.query_one(TextArea).text = text
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+            assert "new version" in app.screen.question
+            assert app.screen.subject in {m.title for m in Engine(shop).list()}, "the active memory it matches"
+            await pilot.press(answer)
+            await settle(pilot, MemorySaved)
+        go = [m for m in Engine(shop).list() if "Go files" in m.text or "Go files" in m.title]
+        texts = sorted(m.text for m in go)
+        assert texts == ["Go files are indented with tabs", "Go files are indented with tabs only"], texts
+        assert next(m for m in go if m.text == "Go files are indented with tabs").version == 2

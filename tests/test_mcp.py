@@ -43,10 +43,17 @@ def server(repo, *extra: str, served: bool = True) -> Client:
 
 def resident_calls(repo) -> int:
     """Calls the repository's resident server has answered (0 when none runs)."""
+    import time
+
     from cortex_tui.app.link import connection, protocol
 
-    found = connection.ask(protocol.server_paths(*connection.server_key(str(repo), None)), "status")
-    return found["calls"] if found else 0
+    paths = protocol.server_paths(*connection.server_key(str(repo), None))
+    for _ in range(5):  # a server busy with a long command on a loaded machine may miss one status request
+        found = connection.ask(paths, "status")
+        if found:
+            return found["calls"]
+        time.sleep(2)
+    return 0
 
 
 async def call(client, tool: str, **arguments):

@@ -53,9 +53,11 @@ def test_hybrid_finds_an_identifier_that_vector_search_misses(engine):
 
 
 def test_memory_about_a_modified_file_outranks_an_equal_one(engine, repo):
+    # b is written about the file as it is being changed: its anchor is that text, so it is not "code changed since"
+    # (which would rank it lower; see test_anchors.py), and the working change's boost is what tells them apart.
     a = engine.remember(MemoryDraft(text="Cache invalidation happens on write (module one).", files=("README.md",))).memory
-    b = engine.remember(MemoryDraft(text="Cache invalidation happens on write (module two).", files=("src/app.py",))).memory
     (repo / "src/app.py").write_text("def main():\n    return 2\n")
+    b = engine.remember(MemoryDraft(text="Cache invalidation happens on write (module two).", files=("src/app.py",))).memory
     results = engine.search("cache invalidation on write", Filters(memories_only=True))
     assert ids(results)[:2] == [b.id, a.id]
     assert "modified_file" in results.hits[0].score.boosts and "modified_file" not in results.hits[1].score.boosts

@@ -78,8 +78,9 @@ class EngineCalls(ABC):
         """One memory by id: for the keys that act on a memory a pane lists by id alone (the graph)."""
 
     @abstractmethod
-    def remember(self, draft: MemoryDraft) -> RememberResult:
-        """Store a memory."""
+    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
+        """Store a memory; with `check_near`, one that says what an active memory says is not stored and that memory
+        is answered (outcome `near_duplicate`)."""
 
     @abstractmethod
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:

@@ -167,8 +167,8 @@ class EngineBridge(Bridge):
         return self.engine.get(memory_id)
 
     @_needs_repository
-    def remember(self, draft: MemoryDraft) -> RememberResult:
-        return self.engine.remember(draft)
+    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
+        return self.engine.remember(draft, check_near=check_near)
 
     @_needs_repository
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:

@@ -50,6 +50,7 @@ from .messages import (
     MemoryFetched,
     MemoryRefused,
     MemorySaved,
+    NearDuplicate,
     SearchFinished,
     SelectionMade,
     TimelineLoaded,
@@ -249,13 +250,17 @@ class DashboardScreen(Screen):
         ))
 
     @work(thread=True, group="memory", exit_on_error=False)
-    def save_memory(self, draft: MemoryDraft, editing: Memory | None) -> None:
+    def save_memory(self, draft: MemoryDraft, editing: Memory | None, check_near: bool = True) -> None:
+        """`check_near`: a new memory that says what an active one says is offered as its new version first."""
         try:
-            result = self.bridge.revise(editing.id, draft) if editing else self.bridge.remember(draft)
+            result = self.bridge.revise(editing.id, draft) if editing else self.bridge.remember(draft, check_near)
         except Exception as exc:
             # The form is closed by now: it opens again with what was typed, and the error is reported as before.
             self.post_message(MemoryRefused(draft, editing, _one_line(exc)))
             raise
+        if result.outcome == "near_duplicate":
+            self.post_message(NearDuplicate(draft, result.memory))
+            return
         verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
         self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
 
@@ -431,6 +436,17 @@ class DashboardScreen(Screen):
         self.notify(message.summary, markup=False)
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
+
+    @on(NearDuplicate)
+    def _near_duplicate(self, message: NearDuplicate) -> None:
+        def answer(as_version: bool | None) -> None:
+            if as_version:
+                self.save_memory(message.draft, message.match)
+            else:
+                self.save_memory(message.draft, None, check_near=False)
+
+        question = "This says what a memory already says. Save it as a new version of that one (n keeps both)?"
+        self.app.push_screen(ConfirmScreen(question, message.match.title, undoable=False), answer)
 
     @on(MemoryRefused)
     def _memory_refused(self, message: MemoryRefused) -> None:

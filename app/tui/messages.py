@@ -123,6 +123,15 @@ class MemoryFetched(Message):
 
 
 @dataclass
+class NearDuplicate(Message):
+    """A new memory from the form says what an active one (`match`) says: the person chooses a new version of it
+    or both."""
+
+    draft: MemoryDraft
+    match: Memory
+
+
+@dataclass
 class MemoryRefused(Message):
     """The engine refused a memory from the form (a secret in it, too long, the database locked): the form opens
     again holding the draft, with the reason."""

@@ -15,6 +15,8 @@ SIMILARITY = 0.88
 """Cosine similarity of the two texts' embeddings at or above which they may say the same thing."""
 WORD_OVERLAP = 0.5
 """Share of the shorter text's content words the other has."""
+MIN_WORDS = 4
+"""Texts with fewer content words say too little to be judged the same: "client a note 1" is not "client b note 1"."""
 CONTEXT_OVERLAP = 0.8
 """Without vectors (a context's memories), the word overlap alone at which two memories say the same thing."""
 _STOP = frozenset("a an the of to in on for and or is are be was were it this that with as by at from into now we our".split())
@@ -28,8 +30,11 @@ def content_words(text: str) -> set[str]:
 
 
 def word_overlap(a: str, b: str) -> float:
+    """The share of the shorter text's content words the other has; 0 when either has fewer than MIN_WORDS."""
     wa, wb = content_words(a), content_words(b)
-    return len(wa & wb) / max(1, min(len(wa), len(wb)))
+    if min(len(wa), len(wb)) < MIN_WORDS:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
 
 
 def same_claims(a: str, b: str) -> bool:
