@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import git, live_processes, process_alive
+from .conftest import git, live_processes, process_alive, wait_for
 
 CHILD = "cortex_tui.app.bridge.index_process"
 
@@ -43,16 +43,6 @@ def cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-def wait_for(condition, what: str, seconds: float = 120.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"no {what} within {seconds:.0f}s")
-
-
 def test_the_servers_index_child_killed_is_one_line_and_the_server_lives_on(repo):
     """The dashboard's index pass runs in a child of the resident server (`cortex index` runs its own): kill -9 of
     that child is a one-line failure for the dashboard, the server lives on, and the next pass completes the index."""
@@ -75,7 +65,8 @@ def test_the_servers_index_child_killed_is_one_line_and_the_server_lives_on(repo
 
     first = threading.Thread(target=index)
     first.start()
-    child = wait_for(lambda: children_passing(server), "index child of the server")[0]
+    assert wait_for(lambda: children_passing(server), 120), "no index child of the server"
+    child = children_passing(server)[0]
     time.sleep(0.5)  # into its writes
     os.kill(child, signal.SIGKILL)
     first.join(timeout=300)
@@ -94,7 +85,8 @@ def test_a_child_never_outlives_a_killed_parent(repo):
     many_files(repo, 1500)
     run = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "index", "--no-embed", "-C", str(repo)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    child = wait_for(lambda: children_passing(run.pid), "index child")[0]
+    assert wait_for(lambda: children_passing(run.pid), 120), "no index child"
+    child = children_passing(run.pid)[0]
     run.send_signal(signal.SIGKILL)
     run.wait(timeout=60)
-    wait_for(lambda: not process_alive(child), "end of the orphaned child", seconds=30)
+    assert wait_for(lambda: not process_alive(child), 30), "the orphaned child lives on"
