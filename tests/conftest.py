@@ -202,6 +202,12 @@ def _servers_stopped():
     would answer the next test's commands with a warm cache that test did not make."""
     yield
     stop_servers(Path(os.environ["CORTEX_RUNTIME_DIR"]))
+    # A daemon setting left in this worker's environment would quietly run every later test in-process.
+    left = [name for name in ("CORTEX_NO_DAEMON", "CORTEX_DAEMON") if name in os.environ]
+    if left:
+        for name in left:
+            os.environ.pop(name)
+        pytest.fail(f"the test left {left[0]} set in the environment of the test process", pytrace=False)
 
 
 def stop_servers(runtime: Path) -> None:
@@ -322,8 +328,15 @@ class Cli:
         argv = [args[0], "-C", str(self.cwd), *args[1:]]
         out, err = io.StringIO(), io.StringIO()
         if self.served:
-            with redirect_stdout(out), redirect_stderr(err):
-                code = client.main(argv)
+            environment = dict(os.environ)
+            try:
+                with redirect_stdout(out), redirect_stderr(err):
+                    code = client.main(argv)
+            finally:
+                # The client is a process of its own for users: what it sets (`--no-daemon` sets CORTEX_NO_DAEMON for
+                # its children) ends with it, and must not turn every later test of this worker in-process.
+                os.environ.clear()
+                os.environ.update(environment)
         else:
             code = cli_main(argv, CommandContext(sys.stdin, out, err, Path.cwd(), os.environ))
         return code, out.getvalue(), err.getvalue()
