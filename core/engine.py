@@ -26,6 +26,7 @@ from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, te
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
+from .search.definitions import DefinedNames
 from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .store.database import Database, RemoteOptions
@@ -65,6 +66,8 @@ class Engine:
         self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
+        self._defined_names = DefinedNames()
+        """Search's vocabulary of defined names, read once per version of the chunks table (names typed with a slip)."""
         self._symbol_graph = SymbolGraphCache()
         """The repository map's definition -> reference graph, built once per version of the chunks table."""
         self._memory_listeners: list[Callable[[], None]] = []
@@ -433,7 +436,7 @@ class Engine:
         # In the background: the first search overlaps it, the later ones find the full-text indexes in memory.
         for db, table in [(s.db, s.table) for s in stores] + ([(index.db, index.chunks)] if index is not None else []):
             READS.submit(db.prewarm_text_index, table)
-        return Searcher(stores, index, self.embedder, self.settings.search)
+        return Searcher(stores, index, self.embedder, self.settings.search, self._defined_names)
 
     def _existing_stores(self) -> builtins.list[MemoryStore]:
         try:

@@ -93,6 +93,19 @@ def test_a_name_typed_with_a_slip_or_in_part_finds_the_definition(repo):
     assert engine.search("parse_coo").hits[0].symbols == ("parse_cookie",)
 
 
+def test_names_typed_with_a_slip_are_matched_against_names_read_once_per_index_version(repo):
+    engine = cookie_repo(repo)
+    names = engine._defined_names
+    for typed in ("parse_cokoie", "parse_cookei", "MapAdaptr"):
+        assert engine.search(typed).hits[0].path in ("src/cookies.py", "src/routing.py")
+    assert names.reads == 1
+    # A name the index learns later is found with a slip at once: a write moves the table's version.
+    commit_file(repo, "src/session.py", "def serialize_session(data):\n    return repr(data)\n", "Sessions")
+    engine.code_index().update(embed=False)
+    assert engine.search("serialise_session").hits[0].symbols == ("serialize_session",)
+    assert names.reads == 2
+
+
 def test_question_words_do_not_drive_the_match(repo):
     commit_file(repo, "src/reloader.py", "def restart_on_change(paths):\n    return watch(paths)\n", "Reloader")
     commit_file(repo, "src/notes.py", "# where is it implemented? how is it defined? where is it located?\n"
