@@ -13,7 +13,8 @@ import pytest
 from cortex_tui.app.link import connection, protocol
 from cortex_tui.core import clipboard
 from cortex_tui.core.context.assemble import assemble
-from cortex_tui.core.context.select import Item, Selection, _Limits, _plan, _Unit, named_files
+from cortex_tui.core.context.fitting import Limits, Unit, plan
+from cortex_tui.core.context.select import Item, Selection, named_files
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import Memory, MemoryDraft
@@ -96,9 +97,9 @@ def test_memories_are_selected_and_linked_memories_raise_their_files(shop):
     max_files=st.one_of(st.none(), st.integers(1, 4)),
 )
 def test_the_plan_never_exceeds_the_budget_headers_included(budget, specs, max_items, max_files):
-    units = [_Unit(f"chunk:{n}", f"f{file}.py", gain, cost, header=30) for n, (file, cost, gain, _) in enumerate(specs)]
+    units = [Unit(f"chunk:{n}", f"f{file}.py", gain, cost, header=30) for n, (file, cost, gain, _) in enumerate(specs)]
     mandatory = [u for u, spec in zip(units, specs) if spec[3]]
-    chosen = _plan(units, mandatory, budget, _Limits(max_items, max_files))
+    chosen = plan(units, mandatory, budget, Limits(max_items, max_files))
     files = {u.path for u in chosen}
     assert sum(u.cost for u in chosen) + 30 * len(files) <= budget
     assert max_items is None or len(files) <= max_items
