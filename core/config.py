@@ -38,7 +38,16 @@ class SearchWeights(BaseModel):
     date_window: float = 0.5
     """The memory was made inside the time the query names ("last week", "in May 2023", "after the trip")."""
     rerank: float = 2.0
-    """Weight of the reranker: the share of the query the candidate's own text covers (0 turns it off)."""
+    """Weight of the reranker: the share of the query the candidate's own text covers (0 turns it off). Chosen on
+    LoCoMo dev; it weighs memories, and code chunks too when `code_rerank` is 0."""
+    code_rerank: float = 4.0
+    """The reranker's weight for code chunks (0: `rerank`'s). A fix's description or a question about code shares
+    few words with most chunks that full text finds; the chunk that says them itself is the one asked about. Chosen
+    on the search dev tasks (`cortex bench search`; 3-5 scored alike, 2 lower)."""
+    file_repeat: float = 0.7
+    """Each further code hit of a file already ranked keeps this share of its score (1 turns it off), so the top
+    of the results shows the other files that match before a file's fifth chunk (chosen on the search dev tasks,
+    0.6-0.8 scored alike)."""
     rerank_depth: int = 30
     """How many fused candidates the reranker sees."""
     neighbour: float = 0.5

@@ -93,6 +93,19 @@ def test_a_name_typed_with_a_slip_or_in_part_finds_the_definition(repo):
     assert engine.search("parse_coo").hits[0].symbols == ("parse_cookie",)
 
 
+def test_names_typed_with_a_slip_are_matched_against_names_read_once_per_index_version(repo):
+    engine = cookie_repo(repo)
+    names = engine._defined_names
+    for typed in ("parse_cokoie", "parse_cookei", "MapAdaptr"):
+        assert engine.search(typed).hits[0].path in ("src/cookies.py", "src/routing.py")
+    assert names.reads == 1
+    # A name the index learns later is found with a slip at once: a write moves the table's version.
+    commit_file(repo, "src/session.py", "def serialize_session(data):\n    return repr(data)\n", "Sessions")
+    engine.code_index().update(embed=False)
+    assert engine.search("serialise_session").hits[0].symbols == ("serialize_session",)
+    assert names.reads == 2
+
+
 def test_question_words_do_not_drive_the_match(repo):
     commit_file(repo, "src/reloader.py", "def restart_on_change(paths):\n    return watch(paths)\n", "Reloader")
     commit_file(repo, "src/notes.py", "# where is it implemented? how is it defined? where is it located?\n"
@@ -165,3 +178,60 @@ def test_a_file_named_by_a_common_query_word_does_not_fill_the_top(repo):
     hits = engine.search("fix condition for setting the flag value when a type is provided").hits
     assert [h.path for h in hits[:3]].count("src/types.py") <= 2, [(h.path, h.title) for h in hits[:5]]
     assert "src/core.py" in [h.path for h in hits[:2]], [(h.path, h.title) for h in hits[:5]]
+
+
+SETTINGS_STEPS = "class Application:\n    \"\"\"The application object.\"\"\"\n\n" + "\n".join(
+    f"    def step_{n}(self, path, options=None):\n"
+    f"        \"\"\"Read the settings file for step {n} and keep its values.\"\"\"\n"
+    + "".join(f"        value_{k} = self.{word}(path, options)  # {word}\n"
+              for k, word in enumerate(("open", "parse", "merge", "store", "validate", "apply", "close", "log")))
+    + "        return value_0\n" for n in range(5))
+
+SETTINGS_RELOAD = '''def reload_settings(path, watcher):
+    """Keep the values of a settings file, read again when the watcher reports that it changed on disk, so that
+    every part of the program sees the same configuration without restarting the running process at all."""
+    if not watcher.changed(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    watcher.acknowledge(path)
+    return values
+'''
+
+
+def test_a_files_further_chunks_yield_to_another_files_match(repo):
+    # Five methods of one class say the question's words as well as the function in another file does: the top
+    # shows both files before the class's second method.
+    commit_file(repo, "src/app.py", SETTINGS_STEPS, "Application steps")
+    commit_file(repo, "src/loader.py", SETTINGS_RELOAD, "Reload settings")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    hits = [h for h in engine.search("keep the settings file values").hits if h.path == "src/app.py" or
+            h.path == "src/loader.py"]
+    assert {h.path for h in hits[:2]} == {"src/app.py", "src/loader.py"}, [(h.path, h.title) for h in hits[:4]]
+    steps = [h for h in hits if h.path == "src/app.py"]
+    assert "repeat" not in steps[0].score.boosts and all(h.score.boosts["repeat"] < 0 for h in steps[1:])
+    # A file's own chunks keep their order: each further one yields a little more.
+    assert [h.score.relevance for h in steps] == sorted((h.score.relevance for h in steps), reverse=True)
+
+
+RETRY_POLICY = '''def backoff(attempt, base=0.5, cap=30.0):
+    """Wait twice as long after each failed attempt, up to a cap."""
+    delay = min(cap, base * (2 ** attempt))
+    return delay
+'''
+
+
+def test_a_chunk_is_held_to_its_own_words_more_strictly_than_a_memory(repo):
+    # `src/retry/policy.py` matches "retry policy" by its path alone: its code says neither word.
+    commit_file(repo, "src/retry/policy.py", RETRY_POLICY, "Backoff")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    engine.remember(MemoryDraft(text="Backoff doubles the wait.", files=("src/retry/policy.py",),
+                                context="the retry policy"))
+    hits = engine.search("retry policy").hits
+    chunk = next(h for h in hits if h.path == "src/retry/policy.py")
+    memory = next(h for h in hits if h.source == "memory")
+    # Code keeps a fifth of its score (weight 4), a memory a third (weight 2, chosen on LoCoMo).
+    assert chunk.score.boosts["rerank"] == -0.8 and memory.score.boosts["rerank"] == -0.6667, hits

@@ -10,9 +10,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cortex_tui.app.link import connection, protocol
 from cortex_tui.core import clipboard
 from cortex_tui.core.context.assemble import assemble
-from cortex_tui.core.context.select import Item, Selection, _Limits, _plan, _Unit, named_files
+from cortex_tui.core.context.fitting import Limits, Unit, plan
+from cortex_tui.core.context.select import Item, Selection, named_files
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
 from cortex_tui.core.records import Memory, MemoryDraft
@@ -95,9 +97,9 @@ def test_memories_are_selected_and_linked_memories_raise_their_files(shop):
     max_files=st.one_of(st.none(), st.integers(1, 4)),
 )
 def test_the_plan_never_exceeds_the_budget_headers_included(budget, specs, max_items, max_files):
-    units = [_Unit(f"chunk:{n}", f"f{file}.py", gain, cost, header=30) for n, (file, cost, gain, _) in enumerate(specs)]
+    units = [Unit(f"chunk:{n}", f"f{file}.py", gain, cost, header=30) for n, (file, cost, gain, _) in enumerate(specs)]
     mandatory = [u for u, spec in zip(units, specs) if spec[3]]
-    chosen = _plan(units, mandatory, budget, _Limits(max_items, max_files))
+    chosen = plan(units, mandatory, budget, Limits(max_items, max_files))
     files = {u.path for u in chosen}
     assert sum(u.cost for u in chosen) + 30 * len(files) <= budget
     assert max_items is None or len(files) <= max_items
@@ -209,6 +211,14 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     report = cli.json("context", "tax", "in", "shop/pricing.py", "--budget", "1500", "--copy", "--output", str(tmp_path / "ctx.md"))
     assert report["copied"]["method"] == "xclip" and report["tokens"] <= 1500
     assert (tmp_path / "clip.txt").read_text() == (tmp_path / "ctx.md").read_text()
+    # The warm server assembled it (a copy used to load an engine in the client, seconds of it); the clipboard is
+    # still this process's (its PATH found the xclip above).
+    found = connection.ask(protocol.server_paths(*connection.server_key(str(repo), None)), "status")
+    assert found and found["commands"] >= 1, "context --copy went to the resident server"
+    (tmp_path / "clip.txt").unlink()
+    code, out, err = cli("context", "tax in shop/pricing.py", "--budget", "1500", "--copy")
+    assert code == 0 and re.fullmatch(r"copied [\d,]+ tokens, [\d,]+ bytes via xclip\n", out), (out, err)
+    assert "def price" in (tmp_path / "clip.txt").read_text()
     chosen = cli.json("select", "tax in shop/pricing.py", "--budget", "1500")
     assert chosen["tokens"] <= 1500 and chosen["chosen"][0]["path"] == "shop/pricing.py"
     code, _, err = cli("select", "x", "--budget", "0")

@@ -10,11 +10,14 @@ start of a name) when nothing defines the name as typed.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
 import re
+import threading
 from collections.abc import Iterable
 
-from ..store.sql import quote, sql_list
+from ..store.sql import scan, sql_list
 
 MAX_ROWS = 50
 NEAR = 0.8
@@ -75,28 +78,65 @@ def definers(table, names: Iterable[str], where: str | None, columns: list[str])
     return table.search().where(condition).select(columns).limit(MAX_ROWS).to_list()
 
 
-def slips(name: str) -> list[str]:
-    """Regular expressions for every name one slip away from `name`: two neighbouring characters swapped, one
-    character wrong, missing or extra."""
-    char = "[A-Za-z0-9_$]"
-    out = {re.escape(name[:i] + name[i + 1] + name[i] + name[i + 2:]) for i in range(len(name) - 1)}
-    out |= {re.escape(name[:i]) + char + re.escape(name[i + 1:]) for i in range(len(name))}
-    out |= {re.escape(name[:i]) + char + re.escape(name[i:]) for i in range(len(name) + 1)}
-    out |= {re.escape(name[:i] + name[i + 1:]) for i in range(len(name))}
-    return sorted(out)
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_$"
+"""What a defined name (lower-cased, as the `names` column holds it) is made of."""
+MAX_NEAR_NAMES = 200
+"""At most this many near names are looked up (a short start can begin hundreds)."""
 
 
-def near_definers(table, typed: str, where: str | None, columns: list[str], text_rows: list[dict]) -> list[dict]:
-    """Chunks defining a name that starts with what was typed or lies one slip from it, read inside LanceDB (one
-    filtered read of the symbols, only when nothing defines the name as typed), and full-text candidates
-    (`text_rows`, found through the name's parts) whose symbols come close to it."""
+def one_slip(name: str) -> set[str]:
+    """Every name one slip away from `name` (lower case): two neighbouring characters swapped, one character wrong,
+    missing or extra."""
+    splits = [(name[:i], name[i:]) for i in range(len(name) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in _ALPHABET}
+    out |= {a + c + b for a, b in splits for c in _ALPHABET}
+    return out
+
+
+class DefinedNames:
+    """The names a chunks table defines (the distinct values of its `names` column), read once per version of the
+    table and shared by every thread: a name typed with a slip or in part is matched against them in memory, and
+    its definers are then a lookup in the label-list index. (A regular expression over every chunk's symbols, as
+    before, read the whole table on each such search.) The version is read before the names, so a write racing
+    the read leaves names stamped older than they are and the next call reads again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cached: tuple[int, frozenset[str], list[str]] | None = None
+        self.reads = 0
+
+    def near(self, table, typed: str) -> list[str]:
+        """The defined names that lie one slip from what was typed or start with it (from `MIN_PREFIX` characters
+        on; shorter, almost every name is near), in name order."""
+        short = _short(typed).lower()
+        if len(short) < MIN_PREFIX:
+            return []
+        names, ordered = self._names(table)
+        found = sorted(one_slip(short) & names)
+        at = bisect.bisect_left(ordered, short)
+        starts = itertools.takewhile(lambda n: n.startswith(short), ordered[at:])
+        found += [n for n in itertools.islice(starts, MAX_NEAR_NAMES) if n not in found]
+        return found[:MAX_NEAR_NAMES]
+
+    def _names(self, table) -> tuple[frozenset[str], list[str]]:
+        version = table.version
+        with self._lock:
+            if self._cached is None or self._cached[0] != version:
+                names = frozenset(n for row in scan(table, None, ["names"]) for n in row["names"] or ())
+                self._cached = (version, names, sorted(names))
+                self.reads += 1
+            return self._cached[1], self._cached[2]
+
+
+def near_definers(table, typed: str, where: str | None, columns: list[str], text_rows: list[dict],
+                  names: DefinedNames) -> list[dict]:
+    """Chunks defining a name that starts with what was typed or lies one slip from it (`names`, then one indexed
+    lookup, only when nothing defines the name as typed), and full-text candidates (`text_rows`, found through the
+    name's parts) whose symbols come close to it."""
     short = _short(typed)
-    rows: list[dict] = []
-    if len(short) >= MIN_PREFIX and re.fullmatch(r"[\w$]+", short):
-        shapes = [f"{re.escape(short)}[A-Za-z0-9_$]*", *slips(short)]
-        pattern = quote(f"(^|[ .])({'|'.join(shapes)})( |$)")
-        condition = f"regexp_like(array_to_string(symbols, ' '), {pattern}, 'i')" + (f" AND ({where})" if where else "")
-        rows = table.search().where(condition).select(columns).limit(MAX_ROWS).to_list()
+    rows = definers(table, names.near(table, short), where, columns) if re.fullmatch(r"[\w$]+", short) else []
     seen = {r["id"] for r in rows}
     for row in text_rows:
         if row["id"] not in seen and near_match(row["symbols"] or [], typed) > 0:

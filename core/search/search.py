@@ -20,7 +20,7 @@ from ..records import MEMORY_COLUMNS, Memory
 from ..store.sql import in_filter, quote, sql_list
 from ..store.store import MemoryStore, _row_to_memory, without_repeats
 from ..text import query_stems, word_stems
-from .definitions import definers, definition_match, near_definers, near_match
+from .definitions import DefinedNames, definers, definition_match, near_definers, near_match
 from .query import Filters, code_names, parse_query
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
@@ -85,11 +85,14 @@ class Searcher:
         index: CodeIndex | None,
         embedder: Embedder,
         weights: SearchWeights | None = None,
+        names: DefinedNames | None = None,
     ) -> None:
         self.stores = stores
         self.index = index
         self.embedder = embedder
         self.weights = weights or SearchWeights()
+        self.names = names or DefinedNames()
+        """The index's defined names, for a name typed with a slip (the engine's, kept across searches)."""
 
     def search(
         self,
@@ -234,7 +237,7 @@ class Searcher:
             return found
         text_rows = [r for source, signal, rows in found if source == "code" and signal == "text" for r in rows]
         assert self.index is not None  # code was searched
-        near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows)
+        near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows, self.names)
         return [*found, ("code", "symbol", near)] if near else found
 
     def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
