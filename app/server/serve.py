@@ -253,6 +253,7 @@ class Server:
             quiet = self._jobs == 0 and time.monotonic() - self._last_activity > TRIM_AFTER_SECONDS
             due, self._trimmed = quiet and not self._trimmed, self._trimmed or quiet
         if due:
+            gc.collect()  # cycles a command left (objects made after the warm-up's freeze only: a few milliseconds)
             heap.trim()
 
     def _retire_files(self) -> None:
