@@ -20,7 +20,7 @@ from ..records import MEMORY_COLUMNS, Memory
 from ..store.sql import in_filter, quote, sql_list
 from ..store.store import MemoryStore, _row_to_memory, without_repeats
 from ..text import query_stems
-from .candidates import MATCH_SIMILARITY, QueryTerms, candidate_lists
+from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
 from .definitions import DefinedNames, definers, definition_match, near_definers
 from .query import Filters, code_names, parse_query
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
@@ -101,7 +101,9 @@ class Searcher:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
         `now` is the reference date of time words in the query (default: the current time). A query's candidates
         need no git context, and ranking them only the history, so they are read while the caller may still be
-        reading the whole context (see GitInputs); only the boosts wait for it."""
+        reading the whole context (see GitInputs); only the boosts wait for it. (Longer than most on purpose: the
+        query embedding, the git context and the reads run side by side, and the order of the waits here is what
+        keeps them overlapped.)"""
         inputs = git
         start = time.perf_counter()
         notes: list[str] = []
@@ -132,22 +134,15 @@ class Searcher:
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
         found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text))
-        lists, rows, similarity = found_lists.lists, found_lists.rows, found_lists.similarity
-        coverage, defines = found_lists.coverage, found_lists.defines
-        closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
-        fused = fuse(lists, {"text": coverage, "vector": closeness, "symbol": defines})
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
-                                            ("symbol", "symbol" in lists), ("named", "named" in lists)) if used]
-        best = best_possible(searched) or 1.0
+                                            ("symbol", "symbol" in found_lists.lists),
+                                            ("named", "named" in found_lists.lists)) if used]
         git_signals = GitSignals.from_context(context) if boost else None
         # Tests, docs, changelogs and the like rank below source unless the query is about them (its words, a path
         # it names or a file filter under them): the roles selection ranks files by.
         topics = asked_topics(text, filters.files)
-        if not implicit:
-            _apply_file_prior(fused, rows)
-        top = max((f.score for f in fused.values()), default=0.0) / best
-        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics, top)
-                  for key in fused}
+        scores = self._scores(found_lists, best_possible(searched) or 1.0, git_signals, topics, prior=not implicit)
+        rows = found_lists.rows
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
@@ -160,16 +155,35 @@ class Searcher:
         if not hits:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
+        stale = self._embedding_notes(notes, chunks, pending)
+        return SearchResults(
+            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
+            embeddings_pending=pending + stale, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+        )
+
+    def _scores(self, found: CandidateLists, best: float, git_signals: GitSignals | None, topics: dict[str, bool],
+                prior: bool) -> dict[str, ScoreBreakdown]:
+        """Each candidate's score: its lists fused, its file's evidence as a prior (`prior`: a query of the user's),
+        then relevance and the bounded boosts (`_score`)."""
+        closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY)
+                     for key, sim in found.similarity.items()}
+        fused = fuse(found.lists, {"text": found.coverage, "vector": closeness, "symbol": found.defines})
+        if prior:
+            _apply_file_prior(fused, found.rows)
+        top = max((f.score for f in fused.values()), default=0.0) / best
+        return {key: self._score(key, found.rows[key], fused[key], best, found.similarity.get(key), git_signals,
+                                 topics, top)
+                for key in fused}
+
+    def _embedding_notes(self, notes: list[str], chunks: int, pending: int) -> int:
+        """Say when matches are lexical only for want of vectors; how many memories wait for the current model."""
         if pending and chunks == pending:
             notes.append("code embeddings are still being computed; code matches are lexical only")
         stale = sum(store.stale_vectors() for store in self.stores)
         if stale:
             notes.append(f"{stale} memories wait to be embedded by {self.embedder.model_id} (the model changed); "
                          "until then they are found by their words only")
-        return SearchResults(
-            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
-            embeddings_pending=pending + stale, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
-        )
+        return stale
 
     def _candidates(
         self, terms: tuple[str, ...], embedding: Future | None, filters: Filters, changed: list[str], use_text: bool,
