@@ -50,8 +50,9 @@ class EngineCalls(ABC):
         """Load the embedding model, so that the first search does not wait for it."""
 
     @abstractmethod
-    def what(self) -> WhatToKnow:
-        """What should I know: branch memories, notes on changed files, open tasks, recent work."""
+    def what(self, session: str | None = None) -> WhatToKnow:
+        """What should I know: branch memories, notes on changed files, open tasks, recent work; of session
+        memories, those of `session` only."""
 
     @abstractmethod
     def search(self, request: SearchRequest) -> SearchResults:

@@ -137,8 +137,8 @@ class EngineBridge(Bridge):
         self.start_watcher(events)
 
     @_needs_repository
-    def what(self) -> WhatToKnow:
-        return self.engine.what()
+    def what(self, session: str | None = None) -> WhatToKnow:
+        return self.engine.what(session=session)
 
     @_needs_repository
     def search(self, request: SearchRequest) -> SearchResults:
