@@ -478,7 +478,7 @@ class Engine:
         if expand:
             from .graph.graph import expand_results
 
-            results = expand_results(self.graph(), results)
+            results = expand_results(self.graph(session=filters.session), results)
         return results
 
     def smart_search(self, request: SearchRequest) -> SearchResults:
@@ -490,14 +490,16 @@ class Engine:
         """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""
         return self.select_context(SelectRequest(task, budget, **shaping))
 
-    def graph(self, max_commits: int = 200):
+    def graph(self, max_commits: int = 200, session: str | None = None):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
-        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change."""
+        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change.
+        `session`: the reader's (other sessions' session memories are left out)."""
         from .graph.graph_reads import GraphReads
 
         index = self.code_index() if self.has_index() else None
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
-                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked)
+                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked,
+                          active=narrowed("status = 'active'", session) or "status = 'active'")
 
     def select_context(self, request: SelectRequest):
         """A selection as a front end asked for it; the budget holds for the requested format exactly.

@@ -26,9 +26,9 @@ def _listed(cli, *flags: str) -> set[str]:
 
 
 def test_each_cli_session_sees_its_own_session_memories_and_all_sees_both(cli, monkeypatch, tmp_path):
-    mine = _note(cli, FLAKY, "--session", "alpha")
+    mine = _note(cli, FLAKY, "--session", "alpha", "--files", "src/app.py")
     monkeypatch.setenv("CORTEX_SESSION", "beta")  # the environment names the session when no --session is given
-    theirs = _note(cli, SLOW)
+    theirs = _note(cli, SLOW, "--files", "src/app.py")
     kept = cli.json("remember", "checkout totals are rounded half to even", "--kind", "decision")["memory"]["id"]
     assert cli.json("show", theirs)["session"] == "beta"
     monkeypatch.delenv("CORTEX_SESSION")
@@ -46,6 +46,8 @@ def test_each_cli_session_sees_its_own_session_memories_and_all_sees_both(cli, m
     chosen = cli.json("select", "fix the flaky checkout test of the cart total", "--session", "beta")["chosen"]
     ids = {i["id"] for i in chosen if i["kind"] == "memory"}
     assert mine not in ids and theirs in ids
+    graph = {n["node"] for n in cli.json("graph", "file:src/app.py", "--session", "alpha")["neighbours"]}
+    assert f"mem:{mine}" in graph and f"mem:{theirs}" not in graph
     # Another session writing the same words keeps a note of its own (the first session's is not its to share).
     again = cli.json("remember", FLAKY, "--scope", "session", "--session", "beta")
     assert again["outcome"] == "created" and again["memory"]["id"] != mine

@@ -59,7 +59,7 @@ class EngineCalls(ABC):
         """A smart search, inline filters in its text included."""
 
     @abstractmethod
-    def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
+    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
         """(centre, its label, its neighbours): around `node`, or the working change's most connected file."""
 
     @abstractmethod

@@ -145,8 +145,8 @@ class EngineBridge(Bridge):
         return self.engine.smart_search(request)
 
     @_needs_repository
-    def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
-        graph = self.engine.graph()
+    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
+        graph = self.engine.graph(session=session)
         centre = resolve_node(graph, node) if node else default_centre(graph, self.engine.git().changed_files)
         return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
 

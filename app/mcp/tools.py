@@ -222,7 +222,7 @@ class CortexTools:
             node = "file:" + self._path(node[5:])
         elif "/" in node or ".." in node:
             node = self._path(node)
-        return plain(neighbourhood(self.engine.graph(), node, depth, limit))
+        return plain(neighbourhood(self.engine.graph(session=self.session or None), node, depth, limit))
 
     def agent_init(self, goal: Annotated[str, _d("the project goal")]) -> dict[str, Any]:
         """Start the agent context (once per repository) with the project goal as the roadmap's first entry."""

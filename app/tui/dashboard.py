@@ -189,7 +189,7 @@ class DashboardScreen(Screen):
     @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
     def load_graph(self, node: str | None) -> None:
         try:
-            centre, label, found = self.bridge.graph(node)
+            centre, label, found = self.bridge.graph(node, self.session)
         except CortexError as exc:
             self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
             return
