@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cortex_tui.app.link import connection, protocol
 from cortex_tui.core import clipboard
 from cortex_tui.core.context.assemble import assemble
 from cortex_tui.core.context.select import Item, Selection, _Limits, _plan, _Unit, named_files
@@ -209,6 +210,14 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     report = cli.json("context", "tax", "in", "shop/pricing.py", "--budget", "1500", "--copy", "--output", str(tmp_path / "ctx.md"))
     assert report["copied"]["method"] == "xclip" and report["tokens"] <= 1500
     assert (tmp_path / "clip.txt").read_text() == (tmp_path / "ctx.md").read_text()
+    # The warm server assembled it (a copy used to load an engine in the client, seconds of it); the clipboard is
+    # still this process's (its PATH found the xclip above).
+    found = connection.ask(protocol.server_paths(*connection.server_key(str(repo), None)), "status")
+    assert found and found["commands"] >= 1, "context --copy went to the resident server"
+    (tmp_path / "clip.txt").unlink()
+    code, out, err = cli("context", "tax in shop/pricing.py", "--budget", "1500", "--copy")
+    assert code == 0 and re.fullmatch(r"copied [\d,]+ tokens, [\d,]+ bytes via xclip\n", out), (out, err)
+    assert "def price" in (tmp_path / "clip.txt").read_text()
     chosen = cli.json("select", "tax in shop/pricing.py", "--budget", "1500")
     assert chosen["tokens"] <= 1500 and chosen["chosen"][0]["path"] == "shop/pricing.py"
     code, _, err = cli("select", "x", "--budget", "0")

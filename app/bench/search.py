@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.engine import Engine
-from ...core.index.index import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, defined_names
+from ...core.index.chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, defined_names
 from ...core.records import Memory
 from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS, _memory_to_row
 from ...core.text import chunk_words

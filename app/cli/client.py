@@ -7,7 +7,8 @@ usage errors and `--help` print in-process exactly as before.
 
 Served: the commands that answer and exit (search, what, remember, list, show, select, context, graph, ...).
 In-process: long-lived or interactive ones (watch, mcp, serve, bench), the ones that draw a progress bar
-(index, import), `context --copy` (it writes to the client's terminal), and `-` on a terminal's standard input.
+(index, import), and `-` on a terminal's standard input. `context --copy` is assembled by the server and copied
+here (the clipboard and the terminal are the client's).
 When no server can be reached or started, or the daemon is turned off, the command runs in-process as it always did.
 """
 
@@ -30,6 +31,7 @@ from ..link.connection import (
     wait_stopped,
 )
 from ..link.protocol import Request
+from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
 
 SERVED = frozenset({
@@ -46,6 +48,8 @@ class Route:
     root: str
     db: str
     request: Request
+    copy: CopyHere | None = None
+    """Set for `context --copy`: the answer's text goes on this process's clipboard."""
 
 
 class _Retry(Exception):
@@ -86,7 +90,7 @@ def _route(argv: list[str]) -> Route | None:
     except cli.UsageExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)
-    if handler not in SERVED or (handler == "index" and not args.status) or getattr(args, "copy", False):
+    if handler not in SERVED or (handler == "index" and not args.status):
         return None
     stdin = None
     if _reads_stdin(handler, args):
@@ -96,6 +100,9 @@ def _route(argv: list[str]) -> Route | None:
     key = server_key(getattr(args, "target", None) or getattr(args, "path", None) or ".", getattr(args, "db", None))
     if key is None:
         return None
+    copy = CopyHere(key[0], bool(args.json)) if handler == "context" and args.copy else None
+    if copy is not None:
+        argv = served_argv(argv)
     env = {k: v for k, v in os.environ.items() if protocol.forwarded(k)}
     if "COLUMNS" not in env and (size := _terminal_size()) is not None:
         env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
@@ -107,7 +114,7 @@ def _route(argv: list[str]) -> Route | None:
         stdin=stdin, stdin_encoding=getattr(sys.stdin, "encoding", None) or "utf-8",
         stdin_errors=getattr(sys.stdin, "errors", None) or "strict",
     )
-    return Route(*key, request)
+    return Route(*key, request, copy)
 
 
 def _reads_stdin(handler: str, args) -> bool:
@@ -151,24 +158,24 @@ def _send(route: Route) -> int | None:
             return None
         try:
             with conn:
-                return _exchange(conn, route.request)
+                return _exchange(conn, route)
         except _Retry:
             continue
     return None
 
 
-def _exchange(conn: socket.socket, request: Request) -> int | None:
+def _exchange(conn: socket.socket, route: Route) -> int | None:
     conn.settimeout(SILENCE_SECONDS)
     accepted = False
     try:
-        protocol.send(conn, request.to_json())
+        protocol.send(conn, route.request.to_json())
         while True:
             reply = protocol.receive(conn)
             kind = reply.get("type") if reply else None
             if kind == "accepted":
                 accepted = True
             elif kind == "done":
-                return _write(reply.get("output") or [], int(reply.get("exit", 1)))
+                return _done(route, reply.get("output") or [], int(reply.get("exit", 1)))
             elif kind == "alive":
                 continue
             elif not accepted and kind in (None, "retired"):
@@ -188,6 +195,15 @@ def _exchange(conn: socket.socket, request: Request) -> int | None:
             raise _Retry() from exc
         return _fail(f"lost the resident server while running the command ({exc}); it may or may not have "
                      "taken effect")
+
+
+def _done(route: Route, output: list, code: int) -> int:
+    if route.copy is None:
+        return _write(output, code)
+    try:
+        return _write(*finish(route.copy, output, code))
+    except (OSError, ValueError, KeyError) as exc:
+        return _fail(f"the context was assembled but not copied: {exc}")
 
 
 def _write(output: list, code: int) -> int:

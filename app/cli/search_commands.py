@@ -183,7 +183,7 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
     sel = engine.select_context(_select_request(args, ctx))
     doc = assemble(sel, args.format)
     report = {"tokens": doc.tokens, "budget": sel.budget, "items": len(doc.items), "redactions": doc.redactions,
-              "format": doc.format, "purpose": sel.purpose, "notes": sel.notes}
+              "format": doc.format, "suffix": doc.suffix, "purpose": sel.purpose, "notes": sel.notes}
     if args.output:
         ctx.path(args.output).write_text(doc.text, encoding="utf-8")
         report["output"] = args.output

@@ -9,44 +9,42 @@ id) nor re-embedded (vectors are cached by content hash).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
-import re
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-
-import numpy as np
 
 from ..answers import IndexProgress, IndexReport, IndexStatus
 from ..embedding.embed import Embedder, VectorCache
 from ..errors import DatabaseLocked
-from ..git.gitctx import unquoted
 from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from ..store.sql import in_filter, quote, scan, sql_list
 from ..store.store import LanceVectorCache
-from ..text import WORDS_FORMAT, chunk_words, text_hash
-from .chunker import chunk_file
-from .imports import RepoFacts, resolve_imports
-from .languages import is_test_path, language_of
+from ..text import WORDS_FORMAT, chunk_words
+from .chunk_rows import (
+    CHUNK_LABEL_LISTS,
+    PreparedFile,
+    defined_names,
+    last_commits,
+    prepare_file,
+    reuse_cached_vectors,
+)
+from .dependents import ImportScope, changed_imports
+from .embed_queue import EmbedQueue
+from .imports import RepoFacts
+from .skip_list import SkipList
 from .walk import (
     DEFAULT_MAX_BYTES,
     Listed,
     Listing,
-    SourceFile,
     git_blob_id,
     list_files,
     read_bytes,
-    read_source,
     vet_source,
 )
 
-EMBED_BATCH = 64
 _GENERATIONS = itertools.count(1)
 WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
@@ -54,17 +52,7 @@ _PASS_LOCK = ".index-pass.lock"
 """Held through a lexical pass (see `update`)."""
 NAMES_FORMAT = "1"
 """The `names` column's format (`defined_names`); a database written before it is filled once on open."""
-CHUNK_BITMAPS = ("embedded", "vector_model")
-CHUNK_LABEL_LISTS = ("names",)
-"""Definitions by name are a lookup from the first lexical pass on (`definitions.definers`)."""
-CHUNK_BTREES = ("id", "path")
 
-
-@dataclass(frozen=True)
-class _Prepared:
-    file_row: dict
-    chunk_rows: list[dict]
-    edge_rows: list[dict]
 
 
 class CodeIndex:
@@ -82,7 +70,9 @@ class CodeIndex:
         self.chunks = db.open_table("chunks", chunks_schema(embedder.dim))
         self.edges = db.open_table("edges", EDGES_SCHEMA)
         self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
+        self.skip_list = SkipList(db, self.skipped_table)
         self.vector_cache: VectorCache = LanceVectorCache(db)
+        self.embed_queue = EmbedQueue(db, self.chunks, embedder, self.vector_cache)
         self._live_lock = threading.Lock()
         self._live = False
         self._dirty: set[str] = set()
@@ -231,11 +221,8 @@ class CodeIndex:
             else:
                 self._dirty.difference_update(paths)
 
-    def _skipped_rows(self) -> list[tuple[str, str]]:
-        return [(r["path"], r["reason"]) for r in scan(self.skipped_table)]
-
     def skipped(self) -> list[tuple[str, str]]:
-        return sorted(self._skipped_rows())
+        return self.skip_list.rows()
 
     # --- updating ------------------------------------------------------------------------------------------------
 
@@ -314,7 +301,7 @@ class CodeIndex:
             else:
                 candidates.append(listed)
         facts = self._repo_facts(listed_paths, scope)
-        commit_info = self._last_commits([c.path for c in candidates])
+        commit_info = last_commits(self.root, [c.path for c in candidates]) if self.is_repo else {}
         touched_only: list[tuple[str, int]] = []
         written: list[str] = []
         appeared: list[str] = []
@@ -339,10 +326,11 @@ class CodeIndex:
                     continue
                 if row is None:
                     appeared.append(listed.path)
-                prepared.append(self._prepare(source, facts, commit_info.get(source.path)))
+                prepared.append(prepare_file(source, facts, commit_info.get(source.path), self.encoding,
+                                             self.embedder.dim))
             emit(IndexProgress("writing", min(lo + WRITE_BATCH, len(candidates)), len(candidates)))
             if prepared:
-                self._reuse_cached_vectors(prepared)
+                reuse_cached_vectors(prepared, self.vector_cache, self.embedder.model_id)
                 self.db.write(lambda: self._write_batch(prepared, [p.file_row["path"] for p in prepared]))
                 report.chunks += sum(len(p.chunk_rows) for p in prepared)
                 written += [p.file_row["path"] for p in prepared]
@@ -387,40 +375,7 @@ class CodeIndex:
             self._facts_version = self.files.version if self._facts_version == before else None
 
     def _reresolve_dependents(self, appeared: list[str], removed: list[str], facts: RepoFacts, done: set[str]) -> None:
-        """Imports resolve against the set of indexed paths, so when a path appears, disappears or moves, files
-        that did not change themselves may gain or lose an edge (`from pkg import b` once `pkg/b.py` exists).
-        Candidates: files importing a removed path, and files whose code names an appeared module's stem. Each is
-        re-resolved from disk if its stat still matches its row (otherwise its own update is due anyway)."""
-        if not appeared and not removed:
-            return
-        candidates: set[str] = set()
-        if removed:
-            targets = ", ".join(quote(p) for p in sorted(set(removed)))
-            candidates |= {r["path"] for r in scan(self.files, f"array_has_any(imports, [{targets}])", ["path"])}
-        stems = sorted({_module_stem(p) for p in appeared} - {""})
-        if stems:
-            pattern = quote(r"\b(" + "|".join(re.escape(s) for s in stems) + r")\b")
-            candidates |= {r["path"] for r in scan(self.chunks, f"regexp_like(text, {pattern})", ["path"])}
-        candidates -= done | set(removed)
-        if not candidates:
-            return
-        where = in_filter("path", sorted(candidates))
-        rows = scan(self.files, where, ["path", "mtime_ns", "size", "imports"])
-        changed: dict[str, list[str]] = {}
-        for row in rows:
-            listed = Listed(row["path"], row["size"], row["mtime_ns"])
-            try:
-                st = (self.root / listed.path).lstat()
-            except OSError:
-                continue
-            if (st.st_size, st.st_mtime_ns) != (listed.size, listed.mtime_ns):
-                continue
-            source, _ = read_source(self.root, listed)
-            if source is None:
-                continue
-            imports = resolve_imports(source.path, source.text, language_of(source.path), facts)
-            if imports != list(row["imports"] or []):
-                changed[source.path] = imports
+        changed = changed_imports(ImportScope(self.root, self.files, self.chunks, facts), appeared, removed, done)
         if changed:
             self.db.write(lambda: self._replace_imports(changed))
 
@@ -436,91 +391,6 @@ class CodeIndex:
         before = self.files.version
         self.db.upsert(self.files, "path", data, insert=False)
         self._files_written(before)
-
-    def _last_commits(self, paths: list[str]) -> dict[str, tuple[datetime, str]]:
-        """Last commit time and author per path: one `git log` walk for many files, one call each for a few."""
-        if not self.is_repo or not paths:
-            return {}
-        wanted = set(paths)
-        # core.quotePath=false: a non-ASCII path comes as itself, as the listing names it (see `unquoted`).
-        args = ["git", "-c", "core.quotePath=false", "log", "--format=%x00%ct%x1f%an", "--name-only", "--no-renames"]
-        args += ["--max-count=3000"] if len(paths) > 10 else ["--", *paths]
-        try:
-            out = subprocess.run(args, cwd=self.root, capture_output=True, text=True, errors="replace").stdout
-        except OSError:
-            return {}
-        found: dict[str, tuple[datetime, str]] = {}
-        for record in out.split("\x00")[1:]:
-            header, _, names = record.partition("\n")
-            stamp, _, author = header.partition("\x1f")
-            for name in map(unquoted, names.splitlines()):
-                if name in wanted and name not in found:
-                    found[name] = (datetime.fromtimestamp(int(stamp), tz=UTC), author)
-            if len(found) == len(wanted):
-                break
-        return found
-
-    def _prepare(self, source: SourceFile, facts: RepoFacts, commit: tuple[datetime, str] | None) -> _Prepared:
-        language = language_of(source.path)
-        chunks = chunk_file(source.text, language, self.encoding)
-        imports = resolve_imports(source.path, source.text, language, facts)
-        is_test = is_test_path(source.path)
-        zero = [0.0] * self.embedder.dim
-        chunk_rows: list[dict] = []
-        edge_rows: list[dict] = []
-        symbols: list[str] = []
-        for chunk in chunks:
-            chunk_id = hashlib.sha1(f"{source.path}:{chunk.start_line}:{chunk.end_line}:{source.blob}".encode()).hexdigest()[:16]
-            symbols.extend(chunk.symbols)
-            chunk_rows.append(
-                {
-                    "id": chunk_id,
-                    "path": source.path,
-                    "language": language,
-                    "kind": chunk.kind,
-                    "start_line": chunk.start_line,
-                    "end_line": chunk.end_line,
-                    "symbols": chunk.symbols,
-                    "names": defined_names(chunk.symbols),
-                    "refs": chunk.refs,
-                    "text": chunk.text,
-                    "words": chunk_words(source.path, chunk.text),
-                    "tokens": chunk.tokens,
-                    "hash": text_hash(embed_text(source.path, chunk.symbols, chunk.text)),
-                    "is_test": is_test,
-                    "embedded": False,
-                    "vector": zero,
-                    "vector_model": None,
-                }
-            )
-            edge_rows.extend({"src": chunk_id, "dst": f"sym:{s}", "kind": "defines", "path": source.path} for s in chunk.symbols)
-        edge_rows.extend({"src": source.path, "dst": target, "kind": "imports", "path": source.path} for target in imports)
-        file_row = {
-            "path": source.path,
-            "language": language,
-            "size": source.size,
-            "mtime_ns": source.mtime_ns,
-            "blob": source.blob,
-            "last_commit_time": commit[0] if commit else None,
-            "last_author": commit[1] if commit else "",
-            "is_test": is_test,
-            "imports": imports,
-            "symbols": symbols,
-            "tokens": sum(c.tokens for c in chunks),
-            "chunks": len(chunks),
-            "indexed_at": datetime.now(UTC),
-        }
-        return _Prepared(file_row, chunk_rows, edge_rows)
-
-    def _reuse_cached_vectors(self, prepared: list[_Prepared]) -> None:
-        rows = [row for p in prepared for row in p.chunk_rows]
-        if not rows:
-            return
-        cached = self.vector_cache.get_vectors(self.embedder.model_id, sorted({r["hash"] for r in rows}))
-        for row in rows:
-            vector = cached.get(row["hash"])
-            if vector is not None:
-                row["vector"], row["embedded"], row["vector_model"] = vector.tolist(), True, self.embedder.model_id
 
     def _finish(self, removed: list[str], touched_only: list[tuple[str, int]], skipped: list[tuple[str, str]],
                 scope: set[str] | None, written: list[str]) -> None:
@@ -542,10 +412,10 @@ class CodeIndex:
                 self._files_written(before)
 
             self.db.write(restamp)
-        self._write_skipped(skipped, scope, sorted(set(removed) | set(written)))
+        self.skip_list.replace(skipped, scope, sorted(set(removed) | set(written)))
         self.db.write(self._tidy)
 
-    def _write_batch(self, batch: list[_Prepared], gone: list[str]) -> None:
+    def _write_batch(self, batch: list[PreparedFile], gone: list[str]) -> None:
         where = in_filter("path", gone)
         assert where is not None  # both callers pass the paths of a non-empty batch
         chunks = [row for p in batch for row in p.chunk_rows]
@@ -563,31 +433,15 @@ class CodeIndex:
             self.db.delete(self.files, where)
         self._files_written(before)
 
-    def _write_skipped(self, skipped: list[tuple[str, str]], scope: set[str] | None, changed: list[str]) -> None:
-        """Replace the skip list (all of it after a full pass, the affected paths after a partial one), only when
-        it differs: an update that changed nothing makes no commit."""
-        rows = sorted(set(skipped))
-        if scope is None:
-            if rows == sorted(self._skipped_rows()):
-                return
-            where = "true"
-        else:
-            affected = sorted({p for p, _ in rows} | set(changed))
-            if not affected:
-                return
-            found = in_filter("path", sorted(affected))
-            assert found is not None  # affected is not empty
-            where = found
-            if rows == sorted((r["path"], r["reason"]) for r in scan(self.skipped_table, where)):
-                return
-
-        def apply():
-            if self.skipped_table.count_rows(where if where != "true" else None):
-                self.db.delete(self.skipped_table, where)
-            if rows:
-                self.db.add(self.skipped_table, [{"path": p, "reason": r} for p, r in rows])
-
-        self.db.write(apply)
+    def embed_pending(
+        self,
+        limit: int | None = None,
+        progress: Callable[[IndexProgress], None] | None = None,
+        priority: Iterable[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed chunks still waiting, files named in `priority` first; how many were embedded."""
+        return self.embed_queue.run(limit, progress, priority, should_stop)
 
     def _tidy(self) -> None:
         self.db.ensure_text_indexes(self.chunks)
@@ -596,102 +450,3 @@ class CodeIndex:
         self.db.ensure_search_indexes(self.files, btree=("path",))
         self.db.note_written()
 
-    # --- embeddings ----------------------------------------------------------------------------------------------
-
-    def embed_pending(
-        self,
-        limit: int | None = None,
-        progress: Callable[[IndexProgress], None] | None = None,
-        priority: Iterable[str] = (),
-        should_stop: Callable[[], bool] | None = None,
-    ) -> int:
-        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded.
-
-        Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
-        index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""
-        wanted = list(dict.fromkeys(priority))
-        total = self.chunks.count_rows("embedded = false") if progress else 0
-        if limit is not None and progress:
-            total = min(total, limit)
-        done = 0
-        tries: dict[str, int] = {}
-        stuck: set[str] = set()
-        if progress and total:
-            # The first batch loads the model and takes the longest: the phase shows from its start.
-            progress(IndexProgress("embedding", 0, total))
-        while limit is None or done < limit:
-            if should_stop and should_stop():
-                break
-            size = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
-            batch = self._next_pending(wanted, size, stuck)
-            # A row the last write did not flip was replaced meanwhile by a re-index (the watcher's catch-up pass
-            # rewrites a file's rows unembedded): embed it again (its vector comes from the cache). A row that
-            # keeps coming back is left out from then on, so the loop cannot spin on it.
-            for r in batch:
-                tries[r["id"]] = tries.get(r["id"], 0) + 1
-            again = {r["id"] for r in batch if tries[r["id"]] > 3}
-            if again:
-                stuck |= again
-                batch = [r for r in batch if r["id"] not in again]
-            if not batch:
-                break
-            vectors, _ = self.embedder.embed(
-                [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache
-            )
-            self._store_vectors([r["id"] for r in batch], vectors)
-            done += len(batch)
-            if progress:
-                progress(IndexProgress("embedding", done, max(total, done)))
-        return done
-
-    def _next_pending(self, priority: list[str], size: int, seen: set[str]) -> list[dict]:
-        columns = ["id", "path", "symbols", "text"]
-        exclude = f" AND id NOT IN ({', '.join(quote(i) for i in sorted(seen))})" if seen else ""
-        if priority:
-            first = f"embedded = false AND ({in_filter('path', list(priority))}){exclude}"
-            rows = self.chunks.search().where(first).select(columns).limit(size).to_list()
-            if rows:
-                return rows
-            priority.clear()
-        return self.chunks.search().where(f"embedded = false{exclude}").select(columns).limit(size).to_list()
-
-    def _store_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
-        import pyarrow as pa
-
-        data = pa.table(
-            {
-                "id": pa.array(ids, pa.string()),
-                "embedded": pa.array([True] * len(ids)),
-                "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
-                "vector_model": pa.array([self.embedder.model_id] * len(ids), pa.string()),
-            }
-        )
-
-        def apply():
-            self.db.upsert(self.chunks, "id", data, insert=False)
-            self.db.ensure_search_indexes(self.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES)
-            self.db.note_written()
-
-        self.db.write(apply)
-
-
-def _module_stem(path: str) -> str:
-    """The name other files import a path by: its file name without extension, or its directory's name for a
-    package's index file (`__init__.py`, `index.ts`, `mod.rs`)."""
-    parts = path.split("/")
-    stem = parts[-1].split(".", 1)[0]
-    if stem in {"__init__", "index", "mod", "main", "lib"} and len(parts) > 1:
-        stem = parts[-2]
-    return stem
-
-
-def defined_names(symbols: Iterable[str]) -> list[str]:
-    """A chunk's `names` column: the last part of each symbol it defines, lower-cased, each once (search looks
-    definitions up by name in its label-list index)."""
-    return sorted({s.rsplit(".", 1)[-1].lower() for s in symbols})
-
-
-def embed_text(path: str, symbols: list[str], text: str) -> str:
-    """What the model sees for a chunk: where it lives and what it defines, then the code."""
-    head = f"{path} {' '.join(symbols)}".strip()
-    return f"{head}\n{text}"

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ..answers import WatchUpdate
 from ..errors import CortexError
-from .index import EMBED_BATCH, CodeIndex
+from .embed_queue import EMBED_BATCH
+from .index import CodeIndex
 
 _GIT_STATE = ("HEAD", "packed-refs", "refs/", "FETCH_HEAD", "ORIG_HEAD")
 _EMBED_TICK_MS = 400

@@ -1,0 +1,102 @@
+"""The embedding pass of the code index: chunks stored unembedded by the lexical pass get their vectors in batches,
+the files asked for first, each batch fetched with its filter and limit pushed into LanceDB."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from ..answers import IndexProgress
+from ..embedding.embed import Embedder, VectorCache
+from ..store.database import Database
+from ..store.sql import in_filter, quote
+from .chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, embed_text
+
+EMBED_BATCH = 64
+
+
+class EmbedQueue:
+    """The chunks waiting for a vector (`embedded = false`, a bitmap index) and the pass that embeds them."""
+
+    def __init__(self, db: Database, chunks, embedder: Embedder, vector_cache: VectorCache) -> None:
+        self.db = db
+        self.chunks = chunks
+        self.embedder = embedder
+        self.vector_cache = vector_cache
+
+    def run(
+        self,
+        limit: int | None = None,
+        progress: Callable[[IndexProgress], None] | None = None,
+        priority: Iterable[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded.
+
+        Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
+        index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""
+        wanted = list(dict.fromkeys(priority))
+        total = self.chunks.count_rows("embedded = false") if progress else 0
+        if limit is not None and progress:
+            total = min(total, limit)
+        done = 0
+        tries: dict[str, int] = {}
+        stuck: set[str] = set()
+        if progress and total:
+            # The first batch loads the model and takes the longest: the phase shows from its start.
+            progress(IndexProgress("embedding", 0, total))
+        while limit is None or done < limit:
+            if should_stop and should_stop():
+                break
+            size = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
+            batch = self._next_pending(wanted, size, stuck)
+            # A row the last write did not flip was replaced meanwhile by a re-index (the watcher's catch-up pass
+            # rewrites a file's rows unembedded): embed it again (its vector comes from the cache). A row that
+            # keeps coming back is left out from then on, so the loop cannot spin on it.
+            for r in batch:
+                tries[r["id"]] = tries.get(r["id"], 0) + 1
+            again = {r["id"] for r in batch if tries[r["id"]] > 3}
+            if again:
+                stuck |= again
+                batch = [r for r in batch if r["id"] not in again]
+            if not batch:
+                break
+            vectors, _ = self.embedder.embed(
+                [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache
+            )
+            self._store_vectors([r["id"] for r in batch], vectors)
+            done += len(batch)
+            if progress:
+                progress(IndexProgress("embedding", done, max(total, done)))
+        return done
+
+    def _next_pending(self, priority: list[str], size: int, seen: set[str]) -> list[dict]:
+        columns = ["id", "path", "symbols", "text"]
+        exclude = f" AND id NOT IN ({', '.join(quote(i) for i in sorted(seen))})" if seen else ""
+        if priority:
+            first = f"embedded = false AND ({in_filter('path', list(priority))}){exclude}"
+            rows = self.chunks.search().where(first).select(columns).limit(size).to_list()
+            if rows:
+                return rows
+            priority.clear()
+        return self.chunks.search().where(f"embedded = false{exclude}").select(columns).limit(size).to_list()
+
+    def _store_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
+        import pyarrow as pa
+
+        data = pa.table(
+            {
+                "id": pa.array(ids, pa.string()),
+                "embedded": pa.array([True] * len(ids)),
+                "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
+                "vector_model": pa.array([self.embedder.model_id] * len(ids), pa.string()),
+            }
+        )
+
+        def apply():
+            self.db.upsert(self.chunks, "id", data, insert=False)
+            self.db.ensure_search_indexes(self.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES)
+            self.db.note_written()
+
+        self.db.write(apply)
