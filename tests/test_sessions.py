@@ -3,6 +3,8 @@ own (search, what, list, context, MCP tools), `all` shows every session's, reten
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from .test_mcp import call, server
@@ -51,6 +53,14 @@ def test_each_cli_session_sees_its_own_session_memories_and_all_sees_both(cli, m
     # Another session writing the same words keeps a note of its own (the first session's is not its to share).
     again = cli.json("remember", FLAKY, "--scope", "session", "--session", "beta")
     assert again["outcome"] == "created" and again["memory"]["id"] != mine
+    # An export holds every session's notes, each with its session, and restores them as they were.
+    exported = tmp_path / "all.jsonl"
+    assert cli("export", "--output", str(exported))[0] == 0
+    sessions = {r["id"]: r.get("session") for r in map(json.loads, exported.read_text().splitlines())}
+    assert sessions[mine] == "alpha" and sessions[theirs] == "beta" and sessions[kept] is None
+    assert cli("forget", mine, "--purge")[0] == 0
+    assert cli("import", str(exported))[0] == 0
+    assert cli.json("show", mine)["session"] == "alpha"
     code, _, err = cli("remember", "a note with no session", "--scope", "session")
     assert code == 1 and "needs its session" in err and len(err.strip().splitlines()) == 1
 

@@ -645,4 +645,4 @@ def _repeat_key(m: Memory) -> tuple[tuple, tuple]:
     """What two active memories must share to be repeats, and the rank by which the smallest is kept."""
     if m.source_key:
         return ("source_key", m.source_key), (-m.version, m.id)
-    return ("text", m.scope, m.text_hash), (0, m.id)
+    return ("text", m.scope, m.session, m.text_hash), (0, m.id)
