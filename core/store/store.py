@@ -38,7 +38,7 @@ from .sql import in_filter, quote
 MEMORIES = "memories"
 SMALL_STORE = 20_000
 """Rows up to which a newest-first read is one query (at 20,000 rows it reads all fields in a few milliseconds)."""
-MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model")
+MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model", "session")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
