@@ -236,8 +236,7 @@ def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True,
         engine.on_memories_changed(changes.memories_changed)
         if watch:
             keep_index_fresh(engine, changes)
-        tools = CortexTools(engine)
-        run = lambda name, args, kwargs, session: getattr(tools.in_session(session), name)(*args, **kwargs)  # noqa: E731
+        run = lambda name, args, kwargs, session: getattr(CortexTools(engine, session), name)(*args, **kwargs)  # noqa: E731
     server = build_server(run, changes)
     if http_port is None:
         server.run("stdio")

@@ -55,9 +55,6 @@ class CortexTools:
         self.session = session
         """The MCP client's session (empty: none): its session-scoped memories are the ones the tools show."""
 
-    def in_session(self, session: str) -> CortexTools:
-        return CortexTools(self.engine, session)
-
     def _path(self, path: str) -> str:
         return confine(self.root, path)
 
