@@ -31,6 +31,7 @@ from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .store.database import Database, RemoteOptions
 from .store.failures import is_unreachable, unreachable_error
+from .store.sessions import narrowed, visible_where
 from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
 
@@ -242,6 +243,8 @@ class Engine:
         """`check_near`: when an active memory of the scope says the same in other words, store nothing and answer
         it (outcome `near_duplicate`), so the caller can make this a new version of it or keep both. A draft with a
         key names its versions itself (the same key is a new version, another key is kept apart): it is not checked."""
+        if draft.scope == "session" and not draft.session:
+            raise CortexError("a session memory needs its session: give --session ID or set CORTEX_SESSION")
         pos = self.position()
         draft = self._anchored([draft], pos)[0]
         if check_near and draft.scope != "team" and not draft.source_key:
@@ -381,7 +384,8 @@ class Engine:
         return sum(store.access.flush() for store in self._stores_open())
 
     def retention(self, dry_run: bool = True) -> list[Memory]:
-        """The memories the retention policy drops (settings `retention`: a cap per scope and kind, least recently
+        """The memories the retention policy drops (settings `retention`: a cap per scope and kind, per session for
+        scope `session`, least recently
         accessed out first, `pinned` exempt); unless `dry_run`, forgets them (kept in history as deleted)."""
         self.flush_access()
         caps = {"session": self.settings.retention.session, "repo": self.settings.retention.repo}
@@ -392,8 +396,10 @@ class Engine:
                 store.forget(m.id)
         return dropped
 
-    def list(self, **filters) -> list[Memory]:
+    def list(self, session: str | None = None, **filters) -> list[Memory]:
+        """`session`: the reader's (see core/store/sessions.py); the other filters are `MemoryStore.list`'s."""
         limit = filters.pop("limit", None)
+        filters["where"] = narrowed(filters.get("where"), session)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
         found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
@@ -475,7 +481,7 @@ class Engine:
         if expand:
             from .graph.graph import expand_results
 
-            results = expand_results(self.graph(), results)
+            results = expand_results(self.graph(session=filters.session), results)
         return results
 
     def smart_search(self, request: SearchRequest) -> SearchResults:
@@ -487,14 +493,16 @@ class Engine:
         """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""
         return self.select_context(SelectRequest(task, budget, **shaping))
 
-    def graph(self, max_commits: int = 200):
+    def graph(self, max_commits: int = 200, session: str | None = None):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
-        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change."""
+        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change.
+        `session`: the reader's (other sessions' session memories are left out)."""
         from .graph.graph_reads import GraphReads
 
         index = self.code_index() if self.has_index() else None
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
-                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked)
+                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked,
+                          active=narrowed("status = 'active'", session) or "status = 'active'")
 
     def select_context(self, request: SelectRequest):
         """A selection as a front end asked for it; the budget holds for the requested format exactly.
@@ -521,7 +529,7 @@ class Engine:
         searcher.weights = searcher.weights.model_copy(update={"file_repeat": 1.0, "code_rerank": 0.0})
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0
-        memory_hits = searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
+        memory_hits = searcher.search(query, Filters(memories_only=True, session=request.session), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
         checker = self.anchor_checker()
         if checker is not None:
             from .anchors.checker import flag_hits
@@ -564,8 +572,9 @@ class Engine:
                            self.settings.encoding)
         return build_map(inputs, request.budget, request.focus)
 
-    def snapshot(self, budget: int = 1000):
-        """What an agent should load first (`Snapshot`), within `budget` tokens; the same state gives the same text."""
+    def snapshot(self, budget: int = 1000, session: str | None = None):
+        """What an agent should load first (`Snapshot`), within `budget` tokens; the same state gives the same text.
+        `session`: the reader's (other sessions' session memories are left out)."""
         from .graph.snapshot import SnapshotInputs, build_snapshot
         from .records import COMMIT_TAG
         from .store.sql import sql_list
@@ -578,7 +587,8 @@ class Engine:
             stores = []
 
         def newest(where: str, limit: int) -> builtins.list[Memory]:
-            found = [m for store in stores for m in self._team_may_fail(store, store.newest, where, limit)]
+            visible = narrowed(where, session)
+            found = [m for store in stores for m in self._team_may_fail(store, store.newest, visible, limit)]
             return sorted(found, key=lambda m: (-m.updated_at.timestamp(), m.id))[:limit]
 
         tasks = newest("status = 'active' AND kind = 'task' AND task_state = 'open'", 20)
@@ -597,7 +607,7 @@ class Engine:
         if not old.source_key:
             store.set_source_key(old.id, key)
         pos = self.position()
-        draft = self._anchored([replace(draft, source_key=key, scope=old.scope)], pos)[0]
+        draft = self._anchored([replace(draft, source_key=key, scope=old.scope, session=old.session)], pos)[0]
         return store.remember(draft, pos)
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
@@ -610,7 +620,8 @@ class Engine:
             stores = []
         return branch_timeline(git, stores)
 
-    def what(self, per_section: int = 10):
+    def what(self, per_section: int = 10, session: str | None = None):
+        """`session`: the reader's (other sessions' session memories are left out)."""
         from .graph.what import what_should_i_know
 
         git = self.git(50)
@@ -620,7 +631,7 @@ class Engine:
             stores = []
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
-        w = what_should_i_know(git, stores, importers, indexed, per_section)
+        w = what_should_i_know(git, stores, importers, indexed, per_section, visible_where(session))
         self._accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
         # Each section keeps its order, memories whose code changed since after the others.
         fresh_first = self._checked_then_fresh_first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -23,7 +24,7 @@ from ...core.errors import CortexError
 from ...core.git.gitctx import implicit_query
 from ...core.index.progress import ProgressClock
 from ...core.records import Memory, MemoryDraft
-from ...core.requests import SearchRequest, SelectRequest
+from ...core.requests import SearchFilters, SearchRequest, SelectRequest
 from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
@@ -95,6 +96,8 @@ class DashboardScreen(Screen):
     def __init__(self, bridge: Bridge, task: str = "", budget: int = 12000) -> None:
         super().__init__()
         self.bridge = bridge
+        self.session = f"tui-{uuid.uuid4().hex[:12]}"
+        """This dashboard run's session: its reads show this session's session memories, not other sessions'."""
         self.set_reactive(DashboardScreen.task_text, task)
         self.set_reactive(DashboardScreen.budget, budget)
         self.pins: frozenset[str] = frozenset()
@@ -177,7 +180,7 @@ class DashboardScreen(Screen):
 
     @work(thread=True, exclusive=True, group="what", exit_on_error=False)
     def load_what(self) -> None:
-        self._deliver(WhatLoaded(self.bridge.what()))
+        self._deliver(WhatLoaded(self.bridge.what(self.session)))
 
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def load_timeline(self) -> None:
@@ -186,7 +189,7 @@ class DashboardScreen(Screen):
     @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
     def load_graph(self, node: str | None) -> None:
         try:
-            centre, label, found = self.bridge.graph(node)
+            centre, label, found = self.bridge.graph(node, self.session)
         except CortexError as exc:
             self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
             return
@@ -205,7 +208,8 @@ class DashboardScreen(Screen):
         time.sleep(self.SEARCH_DEBOUNCE_S)
         if get_current_worker().is_cancelled:
             return
-        self._deliver(SearchFinished(self.bridge.search(SearchRequest(text, limit=30)), text))
+        request = SearchRequest(text, SearchFilters(session=self.session), limit=30)
+        self._deliver(SearchFinished(self.bridge.search(request), text))
 
     @property
     def task(self) -> str:
@@ -218,7 +222,7 @@ class DashboardScreen(Screen):
             return
         fmt = self.fmt
         request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt,
-                                purpose=self.purpose)
+                                purpose=self.purpose, session=self.session)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
             self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))

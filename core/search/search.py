@@ -17,6 +17,7 @@ from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
 from ..records import MEMORY_COLUMNS, Memory
+from ..store.sessions import visible_where
 from ..store.sql import in_filter, quote, sql_list
 from ..store.store import MemoryStore, _row_to_memory, without_repeats
 from ..text import query_stems
@@ -393,6 +394,9 @@ def _memory_where(f: Filters) -> str:
         clauses.append(f"branch = {quote(f.branch)}")
     if f.since:
         clauses.append(f"updated_at >= TIMESTAMP '{_sql_time(f.since)}'")
+    visible = visible_where(f.session)
+    if visible:
+        clauses.append(visible)
     return " AND ".join(clauses)
 
 

@@ -32,12 +32,13 @@ from ..text import WORDS_FORMAT, identifier_words, path_words, text_hash
 from .access import AccessLog
 from .database import Database
 from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
+from .sessions import check_session
 from .sql import in_filter, quote
 
 MEMORIES = "memories"
 SMALL_STORE = 20_000
 """Rows up to which a newest-first read is one query (at 20,000 rows it reads all fields in a few milliseconds)."""
-MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model")
+MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model", "session")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
@@ -102,13 +103,15 @@ def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
         raise CortexError(f"unknown task state {draft.task_state!r}; choose one of {', '.join(TASK_STATES)}")
     if draft.scope not in SCOPES:
         raise CortexError(f"unknown scope {draft.scope!r}; choose one of {', '.join(SCOPES)}")
+    if draft.session:
+        check_session(draft.session)
 
 
 def _row_to_memory(row: dict) -> Memory:
     fields: dict[str, Any] = {name: row.get(name) for name in _FIELDS}
     for name in ("tags", "files", "symbols"):
         fields[name] = list(fields[name] or [])
-    for name in ("title", "branch", "commit", "source_key", "task_state", "context"):
+    for name in ("title", "branch", "commit", "source_key", "task_state", "context", "session"):
         if fields[name] is None:
             fields[name] = ""
     for name in ("created_at", "updated_at", "accessed_at"):
@@ -275,6 +278,8 @@ class MemoryStore:
 
         digest = text_hash(draft.text)
         where = f"status = 'active' AND scope = {quote(draft.scope)}"
+        if draft.scope == "session":  # another session's notes are not this one's to replace
+            where += f" AND session = {quote(draft.session)}"
         rows = self.table.search(vector).where(where, prefilter=True).select([*_FIELDS, "_distance"]).limit(5).to_list()
         for row in rows:
             if row["text_hash"] == digest:
@@ -323,7 +328,8 @@ class MemoryStore:
         # One read for both: the active rows of these texts (duplicates) and every version of these keys.
         found = self._query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
         wanted_hashes, wanted_keys = set(hashes), set(keys)
-        existing = {(m.scope, m.text_hash): m for m in found if m.status == "active" and m.text_hash in wanted_hashes}
+        existing = {(m.scope, m.session, m.text_hash): m for m in found
+                    if m.status == "active" and m.text_hash in wanted_hashes}
         by_key: dict[str, list[Memory]] = {}
         for m in found:
             if m.source_key in wanted_keys:
@@ -332,7 +338,8 @@ class MemoryStore:
         changed: dict[str, Memory] = {}
         """Every row this batch writes, by id: new versions, the versions they supersede, duplicates read again."""
         for draft, digest, vector, new_id in zip(drafts, hashes, vectors, ids):
-            dup = existing.get((draft.scope, digest))
+            session = draft.session if draft.scope == "session" else ""
+            dup = existing.get((draft.scope, session, digest))
             if dup is not None and (not draft.source_key or dup.source_key in ("", draft.source_key)):
                 dup.accessed_at = stamp
                 changed[dup.id] = dup
@@ -365,12 +372,13 @@ class MemoryStore:
                 text_hash=digest,
                 context=draft.context,
                 anchors=draft.anchors,
+                session=session,
                 vector=vector.tolist(),
                 vector_model=self.embedder.model_id,
             )
             if draft.source_key:
                 by_key.setdefault(draft.source_key, []).append(memory)
-            existing[(draft.scope, digest)] = memory
+            existing[(draft.scope, session, digest)] = memory
             changed[memory.id] = memory
             results.append(RememberResult(memory, "new_version" if versions else "created"))
         if changed:
@@ -420,17 +428,20 @@ class MemoryStore:
         self.db.write(lambda: self.db.upsert(self.table, "id", rows, insert=False))
 
     def over_cap(self, scope: str, cap: int) -> builtins.list[Memory]:
-        """Active memories of a scope beyond `cap` per kind, least recently accessed first out; memories tagged
-        `pinned` are exempt. Reads only the scope's ids and access times past a count (a kind within its cap
-        costs one count)."""
+        """Active memories of a scope beyond `cap` per kind (per kind and session, for scope `session`), least
+        recently accessed first out; memories tagged `pinned` are exempt. Reads only the scope's ids, sessions and
+        access times past a count (a kind within its cap costs one count)."""
         out: list[Memory] = []
         for kind in KINDS:
             where = f"status = 'active' AND scope = {quote(scope)} AND kind = {quote(kind)} AND NOT array_has_any(tags, ['pinned'])"
             if self.table.count_rows(where) <= cap:
                 continue
-            rows = self.table.search().where(where).select(["id", "accessed_at"]).limit(None).to_list()
+            rows = self.table.search().where(where).select(["id", "accessed_at", "session"]).limit(None).to_list()
             rows.sort(key=lambda r: (r["accessed_at"], r["id"]), reverse=True)
-            out += [m for r in rows[cap:] if (m := self.find(r["id"])) is not None]
+            by_owner: dict[str, list[dict]] = {}
+            for r in rows:
+                by_owner.setdefault((r["session"] or "") if scope == "session" else "", []).append(r)
+            out += [m for owned in by_owner.values() for r in owned[cap:] if (m := self.find(r["id"])) is not None]
         return out
 
     def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
@@ -634,4 +645,4 @@ def _repeat_key(m: Memory) -> tuple[tuple, tuple]:
     """What two active memories must share to be repeats, and the rank by which the smallest is kept."""
     if m.source_key:
         return ("source_key", m.source_key), (-m.version, m.id)
-    return ("text", m.scope, m.text_hash), (0, m.id)
+    return ("text", m.scope, m.session, m.text_hash), (0, m.id)
