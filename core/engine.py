@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agentlog.agentlog import AgentLog
+from .anchors.anchoring import Anchoring
 from .config import Settings, load_settings
 from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
@@ -36,7 +37,6 @@ from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
 
 if TYPE_CHECKING:
-    from .anchors.checker import AnchorChecker
     from .store.compaction import Compactor
 
 
@@ -63,7 +63,7 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
-        self._checker: AnchorChecker | None = None
+        self.anchoring = Anchoring(self.root, self.repo_root is not None, self._definers)
         self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
@@ -246,7 +246,7 @@ class Engine:
         if draft.scope == "session" and not draft.session:
             raise CortexError("a session memory needs its session: give --session ID or set CORTEX_SESSION")
         pos = self.position()
-        draft = self._anchored([draft], pos)[0]
+        draft = self.anchoring.anchored([draft], pos.commit)[0]
         if check_near and draft.scope != "team" and not draft.source_key:
             store = self._store_for(draft.scope)
             match = store.near(draft, store.embed_draft(draft))
@@ -259,33 +259,7 @@ class Engine:
             self.retention(dry_run=False)  # a count per kind while the scope is within its caps
         return result
 
-    # --- anchors: the code a memory describes, and whether it changed since -----------------------------------
-
-    def anchor_checker(self) -> AnchorChecker | None:
-        """The working tree's checker (None outside git): anchors new memories and checks those an answer shows."""
-        if self.repo_root is None:
-            return None
-        with self._lock:
-            if self._checker is None:
-                from .anchors.checker import AnchorChecker
-
-                self._checker = AnchorChecker(self.root, gitctx.find_repo(self.root))
-            return self._checker
-
-    def _anchored(self, drafts: Sequence[MemoryDraft], pos: GitPosition) -> list[MemoryDraft]:
-        """Drafts naming files or symbols, with the anchors of that code as the working tree has it now. Symbols
-        named without a file are looked up among the indexed definitions."""
-        checker = self.anchor_checker()
-        if checker is None:
-            return list(drafts)
-        out = []
-        for d in drafts:
-            # A task is a plan for the code, not a claim about it: its code is meant to change.
-            if d.anchors is None and d.kind != "task" and (d.files or d.symbols):
-                files = d.files or self._definers(d.symbols)
-                d = replace(d, anchors=checker.anchor(pos.commit, files, d.symbols))
-            out.append(d)
-        return out
+    # --- anchors: the code a memory describes, and whether it changed since (core/anchors) ---------------------
 
     def _definers(self, symbols: Sequence[str]) -> tuple[str, ...]:
         if not self.has_index():
@@ -297,37 +271,19 @@ class Engine:
 
     def checked(self, memories: Sequence[Memory]) -> list[Memory]:
         """The memories, each marked when the code it is anchored to changed since (see core/anchors)."""
-        checker = self.anchor_checker()
-        return checker.annotate(memories) if checker is not None else list(memories)
-
-    def _checked_then_fresh_first(self, memories: Sequence[Memory]) -> list[Memory]:
-        checked = self.checked(memories)
-        return sorted(checked, key=lambda m: m.code_change is not None)
+        return self.anchoring.checked(memories)
 
     def confirm(self, memory_id: str) -> Memory:
         """Say a memory still holds for its code as it is now: its anchors are recorded again, here and now."""
         store = self._owner(memory_id)
-        memory = store.get(memory_id)
-        checker = self.anchor_checker()
-        if memory.anchors is None or checker is None:
-            raise CortexError(f"memory {memory_id} is not anchored to code; nothing to confirm")
-        files = [self._followed(memory, f.path) for f in memory.anchors.files]
-        symbols = [s.name for f in memory.anchors.files for s in f.symbols] or list(memory.symbols)
-        anchors = checker.anchor(self.position().commit, files, symbols)
+        anchors = self.anchoring.renewed(store.get(memory_id), self.position().commit)
         return self.checked([store.set_anchors(memory_id, anchors)])[0]
-
-    def _followed(self, memory: Memory, path: str) -> str:
-        """Where a memory's anchored file is now (git's rename detection follows a moved file)."""
-        checker = self.anchor_checker()
-        if checker is None or memory.anchors is None or checker.tree.blob(path) is not None:
-            return path
-        return checker.tree.renamed(memory.anchors.commit, path) or path
 
     def remember_many(
         self, drafts: Sequence[MemoryDraft], progress: Callable[[int, int], None] | None = None
     ) -> list[RememberResult]:
         pos = self.position()
-        drafts = self._anchored(drafts, pos)
+        drafts = self.anchoring.anchored(drafts, pos.commit)
         results: list[RememberResult | None] = [None] * len(drafts)
         for scope in ("repo", "global", "team"):
             picked = [i for i, d in enumerate(drafts) if _store_name(d.scope) == scope]
@@ -469,7 +425,7 @@ class Engine:
         results = searcher.search(query, filters, shown, GitInputs(git.result, history.result))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
-        checker = self.anchor_checker()
+        checker = self.anchoring.checker()
         if checker is not None:
             from .anchors.checker import flag_hits
 
@@ -530,7 +486,7 @@ class Engine:
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0
         memory_hits = searcher.search(query, Filters(memories_only=True, session=request.session), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
-        checker = self.anchor_checker()
+        checker = self.anchoring.checker()
         if checker is not None:
             from .anchors.checker import flag_hits
 
@@ -607,7 +563,7 @@ class Engine:
         if not old.source_key:
             store.set_source_key(old.id, key)
         pos = self.position()
-        draft = self._anchored([replace(draft, source_key=key, scope=old.scope, session=old.session)], pos)[0]
+        draft = self.anchoring.anchored([replace(draft, source_key=key, scope=old.scope, session=old.session)], pos.commit)[0]
         return store.remember(draft, pos)
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
@@ -634,7 +590,7 @@ class Engine:
         w = what_should_i_know(git, stores, importers, indexed, per_section, visible_where(session))
         self._accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
         # Each section keeps its order, memories whose code changed since after the others.
-        fresh_first = self._checked_then_fresh_first
+        fresh_first = self.anchoring.fresh_first
         return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
                        open_tasks=self.checked(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
 
