@@ -317,7 +317,7 @@ class Engine:
 
     def _accessed(self, memories: Sequence[Memory]) -> None:
         """Record that an answer showed these memories (written in batches, after answers: see store/access.py)."""
-        from .store.store import now
+        from .store.memory_rows import now
 
         stamp = now()
         by_store: dict[str, list[str]] = {}

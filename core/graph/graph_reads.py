@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from ..git.gitctx import CommitInfo
 from ..records import Memory
+from ..store.memory_rows import FIELDS, row_to_memory, without_repeats
 from ..store.sql import in_filter, quote, scan, sql_list, symbols_filter
-from ..store.store import _FIELDS, MemoryStore, _row_to_memory, without_repeats
+from ..store.store import MemoryStore
 from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
 
 _MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
@@ -69,9 +70,9 @@ class GraphReads:
         """Active memories matching a filter, at most `limit` from each store."""
         found: list[Memory] = []
         for store in self.stores:
-            rows = (store.table.search().where(f"{self.active} AND ({where})").select(_FIELDS)
+            rows = (store.table.search().where(f"{self.active} AND ({where})").select(FIELDS)
                     .limit(limit or self.limit).to_list())
-            found += [_row_to_memory(r) for r in rows]
+            found += [row_to_memory(r) for r in rows]
         return self.checked(without_repeats(found))
 
     def memories_with_words(self, words: str) -> list[Memory]:
@@ -88,8 +89,8 @@ class GraphReads:
             query = store.table.search(MatchQuery(words, "words", operator=FullTextOperator.AND),  # type: ignore[call-arg]
                                        query_type="fts")
             # `_score` asked for: LanceDB warns on stderr (the dashboard's terminal) when a full-text query omits it.
-            query = query.where(self.active, prefilter=True).select([*_FIELDS, "_score"])
-            found += [_row_to_memory(r) for r in query.limit(self.limit).to_list()]
+            query = query.where(self.active, prefilter=True).select([*FIELDS, "_score"])
+            found += [row_to_memory(r) for r in query.limit(self.limit).to_list()]
         return self.checked(without_repeats(found))
 
     def memories(self, ids: Collection[str]) -> list[Memory]:

@@ -17,9 +17,10 @@ from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
 from ..records import MEMORY_COLUMNS, Memory
+from ..store.memory_rows import row_to_memory, without_repeats
 from ..store.sessions import visible_where
 from ..store.sql import in_filter, quote, sql_list
-from ..store.store import MemoryStore, _row_to_memory, without_repeats
+from ..store.store import MemoryStore
 from ..text import query_stems
 from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
 from .definitions import DefinedNames, definers, definition_match, near_definers
@@ -291,7 +292,7 @@ class Searcher:
         # it: each store's memories show only the row settling keeps.
         kept: dict[str, Memory] = {}
         for source in wanted:
-            memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
+            memories = [row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
             kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
         hits = []
         for key in keys:

@@ -18,7 +18,7 @@ from ..secrets.secret_fields import draft_secret
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
 from ..text import text_hash
 from .extract import Section, html_sections, xml_sections
-from .store import validate_draft
+from .memory_rows import validate_draft
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
