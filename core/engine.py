@@ -22,8 +22,9 @@ from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
 from .errors import CortexError, UnusableLocation
 from .git import gitctx
+from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
-from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
+from .locations import default_db_uri, default_global_db_uri, team_queue_file
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
@@ -93,23 +94,8 @@ class Engine:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
         store = self._open(self.db_uri, create=True)
         if self.repo_root is not None:
-            self._exclude_cortex_dir()
+            exclude_cortex_dir(self.root)
         return store
-
-    def _exclude_cortex_dir(self) -> None:
-        repo = gitctx.find_repo(self.root)
-        if repo is None:
-            return
-        exclude = Path(repo.common_dir) / "info" / "exclude"
-        line = f"/{CORTEX_DIRNAME}/"
-        try:
-            existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-            if line not in existing.splitlines():
-                exclude.parent.mkdir(parents=True, exist_ok=True)
-                sep = "" if not existing or existing.endswith("\n") else "\n"
-                exclude.write_text(f"{existing}{sep}{line}\n", encoding="utf-8")
-        except OSError as exc:
-            raise CortexError(f"cannot update {exclude}: {exc.strerror}") from exc
 
     # --- stores --------------------------------------------------------------------------------------------------
 
