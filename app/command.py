@@ -82,6 +82,9 @@ def common_options(top: bool) -> argparse.ArgumentParser:
     common.add_argument("-C", "--path", help="repository or directory to work in (default: here)",
                         **(kept or {"default": "."}))
     common.add_argument("--no-global", action="store_true", help="leave the user's global store out of reads", **kept)
+    common.add_argument("--session", metavar="ID", help="the session this command runs in: session-scoped memories "
+                        "are written with it, and reads show this session's, not other sessions' ('all': every "
+                        "session's; env CORTEX_SESSION)", **kept)
     return common
 
 

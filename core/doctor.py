@@ -101,16 +101,17 @@ def _scrub_memories(db: Database) -> str:
     included: a superseded version is still shown by `history` and exported by `export --all-versions`. The doctor
     reads every table whole anyway; this is one more pass over the memories and one commit."""
     from .secrets.secret_fields import scrub_memory
-    from .store.store import MEMORIES, _memory_to_row, _row_to_memory
+    from .store.memory_rows import memory_to_row, row_to_memory
+    from .store.store import MEMORIES
 
     if MEMORIES not in db.table_names():
         return ""
     table = db.conn.open_table(MEMORIES)
     changed, secrets = [], 0
     for row in table.to_arrow().to_pylist():
-        memory, found = scrub_memory(_row_to_memory(row))
+        memory, found = scrub_memory(row_to_memory(row))
         if found:
-            changed.append(_memory_to_row(memory))
+            changed.append(memory_to_row(memory))
             secrets += found
     if not changed:
         return ""

@@ -15,14 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agentlog.agentlog import AgentLog
+from .anchors.anchoring import Anchoring
 from .config import Settings, load_settings
 from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
 from .errors import CortexError, UnusableLocation
 from .git import gitctx
+from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
-from .locations import CORTEX_DIRNAME, default_db_uri, default_global_db_uri, team_queue_file
+from .locations import default_db_uri, default_global_db_uri, team_queue_file
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
@@ -31,11 +33,11 @@ from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .store.database import Database, RemoteOptions
 from .store.failures import is_unreachable, unreachable_error
+from .store.sessions import narrowed, visible_where
 from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
 
 if TYPE_CHECKING:
-    from .anchors.checker import AnchorChecker
     from .store.compaction import Compactor
 
 
@@ -62,7 +64,7 @@ class Engine:
         self._stores: dict[str, MemoryStore] = {}
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
-        self._checker: AnchorChecker | None = None
+        self.anchoring = Anchoring(self.root, self.repo_root is not None, self._definers)
         self._compactor: Compactor | None = None
         self._import_graph = ImportGraphCache()
         """Selection's import graph, built once per version of the files table (any process's writes move it)."""
@@ -92,23 +94,8 @@ class Engine:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
         store = self._open(self.db_uri, create=True)
         if self.repo_root is not None:
-            self._exclude_cortex_dir()
+            exclude_cortex_dir(self.root)
         return store
-
-    def _exclude_cortex_dir(self) -> None:
-        repo = gitctx.find_repo(self.root)
-        if repo is None:
-            return
-        exclude = Path(repo.common_dir) / "info" / "exclude"
-        line = f"/{CORTEX_DIRNAME}/"
-        try:
-            existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-            if line not in existing.splitlines():
-                exclude.parent.mkdir(parents=True, exist_ok=True)
-                sep = "" if not existing or existing.endswith("\n") else "\n"
-                exclude.write_text(f"{existing}{sep}{line}\n", encoding="utf-8")
-        except OSError as exc:
-            raise CortexError(f"cannot update {exclude}: {exc.strerror}") from exc
 
     # --- stores --------------------------------------------------------------------------------------------------
 
@@ -242,8 +229,10 @@ class Engine:
         """`check_near`: when an active memory of the scope says the same in other words, store nothing and answer
         it (outcome `near_duplicate`), so the caller can make this a new version of it or keep both. A draft with a
         key names its versions itself (the same key is a new version, another key is kept apart): it is not checked."""
+        if draft.scope == "session" and not draft.session:
+            raise CortexError("a session memory needs its session: give --session ID or set CORTEX_SESSION")
         pos = self.position()
-        draft = self._anchored([draft], pos)[0]
+        draft = self.anchoring.anchored([draft], pos.commit)[0]
         if check_near and draft.scope != "team" and not draft.source_key:
             store = self._store_for(draft.scope)
             match = store.near(draft, store.embed_draft(draft))
@@ -256,33 +245,7 @@ class Engine:
             self.retention(dry_run=False)  # a count per kind while the scope is within its caps
         return result
 
-    # --- anchors: the code a memory describes, and whether it changed since -----------------------------------
-
-    def anchor_checker(self) -> AnchorChecker | None:
-        """The working tree's checker (None outside git): anchors new memories and checks those an answer shows."""
-        if self.repo_root is None:
-            return None
-        with self._lock:
-            if self._checker is None:
-                from .anchors.checker import AnchorChecker
-
-                self._checker = AnchorChecker(self.root, gitctx.find_repo(self.root))
-            return self._checker
-
-    def _anchored(self, drafts: Sequence[MemoryDraft], pos: GitPosition) -> list[MemoryDraft]:
-        """Drafts naming files or symbols, with the anchors of that code as the working tree has it now. Symbols
-        named without a file are looked up among the indexed definitions."""
-        checker = self.anchor_checker()
-        if checker is None:
-            return list(drafts)
-        out = []
-        for d in drafts:
-            # A task is a plan for the code, not a claim about it: its code is meant to change.
-            if d.anchors is None and d.kind != "task" and (d.files or d.symbols):
-                files = d.files or self._definers(d.symbols)
-                d = replace(d, anchors=checker.anchor(pos.commit, files, d.symbols))
-            out.append(d)
-        return out
+    # --- anchors: the code a memory describes, and whether it changed since (core/anchors) ---------------------
 
     def _definers(self, symbols: Sequence[str]) -> tuple[str, ...]:
         if not self.has_index():
@@ -294,37 +257,19 @@ class Engine:
 
     def checked(self, memories: Sequence[Memory]) -> list[Memory]:
         """The memories, each marked when the code it is anchored to changed since (see core/anchors)."""
-        checker = self.anchor_checker()
-        return checker.annotate(memories) if checker is not None else list(memories)
-
-    def _checked_then_fresh_first(self, memories: Sequence[Memory]) -> list[Memory]:
-        checked = self.checked(memories)
-        return sorted(checked, key=lambda m: m.code_change is not None)
+        return self.anchoring.checked(memories)
 
     def confirm(self, memory_id: str) -> Memory:
         """Say a memory still holds for its code as it is now: its anchors are recorded again, here and now."""
         store = self._owner(memory_id)
-        memory = store.get(memory_id)
-        checker = self.anchor_checker()
-        if memory.anchors is None or checker is None:
-            raise CortexError(f"memory {memory_id} is not anchored to code; nothing to confirm")
-        files = [self._followed(memory, f.path) for f in memory.anchors.files]
-        symbols = [s.name for f in memory.anchors.files for s in f.symbols] or list(memory.symbols)
-        anchors = checker.anchor(self.position().commit, files, symbols)
+        anchors = self.anchoring.renewed(store.get(memory_id), self.position().commit)
         return self.checked([store.set_anchors(memory_id, anchors)])[0]
-
-    def _followed(self, memory: Memory, path: str) -> str:
-        """Where a memory's anchored file is now (git's rename detection follows a moved file)."""
-        checker = self.anchor_checker()
-        if checker is None or memory.anchors is None or checker.tree.blob(path) is not None:
-            return path
-        return checker.tree.renamed(memory.anchors.commit, path) or path
 
     def remember_many(
         self, drafts: Sequence[MemoryDraft], progress: Callable[[int, int], None] | None = None
     ) -> list[RememberResult]:
         pos = self.position()
-        drafts = self._anchored(drafts, pos)
+        drafts = self.anchoring.anchored(drafts, pos.commit)
         results: list[RememberResult | None] = [None] * len(drafts)
         for scope in ("repo", "global", "team"):
             picked = [i for i, d in enumerate(drafts) if _store_name(d.scope) == scope]
@@ -358,7 +303,7 @@ class Engine:
 
     def _accessed(self, memories: Sequence[Memory]) -> None:
         """Record that an answer showed these memories (written in batches, after answers: see store/access.py)."""
-        from .store.store import now
+        from .store.memory_rows import now
 
         stamp = now()
         by_store: dict[str, list[str]] = {}
@@ -381,7 +326,8 @@ class Engine:
         return sum(store.access.flush() for store in self._stores_open())
 
     def retention(self, dry_run: bool = True) -> list[Memory]:
-        """The memories the retention policy drops (settings `retention`: a cap per scope and kind, least recently
+        """The memories the retention policy drops (settings `retention`: a cap per scope and kind, per session for
+        scope `session`, least recently
         accessed out first, `pinned` exempt); unless `dry_run`, forgets them (kept in history as deleted)."""
         self.flush_access()
         caps = {"session": self.settings.retention.session, "repo": self.settings.retention.repo}
@@ -392,8 +338,10 @@ class Engine:
                 store.forget(m.id)
         return dropped
 
-    def list(self, **filters) -> list[Memory]:
+    def list(self, session: str | None = None, **filters) -> list[Memory]:
+        """`session`: the reader's (see core/store/sessions.py); the other filters are `MemoryStore.list`'s."""
         limit = filters.pop("limit", None)
+        filters["where"] = narrowed(filters.get("where"), session)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
         found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
@@ -463,7 +411,7 @@ class Engine:
         results = searcher.search(query, filters, shown, GitInputs(git.result, history.result))
         fresh = status.result().fresh if status is not None else None
         results = replace(results, index_fresh=fresh)
-        checker = self.anchor_checker()
+        checker = self.anchoring.checker()
         if checker is not None:
             from .anchors.checker import flag_hits
 
@@ -475,7 +423,7 @@ class Engine:
         if expand:
             from .graph.graph import expand_results
 
-            results = expand_results(self.graph(), results)
+            results = expand_results(self.graph(session=filters.session), results)
         return results
 
     def smart_search(self, request: SearchRequest) -> SearchResults:
@@ -487,14 +435,16 @@ class Engine:
         """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""
         return self.select_context(SelectRequest(task, budget, **shaping))
 
-    def graph(self, max_commits: int = 200):
+    def graph(self, max_commits: int = 200, session: str | None = None):
         """The memory graph's reads (`GraphReads`): each neighbourhood is read on demand, filtered and limited in
-        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change."""
+        LanceDB, so nothing is built whole or rebuilt after a save; the history is git's, cached per ref change.
+        `session`: the reader's (other sessions' session memories are left out)."""
         from .graph.graph_reads import GraphReads
 
         index = self.code_index() if self.has_index() else None
         return GraphReads(self._existing_stores(), index.files if index is not None else None,
-                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked)
+                          gitctx.read_history(self.root, max_commits).commits, checked=self.checked,
+                          active=narrowed("status = 'active'", session) or "status = 'active'")
 
     def select_context(self, request: SelectRequest):
         """A selection as a front end asked for it; the budget holds for the requested format exactly.
@@ -521,8 +471,8 @@ class Engine:
         searcher.weights = searcher.weights.model_copy(update={"file_repeat": 1.0, "code_rerank": 0.0})
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0
-        memory_hits = searcher.search(query, Filters(memories_only=True), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
-        checker = self.anchor_checker()
+        memory_hits = searcher.search(query, Filters(memories_only=True, session=request.session), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
+        checker = self.anchoring.checker()
         if checker is not None:
             from .anchors.checker import flag_hits
 
@@ -564,8 +514,9 @@ class Engine:
                            self.settings.encoding)
         return build_map(inputs, request.budget, request.focus)
 
-    def snapshot(self, budget: int = 1000):
-        """What an agent should load first (`Snapshot`), within `budget` tokens; the same state gives the same text."""
+    def snapshot(self, budget: int = 1000, session: str | None = None):
+        """What an agent should load first (`Snapshot`), within `budget` tokens; the same state gives the same text.
+        `session`: the reader's (other sessions' session memories are left out)."""
         from .graph.snapshot import SnapshotInputs, build_snapshot
         from .records import COMMIT_TAG
         from .store.sql import sql_list
@@ -578,7 +529,8 @@ class Engine:
             stores = []
 
         def newest(where: str, limit: int) -> builtins.list[Memory]:
-            found = [m for store in stores for m in self._team_may_fail(store, store.newest, where, limit)]
+            visible = narrowed(where, session)
+            found = [m for store in stores for m in self._team_may_fail(store, store.newest, visible, limit)]
             return sorted(found, key=lambda m: (-m.updated_at.timestamp(), m.id))[:limit]
 
         tasks = newest("status = 'active' AND kind = 'task' AND task_state = 'open'", 20)
@@ -597,7 +549,7 @@ class Engine:
         if not old.source_key:
             store.set_source_key(old.id, key)
         pos = self.position()
-        draft = self._anchored([replace(draft, source_key=key, scope=old.scope)], pos)[0]
+        draft = self.anchoring.anchored([replace(draft, source_key=key, scope=old.scope, session=old.session)], pos.commit)[0]
         return store.remember(draft, pos)
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True):
@@ -610,7 +562,8 @@ class Engine:
             stores = []
         return branch_timeline(git, stores)
 
-    def what(self, per_section: int = 10):
+    def what(self, per_section: int = 10, session: str | None = None):
+        """`session`: the reader's (other sessions' session memories are left out)."""
         from .graph.what import what_should_i_know
 
         git = self.git(50)
@@ -620,10 +573,10 @@ class Engine:
             stores = []
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
-        w = what_should_i_know(git, stores, importers, indexed, per_section)
+        w = what_should_i_know(git, stores, importers, indexed, per_section, visible_where(session))
         self._accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
         # Each section keeps its order, memories whose code changed since after the others.
-        fresh_first = self._checked_then_fresh_first
+        fresh_first = self.anchoring.fresh_first
         return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
                        open_tasks=self.checked(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
 

@@ -35,6 +35,9 @@ class MemoryDraft:
     observation was made in). Searched by full-text search, never returned as the memory's text."""
     anchors: Anchors | None = None
     """What the memory describes as it was when written; the engine records it (a caller leaves it None)."""
+    session: str = ""
+    """For scope `session`: the session that writes it (an agent's session, a dashboard run); reads in other
+    sessions do not show it (see `core/sessions.py`)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ class Memory:
     accessed_at: datetime
     text_hash: str
     context: str = ""
+    session: str = ""
+    """The session a memory of scope `session` belongs to (empty for other scopes, and for session memories
+    written before sessions had ids, which every read shows)."""
     vector: list[float] | None = field(default=None, repr=False)
     vector_model: str | None = field(default=None, repr=False)
     """The embedding model that made `vector` (None: written before models were recorded)."""

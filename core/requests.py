@@ -35,6 +35,8 @@ class SearchFilters:
     memories_only: bool = _about("memories only, no code", False)
     code_only: bool = _about("code only, no memories", False)
     history: bool = _about("include superseded and deleted memory versions", False)
+    session: str | None = _about("whose session-scoped memories to show: a session id, or 'all' for every "
+                                 "session's (default: the reader's own session)")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class SearchRequest:
             memories_only=given.memories_only,
             code_only=given.code_only,
             history=given.history,
+            session=given.session,
         )
 
 
@@ -89,6 +92,8 @@ class SelectRequest:
     """At most this many files (memories not counted); `max_items` counts both."""
     purpose: str = "general"
     """Who the context is for: general, assistant, planner, research or drafting (its sections and their order)."""
+    session: str | None = None
+    """The reader's session: its session-scoped memories may be chosen, other sessions' may not (`all`: any)."""
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,7 @@ def test_the_context_never_carries_two_memories_that_say_the_same_thing(cli, rep
 
 
 def test_reads_record_access_and_retention_drops_only_what_the_policy_says(cli, repo, monkeypatch):
+    monkeypatch.setenv("CORTEX_SESSION", "s1")
     notes = [_remember(cli, f"scratch note number {n}: look at module {chr(97 + n)}", "--scope", "session")
              for n in range(4)]
     pinned = _remember(cli, "keep this scratch note about the parser", "--scope", "session", "--tags", "pinned")

@@ -127,7 +127,7 @@ MAY_IMPORT = {
     "core.agentlog": {"core", "core.secrets", "core.store"},
     "core.index": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers"},
     "core.search": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.index"},
-    "core.anchors": {"core", "core.answers", "core.index"},
+    "core.anchors": {"core", "core.answers", "core.git", "core.index"},
     "core.requests": {"core", "core.search"},
     "core.context": {"core", "core.secrets", "core.store", "core.search", "core.requests", "core.answers"},
     "core.graph": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.search"},

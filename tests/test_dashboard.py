@@ -715,3 +715,25 @@ async def test_keys_typed_in_one_burst_after_n_go_to_the_new_memory_text(shop):
         assert isinstance(app.screen, MemoryForm)
         assert app.screen.query_one(TextArea).text == "keep it!"
 
+
+
+@both
+async def test_the_dashboard_reads_in_a_session_of_its_own(shop, served):
+    """An agent session's scratch note stays out of the dashboard's panes (which read in the dashboard's own
+    session); the repository's memories about the same words are shown."""
+    engine = Engine(shop)
+    note = engine.remember(MemoryDraft(text="scratch: the tax on the cart total is added twice in the test",
+                                       scope="session", session="agent-7")).memory
+    engine.close()
+    app = RecordingApp(bridge_for(shop, served), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        what = next(m.what for m in app.messages if isinstance(m, WhatLoaded))
+        shown = {m.id for m in what.branch_memories + what.file_memories + what.open_tasks + what.recent_memories}
+        assert shown and note.id not in shown
+        await pilot.press("slash")
+        await pilot.press(*"tax added twice")
+        await settle(pilot, SearchFinished)
+        hits = [h.id for h in app.screen.query_one(SearchPane).hits]
+        assert hits and note.id not in hits
+        assert any("never add it twice" in h.text for h in app.screen.query_one(SearchPane).hits)

@@ -81,7 +81,7 @@ def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli
     did; the doctor redacts them in every version, they are embedded again, and nothing shows the secret."""
     from dataclasses import replace
 
-    from cortex_tui.core.store.store import _memory_to_row
+    from cortex_tui.core.store.memory_rows import memory_to_row
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     engine = Engine(repo)
@@ -89,7 +89,7 @@ def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli
     store = engine.store()
     old = replace(kept, id="legacy000001", text=f"deploy with token {token} from the vault", title=f"token {token}",
                   context=f"ci uses {token}", version=2, vector_model="")
-    store.table.add([_memory_to_row(old)])
+    store.table.add([memory_to_row(old)])
     store.db.update(store.table, f"id = '{kept.id}'", {"status": "superseded"})
 
     code, out, _ = cli("doctor")

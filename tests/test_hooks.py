@@ -5,7 +5,10 @@ leaving a user's own hook configuration as it was."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 from .conftest import commit_file, git, wait_for
@@ -48,7 +51,7 @@ def test_install_and_uninstall_keep_the_users_claude_settings(cli, repo):
     written = json.loads(settings.read_text())
     assert {k: v for k, v in written.items() if k != "hooks"} == {k: v for k, v in USER_SETTINGS.items() if k != "hooks"}
     assert written["hooks"]["Stop"] == USER_SETTINGS["hooks"]["Stop"]
-    for event in ("PostToolUse", "SessionEnd", "PreCompact"):
+    for event in ("PostToolUse", "SessionEnd", "PreCompact", "SessionStart"):
         assert len(_installed(repo, event)) == 1, event
     assert written["hooks"]["PostToolUse"][0] == USER_SETTINGS["hooks"]["PostToolUse"][0]
     assert written["hooks"]["SessionEnd"][0] == USER_SETTINGS["hooks"]["SessionEnd"][0]
@@ -167,3 +170,24 @@ def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_sec
     assert "Banker's rounding in quantize_total; switch to ROUND_HALF_UP." in found
     stored = b"".join(p.read_bytes() for p in (repo / ".cortex").rglob("*") if p.is_file())
     assert TOKEN.encode() not in stored and b"push with" not in stored
+
+
+def test_a_claude_code_session_start_names_the_session_for_the_agents_shell_commands(cli, repo, tmp_path):
+    code, _, err = cli("hooks", "install", "claude-code")
+    assert code == 0, err
+    hook = _installed(repo, "SessionStart")[0]
+    env_file = tmp_path / "session-env.sh"  # what Claude Code hands a SessionStart hook, then sources per Bash call
+    event = {"session_id": "5f1c-a7", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo)}
+    done = subprocess.run(hook, shell=True, cwd=repo, input=json.dumps(event).encode(), capture_output=True,
+                          timeout=60, env={**os.environ, "CLAUDE_ENV_FILE": str(env_file)})
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b"", done
+    assert env_file.read_text() == "export CORTEX_SESSION=claude-5f1c-a7\n"
+    # The agent's Bash call, as Claude Code runs it: the file's exports, then the command.
+    cortex = f"{shlex.quote(sys.executable)} -m cortex_tui.app.cli.client"
+    agent = subprocess.run(["bash", "-c", f". {shlex.quote(str(env_file))} && {cortex} remember 'scratch: the "
+                            "reloader test is flaky on a loaded machine' --scope session --json"],
+                           cwd=repo, capture_output=True, timeout=180)
+    assert agent.returncode == 0, agent.stderr
+    assert json.loads(agent.stdout)["memory"]["session"] == "claude-5f1c-a7"
+    assert cli.json("list", "--scope", "session") == []
+    assert len(cli.json("list", "--scope", "session", "--session", "claude-5f1c-a7")) == 1

@@ -40,8 +40,10 @@ def test_exact_duplicate_is_not_stored_twice_and_refreshes_access(repo):
     assert b.outcome == "duplicate" and b.memory.id == a.memory.id
     assert engine.store().count() == 1
     assert engine.get(a.memory.id).accessed_at > a.memory.accessed_at
-    other_scope = engine.remember(MemoryDraft(text="same words", scope="session"))
+    other_scope = engine.remember(MemoryDraft(text="same words", scope="session", session="s1"))
     assert other_scope.outcome == "created"
+    assert engine.remember(MemoryDraft(text="same words", scope="session", session="s1")).outcome == "duplicate"
+    assert engine.remember(MemoryDraft(text="same words", scope="session", session="s2")).outcome == "created"
 
 
 def test_soft_delete_hides_and_purge_removes(repo):

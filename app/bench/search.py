@@ -21,7 +21,8 @@ import numpy as np
 from ...core.engine import Engine
 from ...core.index.chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, defined_names
 from ...core.records import Memory
-from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS, _memory_to_row
+from ...core.store.memory_rows import memory_to_row
+from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS
 from ...core.text import chunk_words
 
 _VOCAB = (
@@ -60,7 +61,7 @@ def synthetic_memory_rows(rng: np.random.Generator, words: random.Random, centre
     for i in range(n):
         text = " ".join(words.choice(_VOCAB) for _ in range(30))
         stamp = now - timedelta(minutes=words.randint(0, 60 * 24 * days))
-        rows.append(_memory_to_row(Memory(
+        rows.append(memory_to_row(Memory(
             id=f"{prefix}{lo + i:011d}", kind=words.choice(["decision", "note", "task", "fact"]), title=text[:40],
             text=text, tags=[words.choice(_VOCAB)], files=[f"{folder}/{words.choice(_VOCAB)}.py"], symbols=[],
             branch=words.choice(branches), commit="", scope="repo", source_key="", version=1, status="active",

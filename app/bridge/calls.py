@@ -50,15 +50,16 @@ class EngineCalls(ABC):
         """Load the embedding model, so that the first search does not wait for it."""
 
     @abstractmethod
-    def what(self) -> WhatToKnow:
-        """What should I know: branch memories, notes on changed files, open tasks, recent work."""
+    def what(self, session: str | None = None) -> WhatToKnow:
+        """What should I know: branch memories, notes on changed files, open tasks, recent work; of session
+        memories, those of `session` only."""
 
     @abstractmethod
     def search(self, request: SearchRequest) -> SearchResults:
         """A smart search, inline filters in its text included."""
 
     @abstractmethod
-    def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
+    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
         """(centre, its label, its neighbours): around `node`, or the working change's most connected file."""
 
     @abstractmethod

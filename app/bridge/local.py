@@ -137,16 +137,16 @@ class EngineBridge(Bridge):
         self.start_watcher(events)
 
     @_needs_repository
-    def what(self) -> WhatToKnow:
-        return self.engine.what()
+    def what(self, session: str | None = None) -> WhatToKnow:
+        return self.engine.what(session=session)
 
     @_needs_repository
     def search(self, request: SearchRequest) -> SearchResults:
         return self.engine.smart_search(request)
 
     @_needs_repository
-    def graph(self, node: str | None) -> tuple[str, str, list[Neighbour]]:
-        graph = self.engine.graph()
+    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
+        graph = self.engine.graph(session=session)
         centre = resolve_node(graph, node) if node else default_centre(graph, self.engine.git().changed_files)
         return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)
 

@@ -77,5 +77,9 @@ class CommandContext:
         where = getattr(args, "target", None) or args.path
         return self.engines(self.path(where), self.database(args.db or settings.db), settings)
 
+    def session(self, args) -> str | None:
+        """The session the command runs in (`--session`, else CORTEX_SESSION; None: no session)."""
+        return getattr(args, "session", None) or self.env.get("CORTEX_SESSION") or None
+
     def debug(self) -> bool:
         return bool(self.env.get("CORTEX_DEBUG"))

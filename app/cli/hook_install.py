@@ -18,8 +18,9 @@ from pathlib import Path
 from ...core.errors import CortexError
 from . import hook_run
 
-CLAUDE_EVENTS = {"PostToolUse": "*", "SessionEnd": None, "PreCompact": None}
-"""The Claude Code events captured, with the matcher each gets (None: an event that takes no matcher)."""
+CLAUDE_EVENTS = {"PostToolUse": "*", "SessionEnd": None, "PreCompact": None, "SessionStart": None}
+"""The Claude Code events captured, with the matcher each gets (None: an event that takes no matcher, or every
+source of it). SessionStart names the session for the agent's shell commands (see `hook_run.name_session`)."""
 RUN = "hook_run.py"
 """What every command we install contains: how our entries are told from the user's."""
 GIT_MARKER = "# cortex capture hook"

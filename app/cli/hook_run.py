@@ -30,6 +30,8 @@ def hand_off(kind: str, event: bytes, where: Path | None = None) -> int:
     """Queue one event and start a worker detached from this process; 0 whatever happens."""
     place = place_of(where or Path.cwd())
     try:
+        if kind == "claude-code" and name_session(event, os.environ.get("CLAUDE_ENV_FILE", "")):
+            return 0
         record = kind.encode() + b" " + base64.b64encode(event) + b"\n"
         with locked(place / SPOOL_LOCK):
             # Readable by the owner only: the event waits here, as the agent sent it, until the worker takes it.
@@ -42,6 +44,27 @@ def hand_off(kind: str, event: bytes, where: Path | None = None) -> int:
     except Exception as exc:  # a hook never fails its caller
         note(place, f"{kind}: could not queue the event: {type(exc).__name__}: {exc}")
     return 0
+
+
+def name_session(event: bytes, env_file: str) -> bool:
+    """A Claude Code session's start: `CORTEX_SESSION` set to that session for the agent's shell commands, through
+    the file Claude Code gives SessionStart hooks (`CLAUDE_ENV_FILE`, whose `export` lines it applies to every Bash
+    call of the session), so an agent's `cortex remember --scope session` is its session's. True when the event was
+    a session start (nothing else to do for it)."""
+    import json
+    import shlex
+
+    try:
+        data = json.loads(event)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or data.get("hook_event_name") != "SessionStart":
+        return False
+    session = data.get("session_id")
+    if env_file and isinstance(session, str) and session.strip() and session.isprintable():
+        with open(env_file, "a", encoding="utf-8") as out:
+            out.write(f"export CORTEX_SESSION={shlex.quote('claude-' + session[:150])}\n")
+    return True
 
 
 def _detach(argv: list[str], place: Path) -> None:

@@ -99,7 +99,7 @@ def run_remember(args, ctx: CommandContext) -> Answer:
     text = read_text(ctx.stdin) if args.text == "-" else args.text
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
                         files=split_list(args.files), symbols=split_list(args.symbols), source_key=args.key,
-                        scope=args.scope)
+                        scope=args.scope, session=(ctx.session(args) or "") if args.scope == "session" else "")
     engine = ctx.engine(args)
     if args.version_of:
         result = engine.revise(args.version_of, draft)
@@ -135,7 +135,8 @@ def add_list(p) -> None:
 
 def run_list(args, ctx: CommandContext) -> Answer:
     engine = ctx.engine(args)
-    memories = engine.list(kind=args.kind, tag=args.tag, status=args.status, scope=args.scope, limit=args.limit)
+    memories = engine.list(ctx.session(args), kind=args.kind, tag=args.tag, status=args.status, scope=args.scope,
+                           limit=args.limit)
     warn_team(ctx, engine)
     return memories_answer(memories, "no memories yet: add one with `cortex remember TEXT`")
 

@@ -44,6 +44,7 @@ def run_search(args, ctx: CommandContext) -> Answer:
     filters = SearchFilters(
         kinds=tuple(args.kind or ()), tags=tuple(args.tag or ()), files=tuple(args.file or ()), branch=args.branch,
         since=args.since, memories_only=args.memories_only, code_only=args.code_only, history=args.history,
+        session=ctx.session(args),
     )
     engine = ctx.engine(args)
     results = engine.smart_search(SearchRequest(" ".join(args.query), filters, args.limit, args.expand, args.filter))
@@ -84,7 +85,7 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
 
 
 def run_what(args, ctx: CommandContext) -> Answer:
-    w = ctx.engine(args).what(args.limit)
+    w = ctx.engine(args).what(args.limit, ctx.session(args))
     return Answer(w.to_json(), lambda out: _print_what(out, w))
 
 
@@ -139,7 +140,8 @@ def _select_request(args, ctx: CommandContext) -> SelectRequest:
 
     text = " ".join(args.task)
     return SelectRequest(read_text(ctx.stdin) if text == "-" else text, args.budget, args.max_items, args.include_tests,
-                         args.min_score, fmt=args.format, max_files=args.max_files, purpose=args.purpose)
+                         args.min_score, fmt=args.format, max_files=args.max_files, purpose=args.purpose,
+                         session=ctx.session(args))
 
 
 def run_select(args, ctx: CommandContext) -> Answer:

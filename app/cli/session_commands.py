@@ -28,7 +28,7 @@ def run_map(args, ctx: CommandContext) -> Answer | int:
 def run_snapshot(args, ctx: CommandContext) -> Answer | int:
     from ...core.text import visible
 
-    found = ctx.engine(args).snapshot()
+    found = ctx.engine(args).snapshot(session=ctx.session(args))
     if args.json:
         return Answer(found.to_json())
     ctx.stdout.write(visible(found.text) if ctx.stdout.isatty() else found.text)

@@ -114,10 +114,12 @@ def run_agents_md(args, ctx: CommandContext) -> Answer:
 
 def run_export(args, ctx: CommandContext) -> Answer | int:
     from ...core.store.importer import export_order, export_record  # the store: not for the thin client
+    from ...core.store.sessions import ALL_SESSIONS
 
     if args.agents_md:
         return run_agents_md(args, ctx)
-    memories = export_order(ctx.engine(args).list(status="all" if args.all_versions else "active"))
+    # Every session's session memories: an export is the whole store.
+    memories = export_order(ctx.engine(args).list(ALL_SESSIONS, status="all" if args.all_versions else "active"))
     lines = "".join(json.dumps(export_record(m), ensure_ascii=False) + "\n" for m in memories)
     if not args.output:
         ctx.stdout.write(lines)  # the records themselves, with or without --json

@@ -82,6 +82,8 @@ class Request:
     method: str = ""
     payload: str = ""
     """For `call`: the arguments, `pack((args, kwargs))`."""
+    session: str = ""
+    """For `call` of `tools`: the MCP client's session, in which the tool reads and writes session memories."""
     version: int = PROTOCOL_VERSION
 
     def to_json(self) -> dict:

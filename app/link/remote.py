@@ -78,8 +78,12 @@ class Remote:
 
     def call(self, facade: str, method: str, *args, **kwargs):
         """`facade.method(*args, **kwargs)` in the server; its exception is raised here as it was raised there."""
+        return self.call_in("", facade, method, args, kwargs)
+
+    def call_in(self, session: str, facade: str, method: str, args: tuple, kwargs: dict):
+        """`call`, in a session (an MCP client's: the tools read and write that session's memories)."""
         request = Request(op="call", fingerprint=self.fingerprint, facade=facade, method=method,
-                          payload=protocol.pack((args, kwargs)))
+                          payload=protocol.pack((args, kwargs)), session=session)
         with self._open(request) as conn:
             try:
                 while True:

@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-Runner = Callable[[str, tuple, dict], Any]
-"""Runs a tool by name with its arguments: on this process's engine, or in the resident server's."""
+Runner = Callable[[str, tuple, dict, str], Any]
+"""Runs a tool by name with its arguments, in an MCP client's session (empty: none), on this process's engine or in
+the resident server's."""
 
 
 def one_line(error: ValidationError) -> str:

@@ -111,7 +111,7 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
         return handle
 
     async def tool(name: str, **kwargs) -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(lambda: run(name, (), kwargs))
+        return await anyio.to_thread.run_sync(lambda: run(name, (), kwargs, ""))
 
     async def health(_body: str) -> dict[str, Any]:
         return {"ok": True, "repository": repository}

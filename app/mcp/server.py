@@ -19,11 +19,12 @@ import json
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types import ToolAnnotations
@@ -124,30 +125,34 @@ def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
                                  "recent memories and commits (what_should_i_know). Listen to it to hear when a "
                                  "memory changes, whoever changed it.")
     def memories() -> str:
-        return json.dumps(run("what_should_i_know", (), {}), ensure_ascii=False)
+        return json.dumps(run("what_should_i_know", (), {}, ""), ensure_ascii=False)
 
     @server.resource(SNAPSHOT_URI, name="snapshot", mime_type="text/markdown",
                      description="What to load first at the start of a session, in at most 1,000 tokens: branch and "
                                  "working change, open tasks, decisions about the changed code, the last agent commit, "
                                  "the top of the repo map (the snapshot tool gives the same with its fields).")
     def snapshot() -> str:
-        return run("snapshot", (), {})["text"]
+        return run("snapshot", (), {}, "")["text"]
 
+    sessions = ClientSessions()
     for name in (*TOOL_CALLS, *TOOL_ALIASES):
         target = TOOL_ALIASES.get(name, name)
         method = getattr(CortexTools, target)
 
         def make(target, method):
             @functools.wraps(method)
-            def call(*args, **kwargs):
+            def call(*args, mcp_context: Context, **kwargs):
                 try:
-                    return run(target, args, kwargs)
+                    return run(target, args, kwargs, sessions.id_of(mcp_context))
                 except (CortexError, RemoteError) as exc:
                     raise ToolError(str(exc).splitlines()[0]) from exc
 
-            # The tool's schema is the method's signature without `self`.
+            # The tool's schema is the method's signature without `self`; the SDK hands the call its context (the
+            # client's session), which the schema leaves out.
             signature = inspect.signature(method, eval_str=True)
-            call.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+            context = inspect.Parameter("mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+            call.__signature__ = signature.replace(parameters=[*list(signature.parameters.values())[1:], context])
+            call.__annotations__ = {**method.__annotations__, "mcp_context": Context}
             return call
 
         described = inspect.getdoc(method) or ""
@@ -157,6 +162,21 @@ def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
                     annotations=ToolAnnotations(read_only_hint=getattr(method, "read_only", False)))(make(target, method))
         server.accepted[name] = tuple(inspect.signature(method).parameters)[1:]
     return server
+
+
+class ClientSessions:
+    """The session id of each MCP client, in which its session-scoped memories are its own: over HTTP the
+    transport's session (`Mcp-Session-Id`), over stdio this process's (a `cortex mcp` over stdio serves one client),
+    minted when the server is built."""
+
+    def __init__(self) -> None:
+        self.own = f"mcp-{uuid.uuid4().hex[:12]}"
+
+    def id_of(self, context: Context) -> str:
+        request = context.request_context.request
+        headers = getattr(request, "headers", None)
+        given = headers.get("mcp-session-id") if headers is not None else None
+        return f"mcp-{given[:100]}" if given else self.own
 
 
 def keep_index_fresh(engine: Engine, changes: Changes) -> None:
@@ -203,7 +223,7 @@ def attach(path: Path, db: str | None, watch: bool, changes: Changes) -> Runner 
                 time.sleep(2.0)
 
         threading.Thread(target=follow, name="cortex-follow", daemon=True).start()
-    return lambda name, args, kwargs: remote.call("tools", name, *args, **kwargs)
+    return lambda name, args, kwargs, session: remote.call_in(session, "tools", name, args, kwargs)
 
 
 def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True, auth: bool = True,
@@ -216,8 +236,7 @@ def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True,
         engine.on_memories_changed(changes.memories_changed)
         if watch:
             keep_index_fresh(engine, changes)
-        tools = CortexTools(engine)
-        run = lambda name, args, kwargs: getattr(tools, name)(*args, **kwargs)  # noqa: E731
+        run = lambda name, args, kwargs, session: getattr(CortexTools(engine, session), name)(*args, **kwargs)  # noqa: E731
     server = build_server(run, changes)
     if http_port is None:
         server.run("stdio")

@@ -49,9 +49,11 @@ def read_only(method):
 class CortexTools:
     """The tools, bound to one repository's engine."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, session: str = "") -> None:
         self.engine = engine
         self.root = engine.root
+        self.session = session
+        """The MCP client's session (empty: none): its session-scoped memories are the ones the tools show."""
 
     def _path(self, path: str) -> str:
         return confine(self.root, path)
@@ -77,14 +79,14 @@ class CortexTools:
         branch, changed files and recency. An empty query searches for what is being worked on now. Each hit has its
         text, location and score breakdown; `index_fresh` says whether the code index was up to date."""
         given = filters or SearchFilters()
-        given = replace(given, files=tuple(self._path(p) for p in given.files))
+        given = replace(given, files=tuple(self._path(p) for p in given.files), session=given.session or self.session or None)
         return plain(self.engine.smart_search(SearchRequest(query, given, limit, llm_filter=filter)))
 
     @read_only
     def what_should_i_know(self, per_section: Annotated[int, _n("items per section, 1-100", 1, 100)] = 10) -> dict[str, Any]:
         """What matters right now: memories tied to the current branch and changed files, open tasks, recent
         memories and commits, and the working change ranked by how many files import each."""
-        return plain(self.engine.what(per_section).to_json())
+        return plain(self.engine.what(per_section, self.session or None).to_json())
 
     @read_only
     def select_context(self, task: Annotated[str, _d("the task in words, as you would give it to an engineer")],
@@ -111,7 +113,7 @@ class CortexTools:
         if repo is not None:
             self._this_repository(repo)
         request = SelectRequest(task, budget, max_items, include_tests, min_score, fmt=format, max_files=max_files,
-                                purpose=purpose)
+                                purpose=purpose, session=self.session or None)
         sel = self.engine.select_context(request)
         doc = assemble(sel, format)
         return plain({"context": doc.text, "tokens": doc.tokens, "budget": sel.budget, "encoding": sel.encoding,
@@ -134,7 +136,7 @@ class CortexTools:
         """What to load first at the start of a session, in at most 1,000 tokens (`text`): the branch and working
         change, open tasks, the decisions about the changed code, the last agent commit and the top of the repo map.
         The same repository state gives the same text."""
-        return plain(self.engine.snapshot().to_json())
+        return plain(self.engine.snapshot(session=self.session or None).to_json())
 
     def remember(self, text: Annotated[str, _d("the memory, verbatim")],
                  kind: Annotated[str, _d(f"one of {', '.join(KINDS)}")] = "note",
@@ -142,6 +144,10 @@ class CortexTools:
                  tags: list[str] | None = None, files: RepoPaths = None,
                  symbols: Annotated[list[str] | None, _d("symbols the memory is about (functions, classes)")] = None,
                  key: Annotated[str, _d("stable key: remembering it again stores a new version")] = "",
+                 scope: Annotated[Literal["repo", "session", "global", "team"],
+                                  _d("repo (default), session (seen only in this MCP session; retention drops the "
+                                     "least recently used past a cap), global (the user's, every repository) or "
+                                     "team")] = "repo",
                  new: Annotated[bool, _d("keep it even when an active memory says the same thing")] = False,
                  version_of: Annotated[str, _d("a memory id: store this as its new version")] = "") -> dict[str, Any]:
         """Store a memory (decision, note, task, fact, observation, link, agent). With `key`, a new version
@@ -154,7 +160,7 @@ class CortexTools:
             raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
         draft = MemoryDraft(text=text, kind=kind, title=title, tags=tuple(tags or ()),
                             files=tuple(self._path(p) for p in files or ()), symbols=tuple(symbols or ()),
-                            source_key=key)
+                            source_key=key, scope=scope, session=self.session if scope == "session" else "")
         result = (self.engine.revise(version_of, draft) if version_of
                   else self.engine.remember(draft, check_near=not new))
         if result.outcome == "near_duplicate":
@@ -181,10 +187,13 @@ class CortexTools:
                     tag: Annotated[str | None, _d("only memories with this tag")] = None,
                     status: Literal["active", "superseded", "deleted", "open", "done", "all"] = "active",
                     scope: Annotated[str | None, _d("only this scope: session, repo, global or team")] = None,
+                    session: Annotated[str | None, _d("whose session-scoped memories to list: a session id or "
+                                                      "'all' (default: this MCP session's)")] = None,
                     limit: Annotated[int, _n("memories to return, 1-1000", 1, 1000)] = 50) -> dict[str, Any]:
         """Memories newest first, as `cortex list` lists them. `status` open or done lists tasks in that state
         (open ones are what task_done closes). `warning` says when the team store could not be read."""
-        memories = self.engine.list(kind=kind, tag=tag, status=status, scope=scope, limit=limit)
+        memories = self.engine.list(session or self.session or None, kind=kind, tag=tag, status=status, scope=scope,
+                                    limit=limit)
         left_out = {"warning": f"{self.engine.team_error}; local memories only"} if self.engine.team_error else {}
         return plain({"memories": [m.to_json() for m in memories], **left_out})
 
@@ -210,7 +219,7 @@ class CortexTools:
             node = "file:" + self._path(node[5:])
         elif "/" in node or ".." in node:
             node = self._path(node)
-        return plain(neighbourhood(self.engine.graph(), node, depth, limit))
+        return plain(neighbourhood(self.engine.graph(session=self.session or None), node, depth, limit))
 
     def agent_init(self, goal: Annotated[str, _d("the project goal")]) -> dict[str, Any]:
         """Start the agent context (once per repository) with the project goal as the roadmap's first entry."""

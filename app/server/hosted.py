@@ -50,12 +50,12 @@ class Hosted:
 
     # --- calls ---------------------------------------------------------------------------------------------------
 
-    def submit(self, facade: str, method: str, args: tuple, kwargs: dict) -> Future:
+    def submit(self, facade: str, method: str, args: tuple, kwargs: dict, session: str = "") -> Future:
         with self._lock:
             self.calls += 1
-        return self._pool.submit(self._call, facade, method, args, kwargs)
+        return self._pool.submit(self._call, facade, method, args, kwargs, session)
 
-    def _call(self, facade: str, method: str, args: tuple, kwargs: dict):
+    def _call(self, facade: str, method: str, args: tuple, kwargs: dict, session: str):
         self._ready.wait()
         from ...core.errors import CortexError
 
@@ -66,7 +66,7 @@ class Hosted:
         elif facade == "tools" and method in _tool_calls():
             from ..mcp.tools import CortexTools
 
-            target = CortexTools(self._current())
+            target = CortexTools(self._current(), session)
         else:
             raise CortexError(f"the resident server has no call {facade}.{method}")
         return getattr(target, method)(*args, **kwargs)

@@ -389,7 +389,8 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
             protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
             return
-        future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs)))
+        future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs),
+                                                                request.session))
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
         try:
             # An answer that holds an engine object (which would import the engine on the other end) fails to pack,

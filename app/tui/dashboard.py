@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import on
 from textual.actions import SkipAction
 from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.containers import Grid
-from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
-from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...core.context.items import Item, Selection
-from ...core.context.purposes import DEFAULT as DEFAULT_PURPOSE
 from ...core.context.purposes import PURPOSES
-from ...core.errors import CortexError
 from ...core.git.gitctx import implicit_query
-from ...core.index.progress import ProgressClock
-from ...core.records import Memory, MemoryDraft
-from ...core.requests import SearchRequest, SelectRequest
+from ...core.records import Memory
 from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
@@ -32,8 +23,8 @@ from ...widgets.pane import Pane, Target
 from ...widgets.search_pane import SearchPane, normalised
 from ...widgets.timeline_pane import TimelinePane
 from ...widgets.what_pane import WhatPane
-from ..bridge.calls import WatchEvents
 from .confirm import ConfirmScreen
+from .dashboard_work import PANES, DashboardWork
 from .help_screen import HelpScreen
 from .map_screen import MapScreen
 from .memory_form import MemoryForm
@@ -59,65 +50,17 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
-    from ..bridge.calls import Bridge
+    pass
 
-PANES = ("what", "search", "graph", "timeline", "budget")
-"""In the order of their numbers, which is also their reading order on screen."""
-BUSY = {"what": ("what", "loading"), "search": ("search", "searching"), "graph": ("graph", "loading"),
-        "timeline": ("timeline", "loading"), "select": ("budget", "selecting"), "copy": ("budget", "copying"),
-        "fetch": ("", "reading the memory")}
-"""Worker group -> (the pane whose result it brings, what the pane says meanwhile); "" for the focused pane."""
-BUSY_AFTER_S = 0.15
-"""Work that answers sooner shows no busy state: it would only flicker."""
 FORMATS = ("markdown", "xml", "json")
 NARROW_WIDTH = 110
 
 
-class DashboardScreen(Screen):
+class DashboardScreen(DashboardWork):
     """Five live panes over one repository."""
 
     # The item keys first: the footer lists them before the global ones, so a narrow footer keeps the pane's own.
     BINDINGS = bindings("item") + bindings("dashboard") + pane_bindings()
-
-    task_text: reactive[str] = reactive("")
-    """The task of the budget meter, as typed (`t`); empty while it follows the working change."""
-    budget: reactive[int] = reactive(12000)
-    """Token budget of the selected context."""
-    fmt: reactive[str] = reactive("markdown")
-    """Format of the assembled context."""
-    purpose: reactive[str] = reactive(DEFAULT_PURPOSE)
-    """Who the assembled context is for (its sections), shown in pane 5's title."""
-    active_pane: reactive[str] = reactive("what")
-    """The pane shown when the terminal is too narrow for all five."""
-    SEARCH_DEBOUNCE_S = 0.15
-    """How long the search box must stay unchanged before its search runs: typing a word asks for one search."""
-
-    def __init__(self, bridge: Bridge, task: str = "", budget: int = 12000) -> None:
-        super().__init__()
-        self.bridge = bridge
-        self.set_reactive(DashboardScreen.task_text, task)
-        self.set_reactive(DashboardScreen.budget, budget)
-        self.pins: frozenset[str] = frozenset()
-        self.excluded: frozenset[str] = frozenset()
-        self.dropped: dict[str, Item] = {}
-        """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
-        self.undo_stack: list[Undo] = []
-        self.graph_centre: str | None = None
-        self.selection: Selection | None = None
-        self.assembled = None
-        """The selection rendered in `fmt`: what the meter counts and `c` copies."""
-        self.progress_clock = ProgressClock()
-        """Times the index pass's phases for the top bar's rate and estimate."""
-        self.implicit_task = ""
-        """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
-        is typed, as the search with no query does."""
-        self.searched: str | None = None
-        """The normalised text of the latest search asked for."""
-        self._where = str(bridge.root)
-        self._status = ""
-        self.loaded: set[str] = set()
-        """Which results have arrived at least once (what, search, graph, timeline, select, index): for tests,
-        screenshots and `cortex bench tui`."""
 
     def compose(self) -> ComposeResult:
         # Decided before the first frame: the resize handler comes after it, and an 80-column terminal was first
@@ -155,172 +98,6 @@ class DashboardScreen(Screen):
         self.load_what()
         self.load_timeline()
         self.load_graph(self.graph_centre)
-
-    def _deliver(self, message) -> None:
-        """Post a worker's result unless a newer worker of its group replaced it: thread workers cannot be
-        interrupted, so a slow, superseded one would otherwise paint stale results over fresh ones."""
-        if not get_current_worker().is_cancelled:
-            self.post_message(message)
-
-    @work(thread=True, group="start", exit_on_error=False)
-    def start_up(self) -> None:
-        # Git answers in milliseconds while opening LanceDB takes seconds: paint the branch's history first.
-        self._deliver(TimelineLoaded(self.bridge.timeline(with_memories=False)))
-        self.warm_model()
-        self.bridge.open()
-        self.post_message(EngineReady())
-
-    @work(thread=True, group="warm", exit_on_error=False)
-    def warm_model(self) -> None:
-        # Loading the model overlaps opening the database; the first search would otherwise wait for both in turn.
-        self.bridge.warm_model()
-
-    @work(thread=True, exclusive=True, group="what", exit_on_error=False)
-    def load_what(self) -> None:
-        self._deliver(WhatLoaded(self.bridge.what()))
-
-    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
-    def load_timeline(self) -> None:
-        self._deliver(TimelineLoaded(self.bridge.timeline()))
-
-    @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
-    def load_graph(self, node: str | None) -> None:
-        try:
-            centre, label, found = self.bridge.graph(node)
-        except CortexError as exc:
-            self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
-            return
-        self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
-
-    def search(self, text: str) -> None:
-        """Search for what the box holds; the result message carries the raw text so the pane can tell whether it
-        still answers the box (the engine's own query has the inline filters taken out)."""
-        self.searched = normalised(text)
-        self.run_search(text)
-
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def run_search(self, text: str) -> None:
-        # Each key starts a worker that replaces (cancels) the one before. A thread worker cannot be stopped once
-        # it is in the engine, so it waits out the debounce first and runs only if no newer key replaced it.
-        time.sleep(self.SEARCH_DEBOUNCE_S)
-        if get_current_worker().is_cancelled:
-            return
-        self._deliver(SearchFinished(self.bridge.search(SearchRequest(text, limit=30)), text))
-
-    @property
-    def task(self) -> str:
-        """The task the meter selects for: the typed one, or else what you work on."""
-        return self.task_text.strip() or self.implicit_task
-
-    @work(thread=True, exclusive=True, group="select", exit_on_error=False)
-    def run_select(self) -> None:
-        if not self.task:
-            return
-        fmt = self.fmt
-        request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt,
-                                purpose=self.purpose)
-        selection = self.bridge.select(request)
-        if not get_current_worker().is_cancelled:
-            self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
-
-    @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
-    def copy_context(self) -> None:
-        # The text the meter counted, not a fresh assembly: what is copied is exactly what was shown.
-        assembled = self.assembled
-        if assembled is None:
-            self.post_message(EngineFailed("nothing selected yet: type a task in search and press t"))
-            return
-        result = self.bridge.copy(assembled, osc52=lambda text: self.app.call_from_thread(self.app.copy_to_clipboard, text))
-        self.post_message(ContextCopied(assembled, result))
-
-    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def index_in_background(self) -> None:
-        worker = get_current_worker()
-        report, status = self.bridge.index(lambda p: self.post_message(IndexProgressed(p)), lambda: worker.is_cancelled)
-        if worker.is_cancelled:
-            return
-        self.post_message(IndexFinished(report, status))
-        post = self.post_message
-        self.bridge.start_watcher(WatchEvents(
-            update=lambda update: post(IndexChanged(update)),
-            memories=lambda: post(MemoriesChanged()),
-            replaced=lambda: post(DatabaseReplaced()),
-            indexed=lambda report, status: post(IndexFinished(report, status)),
-            failed=lambda text: post(EngineFailed(text)),
-        ))
-
-    @work(thread=True, group="memory", exit_on_error=False)
-    def save_memory(self, draft: MemoryDraft, editing: Memory | None, check_near: bool = True) -> None:
-        """`check_near`: a new memory that says what an active one says is offered as its new version first."""
-        try:
-            result = self.bridge.revise(editing.id, draft) if editing else self.bridge.remember(draft, check_near)
-        except Exception as exc:
-            # The form is closed by now: it opens again with what was typed, and the error is reported as before.
-            self.post_message(MemoryRefused(draft, editing, _one_line(exc)))
-            raise
-        if result.outcome == "near_duplicate":
-            self.post_message(NearDuplicate(draft, result.memory))
-            return
-        verb = {"created": "remembered", "new_version": f"saved version {result.memory.version} of", "duplicate": "already known:"}
-        self.post_message(MemorySaved(f"{verb[result.outcome]} {clip(result.memory.title, 80)}"))
-
-    @work(thread=True, exclusive=True, group="fetch", exit_on_error=False)
-    def fetch_memory(self, memory_id: str, then: str) -> None:
-        self._deliver(MemoryFetched(self.bridge.memory(memory_id), then))
-
-    @work(thread=True, group="memory", exit_on_error=False)
-    def confirm_memory(self, memory: Memory) -> None:
-        confirmed = self.bridge.confirm(memory.id)
-        self.post_message(MemorySaved(f"confirmed for the code as it is now: {clip(confirmed.title, 60)}"))
-
-    @work(thread=True, group="memory", exit_on_error=False)
-    def change_memory(self, memory: Memory, close_task: bool) -> None:
-        title = clip(memory.title, 60)
-        if close_task:
-            self.bridge.set_task_state(memory.id, "done")
-            self.post_message(MemorySaved(f"closed the task {title} (u reopens it)", Undo("close", title, memory=memory)))
-        else:
-            self.bridge.forget(memory.id)
-            self.post_message(MemorySaved(f"forgot {title} (u brings it back)", Undo("forget", title, memory=memory)))
-
-    @work(thread=True, group="memory", exit_on_error=False)
-    def undo_memory_change(self, undo: Undo) -> None:
-        if undo.change == "close":
-            self.bridge.set_task_state(undo.memory.id, "open")
-            self.post_message(MemorySaved(f"reopened the task {undo.label}"))
-        else:
-            result = self.bridge.restore(undo.memory)
-            self.post_message(MemorySaved(f"brought back {undo.label} (version {result.memory.version})"))
-
-    @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.notify(_one_line(event.worker.error), severity="error", timeout=6, markup=False)
-
-    @on(Worker.StateChanged)
-    def _worker_busy(self, event: Worker.StateChanged) -> None:
-        """A pane whose work runs longer than BUSY_AFTER_S says so in its border (and its tab, when narrow) until
-        the last worker of its group ends; a newer worker of the group has replaced the older ones by then."""
-        group = event.worker.group
-        if group not in BUSY:
-            return
-        if event.state == WorkerState.RUNNING:
-            # A search first waits out the typing debounce: it is busy only once it runs longer than that.
-            wait = BUSY_AFTER_S + (self.SEARCH_DEBOUNCE_S if group == "search" else 0)
-            self.set_timer(wait, lambda: self._show_busy(group))
-        elif event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
-            self._show_busy(group)
-
-    def _show_busy(self, group: str) -> None:
-        name, doing = BUSY[group]
-        pane = self.query_one(f"#{name}", Pane) if name else self._focused_pane()
-        if pane is None:
-            return
-        running = any(w.group == group and w.is_running for w in self.workers)
-        pane.set_busy(doing if running else "")
-        if name:
-            number = PANES.index(name) + 1
-            self.query_one(f"#tab-{name}", Tab).label = f"{number} {name}" + (" ⋯" if running else "")
 
     # --- results arriving ------------------------------------------------------------------------------------
 
@@ -574,13 +351,6 @@ class DashboardScreen(Screen):
     def action_new_memory(self) -> None:
         self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
 
-    def _focused_pane(self) -> Pane | None:
-        """The pane that has the keyboard (the search box belongs to pane 2)."""
-        node = self.focused
-        while node is not None and not isinstance(node, Pane):
-            node = node.parent
-        return node
-
     def _target(self) -> Target | None:
         pane = self._focused_pane()
         return pane.target() if pane is not None else None
@@ -687,9 +457,3 @@ class DashboardScreen(Screen):
         if status is not None:
             self._status = status
         self.query_one("#topbar", Static).update(styled(("cortex", "bold"), f" · {clip(self._where, 120)} · {self._status}"))
-
-
-def _one_line(error: BaseException) -> str:
-    """A worker's error as one line for a toast or the memory form."""
-    text = str(error) if isinstance(error, CortexError) else f"{type(error).__name__}: {error}"
-    return clip(text.splitlines()[0], 300) if text.strip() else type(error).__name__

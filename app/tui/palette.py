@@ -6,7 +6,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from .dashboard import PANES, DashboardScreen
+from .dashboard import DashboardScreen
+from .dashboard_work import PANES
 
 
 class _ScreenCommands(Provider):

@@ -20,9 +20,10 @@ from ..records import COMMIT_TAG, STEP_TAG, MemoryDraft
 from ..secrets.secret_fields import record_texts, refuse_secrets
 from ..secrets.secrets import redacted
 from ..store.database import Database
+from ..store.memory_rows import now
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from ..store.sql import quote, scan
-from ..store.store import GitPosition, MemoryStore, now
+from ..store.store import GitPosition, MemoryStore
 from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 from .agentlog_files import read_export, write_export
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from ..git.gitctx import CommitInfo
 from ..records import Memory
+from ..store.memory_rows import FIELDS, row_to_memory, without_repeats
 from ..store.sql import in_filter, quote, scan, sql_list, symbols_filter
-from ..store.store import _FIELDS, MemoryStore, _row_to_memory, without_repeats
+from ..store.store import MemoryStore
 from .mentions import MAX_SCAN_CHARS, Mentions, candidate_tokens, extract_mentions
 
 _MEMORY_ID = re.compile(r"\b[0-9a-f]{12}\b")
@@ -46,9 +47,12 @@ class GraphReads:
     commits; `limit` caps every read."""
 
     def __init__(self, stores: Sequence[MemoryStore], files, commits: Sequence[CommitInfo], limit: int = 200,
-                 checked: Callable[[Sequence[Memory]], list[Memory]] = list) -> None:
-        """`checked`: marks the memories read whose anchored code changed since (the engine's check)."""
+                 checked: Callable[[Sequence[Memory]], list[Memory]] = list, active: str = "status = 'active'") -> None:
+        """`checked`: marks the memories read whose anchored code changed since (the engine's check). `active`: the
+        filter of the memories the graph shows (active ones the reader may see: its session's, see
+        core/store/sessions.py)."""
         self.stores = list(stores)
+        self.active = active
         self.checked = checked
         self.files_table = files
         self.commits = {c.sha: c for c in commits}
@@ -58,7 +62,7 @@ class GraphReads:
         """These reads with a cap of at least `limit` (a caller asking for 500 neighbours reads up to 500 of a kind)."""
         if limit <= self.limit:
             return self
-        return GraphReads(self.stores, self.files_table, list(self.commits.values()), limit, self.checked)
+        return GraphReads(self.stores, self.files_table, list(self.commits.values()), limit, self.checked, self.active)
 
     # --- memories ------------------------------------------------------------------------------------------------
 
@@ -66,9 +70,9 @@ class GraphReads:
         """Active memories matching a filter, at most `limit` from each store."""
         found: list[Memory] = []
         for store in self.stores:
-            rows = (store.table.search().where(f"status = 'active' AND ({where})").select(_FIELDS)
+            rows = (store.table.search().where(f"{self.active} AND ({where})").select(FIELDS)
                     .limit(limit or self.limit).to_list())
-            found += [_row_to_memory(r) for r in rows]
+            found += [row_to_memory(r) for r in rows]
         return self.checked(without_repeats(found))
 
     def memories_with_words(self, words: str) -> list[Memory]:
@@ -85,8 +89,8 @@ class GraphReads:
             query = store.table.search(MatchQuery(words, "words", operator=FullTextOperator.AND),  # type: ignore[call-arg]
                                        query_type="fts")
             # `_score` asked for: LanceDB warns on stderr (the dashboard's terminal) when a full-text query omits it.
-            query = query.where("status = 'active'", prefilter=True).select([*_FIELDS, "_score"])
-            found += [_row_to_memory(r) for r in query.limit(self.limit).to_list()]
+            query = query.where(self.active, prefilter=True).select([*FIELDS, "_score"])
+            found += [row_to_memory(r) for r in query.limit(self.limit).to_list()]
         return self.checked(without_repeats(found))
 
     def memories(self, ids: Collection[str]) -> list[Memory]:
@@ -97,7 +101,7 @@ class GraphReads:
         return self.memories_where(where, len(ids))
 
     def newest_memories(self, limit: int) -> list[Memory]:
-        found = [m for store in self.stores for m in store.newest("status = 'active'", limit)]
+        found = [m for store in self.stores for m in store.newest(self.active, limit)]
         found.sort(key=lambda m: m.updated_at, reverse=True)
         return self.checked(found[:limit])
 

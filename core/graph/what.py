@@ -21,9 +21,10 @@ RANKED_PATHS = 500
 
 
 def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers: Callable[[list[str]], dict[str, int]],
-                       indexed: bool, per_section: int = 10) -> WhatToKnow:
+                       indexed: bool, per_section: int = 10, visible: str | None = None) -> WhatToKnow:
     """From a git context, the stores to read and the index's count of importers per path (read beside the
-    memory queries). Every read is bounded by what a section shows, not by the size of a table."""
+    memory queries). Every read is bounded by what a section shows, not by the size of a table. `visible`: the
+    filter of the memories the reader may see (its session's, see core/store/sessions.py)."""
     since = datetime.now(UTC) - timedelta(days=RECENT_DAYS)
     since_sql = since.strftime("%Y-%m-%d %H:%M:%S")
     changed = list(git.changed_files)
@@ -37,6 +38,8 @@ def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers
     # An agent logs a step per action; its steps would fill every section, so they are left out (its commits,
     # which sum the steps up, are kept: the latest one).
     active = f"status = 'active' AND NOT array_has_any(tags, {sql_list([STEP_TAG])})"
+    if visible:
+        active += f" AND {visible}"
     file_kinds = "kind IN ('decision', 'note', 'fact', 'observation', 'link')"
     branch_job = READS.submit(gather, f"{active} AND branch = {quote(git.branch)}") if git.branch else None
     file_job = READS.submit(gather, f"{active} AND {file_kinds} AND array_has_any(files, {sql_list(changed)})") if changed else None

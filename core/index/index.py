@@ -21,7 +21,7 @@ from ..errors import DatabaseLocked
 from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from ..store.sql import in_filter, quote, scan, sql_list
-from ..store.store import LanceVectorCache
+from ..store.vector_cache import LanceVectorCache
 from ..text import WORDS_FORMAT, chunk_words
 from .chunk_rows import (
     CHUNK_LABEL_LISTS,

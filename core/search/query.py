@@ -99,6 +99,9 @@ class Filters:
     code_only: bool = False
     history: bool = False
     """Include superseded and deleted versions."""
+    session: str | None = None
+    """The reader's session: its session memories are shown, other sessions' are not (`all`: every session's;
+    None: a read in no session, which shows none). See core/store/sessions.py."""
 
     def __post_init__(self) -> None:
         for kind in self.kinds:

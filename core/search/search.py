@@ -17,10 +17,13 @@ from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
 from ..records import MEMORY_COLUMNS, Memory
+from ..store.memory_rows import row_to_memory, without_repeats
+from ..store.sessions import visible_where
 from ..store.sql import in_filter, quote, sql_list
-from ..store.store import MemoryStore, _row_to_memory, without_repeats
-from ..text import query_stems, word_stems
-from .definitions import DefinedNames, definers, definition_match, near_definers, near_match
+from ..store.store import MemoryStore
+from ..text import query_stems
+from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
+from .definitions import DefinedNames, definers, definition_match, near_definers
 from .query import Filters, code_names, parse_query
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
@@ -30,14 +33,6 @@ from .snippet import best_window
 CANDIDATES = 50
 CHANGED_FILES = 10
 """Files of the working change a search with no query is about (untracked scratch files can be many)."""
-CONTEXT_BOOST = 0.3
-"""How much a full-text candidate's BM25 score grows when it holds every branch-name and commit-subject word (in
-proportion for some): a nudge among the items that match the query, never a match by itself."""
-MATCH_SIMILARITY = 0.25
-"""A hit no query word matched must be at least this similar in meaning. Measured on pallets/click: nonsense
-queries ("xylophone quantum zeppelin", "purple elephant dancing") reach 0.19-0.23 against code chunks (short,
-identifier-heavy texts sit closer to everything), unrelated memories 0.0-0.15, while a paraphrase with no shared
-word ("which storage engine did we choose" / "LanceDB was picked as our embedded vector database") scores 0.30."""
 STRONG_SIMILARITY = 0.6
 """From here a vector hit earns its rank's full weight (click's shell-completion docs score 0.58-0.68 for "shell
 completion zsh"); between the floor and here, a share of it."""
@@ -108,7 +103,9 @@ class Searcher:
         """`signals` and `boost` exist so benchmarks can run the single-signal baselines through the same code;
         `now` is the reference date of time words in the query (default: the current time). A query's candidates
         need no git context, and ranking them only the history, so they are read while the caller may still be
-        reading the whole context (see GitInputs); only the boosts wait for it."""
+        reading the whole context (see GitInputs); only the boosts wait for it. (Longer than most on purpose: the
+        query embedding, the git context and the reads run side by side, and the order of the waits here is what
+        keeps them overlapped.)"""
         inputs = git
         start = time.perf_counter()
         notes: list[str] = []
@@ -138,21 +135,16 @@ class Searcher:
         words_from = history if history is not None else context
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
-        lists, rows, similarity, coverage, defines = _candidate_lists(found, stems, changed, query_stems(extra), names, text)
-        closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY) for key, sim in similarity.items()}
-        fused = fuse(lists, {"text": coverage, "vector": closeness, "symbol": defines})
+        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text))
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
-                                            ("symbol", "symbol" in lists), ("named", "named" in lists)) if used]
-        best = best_possible(searched) or 1.0
+                                            ("symbol", "symbol" in found_lists.lists),
+                                            ("named", "named" in found_lists.lists)) if used]
         git_signals = GitSignals.from_context(context) if boost else None
         # Tests, docs, changelogs and the like rank below source unless the query is about them (its words, a path
         # it names or a file filter under them): the roles selection ranks files by.
         topics = asked_topics(text, filters.files)
-        if not implicit:
-            _apply_file_prior(fused, rows)
-        top = max((f.score for f in fused.values()), default=0.0) / best
-        scores = {key: self._score(key, rows[key], fused[key], best, similarity.get(key), git_signals, topics, top)
-                  for key in fused}
+        scores = self._scores(found_lists, best_possible(searched) or 1.0, git_signals, topics, prior=not implicit)
+        rows = found_lists.rows
         # The reranker reads how much of the query a hit covers: a no-query search has no query of the user's to
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
@@ -165,16 +157,35 @@ class Searcher:
         if not hits:
             said = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
+        stale = self._embedding_notes(notes, chunks, pending)
+        return SearchResults(
+            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
+            embeddings_pending=pending + stale, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
+        )
+
+    def _scores(self, found: CandidateLists, best: float, git_signals: GitSignals | None, topics: dict[str, bool],
+                prior: bool) -> dict[str, ScoreBreakdown]:
+        """Each candidate's score: its lists fused, its file's evidence as a prior (`prior`: a query of the user's),
+        then relevance and the bounded boosts (`_score`)."""
+        closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY)
+                     for key, sim in found.similarity.items()}
+        fused = fuse(found.lists, {"text": found.coverage, "vector": closeness, "symbol": found.defines})
+        if prior:
+            _apply_file_prior(fused, found.rows)
+        top = max((f.score for f in fused.values()), default=0.0) / best
+        return {key: self._score(key, found.rows[key], fused[key], best, found.similarity.get(key), git_signals,
+                                 topics, top)
+                for key in fused}
+
+    def _embedding_notes(self, notes: list[str], chunks: int, pending: int) -> int:
+        """Say when matches are lexical only for want of vectors; how many memories wait for the current model."""
         if pending and chunks == pending:
             notes.append("code embeddings are still being computed; code matches are lexical only")
         stale = sum(store.stale_vectors() for store in self.stores)
         if stale:
             notes.append(f"{stale} memories wait to be embedded by {self.embedder.model_id} (the model changed); "
                          "until then they are found by their words only")
-        return SearchResults(
-            query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
-            embeddings_pending=pending + stale, elapsed_ms=(time.perf_counter() - start) * 1000, notes=tuple(notes),
-        )
+        return stale
 
     def _candidates(
         self, terms: tuple[str, ...], embedding: Future | None, filters: Filters, changed: list[str], use_text: bool,
@@ -281,7 +292,7 @@ class Searcher:
         # it: each store's memories show only the row settling keeps.
         kept: dict[str, Memory] = {}
         for source in wanted:
-            memories = [_row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
+            memories = [row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
             kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
         hits = []
         for key in keys:
@@ -319,13 +330,6 @@ def _apply_file_prior(fused: dict, rows: dict[str, dict]) -> None:
         fused[key].score *= before / after if after else 1.0
 
 
-def _file_words(path: str) -> frozenset[str]:
-    """The stems of a file's own name (`src/_reloader.py` -> reload), not its folders'."""
-    name = path.rsplit("/", 1)[-1]
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    return word_stems(stem.replace("_", " ").replace("-", " "))
-
-
 def _asked_names(text: str) -> frozenset[str]:
     """The names a query gives in code form, less the owner of a qualified one (`MapAdapter.match` asks for the
     method, not the class)."""
@@ -343,93 +347,6 @@ def _defined_here(symbols: list[str], names: frozenset[str]) -> str | None:
 def _utc(stamp: datetime) -> datetime:
 
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-
-
-def _candidate_lists(
-    found: list[tuple[str, str, list[dict]]], stems: frozenset[str], changed: list[str],
-    context: frozenset[str] = frozenset(), names: frozenset[str] = frozenset(), typed: str = "",
-) -> tuple[dict[str, list[str]], dict[str, dict], dict[str, float], dict[str, float], dict[str, float]]:
-    """One list per signal across all sources, ordered on scales that mean the same for memories and code:
-    cosine similarity for vectors; for full text the hit's BM25 score as a share of its own table's best (raw BM25
-    is not comparable across tables: a store of five memories gives every word a tiny IDF), the share of the
-    query's words it contains breaking ties and crediting its rank in `fuse`; the working change by file.
-    (Ordering full text by the share of words first cost 2 points of R@1 on LoCoMo dev: BM25 weighs rare words.)
-    A full-text hit holding the git-context words (`context`, stemmed) has its BM25 score raised by up to
-    CONTEXT_BOOST first. Definers of the query's names (`symbol`) are ordered by how well their symbols answer
-    the names (`definitions.definition_match`, or `near_match` for a name nothing defines as typed), which is
-    also their credit."""
-    light: dict[str, dict] = {}
-    similarity: dict[str, float] = {}
-    coverage: dict[str, float] = {}
-    defines: dict[str, float] = {}
-    entries: dict[str, list[tuple[tuple, str]]] = {}
-    row_stems: dict[int, frozenset[str]] = {}
-    for _, signal, rows in found:
-        for row in rows if signal == "text" else ():
-            row_stems[id(row)] = word_stems(row.pop("words", ""))
-            if context:
-                share = len(context & row_stems[id(row)]) / len(context)
-                row["_score"] = float(row["_score"]) * (1.0 + CONTEXT_BOOST * share)
-    top_bm25 = {source: max((float(r["_score"]) for r in rows), default=1.0)
-                for source, signal, rows in found if signal == "text"}
-    # The working change and the definers are ordered by how much of the query they matched, so full-text lists
-    # go first.
-    for source, signal, rows in sorted(found, key=lambda job: {"symbol": 1, "change": 2}.get(job[1], 0)):
-        for row in rows:
-            key = f"{source}:{row['id']}"
-            if signal == "vector":
-                sim = max(-1.0, 1.0 - float(row["_distance"]) / 2.0)
-                if sim < MATCH_SIMILARITY:
-                    continue
-                similarity[key] = sim
-                order: tuple = (-sim,)
-            elif signal == "symbol":
-                symbols = row["symbols"] or []
-                match = definition_match(symbols, names) or near_match(symbols, typed)
-                if match <= 0:
-                    continue
-                defines[key] = match
-                # Among equal definers the fuller one: an implementation before its typing overloads.
-                order = (-match, -coverage.get(key, 0.0), row["start_line"] - row["end_line"], row["path"])
-            elif signal == "text":
-                # Full-text search matched at least one query word, even if it lies past the part read here.
-                matched = max(len(stems & row_stems[id(row)]), 1)
-                coverage[key] = matched / max(len(stems), 1)
-                order = (-float(row["_score"]) / (top_bm25[source] or 1.0), -coverage[key])
-            else:
-                files = [row["path"]] if source == "code" else [f for f in row["files"] or [] if f in changed]
-                order = (min(changed.index(f) for f in files), -coverage.get(key, 0.0), row.get("start_line", 0))
-            light.setdefault(key, row)
-            entries.setdefault(signal, []).append((order, key))
-    lists = {signal: [key for _, key in sorted(found_here)] for signal, found_here in entries.items()}
-    # A file the query names by a word of its file name (`reloader` -> `_reloader.py`) is about what is asked: one
-    # chunk of it, in full-text order, the one defining a name the query gives if there is one (`View.dispatch_request`
-    # in `views.py`), else its best full-text chunk. (Every chunk of it, as before, let a word as common as `type`
-    # fill the top with `types.py`: on every 3rd dev task, lexical, file@3 0.606 -> 0.697.)
-    text_order = {key: n for n, key in enumerate(lists.get("text", []))}
-    chosen: dict[str, str] = {}
-    for key in sorted(text_order, key=lambda k: -defines.get(k, 0.0)):
-        path = light[key]["path"] if key.startswith("code:") else None
-        if path is not None and path not in chosen and _file_words(path) & stems:
-            chosen[path] = key
-    named = sorted(chosen.values(), key=text_order.__getitem__)
-    if named:
-        lists["named"] = named
-    if "change" in lists:
-        lists["change"] = _round_robin(lists["change"], entries["change"])
-    return lists, light, similarity, coverage, defines
-
-
-def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]:
-    """The working change's items, one file at a time: each file's best-matching item, then each one's second...,
-    so one long modified file cannot fill the list before the others appear."""
-    file_of = {key: order[0] for order, key in entries}
-    turn: dict[str, int] = {}
-    seen: dict[int, int] = {}
-    for key in keys:  # already ordered by file, then query words matched, then line
-        turn[key] = seen.get(file_of[key], 0)
-        seen[file_of[key]] = turn[key] + 1
-    return sorted(keys, key=lambda k: (turn[k], file_of[k]))
 
 
 # No row count or index listing before a query: LanceDB answers an empty table with no rows, and a table whose
@@ -478,6 +395,9 @@ def _memory_where(f: Filters) -> str:
         clauses.append(f"branch = {quote(f.branch)}")
     if f.since:
         clauses.append(f"updated_at >= TIMESTAMP '{_sql_time(f.since)}'")
+    visible = visible_where(f.session)
+    if visible:
+        clauses.append(visible)
     return " AND ".join(clauses)
 
 

@@ -16,7 +16,7 @@ from ..errors import CortexError
 from ..records import MemoryDraft
 from ..transcripts import message_text
 from .importer import BadRecord, ImportPlan, check_draft, parse_time
-from .store import validate_draft
+from .memory_rows import validate_draft
 
 TAGS = ("claude-code", "session")
 

@@ -18,7 +18,7 @@ from ..secrets.secret_fields import draft_secret
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
 from ..text import text_hash
 from .extract import Section, html_sections, xml_sections
-from .store import validate_draft
+from .memory_rows import validate_draft
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
@@ -227,7 +227,7 @@ def _json(name: str, text: str) -> list[tuple[str, object]]:
 
 
 _STRINGS = ("kind", "title", "key", "source_key", "scope", "task_state", "context", "branch", "commit", "status", "id",
-            "created_at", "updated_at")
+            "created_at", "updated_at", "session")
 _LISTS = ("tags", "files", "symbols")
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
@@ -261,6 +261,7 @@ def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, s
         created_at=parse_time(item.get("created_at"), "created_at"),
         task_state=item.get("task_state") or "",
         context=item.get("context") or "",
+        session=(item.get("session") or "") if (item.get("scope") or scope) == "session" else "",
     )
     draft = check_draft(draft)
     validate_draft(draft, max_bytes)
@@ -287,7 +288,7 @@ def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
         commit=item.get("commit") or "", scope=draft.scope, source_key=draft.source_key, version=version,
         status=status, task_state=(draft.task_state or "open") if draft.kind == "task" else draft.task_state,
         created_at=created, updated_at=updated, accessed_at=updated, text_hash=text_hash(draft.text),
-        context=draft.context, anchors=_anchors(item.get("anchors")),
+        context=draft.context, anchors=_anchors(item.get("anchors")), session=draft.session,
     )
 
 
@@ -344,8 +345,9 @@ def export_record(memory: Memory) -> dict:
     """One JSONL line of `cortex export`: everything `cortex import` needs to restore the same stored version
     (id, version, status, times, git position). `accessed_at` is left out: it is usage, and changes on every read.
     Rows stored before secrets were checked in every field are redacted on the way out. The anchors (the code the
-    memory describes, as it was) are kept when there are any."""
+    memory describes, as it was) are kept when there are any, and so is a session memory's session."""
     anchors = {"anchors": json.loads(memory.anchors.to_json())} if memory.anchors is not None else {}
+    session = {"session": memory.session} if memory.session else {}
     return redact_json({
         "id": memory.id,
         "kind": memory.kind,
@@ -364,6 +366,7 @@ def export_record(memory: Memory) -> dict:
         "status": memory.status,
         "created_at": memory.created_at.isoformat(),
         "updated_at": memory.updated_at.isoformat(),
+        **session,
         **anchors,
     })
 

@@ -7,18 +7,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from .. import later
 from ..embedding.embed import Embedder
 from ..errors import CortexError
 from ..records import (
     KINDS,
-    MEMORY_COLUMNS,
-    SCOPES,
     STATUSES,
     TASK_STATES,
     Anchors,
@@ -28,25 +24,32 @@ from ..records import (
     StoreStats,
 )
 from ..secrets.secret_fields import secure_draft
-from ..text import WORDS_FORMAT, identifier_words, path_words, text_hash
+from ..text import WORDS_FORMAT, text_hash
 from .access import AccessLog
 from .database import Database
-from .schema import SCHEMA_VERSION, VECTOR_CACHE_SCHEMA, memories_schema
+from .memory_rows import (
+    FIELDS,
+    default_title,
+    embed_text,
+    memory_to_row,
+    memory_words,
+    now,
+    row_to_memory,
+    validate_draft,
+    without_repeats,
+)
+from .schema import SCHEMA_VERSION, memories_schema
 from .sql import in_filter, quote
+from .vector_cache import LanceVectorCache
 
 MEMORIES = "memories"
 SMALL_STORE = 20_000
 """Rows up to which a newest-first read is one query (at 20,000 rows it reads all fields in a few milliseconds)."""
-MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model")
+MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model", "session")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
 REEMBED_BATCH = 128
 """Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
-_FIELDS = list(MEMORY_COLUMNS)
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -55,68 +58,6 @@ class GitPosition:
 
     branch: str = ""
     commit: str = ""
-
-
-class LanceVectorCache:
-    """Embedding cache in the same database, keyed by model and content hash."""
-
-    def __init__(self, db: Database, after_answer: bool = False) -> None:
-        """`after_answer`: new vectors may be committed after the command's answer (see put_vectors)."""
-        self.db = db
-        self.after_answer = after_answer
-        self.table = db.open_table("vector_cache", VECTOR_CACHE_SCHEMA, key=["hash", "model"])
-
-    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for lo in range(0, len(hashes), 500):
-            part = hashes[lo : lo + 500]
-            where = f"model = {quote(model)} AND ({in_filter('hash', part)})"
-            for row in self.table.search().where(where).select(["hash", "vector"]).limit(len(part)).to_list():
-                found[row["hash"]] = np.asarray(row["vector"], dtype=np.float32)
-        return found
-
-    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
-        rows = [{"hash": h, "model": model, "vector": v.tolist()} for h, v in vectors.items()]
-        # Repeated after a lost race, an append may store a vector twice; a lookup takes either copy.
-        def commit() -> None:
-            self.db.write(lambda: self.db.add(self.table, rows, idempotent=True))
-
-        if self.after_answer:
-            # Nothing a command answers reads the cache, so the resident server commits it after answering (a
-            # separate commit, ~18 ms of a warm `remember`); a lookup before then misses and embeds the text
-            # again, to the same vector.
-            later.after_answer(commit)
-        else:
-            commit()
-
-
-def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
-    if not draft.text or not draft.text.strip():
-        raise CortexError("memory text is empty")
-    size = len(draft.text.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        raise CortexError(f"memory text is {size:,} bytes; the limit is {max_bytes:,}")
-    if draft.kind not in KINDS:
-        raise CortexError(f"unknown kind {draft.kind!r}; choose one of {', '.join(KINDS)}")
-    if draft.task_state and draft.task_state not in TASK_STATES:
-        raise CortexError(f"unknown task state {draft.task_state!r}; choose one of {', '.join(TASK_STATES)}")
-    if draft.scope not in SCOPES:
-        raise CortexError(f"unknown scope {draft.scope!r}; choose one of {', '.join(SCOPES)}")
-
-
-def _row_to_memory(row: dict) -> Memory:
-    fields: dict[str, Any] = {name: row.get(name) for name in _FIELDS}
-    for name in ("tags", "files", "symbols"):
-        fields[name] = list(fields[name] or [])
-    for name in ("title", "branch", "commit", "source_key", "task_state", "context"):
-        if fields[name] is None:
-            fields[name] = ""
-    for name in ("created_at", "updated_at", "accessed_at"):
-        value = fields[name]
-        if value is not None and value.tzinfo is None:
-            fields[name] = value.replace(tzinfo=UTC)
-    fields["anchors"] = Anchors.from_json(fields.get("anchors"))
-    return Memory(**fields, vector=row.get("vector"), vector_model=row.get("vector_model"))
 
 
 class MemoryStore:
@@ -168,13 +109,13 @@ class MemoryStore:
         if where:
             query = query.where(where)
         if not with_vector:
-            query = query.select(_FIELDS)
+            query = query.select(FIELDS)
         if order:
             from lancedb.query import ColumnOrdering
 
             query = query.order_by([ColumnOrdering(column_name=c, ascending=a) for c, a in order])
         rows = query.limit(limit or None).to_list()
-        return [_row_to_memory(r) for r in rows]
+        return [row_to_memory(r) for r in rows]
 
     def _small(self) -> bool:
         """Few enough rows that one read sorted by LanceDB costs less than the round trips that keep a large
@@ -275,17 +216,19 @@ class MemoryStore:
 
         digest = text_hash(draft.text)
         where = f"status = 'active' AND scope = {quote(draft.scope)}"
-        rows = self.table.search(vector).where(where, prefilter=True).select([*_FIELDS, "_distance"]).limit(5).to_list()
+        if draft.scope == "session":  # another session's notes are not this one's to replace
+            where += f" AND session = {quote(draft.session)}"
+        rows = self.table.search(vector).where(where, prefilter=True).select([*FIELDS, "_distance"]).limit(5).to_list()
         for row in rows:
             if row["text_hash"] == digest:
                 return None
             if says_the_same(draft.text, row["text"], 1.0 - float(row["_distance"]) / 2.0):
-                return _row_to_memory(row)
+                return row_to_memory(row)
         return None
 
     def embed_draft(self, draft: MemoryDraft):
         """The vector a draft will be stored with (from the cache when this text was embedded before)."""
-        vectors, _ = self.embedder.embed([_embed_text(draft)], self.vector_cache)
+        vectors, _ = self.embedder.embed([embed_text(draft)], self.vector_cache)
         return vectors[0]
 
     def count(self, where: str | None = None) -> int:
@@ -309,7 +252,7 @@ class MemoryStore:
             validate_draft(draft, self.max_text_bytes)
         if not drafts:
             return []
-        vectors, _ = self.embedder.embed([_embed_text(d) for d in drafts], self.vector_cache, progress)
+        vectors, _ = self.embedder.embed([embed_text(d) for d in drafts], self.vector_cache, progress)
         # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
         ids = [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
@@ -317,22 +260,13 @@ class MemoryStore:
 
     def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime) -> builtins.list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]
-        keys = sorted({d.source_key for d in drafts if d.source_key})
-        by_hash = f"status = 'active' AND ({in_filter('text_hash', sorted(set(hashes)))})"
-        by_source = in_filter("source_key", keys)
-        # One read for both: the active rows of these texts (duplicates) and every version of these keys.
-        found = self._query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
-        wanted_hashes, wanted_keys = set(hashes), set(keys)
-        existing = {(m.scope, m.text_hash): m for m in found if m.status == "active" and m.text_hash in wanted_hashes}
-        by_key: dict[str, list[Memory]] = {}
-        for m in found:
-            if m.source_key in wanted_keys:
-                by_key.setdefault(m.source_key, []).append(m)
+        existing, by_key = self._existing(hashes, sorted({d.source_key for d in drafts if d.source_key}))
         results: list[RememberResult] = []
         changed: dict[str, Memory] = {}
         """Every row this batch writes, by id: new versions, the versions they supersede, duplicates read again."""
         for draft, digest, vector, new_id in zip(drafts, hashes, vectors, ids):
-            dup = existing.get((draft.scope, digest))
+            session = draft.session if draft.scope == "session" else ""
+            dup = existing.get((draft.scope, session, digest))
             if dup is not None and (not draft.source_key or dup.source_key in ("", draft.source_key)):
                 dup.accessed_at = stamp
                 changed[dup.id] = dup
@@ -347,7 +281,7 @@ class MemoryStore:
             memory = Memory(
                 id=new_id,
                 kind=draft.kind,
-                title=draft.title or _default_title(draft.text),
+                title=draft.title or default_title(draft.text),
                 text=draft.text,
                 tags=list(dict.fromkeys(draft.tags)),
                 files=list(dict.fromkeys(draft.files)),
@@ -365,23 +299,40 @@ class MemoryStore:
                 text_hash=digest,
                 context=draft.context,
                 anchors=draft.anchors,
+                session=session,
                 vector=vector.tolist(),
                 vector_model=self.embedder.model_id,
             )
             if draft.source_key:
                 by_key.setdefault(draft.source_key, []).append(memory)
-            existing[(draft.scope, digest)] = memory
+            existing[(draft.scope, session, digest)] = memory
             changed[memory.id] = memory
             results.append(RememberResult(memory, "new_version" if versions else "created"))
         if changed:
             # One merge on id: a new version and the one it supersedes land in the same commit, so a crash can
             # never leave a key with no active version (nor with two).
-            data = pa.Table.from_pylist([_memory_to_row(m) for m in changed.values()], schema=self.table.schema)
+            data = pa.Table.from_pylist([memory_to_row(m) for m in changed.values()], schema=self.table.schema)
             self.db.upsert(self.table, "id", data)
         self.db.ensure_text_indexes(self.table)
         self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
         self.db.note_written()
         return results
+
+    def _existing(self, hashes: builtins.list[str], keys: builtins.list[str]
+                  ) -> tuple[dict[tuple[str, str, str], Memory], dict[str, builtins.list[Memory]]]:
+        """The active memories with these texts, by (scope, session, text hash): what a draft would repeat; and
+        every version of these keys. One read for both."""
+        by_hash = f"status = 'active' AND ({in_filter('text_hash', sorted(set(hashes)))})"
+        by_source = in_filter("source_key", keys)
+        found = self._query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
+        wanted_hashes, wanted_keys = set(hashes), set(keys)
+        existing = {(m.scope, m.session, m.text_hash): m for m in found
+                    if m.status == "active" and m.text_hash in wanted_hashes}
+        by_key: dict[str, builtins.list[Memory]] = {}
+        for m in found:
+            if m.source_key in wanted_keys:
+                by_key.setdefault(m.source_key, []).append(m)
+        return existing, by_key
 
     def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> builtins.list[Memory]:
         """Soft-delete the active version (by id or key); with purge, remove every version for good."""
@@ -420,17 +371,20 @@ class MemoryStore:
         self.db.write(lambda: self.db.upsert(self.table, "id", rows, insert=False))
 
     def over_cap(self, scope: str, cap: int) -> builtins.list[Memory]:
-        """Active memories of a scope beyond `cap` per kind, least recently accessed first out; memories tagged
-        `pinned` are exempt. Reads only the scope's ids and access times past a count (a kind within its cap
-        costs one count)."""
+        """Active memories of a scope beyond `cap` per kind (per kind and session, for scope `session`), least
+        recently accessed first out; memories tagged `pinned` are exempt. Reads only the scope's ids, sessions and
+        access times past a count (a kind within its cap costs one count)."""
         out: list[Memory] = []
         for kind in KINDS:
             where = f"status = 'active' AND scope = {quote(scope)} AND kind = {quote(kind)} AND NOT array_has_any(tags, ['pinned'])"
             if self.table.count_rows(where) <= cap:
                 continue
-            rows = self.table.search().where(where).select(["id", "accessed_at"]).limit(None).to_list()
+            rows = self.table.search().where(where).select(["id", "accessed_at", "session"]).limit(None).to_list()
             rows.sort(key=lambda r: (r["accessed_at"], r["id"]), reverse=True)
-            out += [m for r in rows[cap:] if (m := self.find(r["id"])) is not None]
+            by_owner: dict[str, list[dict]] = {}
+            for r in rows:
+                by_owner.setdefault((r["session"] or "") if scope == "session" else "", []).append(r)
+            out += [m for owned in by_owner.values() for r in owned[cap:] if (m := self.find(r["id"])) is not None]
         return out
 
     def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
@@ -483,7 +437,7 @@ class MemoryStore:
                 break
             seen.update(r["id"] for r in rows)
             # The text embedded when the memory was written: its title only when one was given (not the default).
-            texts = [r["text"] if r["title"] in ("", None, _default_title(r["text"])) else f"{r['title']}\n{r['text']}"
+            texts = [r["text"] if r["title"] in ("", None, default_title(r["text"])) else f"{r['title']}\n{r['text']}"
                      for r in rows]
             vectors, _ = self.embedder.embed(texts, self.vector_cache)
             data = pa.table({
@@ -541,13 +495,13 @@ class MemoryStore:
 
         present = ids_here([m.id for m in memories])
         new = [m for m in memories if m.id not in present]
-        vectors, _ = (self.embedder.embed([_embed_text(m) for m in new], self.vector_cache, progress) if new
+        vectors, _ = (self.embedder.embed([embed_text(m) for m in new], self.vector_cache, progress) if new
                       else (np.empty((0, self.embedder.dim), np.float32), None))
 
         def apply() -> list[str]:
             # Another process may have imported some of them while we embedded: check again under the lock.
             again = ids_here([m.id for m in new])
-            adding = [replace(m, title=m.title or _default_title(m.text), vector=v.tolist(), vector_model=self.embedder.model_id)
+            adding = [replace(m, title=m.title or default_title(m.text), vector=v.tolist(), vector_model=self.embedder.model_id)
                       for m, v in zip(new, vectors) if m.id not in again]
             keys = sorted({m.source_key for m in memories if m.source_key})
             here = [m for lo in range(0, len(keys), 500)
@@ -570,7 +524,7 @@ class MemoryStore:
                         changed.append(m)
             if adding or changed:
                 # One merge commit for the new rows and the versions they supersede: a crash leaves all or nothing.
-                rows = [_memory_to_row(m) for m in adding + changed]
+                rows = [memory_to_row(m) for m in adding + changed]
                 self.db.upsert(self.table, "id", rows)
                 self.db.ensure_text_indexes(self.table)
                 self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
@@ -589,49 +543,3 @@ def _within(where: str | None, days: int | None) -> str | None:
     return f"({where}) AND {since}" if where else since
 
 
-def _embed_text(draft: MemoryDraft | Memory) -> str:
-    return f"{draft.title}\n{draft.text}" if draft.title else draft.text
-
-
-def _default_title(text: str) -> str:
-    line = text.strip().splitlines()[0].strip().lstrip("#").strip()
-    return line if len(line) <= 80 else line[:77] + "..."
-
-
-def memory_words(row: dict) -> str:
-    """The one full-text column of a memory: title, text, tags, file and symbol names, identifier parts, context."""
-    symbols = " ".join(row["symbols"] or [])
-    parts = identifier_words(f"{row['title']} {row['text']} {symbols}")
-    paths = " ".join(path_words(p) for p in row["files"] or [])
-    fields = [row["title"], row["text"], " ".join(row["tags"] or []), paths, symbols, parts, row.get("context") or ""]
-    return "\n".join(f for f in fields if f)
-
-
-def _memory_to_row(memory: Memory) -> dict:
-    row = {name: getattr(memory, name) for name in _FIELDS}
-    row["anchors"] = memory.anchors.to_json() if memory.anchors is not None else None
-    row["vector"] = memory.vector
-    row["vector_model"] = memory.vector_model
-    row["words"] = memory_words(row)
-    return row
-
-
-def without_repeats(memories: list[Memory]) -> list[Memory]:
-    """One active memory per text, and one active version per key. Two machines writing to a shared store at once
-    can both insert the same text, or each a new version of one key; the writer that commits last settles them
-    (see core/store/team.py), but a writer killed between its commit and that step leaves the repeat until the text or
-    key is written again. Readers show the row settling would keep: the smallest id of a text, and the highest
-    version of a key (the smallest id among equal versions)."""
-    keep: dict[tuple, tuple] = {}
-    for m in memories:
-        if m.status == "active":
-            key, rank = _repeat_key(m)
-            keep[key] = min(keep.get(key, rank), rank)
-    return [m for m in memories if m.status != "active" or keep[_repeat_key(m)[0]] == _repeat_key(m)[1]]
-
-
-def _repeat_key(m: Memory) -> tuple[tuple, tuple]:
-    """What two active memories must share to be repeats, and the rank by which the smallest is kept."""
-    if m.source_key:
-        return ("source_key", m.source_key), (-m.version, m.id)
-    return ("text", m.scope, m.text_hash), (0, m.id)

@@ -21,13 +21,13 @@ import numpy as np
 
 from ..embedding.embed import VectorCache
 from ..errors import CortexError
-from ..records import MEMORY_COLUMNS, Memory, MemoryDraft, RememberResult
+from ..records import Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
 from .failures import is_unreachable
+from .memory_rows import FIELDS, now, row_to_memory, validate_draft
 from .sql import in_filter, scan
-from .store import GitPosition, LanceVectorCache, MemoryStore, _row_to_memory, now, validate_draft
-
-_MEMORY_FIELDS = list(MEMORY_COLUMNS)
+from .store import GitPosition, MemoryStore
+from .vector_cache import LanceVectorCache
 
 
 @dataclass(frozen=True)
@@ -191,8 +191,8 @@ def settle_repeats(store: MemoryStore, results: list[RememberResult]) -> list[Re
         return results
     chosen = in_filter("id", [i for key, i in winner_ids.items() if len(by_hash[key]) > 1])
     assert chosen is not None  # a loser means some text has two rows, so it has a winner
-    winners = {(m.scope, m.text_hash): m for m in map(_row_to_memory, latest.search().where(chosen)
-                                                      .select(_MEMORY_FIELDS).limit(len(winner_ids)).to_list())}
+    winners = {(m.scope, m.text_hash): m for m in map(row_to_memory, latest.search().where(chosen)
+                                                      .select(FIELDS).limit(len(winner_ids)).to_list())}
     where_losers = in_filter("id", losers)
     assert where_losers is not None  # losers is not empty
     store.db.write(lambda: store.db.update(latest, where_losers, {"status": "superseded", "updated_at": now()}))
@@ -279,11 +279,11 @@ def _with_time(draft: MemoryDraft, stamp: datetime) -> MemoryDraft:
 def _queued_memory(item: QueuedWrite) -> Memory:
     """How a queued write shows in results until it is sent (its id is the queue entry's)."""
     from ..text import text_hash
-    from .store import _default_title
+    from .memory_rows import default_title
 
     d = item.draft
     stamp = d.created_at or datetime.now(UTC)
-    return Memory(id=item.id, kind=d.kind, title=d.title or _default_title(d.text), text=d.text, tags=list(d.tags),
+    return Memory(id=item.id, kind=d.kind, title=d.title or default_title(d.text), text=d.text, tags=list(d.tags),
                   files=list(d.files), symbols=list(d.symbols), branch=item.branch, commit=item.commit, scope=d.scope,
                   source_key=d.source_key, version=0, status="active",
                   task_state=(d.task_state or "open") if d.kind == "task" else "", created_at=stamp, updated_at=stamp,
