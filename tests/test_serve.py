@@ -622,7 +622,7 @@ def _compactors() -> set[threading.Thread]:
 
 
 def test_an_evicted_engine_stops_its_compaction_thread(tmp_path):
-    from cortex_tui.app.server.serve import MAX_ENGINES, EngineCache
+    from cortex_tui.app.server.engines import MAX_ENGINES, EngineCache
     from cortex_tui.core.config import load_settings
 
     settings, cache, before = load_settings(), EngineCache(), _compactors()
@@ -663,8 +663,8 @@ def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(r
     import queue
     import shutil
 
+    from cortex_tui.app.server.engines import EngineCache
     from cortex_tui.app.server.hosted import Hosted
-    from cortex_tui.app.server.serve import EngineCache
     from cortex_tui.core.config import load_settings
     from cortex_tui.core.store.sql import scan
 
@@ -712,8 +712,8 @@ def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
     before the warm-up has ended."""
     import threading
 
+    from cortex_tui.app.server.engines import EngineCache
     from cortex_tui.app.server.hosted import Hosted
-    from cortex_tui.app.server.serve import EngineCache
     from cortex_tui.core.config import load_settings
 
     class Warming(threading.Event):

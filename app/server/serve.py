@@ -31,8 +31,6 @@ import sys
 import threading
 import time
 import traceback
-from collections import OrderedDict
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -40,124 +38,18 @@ from pathlib import Path
 from ...core import heap
 from ..link import protocol
 from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
+from .command_streams import ClientStream
+from .engines import EngineCache
 from .hosted import Hosted
 
 LOCK_WAIT_SECONDS = 5.0
 """A starter that finds the lock held waits this long for its holder (a server retiring) before giving up."""
 READ_SECONDS = 10.0
 """A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
-MAX_ENGINES = 4
-"""Engines kept warm (one per repository root, database and settings); the model is shared between them."""
 COMMAND_THREADS = 4
 """Commands run at once; more wait for a thread (and hear `alive` meanwhile)."""
 TRIM_AFTER_SECONDS = 1.0
 """Once no command or call has run for this long, the C heap's free pages go back to the system (see core.heap)."""
-
-
-class EngineCache:
-    """Hands commands (their context's `engines`) a warm Engine instead of a new one per command.
-
-    Keyed by repository root, database and the effective settings, so a command whose environment or config
-    differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
-    yields a fresh engine, as a new process would."""
-
-    def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
-        self._on_memories = on_memories
-        """Told after any write of memories through an engine of this cache (a command's or an attached process's)."""
-        self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
-        self._lock = threading.Lock()
-        """Commands and attached processes' calls ask for engines from different threads."""
-
-    def __call__(self, path: Path, db: str | None, settings):
-        with self._lock:
-            engine, retired = self._get(path, db, settings)
-        # Outside the lock: stopping waits for a compaction under way to finish its table.
-        for old in retired:
-            old.close()
-        return engine
-
-    def close(self) -> None:
-        """Stop every cached engine's background threads (the server is shutting down)."""
-        with self._lock:
-            retired = [engine for engine, _ in self._engines.values()]
-            self._engines.clear()
-        for engine in retired:
-            engine.close()
-
-    def _get(self, path: Path, db: str | None, settings) -> tuple[object, list]:
-        """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
-        from ...core.engine import Engine
-        from ...core.git import gitctx
-        from ...core.locations import default_db_uri
-
-        start = Path(path).expanduser()
-        if not start.exists():
-            return Engine(start, db=db, settings=settings)  # raises the one-line error the CLI prints
-        resolved = start.resolve()
-        root = gitctx.repo_root(resolved) or resolved
-        uri = db or settings.db or default_db_uri(root)
-        key = (str(root), uri, settings.model_dump_json())
-        stamp = _directory_stamp(uri)
-        found = self._engines.get(key)
-        if found is not None and found[1] in (stamp, None):
-            # An engine made before its database existed keeps it once it appears: that engine (or its first
-            # write) created it, and a replacement would leave its watcher on a second engine for nothing.
-            self._engines[key] = (found[0], stamp)
-            self._engines.move_to_end(key)
-            return found[0], []
-        engine = Engine(start, db=db, settings=settings)
-        if self._on_memories is not None:
-            engine.on_memories_changed(self._on_memories)
-        retired = [found[0]] if found is not None else []  # its database was deleted or replaced
-        self._engines[key] = (engine, stamp)
-        self._engines.move_to_end(key)
-        while len(self._engines) > MAX_ENGINES:
-            retired.append(self._engines.popitem(last=False)[1][0])
-        return engine, retired
-
-
-def _directory_stamp(uri: str) -> tuple | None:
-    try:
-        st = os.stat(uri)
-    except (OSError, ValueError):
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-class _Stream(io.TextIOBase):
-    """Standard output or error of one client: collects what the command writes, in order, with the other stream,
-    and answers `isatty` and `encoding` as the client's own stream would, so rich picks the same colours, width
-    and characters it would pick in the client's terminal."""
-
-    def __init__(self, number: int, tty: bool, encoding: str, sink: list[list]) -> None:
-        self._number = number
-        self._tty = tty
-        self._encoding = encoding
-        self._sink = sink
-
-    @property
-    def encoding(self) -> str:
-        return self._encoding
-
-    @property
-    def errors(self) -> str:
-        return "strict"
-
-    def isatty(self) -> bool:
-        return self._tty
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if text:
-            if self._sink and self._sink[-1][0] == self._number:
-                self._sink[-1][1] += text
-            else:
-                self._sink.append([self._number, text])
-        return len(text)
 
 
 class Server:
@@ -462,8 +354,8 @@ class Server:
             ctx = CommandContext(
                 stdin=io.TextIOWrapper(io.BytesIO(base64.b64decode(request.stdin or "")),
                                        encoding=request.stdin_encoding, errors=request.stdin_errors),
-                stdout=_Stream(1, request.stdout_tty, request.stdout_encoding, sink),
-                stderr=_Stream(2, request.stderr_tty, request.stderr_encoding, sink),
+                stdout=ClientStream(1, request.stdout_tty, request.stdout_encoding, sink),
+                stderr=ClientStream(2, request.stderr_tty, request.stderr_encoding, sink),
                 cwd=Path(request.cwd),
                 env=self._environment(request.env),
                 engines=self._engines,
