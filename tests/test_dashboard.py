@@ -607,7 +607,7 @@ from pathlib import Path
 from cortex_tui.app.bridge import local as bridge
 from cortex_tui.app.tui import main
 
-def graph_that_never_returns(self, node):
+def graph_that_never_returns(self, node, session=None):
     # An engine call that does not come back (a pathological memory, a hung disk): the worker stays busy for good.
     Path(sys.argv[2]).write_text("busy")
     threading.Event().wait()
