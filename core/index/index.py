@@ -71,8 +71,7 @@ class CodeIndex:
         self.edges = db.open_table("edges", EDGES_SCHEMA)
         self.skipped_table = db.open_table("skipped", SKIPPED_SCHEMA)
         self.skip_list = SkipList(db, self.skipped_table)
-        self.vector_cache: VectorCache = LanceVectorCache(db)
-        self.embed_queue = EmbedQueue(db, self.chunks, embedder, self.vector_cache)
+        self.embed_queue = EmbedQueue(db, self.chunks, embedder, LanceVectorCache(db))
         self._live_lock = threading.Lock()
         self._live = False
         self._dirty: set[str] = set()
@@ -92,6 +91,15 @@ class CodeIndex:
             db.set_meta("chunks_names", NAMES_FORMAT)
         self._requeue_other_models()
         db.finish_migration()
+
+    @property
+    def vector_cache(self) -> VectorCache:
+        """Where vectors are looked up and kept: the embedding pass's, which a team store wraps (engine.code_index)."""
+        return self.embed_queue.vector_cache
+
+    @vector_cache.setter
+    def vector_cache(self, cache: VectorCache) -> None:
+        self.embed_queue.vector_cache = cache
 
     def _requeue_other_models(self) -> None:
         """After a change of embedding model, chunks another model embedded wait for embedding again (working change
