@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from textual import on
 from textual.actions import SkipAction
 from textual.actions import parse as parse_action
@@ -48,9 +46,6 @@ from .messages import (
     Undo,
     WhatLoaded,
 )
-
-if TYPE_CHECKING:
-    pass
 
 FORMATS = ("markdown", "xml", "json")
 NARROW_WIDTH = 110
