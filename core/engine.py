@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .agentlog.agentlog import AgentLog
 from .anchors.anchoring import Anchoring
-from .config import Settings, load_settings
+from .config import SearchWeights, Settings, load_settings
 from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
@@ -378,13 +378,14 @@ class Engine:
             return False
         return index.has_files()
 
-    def searcher(self) -> Searcher:
+    def searcher(self, weights: SearchWeights | None = None) -> Searcher:
+        """`weights`: other than the settings' (selection reads search with its own)."""
         index = self.code_index() if self.has_index() else None
         stores = self._existing_stores()
         # In the background: the first search overlaps it, the later ones find the full-text indexes in memory.
         for db, table in [(s.db, s.table) for s in stores] + ([(index.db, index.chunks)] if index is not None else []):
             READS.submit(db.prewarm_text_index, table)
-        return Searcher(stores, index, self.embedder, self.settings.search, self._defined_names)
+        return Searcher(stores, index, self.embedder, weights or self.settings.search, self._defined_names)
 
     def _existing_stores(self) -> builtins.list[MemoryStore]:
         try:
@@ -464,11 +465,10 @@ class Engine:
         git = self.git(20)
         if not index.refresh(git.changed_files):
             notes.append("an indexing pass is running: files with uncommitted changes show their last indexed text")
-        searcher = self.searcher()
         # Selection weighs a file's chunks itself (its regions read search's scores): the spreading of a file's
         # further hits and the stricter reranking of code, set for a list a person reads, cost it edit recall
         # (every 3rd dev task: 0.854 -> 0.838), so it reads search as its weights were chosen with.
-        searcher.weights = searcher.weights.model_copy(update={"file_repeat": 1.0, "code_rerank": 0.0})
+        searcher = self.searcher(self.settings.search.model_copy(update={"file_repeat": 1.0, "code_rerank": 0.0}))
         query = task[:4000]
         with_vectors = index.chunks.count_rows("embedded = true") > 0
         memory_hits = searcher.search(query, Filters(memories_only=True, session=request.session), limit=20, git=GitInputs.of(git)).hits if searcher.stores else []
