@@ -228,23 +228,38 @@ def test_a_stale_socket_of_a_killed_server_is_replaced(repo, runtime):
     assert second["running"] and second["pid"] != first
 
 
-def test_a_new_install_replaces_the_running_server(repo, runtime):
-    assert cortex(repo, "remember", "old server note").returncode == 0
+def test_a_new_install_replaces_the_running_server(repo, runtime, tmp_path):
+    # Another install is started here as another interpreter path (its fingerprint names the Python running it).
+    # Touching this install's files instead would retire the servers of every test running beside this one.
+    other = tmp_path / "other-install" / "python"
+    other.parent.mkdir()
+    other.symlink_to(sys.executable)
+    made = subprocess.run([str(other), "-m", "cortex_tui.app.cli.client", "remember", "old server note"], cwd=repo,
+                          capture_output=True, timeout=600)
+    assert made.returncode == 0, made.stderr
     old = status(repo)
-    package_file = Path(client.__file__).with_name("__init__.py")
-    before = package_file.stat()
-    try:
-        # An upgrade rewrites the package's files; a new time on one of them is the smallest such change.
-        os.utime(package_file, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
-        assert protocol.fingerprint() != old["fingerprint"]
-        listed = cortex(repo, "list", "--json")
-        assert listed.returncode == 0, listed.stderr
-        assert [m["text"] for m in json.loads(listed.stdout)] == ["old server note"]
-        new = status(repo)
-        assert new["pid"] != old["pid"] and new["fingerprint"] == protocol.fingerprint()
-        wait_until(lambda: not process_alive(old["pid"]), what="the old server to exit")
-    finally:
-        os.utime(package_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert old["fingerprint"] != protocol.fingerprint()
+    listed = cortex(repo, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [m["text"] for m in json.loads(listed.stdout)] == ["old server note"]
+    new = status(repo)
+    assert new["pid"] != old["pid"] and new["fingerprint"] == protocol.fingerprint()
+    wait_until(lambda: not process_alive(old["pid"]), what="the old server to exit")
+
+
+def test_the_fingerprint_follows_installed_distributions_not_other_writes(tmp_path, monkeypatch):
+    site = tmp_path / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    before = protocol.fingerprint()
+    (site / "__pycache__").mkdir()  # Python's first byte-code write beside a top-level module
+    (site / "__pycache__" / "six.cpython-311.pyc").write_bytes(b"")
+    assert protocol.fingerprint() == before
+    (site / "requests-2.32.0.dist-info").mkdir()
+    installed = protocol.fingerprint()
+    assert installed != before
+    (site / "requests-2.32.0.dist-info").rename(site / "requests-2.33.0.dist-info")
+    assert protocol.fingerprint() not in (before, installed)
 
 
 def test_failing_and_malformed_requests_leave_the_server_running(repo, runtime):

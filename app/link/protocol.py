@@ -133,10 +133,16 @@ def server_paths(root: str, db: str) -> ServerPaths:
     return ServerPaths(*(base.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
 
 
+INSTALLED_MARKS = (".dist-info", ".egg-info", ".egg-link", ".pth")
+"""Entries of site-packages that installers write per distribution (and per editable install)."""
+
+
 def fingerprint() -> str:
     """Changes when the installed cortex changes: its version, the size and time of every module of the engine and
-    the command line, the Python running it, and the site-packages directories (an install or upgrade of any
-    dependency rewrites their listing). A server whose fingerprint differs from its client's is replaced."""
+    the command line, the Python running it, and the distributions installed in its site-packages (their
+    metadata folders name each version, so an install, upgrade or removal of any dependency changes the list;
+    a byte-code cache written beside them does not). A server whose fingerprint differs from its client's is
+    replaced."""
     import cortex_tui
 
     package = Path(__file__).resolve().parents[2]
@@ -147,7 +153,8 @@ def fingerprint() -> str:
             parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
     for entry in sys.path:
         if entry.endswith("site-packages") and os.path.isdir(entry):
-            parts.append(f"{entry}:{os.stat(entry).st_mtime_ns}")
+            parts.append(entry)
+            parts.extend(sorted(name for name in os.listdir(entry) if name.endswith(INSTALLED_MARKS)))
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
