@@ -85,6 +85,7 @@ PROCESS_TESTS = {
     "test_agentlog.py::test_the_cli_drives_a_session_and_search_finds_committed_steps",
     "test_agentlog.py::test_init_and_branches_print_as_text",
     "test_architecture.py::test_importing_the_engine_loads_no_textual",
+    "test_architecture.py::test_the_engine_imports_lancedb_without_its_rest_client",
     "test_cli.py::test_import_markdown_and_jsonl_then_export_round_trip",
     "test_cli.py::test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists",
     "test_cli.py::test_index_on_a_terminal_shows_the_rate_and_what_is_left",

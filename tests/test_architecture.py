@@ -63,6 +63,26 @@ def test_importing_the_engine_loads_no_textual():
     assert out.strip() == "[]"
 
 
+def test_the_engine_imports_lancedb_without_its_rest_client(tmp_path):
+    """LanceDB's REST namespace client (half of its import time) is never loaded by the engine's own work, and is
+    there whole for anything that asks for it afterwards."""
+    code = (
+        "import sys\n"
+        "from cortex_tui.core.engine import Engine\n"
+        "from cortex_tui.core.records import MemoryDraft\n"
+        f"engine = Engine({str(tmp_path)!r})\n"
+        "engine.remember(MemoryDraft(text='Invoices are numbered per year', kind='decision'))\n"
+        "found = engine.search('invoice numbering')\n"
+        "print(found.hits[0].text, engine.store().db.conn.list_tables().tables)\n"
+        "print('lance_namespace_urllib3_client.api' in sys.modules)\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "print(client.ApiClient.__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0].startswith("Invoices are numbered per year [") and "'memories'" in out[0]
+    assert out[1:] == ["False", "ApiClient"]
+
+
 def engine_importers() -> list[str]:
     """Core modules that import the engine facade. Features take what they need (git context, file rows, stores)
     and the engine composes them, so the call graph has no cycle."""

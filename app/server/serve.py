@@ -36,6 +36,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 from ...core import heap
+from ...core.lancedb_loader import load_lancedb
 from ..link import protocol
 from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
 from .command_streams import ClientStream
@@ -399,12 +400,12 @@ class Server:
         started = time.perf_counter()
         try:
             try:
-                import lancedb  # noqa: F401 - the largest single import (seconds), paid here instead of by a command
-
                 from ...core.config import load_settings
                 from ...core.errors import CortexError, UnusableLocation
                 from .. import output  # noqa: F401 - rich, which every printed answer needs
                 from ..cli import main  # noqa: F401 - the commands (each handler imports its heavy parts as it runs)
+
+                load_lancedb()  # the largest single import (a second), paid here instead of by a command
             finally:
                 self._imported.set()
 

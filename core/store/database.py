@@ -23,6 +23,7 @@ from typing import TypeVar
 import pyarrow as pa
 
 from ..errors import CortexError, UnusableLocation
+from ..lancedb_loader import load_lancedb
 from ..locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
 from .commits import COMMITS, file_lock, retried, try_file_lock
 from .compaction import COMPACT_KEEP, CompactionPolicy
@@ -98,8 +99,7 @@ class Database(CompactionPolicy, Maintenance):
             elif not path.is_dir():
                 raise UnusableLocation(f"database path {uri} is not a directory")
             _make_private(path)
-        import lancedb
-
+        lancedb = load_lancedb()
         if self.remote:
             self._options: dict[str, str] | None = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
             interval = timedelta(seconds=remote.consistency_s)
@@ -193,9 +193,7 @@ class Database(CompactionPolicy, Maintenance):
     def _creator(self):
         """A connection that never reloads a table by itself, so a created table reports the version its creation
         committed (the main connection's tables may already read a newer one)."""
-        import lancedb
-
-        return lancedb.connect(self.uri, storage_options=self._options)
+        return load_lancedb().connect(self.uri, storage_options=self._options)
 
     def restore_overwritten(self, table, created: int, key: str | Sequence[str] | None) -> None:
         """Two machines that both found a table absent both commit its creation, and Lance commits the one that

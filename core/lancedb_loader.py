@@ -1,0 +1,51 @@
+"""LanceDB imported without the REST namespace client it never needs here.
+
+`import lancedb` imports `lance_namespace`, whose models come from the package `lance_namespace_urllib3_client`; that
+package's top level also imports its OpenAPI client, about 370 methods each wrapped by pydantic's `validate_call`.
+Building those wrappers was half of every process's LanceDB import (2.2 s -> 1.0 s of CPU per process, 14 MiB less;
+docs/benchmarks.md): the resident server, each index pass's child process and every in-process command paid it.
+
+The models are needed (a local connection answers with them); the client only by a REST namespace, which cortex does
+not open. So a stand-in for the package's top level is registered before LanceDB is imported: its submodules (the
+models) import as usual, and the first attribute asked of the top level itself imports the real one, so anything that
+does use the client still gets it whole.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from typing import Any
+
+CLIENT_PACKAGE = "lance_namespace_urllib3_client"
+
+
+def load_lancedb() -> Any:
+    """The `lancedb` module, imported (once per process) without the REST client's top level."""
+    if "lancedb" not in sys.modules:
+        _stand_in_for_client()
+    import lancedb
+
+    return lancedb
+
+
+def _stand_in_for_client() -> None:
+    if CLIENT_PACKAGE in sys.modules:
+        return
+    spec = importlib.util.find_spec(CLIENT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return  # a LanceDB without it: nothing to spare
+    stand_in = types.ModuleType(CLIENT_PACKAGE)
+    stand_in.__spec__ = spec
+    stand_in.__file__ = spec.origin
+    stand_in.__path__ = list(spec.submodule_search_locations)
+
+    def real_attribute(name: str) -> Any:
+        if sys.modules.get(CLIENT_PACKAGE) is stand_in:
+            del sys.modules[CLIENT_PACKAGE]
+        return getattr(importlib.import_module(CLIENT_PACKAGE), name)
+
+    stand_in.__getattr__ = real_attribute  # type: ignore[method-assign]
+    sys.modules[CLIENT_PACKAGE] = stand_in
