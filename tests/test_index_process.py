@@ -38,6 +38,19 @@ def many_files(repo: Path, n: int) -> None:
     git(repo, "commit", "-qm", "Many modules")
 
 
+_children_started: list[str] = []
+
+
+def _record_child(event: str, args: tuple) -> None:
+    if event == "subprocess.Popen":
+        argv = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+        if CHILD in [str(a) for a in argv]:
+            _children_started.append(CHILD)
+
+
+sys.addaudithook(_record_child)
+
+
 def cortex(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cortex_tui.app.cli.client", *args, "-C", str(repo)],
                           capture_output=True, text=True, timeout=600)
@@ -90,3 +103,21 @@ def test_a_child_never_outlives_a_killed_parent(repo):
     run.send_signal(signal.SIGKILL)
     run.wait(timeout=60)
     assert wait_for(lambda: not process_alive(child), 30), "the orphaned child lives on"
+
+
+def test_a_small_pass_runs_in_the_calling_process_and_a_large_one_in_children(repo):
+    """A child's start costs more than a pass over a few files: those run where they were asked for."""
+    from cortex_tui.app.bridge.index_process import SMALL_PASS_CHUNKS, SMALL_PASS_FILES
+    from cortex_tui.app.bridge.local import EngineBridge
+    from cortex_tui.core.engine import Engine
+
+    bridge = EngineBridge(Engine(repo))
+    _children_started.clear()
+    report, status = bridge.index(lambda _p: None, lambda: False)
+    assert (status.indexed_files, status.embeddings_pending, report.embedded) == (2, 0, status.chunks)
+    assert _children_started == [], "a two-file pass started a child"
+    many_files(repo, SMALL_PASS_FILES + 1)
+    report, status = bridge.index(lambda _p: None, lambda: False)
+    assert (status.indexed_files, status.embeddings_pending) == (SMALL_PASS_FILES + 3, 0)
+    assert report.embedded > SMALL_PASS_CHUNKS
+    assert _children_started == [CHILD, CHILD], "the large pass ran its two phases in children"

@@ -6,6 +6,8 @@ memory on top. Run in the resident server, much of that stayed resident for as l
 one `cortex index` process, the two phases added up. So each phase runs in a child of its own (`python -m` this
 module): the lexical pass, then, when chunks wait for embedding, the embedding pass. Each child opens the same
 database with the same settings and writes through the same code, so it takes the same locks as any other writer.
+A small phase (a few dozen files or chunks, the size of a watcher's update) runs in the calling process instead:
+there a child's start would cost more than the phase, and the phase's memory is small.
 
 - Progress and the result come back as JSON lines on the child's standard output.
 - A stop asked for by the caller is one line on the child's standard input; the child finishes its batch and exits.
@@ -56,13 +58,29 @@ class PassCaller:
     should_stop: Callable[[], bool]
 
 
-def index_in_children(engine, embed: bool, caller: PassCaller) -> IndexReport:
-    """Bring `engine`'s code index up to date like `CodeIndex.update`, each phase in a child process that exits."""
+SMALL_PASS_FILES = 64
+"""A lexical phase over at most this many changed files runs in the calling process: a child's start (a Python and
+its imports, 1-2 s of CPU) would cost more than the phase, whose memory is that of a watcher's update."""
+SMALL_PASS_CHUNKS = 64
+"""Likewise for an embedding phase of at most this many chunks (the model embeds them in batches of a few)."""
+
+
+def run_index_pass(engine, embed: bool, caller: PassCaller) -> IndexReport:
+    """Bring `engine`'s code index up to date like `CodeIndex.update`, each phase in a child process that exits,
+    unless the phase is small (SMALL_PASS_FILES, SMALL_PASS_CHUNKS)."""
+    index = engine.code_index(create=True)
     base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
-    report = _run_child(PassRequest(**base, phase="lexical"), caller)
+    seen = index.status()
+    if seen.stale + seen.new + seen.removed <= SMALL_PASS_FILES:
+        report = index.update(embed=False, progress=_until_done(caller.progress))
+    else:
+        report = _run_child(PassRequest(**base, phase="lexical"), caller)
     if embed and report.embeddings_pending and not caller.should_stop():
-        priority = engine.git().changed_files
-        embedded = _run_child(PassRequest(**base, phase="embed", priority=list(priority)), caller)
+        priority = list(engine.git().changed_files)
+        if report.embeddings_pending <= SMALL_PASS_CHUNKS:
+            embedded = _embed(engine, index, priority, _until_done(caller.progress), caller.should_stop)
+        else:
+            embedded = _run_child(PassRequest(**base, phase="embed", priority=priority), caller)
         report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
         report.embeddings_pending = embedded.embeddings_pending
     elif embed:
@@ -71,6 +89,21 @@ def index_in_children(engine, embed: bool, caller: PassCaller) -> IndexReport:
         engine.reembed_memories(caller.should_stop)
     caller.progress(IndexProgress("done", report.changed, report.changed))
     return report
+
+
+def _until_done(progress: Callable[[IndexProgress], None]) -> Callable[[IndexProgress], None]:
+    """A phase's progress without its own "done": the caller says when the whole pass is done."""
+    return lambda event: None if event.phase == "done" else progress(event)
+
+
+def _embed(engine, index, priority: list[str], progress: Callable[[IndexProgress], None],
+           should_stop: Callable[[], bool]) -> IndexReport:
+    """The embedding phase, where it runs: pending chunks (the working change's first), then memories another
+    model embedded."""
+    start = time.perf_counter()
+    embedded = index.embed_pending(progress=progress, priority=priority, should_stop=should_stop)
+    engine.reembed_memories(should_stop)
+    return IndexReport(embedded=embedded, embed_seconds=time.perf_counter() - start, embeddings_pending=index.pending())
 
 
 def _run_child(request: PassRequest, caller: PassCaller) -> IndexReport:
@@ -145,17 +178,10 @@ def _run(request: PassRequest, stop: threading.Event, say: Callable[[dict], None
     engine = Engine(request.root, request.db, Settings.model_validate(request.settings))
     index = engine.code_index(create=True)
 
-    def progress(event: IndexProgress) -> None:
-        if event.phase != "done":  # the parent says when the whole pass is done
-            say({"progress": [event.phase, event.done, event.total]})
-
+    progress = _until_done(lambda event: say({"progress": [event.phase, event.done, event.total]}))
     if request.phase == "lexical":
         return index.update(embed=False, progress=progress)
-    start = time.perf_counter()
-    embedded = index.embed_pending(progress=progress, priority=request.priority, should_stop=stop.is_set)
-    engine.reembed_memories(stop.is_set)
-    return IndexReport(embedded=embedded, embed_seconds=time.perf_counter() - start,
-                       embeddings_pending=index.pending())
+    return _embed(engine, index, request.priority, progress, stop.is_set)
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from ...core.index.watch import IndexWatcher
 from ...core.records import Memory, MemoryDraft, RememberResult
 from ...core.requests import MapRequest, SearchRequest, SelectRequest
 from .calls import Bridge, WatchEvents
-from .index_process import PassCaller, index_in_children
+from .index_process import PassCaller, run_index_pass
 
 
 def _needs_repository(method):
@@ -90,7 +90,7 @@ class EngineBridge(Bridge):
         whose file count is the one `cortex index --status` prints (the report's `listed` also counts the files
         that were listed but skipped, binary or not UTF-8)."""
         index = self.engine.code_index(create=True)
-        report = index_in_children(self.engine, True, PassCaller(progress, should_stop))
+        report = run_index_pass(self.engine, True, PassCaller(progress, should_stop))
         return report, index.status()
 
     def start_watcher(self, events: WatchEvents) -> None:

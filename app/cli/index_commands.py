@@ -24,11 +24,11 @@ def run_index(args, ctx: CommandContext) -> Answer:
         return _index_status(engine)
     if args.skipped:
         return _list_skipped(engine)
-    from ..bridge.index_process import PassCaller, index_in_children  # the engine bridge: not for the thin client
+    from ..bridge.index_process import PassCaller, run_index_pass  # the engine bridge: not for the thin client
 
     with ctx.out.progress_bar("indexing") as update:
         caller = PassCaller(lambda e: update(e.done, e.total, e.phase), lambda: False)
-        report = index_in_children(engine, not args.no_embed, caller)
+        report = run_index_pass(engine, not args.no_embed, caller)
     engine.compact_due()  # writes never compact; an explicit index run is a moment to (see core/store/compaction.py)
 
     def show(out) -> None:
