@@ -106,7 +106,8 @@ def test_a_child_never_outlives_a_killed_parent(repo):
 
 
 def test_a_small_pass_runs_in_the_calling_process_and_a_large_one_in_children(repo):
-    """A child's start costs more than a pass over a few files: those run where they were asked for."""
+    """A child's start costs more than a pass over a few files: after the first pass, those run where they were
+    asked for."""
     from cortex_tui.app.bridge.index_process import SMALL_PASS_CHUNKS, SMALL_PASS_FILES
     from cortex_tui.app.bridge.local import EngineBridge
     from cortex_tui.core.engine import Engine
@@ -115,9 +116,14 @@ def test_a_small_pass_runs_in_the_calling_process_and_a_large_one_in_children(re
     _children_started.clear()
     report, status = bridge.index(lambda _p: None, lambda: False)
     assert (status.indexed_files, status.embeddings_pending, report.embedded) == (2, 0, status.chunks)
-    assert _children_started == [], "a two-file pass started a child"
+    assert _children_started == [CHILD], "a first pass writes its tables in a child; its few chunks embed here"
+    (repo / "src" / "more.py").write_text("def more():\n    return 2\n")
+    _children_started.clear()
+    report, status = bridge.index(lambda _p: None, lambda: False)
+    assert (status.indexed_files, status.embeddings_pending, report.changed) == (3, 0, 1)
+    assert _children_started == [], "a one-file pass started a child"
     many_files(repo, SMALL_PASS_FILES + 1)
     report, status = bridge.index(lambda _p: None, lambda: False)
-    assert (status.indexed_files, status.embeddings_pending) == (SMALL_PASS_FILES + 3, 0)
+    assert (status.indexed_files, status.embeddings_pending) == (SMALL_PASS_FILES + 4, 0)
     assert report.embedded > SMALL_PASS_CHUNKS
     assert _children_started == [CHILD, CHILD], "the large pass ran its two phases in children"
