@@ -1,7 +1,9 @@
 """The engine facade: one object per repository that the CLI, the dashboard and the MCP server share.
 
-It resolves where things live (repository root, database, global store), owns the embedder, and routes memory
-operations to the repository's store or the user's global one.
+It resolves where things live (repository root, database), owns the embedder, and composes the parts for each
+operation a front end calls: which stores (`core/store/store_set.py`), the git context, the index, search, selection,
+the graph and the anchors. It is the one module past ~450 lines on purpose: every operation the CLI, the dashboard
+and the MCP server share is listed here once, each a few lines handing parts what they need.
 """
 
 from __future__ import annotations
@@ -24,18 +26,18 @@ from .errors import CortexError, UnusableLocation
 from .git import gitctx
 from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
-from .locations import default_db_uri, default_global_db_uri, team_queue_file
+from .locations import default_db_uri, team_queue_file
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
 from .search.definitions import DefinedNames
 from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
-from .store.database import Database, RemoteOptions
-from .store.failures import is_unreachable, unreachable_error
+from .store.exact_import import import_exact
+from .store.reembed import reembed
 from .store.sessions import narrowed, visible_where
-from .store.sql import quote
 from .store.store import GitPosition, MemoryStore
+from .store.store_set import StoreSet
 
 if TYPE_CHECKING:
     from .store.compaction import Compactor
@@ -59,9 +61,10 @@ class Engine:
             batch_size=self.settings.embed_batch,
         )
         # Dashboard workers and MCP threads share one engine: lazy set-up happens under a lock (re-entrant:
-        # code_index() opens the store through _open()).
+        # code_index() opens the store through store()).
         self._lock = threading.RLock()
-        self._stores: dict[str, MemoryStore] = {}
+        self._memory_listeners: list[Callable[[], None]] = []
+        self._stores = StoreSet(self.settings, self.db_uri, self.embedder, self._memories_changed)
         self._index: CodeIndex | None = None
         self._agent_log: AgentLog | None = None
         self.anchoring = Anchoring(self.root, self.repo_root is not None, self._definers)
@@ -72,10 +75,6 @@ class Engine:
         """Search's vocabulary of defined names, read once per version of the chunks table (names typed with a slip)."""
         self._symbol_graph = SymbolGraphCache()
         """The repository map's definition -> reference graph, built once per version of the chunks table."""
-        self._memory_listeners: list[Callable[[], None]] = []
-        self._team_retry_at = 0.0
-        self.team_error = ""
-        """Why the team store was left out of the last read (empty when it answered or none is configured)."""
 
     # --- locations -----------------------------------------------------------------------------------------------
 
@@ -92,23 +91,12 @@ class Engine:
 
     def init(self) -> MemoryStore:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
-        store = self._open(self.db_uri, create=True)
+        store = self._stores.repo(create=True)
         if self.repo_root is not None:
             exclude_cortex_dir(self.root)
         return store
 
     # --- stores --------------------------------------------------------------------------------------------------
-
-    def _open(self, uri: str, create: bool) -> MemoryStore:
-        with self._lock:
-            if uri not in self._stores:
-                remote = RemoteOptions(self.settings.team_endpoint, self.settings.remote_timeout_seconds,
-                                       self.settings.remote_consistency_seconds)
-                db = Database(uri, create=create, lock_timeout=self.settings.lock_timeout,
-                              compact_every=self.settings.compact_every, remote=remote)
-                self._stores[uri] = MemoryStore(db, self.embedder, self.settings.max_text_bytes,
-                                                on_change=self._memories_changed)
-            return self._stores[uri]
 
     def on_memories_changed(self, listener: Callable[[], None]) -> None:
         """Call `listener` after each write through this engine that changes a memory (any store, any caller)."""
@@ -121,9 +109,9 @@ class Engine:
 
     def store(self, create: bool = False) -> MemoryStore:
         """The repository's store; writers create it (and the `.git/info/exclude` line) on first use."""
-        if create and self.db_uri not in self._stores:
+        if create and not self._stores.is_open(self.db_uri):
             return self.init()
-        return self._open(self.db_uri, create)
+        return self._stores.repo(create)
 
     def code_index(self, create: bool = False) -> CodeIndex:
         """The repository's code index (in the same database as its memories)."""
@@ -148,22 +136,14 @@ class Engine:
                 self._agent_log = AgentLog(store.db, store, self.position)
             return self._agent_log
 
-    def global_store(self, create: bool = False) -> MemoryStore | None:
-        uri = self.settings.global_db or default_global_db_uri()
-        if uri == self.db_uri:
-            return None
-        try:
-            return self._open(uri, create)
-        except CortexError:
-            if create:
-                raise
-            return None
-
     def team_store(self, create: bool = False) -> MemoryStore:
         """The team's shared store (settings `team_db`); raises a one-line error when unset or unreachable."""
-        if not self.settings.team_db:
-            raise CortexError("no team store configured: set team_db in config.toml or CORTEX_TEAM_DB")
-        return self._open(self.settings.team_db, create)
+        return self._stores.team_store(create)
+
+    @property
+    def team_error(self) -> str:
+        """Why the team store was left out of the last read (empty when it answered or none is configured)."""
+        return self._stores.team_error
 
     def team(self):
         """Team writes: to the team store, or queued in `.cortex/` while it is unreachable."""
@@ -176,46 +156,15 @@ class Engine:
         return TeamMemory(lambda: self.team_store(create=True), queue, self.settings.max_text_bytes)
 
     def stores(self) -> list[MemoryStore]:
-        """The stores reads consult: the repository's, then the global one unless turned off, then the team's.
-        A team store that does not answer is left out (its error kept in `team_error`), so local work goes on."""
-        found = [self.store()]
-        if self.settings.use_global:
-            other = self.global_store()
-            if other is not None:
-                found.append(other)
-        if self.settings.team_db and self.settings.team_db != self.db_uri:
-            import time
-
-            # An unreachable store costs a few request timeouts to find out: a long-lived process (the dashboard,
-            # the MCP server) asks again only after a minute instead of on every read.
-            if time.monotonic() >= self._team_retry_at:
-                try:
-                    found.append(self.team_store(create=True))
-                    self.team_error = ""
-                except CortexError as exc:
-                    self.team_error, self._team_retry_at = str(exc), time.monotonic() + 60
-        return found
-
-    def _team_may_fail(self, store: MemoryStore, read: Callable, *args, **kwargs) -> list:
-        """`read(*args, **kwargs)` of one of `stores()`; a team store that stops answering after it was opened (a
-        long-lived process, such as the resident server, opened it while it answered) is left out of this read and
-        the next minute's, as one that did not answer when opened (`team_error` says why)."""
-        try:
-            return read(*args, **kwargs)
-        except Exception as exc:
-            if store.db.uri != self.settings.team_db or not is_unreachable(exc):
-                raise
-            import time
-
-            error = exc if isinstance(exc, CortexError) else unreachable_error(store.db.uri, exc)
-            self.team_error, self._team_retry_at = str(error), time.monotonic() + 60
-            return []
+        """The stores reads consult: the repository's, then the global one unless turned off, then the team's
+        (left out while it does not answer: `team_error` says why), so local work goes on."""
+        return self._stores.reading()
 
     def _store_for(self, scope: str) -> MemoryStore:
         if scope == "team":
             return self.team_store(create=True)
         if scope == "global":
-            store = self.global_store(create=True)
+            store = self._stores.global_store(create=True)
             if store is not None:
                 return store
         return self.store(create=True)
@@ -261,7 +210,7 @@ class Engine:
 
     def confirm(self, memory_id: str) -> Memory:
         """Say a memory still holds for its code as it is now: its anchors are recorded again, here and now."""
-        store = self._owner(memory_id)
+        store = self._stores.owner(memory_id)
         anchors = self.anchoring.renewed(store.get(memory_id), self.position().commit)
         return self.checked([store.set_anchors(memory_id, anchors)])[0]
 
@@ -287,43 +236,17 @@ class Engine:
         for scope in ("repo", "global", "team"):
             picked = [m for m in memories if _store_name(m.scope) == scope]
             if picked:
-                added += self._store_for(scope).import_exact(picked, progress)
+                added += import_exact(self._store_for(scope), picked, progress)
         return added
 
-    def _owner(self, memory_id: str) -> MemoryStore:
-        for store in self.stores():
-            if store.find(memory_id) is not None:
-                return store
-        raise CortexError(f"no memory with id {memory_id!r}")
-
     def get(self, memory_id: str) -> Memory:
-        memory = self._owner(memory_id).get(memory_id)
-        self._accessed([memory])
+        memory = self._stores.owner(memory_id).get(memory_id)
+        self._stores.accessed([memory])
         return self.checked([memory])[0]
-
-    def _accessed(self, memories: Sequence[Memory]) -> None:
-        """Record that an answer showed these memories (written in batches, after answers: see store/access.py)."""
-        from .store.memory_rows import now
-
-        stamp = now()
-        by_store: dict[str, list[str]] = {}
-        for m in memories:
-            by_store.setdefault(m.store, []).append(m.id)
-        # The team's store is shared and remote: a read there stays a read.
-        for store in self._stores_open():
-            if store.db.uri == self.settings.team_db:
-                continue
-            ids = by_store.get("repo" if store.db.uri == self.db_uri else "global")
-            if ids:
-                store.access.seen(ids, stamp)
-
-    def _stores_open(self) -> list[MemoryStore]:
-        with self._lock:
-            return list(self._stores.values())
 
     def flush_access(self) -> int:
         """Write the access times still pending (a long-lived process letting go of the engine)."""
-        return sum(store.access.flush() for store in self._stores_open())
+        return self._stores.flush_access()
 
     def retention(self, dry_run: bool = True) -> list[Memory]:
         """The memories the retention policy drops (settings `retention`: a cap per scope and kind, per session for
@@ -343,33 +266,27 @@ class Engine:
         limit = filters.pop("limit", None)
         filters["where"] = narrowed(filters.get("where"), session)
         # Each store returns at most `limit` (pushed into its read), then the union is cut to `limit` again.
-        found = [m for store in self.stores() for m in self._team_may_fail(store, store.list, **filters, limit=limit)]
+        found = [m for store in self.stores() for m in self._stores.read(store, store.list, **filters, limit=limit)]
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return self.checked(found[:limit] if limit else found)
 
     def history(self, key: str) -> builtins.list[Memory]:
-        for store in self.stores():
-            try:
-                return store.history(key)
-            except CortexError:
-                continue
-        raise CortexError(f"no memory with key or id {key!r}")
+        return self._stores.history(key)
 
     def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> builtins.list[Memory]:
         if memory_id:
-            return self._owner(memory_id).forget(memory_id, purge=purge)
-        for store in self.stores():
-            if key and store.count(f"source_key = {quote(key)}"):
-                return store.forget(key=key, purge=purge)
-        raise CortexError(f"no memory with key {key!r}")
+            return self._stores.owner(memory_id).forget(memory_id, purge=purge)
+        if not key:
+            raise CortexError("give the id or the key of the memory to forget")
+        return self._stores.forget_key(key, purge)
 
     def set_task_state(self, memory_id: str, state: str) -> Memory:
-        return self._owner(memory_id).set_task_state(memory_id, state)
+        return self._stores.owner(memory_id).set_task_state(memory_id, state)
 
     def reembed_memories(self, should_stop: Callable[[], bool] | None = None) -> int:
         """Embed again, with the configured model, the memories another model embedded (after a model change);
         returns how many. Meant for background workers: search finds those memories by full text meanwhile."""
-        return sum(store.reembed(should_stop=should_stop) for store in self._existing_stores())
+        return sum(reembed(store, should_stop=should_stop) for store in self._existing_stores())
 
     def has_index(self) -> bool:
         try:
@@ -417,7 +334,7 @@ class Engine:
             from .anchors.checker import flag_hits
 
             results = replace(results, hits=flag_hits(checker, results.hits))
-        self._accessed([h.memory for h in results.hits if h.memory is not None])
+        self._stores.accessed([h.memory for h in results.hits if h.memory is not None])
         if llm is not None:
             results = filter_results(results, llm)
             results = replace(results, hits=results.hits[:limit])
@@ -489,7 +406,7 @@ class Engine:
             query_vector=lambda: self.embedder.embed_one(query),
         )
         selection = choose(inputs, request, self.settings.select)
-        self._accessed([i.memory for i in selection.chosen if i.memory is not None])
+        self._stores.accessed([i.memory for i in selection.chosen if i.memory is not None])
         return replace(selection, notes=notes + selection.notes)
 
     def repo_map(self, request: MapRequest):
@@ -530,7 +447,7 @@ class Engine:
 
         def newest(where: str, limit: int) -> builtins.list[Memory]:
             visible = narrowed(where, session)
-            found = [m for store in stores for m in self._team_may_fail(store, store.newest, visible, limit)]
+            found = [m for store in stores for m in self._stores.read(store, store.newest, visible, limit)]
             return sorted(found, key=lambda m: (-m.updated_at.timestamp(), m.id))[:limit]
 
         tasks = newest("status = 'active' AND kind = 'task' AND task_state = 'open'", 20)
@@ -543,7 +460,7 @@ class Engine:
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
-        store = self._owner(memory_id)
+        store = self._stores.owner(memory_id)
         old = store.get(memory_id)
         key = old.source_key or f"memory:{old.id}"
         if not old.source_key:
@@ -574,18 +491,17 @@ class Engine:
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
         w = what_should_i_know(git, stores, importers, indexed, per_section, visible_where(session))
-        self._accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
+        self._stores.accessed(w.branch_memories + w.file_memories + w.open_tasks + w.recent_memories)
         # Each section keeps its order, memories whose code changed since after the others.
         fresh_first = self.anchoring.fresh_first
         return replace(w, branch_memories=fresh_first(w.branch_memories), file_memories=fresh_first(w.file_memories),
                        open_tasks=self.checked(w.open_tasks), recent_memories=fresh_first(w.recent_memories))
 
     def stats(self) -> builtins.list[StoreStats]:
-        return [store.stats() for store in self.stores()]
+        return self._stores.stats()
 
     def gc(self) -> int:
-        self.flush_access()
-        return sum(store.gc() for store in self.stores())
+        return self._stores.gc()
 
     def compact_in_background(self, on_error: Callable[[str], None] | None = None) -> None:
         """For long-lived processes: start (once) the thread that compacts this engine's databases when writes
@@ -594,7 +510,7 @@ class Engine:
 
         with self._lock:
             if self._compactor is None:
-                self._compactor = Compactor(self._databases, on_error).start()
+                self._compactor = Compactor(self._stores.databases, on_error).start()
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop this engine's background thread (the compactor), for a long-lived process letting go of the engine;
@@ -607,11 +523,7 @@ class Engine:
 
     def compact_due(self) -> int:
         """Compact the due tables of the databases opened so far, now (`cortex index` at its end)."""
-        return sum(len(db.compact_due()) for db in self._databases())
-
-    def _databases(self) -> builtins.list[Database]:
-        with self._lock:
-            return list({id(s.db): s.db for s in self._stores.values()}.values())
+        return sum(len(db.compact_due()) for db in self._stores.databases())
 
 
 def _store_name(scope: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import fcntl
 import gc
 import io
 import json
@@ -42,9 +41,8 @@ from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPath
 from .command_streams import ClientStream
 from .engines import EngineCache
 from .hosted import Hosted
+from .lifetime import rss_bytes, take_lock, trim_log
 
-LOCK_WAIT_SECONDS = 5.0
-"""A starter that finds the lock held waits this long for its holder (a server retiring) before giving up."""
 READ_SECONDS = 10.0
 """A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
 COMMAND_THREADS = 4
@@ -188,7 +186,7 @@ class Server:
             "pid": os.getpid(), "root": self.root, "db": self.db, "version": cortex_tui.__version__,
             "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": str(self.paths.socket),
             "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
-            "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": _rss_bytes(),
+            "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
             "indexing": self._hosted.indexing,
             "frozen_objects": gc.get_freeze_count(),
@@ -447,48 +445,11 @@ def _result_saying_alive(conn: socket.socket, future):
             protocol.send(conn, {"type": "alive"})
 
 
-def _rss_bytes() -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def _take_lock(paths: ServerPaths) -> int | None:
-    """The lifetime lock, or None when another live server has it (it answers on the socket) or keeps it past
-    LOCK_WAIT_SECONDS."""
-    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() > deadline or _answers(paths.socket):
-                os.close(fd)
-                return None
-            time.sleep(0.05)
-
-
-def _answers(path: Path) -> bool:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(1.0)
-        try:
-            probe.connect(str(path))
-            return True
-        except OSError:
-            return False
-
-
 def run(root: str, db: str, idle_minutes: float | None = None, log=None) -> int:
     """Be the server for (root, db) until idle or stopped; 0 also when another server already is."""
     paths = protocol.server_paths(root, db)
     log = log or sys.stderr
-    lock = _take_lock(paths)
+    lock = take_lock(paths)
     if lock is None:
         print(f"cortex: a server for {root} is already running", file=log)
         return 0
@@ -512,22 +473,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.chdir("/")  # never keep a directory (or an unmounted disk) busy between commands
     heap.one_arena()  # before any thread starts: see core.heap
-    _trim_log(protocol.server_paths(args.root, args.db).log)
+    trim_log(protocol.server_paths(args.root, args.db).log)
     try:
         return run(args.root, args.db, idle_minutes=args.idle_minutes)
     except KeyboardInterrupt:  # Ctrl+C on `cortex serve` in a terminal
         return 0
-
-
-def _trim_log(log: Path, limit: int = 1 << 20) -> None:
-    """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte; a stderr that is
-    not the log (a terminal, or a file of the user's under `cortex serve`) is left alone."""
-    try:
-        ours, file = os.fstat(2), log.stat()
-        if (ours.st_dev, ours.st_ino) == (file.st_dev, file.st_ino) and ours.st_size > limit:
-            os.ftruncate(2, 0)
-    except OSError:
-        pass
 
 
 if __name__ == "__main__":

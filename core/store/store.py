@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pyarrow as pa
 
 from ..embedding.embed import Embedder
@@ -48,8 +47,6 @@ SMALL_STORE = 20_000
 MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model", "session")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
-REEMBED_BATCH = 128
-"""Memories embedded again per commit after a model change: about 3-10 s of CPU here, so a stop is quick."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,7 @@ class MemoryStore:
             db.set_meta("memories_words", WORDS_FORMAT)
         db.finish_migration()
 
-    def _told(self, result):
+    def told(self, result):
         """`result`, once `on_change` has been told of the write that made it."""
         if self.on_change is not None:
             self.on_change()
@@ -92,7 +89,7 @@ class MemoryStore:
 
     # --- reads -------------------------------------------------------------------------------------------------
 
-    def _query(self, where: str | None, limit: int | None = None, with_vector: bool = False,
+    def query(self, where: str | None, limit: int | None = None, with_vector: bool = False,
                order: Sequence[tuple[str, bool]] = ()) -> list[Memory]:
         """`order`: (column, ascending) pairs LanceDB sorts by before it applies the limit."""
         if order and limit and not self._small():
@@ -103,7 +100,7 @@ class MemoryStore:
             if not ids:
                 return []
             chosen = f"({in_filter('id', ids)})"
-            found = {m.id: m for m in self._query(f"({where}) AND {chosen}" if where else chosen, len(ids), with_vector)}
+            found = {m.id: m for m in self.query(f"({where}) AND {chosen}" if where else chosen, len(ids), with_vector)}
             return [found[i] for i in ids if i in found]
         query = self.table.search()
         if where:
@@ -131,13 +128,13 @@ class MemoryStore:
         return query.order_by([ColumnOrdering(column_name=c, ascending=a) for c, a in order]).limit(limit).to_list()
 
     def get(self, memory_id: str) -> Memory:
-        found = self._query(f"id = {quote(memory_id)}", 1)
+        found = self.query(f"id = {quote(memory_id)}", 1)
         if not found:
             raise CortexError(f"no memory with id {memory_id!r}")
         return found[0]
 
     def find(self, memory_id: str) -> Memory | None:
-        found = self._query(f"id = {quote(memory_id)}", 1)
+        found = self.query(f"id = {quote(memory_id)}", 1)
         return found[0] if found else None
 
     def list(
@@ -170,7 +167,7 @@ class MemoryStore:
         where = " AND ".join(clauses) or None
         if limit:
             return without_repeats(self._newest_created(where, limit))
-        found = self._query(where)
+        found = self.query(where)
         found.sort(key=lambda m: (m.created_at, m.version), reverse=True)
         return without_repeats(found)
 
@@ -180,7 +177,7 @@ class MemoryStore:
         (created_at <= updated_at), so once `limit` rows inside were created after it, the answer is exact."""
         found: list[Memory] = []
         for days in (7, 30, 180, None):
-            found = self._query(_within(where, days), limit, order=[("created_at", False), ("version", False)])
+            found = self.query(_within(where, days), limit, order=[("created_at", False), ("version", False)])
             if days is not None:
                 cutoff = datetime.now(UTC) - timedelta(days=days)
                 if sum(m.created_at >= cutoff for m in found) < limit:
@@ -193,19 +190,19 @@ class MemoryStore:
         (a BTree index on updated_at keeps each cheap) until one holds enough, so no read grows with the store."""
         found: list[Memory] = []
         for days in (None,) if self._small() else (1, 7, 30, 180, None):
-            found = self._query(_within(where, days), limit, order=[("updated_at", False)])
+            found = self.query(_within(where, days), limit, order=[("updated_at", False)])
             if len(found) >= limit:
                 break
         return found
 
     def history(self, key: str) -> builtins.list[Memory]:
         """Every version stored under a source key (or, given a memory id, under that memory's key), oldest first."""
-        found = self._query(f"source_key = {quote(key)}") if key else []
+        found = self.query(f"source_key = {quote(key)}") if key else []
         if not found:
             memory = self.find(key)
             if memory is None:
                 raise CortexError(f"no memory with key or id {key!r}")
-            found = self._query(f"source_key = {quote(memory.source_key)}") if memory.source_key else [memory]
+            found = self.query(f"source_key = {quote(memory.source_key)}") if memory.source_key else [memory]
         return sorted(found, key=lambda m: m.version)
 
     def near(self, draft: MemoryDraft, vector) -> Memory | None:
@@ -256,7 +253,7 @@ class MemoryStore:
         # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
         ids = [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
-        return self._told(self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp)))
+        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp)))
 
     def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime) -> builtins.list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]
@@ -324,7 +321,7 @@ class MemoryStore:
         every version of these keys. One read for both."""
         by_hash = f"status = 'active' AND ({in_filter('text_hash', sorted(set(hashes)))})"
         by_source = in_filter("source_key", keys)
-        found = self._query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
+        found = self.query(f"({by_hash}) OR ({by_source})" if by_source else by_hash, with_vector=True)
         wanted_hashes, wanted_keys = set(hashes), set(keys)
         existing = {(m.scope, m.session, m.text_hash): m for m in found
                     if m.status == "active" and m.text_hash in wanted_hashes}
@@ -341,7 +338,7 @@ class MemoryStore:
             key = target.source_key or None
             chosen = self.history(key) if (purge and key) else [target]
         elif key:
-            chosen = self._query(f"source_key = {quote(key)}")
+            chosen = self.query(f"source_key = {quote(key)}")
             if not chosen:
                 raise CortexError(f"no memory with key {key!r}")
         else:
@@ -360,7 +357,7 @@ class MemoryStore:
             self.db.note_written()
 
         self.db.write(apply)
-        return self._told(chosen)
+        return self.told(chosen)
 
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
@@ -395,7 +392,7 @@ class MemoryStore:
         value = anchors.to_json() if anchors is not None else None
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"anchors": value}))
         memory.anchors = anchors
-        return self._told(memory)
+        return self.told(memory)
 
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         memory = self.get(memory_id)
@@ -406,7 +403,7 @@ class MemoryStore:
         stamp = now()
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"task_state": state, "updated_at": stamp}))
         memory.task_state, memory.updated_at = state, stamp
-        return self._told(memory)
+        return self.told(memory)
 
     # --- embedding model changes -----------------------------------------------------------------------------------
 
@@ -422,40 +419,6 @@ class MemoryStore:
         stale = self.table.count_rows(self.stale_where())
         self._vectors_current = stale == 0
         return stale
-
-    def reembed(self, batch: int = REEMBED_BATCH, should_stop: Callable[[], bool] | None = None) -> int:
-        """Embed again, with the current model, memories another model embedded; returns how many. Vectors this
-        model made before come from the cache. Each batch is its own commit, so a stop loses at most one batch."""
-        done = 0
-        seen: set[str] = set()
-        while not (should_stop and should_stop()):
-            rows = self.table.search().where(self.stale_where()).select(["id", "title", "text"]).limit(batch).to_list()
-            # A row stale again after its write: a process running the other model wrote it meanwhile. Leave the
-            # two to settle on their next runs rather than trade the same rows back and forth here.
-            rows = [r for r in rows if r["id"] not in seen]
-            if not rows:
-                break
-            seen.update(r["id"] for r in rows)
-            # The text embedded when the memory was written: its title only when one was given (not the default).
-            texts = [r["text"] if r["title"] in ("", None, default_title(r["text"])) else f"{r['title']}\n{r['text']}"
-                     for r in rows]
-            vectors, _ = self.embedder.embed(texts, self.vector_cache)
-            data = pa.table({
-                "id": [r["id"] for r in rows],
-                "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32(), self.embedder.dim)),
-                "vector_model": [self.embedder.model_id] * len(rows),
-            })
-            # Only rows still stale are written: another process may have re-embedded (or revised) some meanwhile.
-            where = f"({in_filter('id', [r['id'] for r in rows])}) AND ({self.stale_where()})"
-            self.db.write(lambda: self._write_vectors(data, where))
-            done += len(rows)
-        return done
-
-    def _write_vectors(self, data: pa.Table, where: str) -> None:
-        still = {r["id"] for r in self.table.search().where(where).select(["id"]).limit(data.num_rows).to_list()}
-        if still:
-            self.db.upsert(self.table, "id", data.filter(pa.array([i in still for i in data["id"].to_pylist()])), insert=False)
-            self.db.note_written()
 
     def gc(self) -> int:
         """Compact the table and drop every old version now; returns how many versions were removed."""
@@ -478,60 +441,6 @@ class MemoryStore:
             table_versions=len(self.table.list_versions()),
             disk_bytes=self.db.disk_bytes(),
         )
-
-    def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> builtins.list[str]:
-        """Store memories exactly as exported (ids, versions, status, times, git position) in one commit; returns the
-        ids added. Ids already here are left alone, so importing an export twice changes nothing. A key never ends
-        with two active versions: the highest version stays active. Imported versions whose numbers are taken here
-        by other memories of the key are numbered after them, in their own order."""
-        from dataclasses import replace
-
-        def ids_here(ids: Sequence[str]) -> set[str]:
-            found: set[str] = set()
-            for lo in range(0, len(ids), 500):
-                where = in_filter("id", ids[lo : lo + 500])
-                found.update(r["id"] for r in self.table.search().where(where).select(["id"]).limit(500).to_list())
-            return found
-
-        present = ids_here([m.id for m in memories])
-        new = [m for m in memories if m.id not in present]
-        vectors, _ = (self.embedder.embed([embed_text(m) for m in new], self.vector_cache, progress) if new
-                      else (np.empty((0, self.embedder.dim), np.float32), None))
-
-        def apply() -> list[str]:
-            # Another process may have imported some of them while we embedded: check again under the lock.
-            again = ids_here([m.id for m in new])
-            adding = [replace(m, title=m.title or default_title(m.text), vector=v.tolist(), vector_model=self.embedder.model_id)
-                      for m, v in zip(new, vectors) if m.id not in again]
-            keys = sorted({m.source_key for m in memories if m.source_key})
-            here = [m for lo in range(0, len(keys), 500)
-                    for m in self._query(in_filter("source_key", keys[lo : lo + 500]), with_vector=True)]
-            changed: list[Memory] = []
-            for key in keys:
-                mine = [m for m in adding if m.source_key == key]
-                theirs = [m for m in here if m.source_key == key]
-                their_ids = {m.id for m in theirs}
-                taken = {m.version for m in theirs}
-                if any(m.version in taken for m in mine):
-                    base = max(taken)
-                    for n, m in enumerate(sorted(mine, key=lambda m: (m.version, m.created_at, m.id)), 1):
-                        m.version = base + n
-                active = sorted((m for m in mine + theirs if m.status == "active"), key=lambda m: (m.version, m.created_at, m.id))
-                for m in active[:-1]:
-                    m.status = "superseded"
-                    if m.id in their_ids:
-                        m.updated_at = now()
-                        changed.append(m)
-            if adding or changed:
-                # One merge commit for the new rows and the versions they supersede: a crash leaves all or nothing.
-                rows = [memory_to_row(m) for m in adding + changed]
-                self.db.upsert(self.table, "id", rows)
-                self.db.ensure_text_indexes(self.table)
-                self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
-                self.db.note_written()
-            return [m.id for m in adding]
-
-        return self._told(self.db.write(apply))
 
 
 def _within(where: str | None, days: int | None) -> str | None:

@@ -1,0 +1,62 @@
+"""A server process's edges: the lock that makes it the only server of its repository, its log, its memory."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import time
+from pathlib import Path
+
+from ..link.protocol import ServerPaths
+
+LOCK_WAIT_SECONDS = 5.0
+"""A starter that finds the lock held waits this long for its holder (a server retiring) before giving up."""
+
+
+def rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def take_lock(paths: ServerPaths) -> int | None:
+    """The lifetime lock, or None when another live server has it (it answers on the socket) or keeps it past
+    LOCK_WAIT_SECONDS."""
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline or _answers(paths.socket):
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+
+
+def _answers(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+            return True
+        except OSError:
+            return False
+
+
+def trim_log(log: Path, limit: int = 1 << 20) -> None:
+    """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte; a stderr that is
+    not the log (a terminal, or a file of the user's under `cortex serve`) is left alone."""
+    try:
+        ours, file = os.fstat(2), log.stat()
+        if (ours.st_dev, ours.st_ino) == (file.st_dev, file.st_ino) and ours.st_size > limit:
+            os.ftruncate(2, 0)
+    except OSError:
+        pass
