@@ -316,6 +316,53 @@ def repo(empty_repo) -> Path:
     return empty_repo
 
 
+SHOP_FILES = {
+    "shop/pricing.py": "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n",
+    "shop/cart.py": "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                    "        return sum(price_of(i) for i in items)\n",
+}
+
+
+@pytest.fixture(scope="session")
+def _indexed_shop(tmp_path_factory) -> Path:
+    """The shop repository (an app, a readme, pricing and a cart, a decision and an open task), indexed with
+    embeddings, made once per test process: a dashboard test copies it instead of indexing its own."""
+    from cortex_tui.core.engine import Engine
+    from cortex_tui.core.records import MemoryDraft
+
+    base = tmp_path_factory.mktemp("indexed-shop")
+    repo = base / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_file(repo, "src/app.py", "def main():\n    return 1\n", "Add the app entry point")
+    commit_file(repo, "README.md", "# demo\n", "Write a readme")
+    commit_file(repo, "shop/pricing.py", SHOP_FILES["shop/pricing.py"], "Add pricing")
+    commit_file(repo, "shop/cart.py", SHOP_FILES["shop/cart.py"], "Add cart")
+    saved = os.environ.get("CORTEX_GLOBAL_DB")
+    os.environ["CORTEX_GLOBAL_DB"] = str(base / "global-db")  # never a developer's (the test's own is set later)
+    try:
+        engine = Engine(repo)
+        engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision",
+                                    files=("shop/pricing.py",)))
+        engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
+        engine.code_index(create=True).update()
+        engine.close()
+    finally:
+        if saved is None:
+            os.environ.pop("CORTEX_GLOBAL_DB", None)
+        else:
+            os.environ["CORTEX_GLOBAL_DB"] = saved
+    return repo
+
+
+@pytest.fixture
+def shop(_indexed_shop, tmp_path) -> Path:
+    """A copy of the indexed shop repository (file times kept, so its index is fresh)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(_indexed_shop, repo, symlinks=True)
+    return repo
+
+
 class Cli:
     """Runs `cortex` against one directory and returns (exit code, stdout, stderr): `served` as the installed
     command does (the thin client, which hands the command to the repository's resident server and starts one if

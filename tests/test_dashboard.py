@@ -37,16 +37,6 @@ from .conftest import both, bridge_for, commit_file, git, read_terminal, wait_fo
 SIZE = (160, 45)
 
 
-@pytest.fixture
-def shop(repo):
-    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
-    commit_file(repo, "shop/cart.py", "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n        return sum(price_of(i) for i in items)\n", "Add cart")
-    engine = Engine(repo)
-    engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision", files=("shop/pricing.py",)))
-    engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
-    return repo
-
-
 @both
 async def test_all_five_panes_fill_in(shop, served):
     app = RecordingApp(bridge_for(shop, served), remember_theme=False)
@@ -251,6 +241,7 @@ async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everythin
         form.query_one("#form-files", Input).value = "shop/cart.py"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm) and app.screen is not form, "the form again")
+        await pilot.pause()  # its widgets mount after the screen is pushed (a Select takes its value on mount)
         again = app.screen
         assert again.query_one(TextArea).text.endswith(f"uses {token} for [red]pushes")
         assert again.query_one(Select).value == "decision"

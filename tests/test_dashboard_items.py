@@ -25,21 +25,9 @@ from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
 
-from .conftest import bridge_for, commit_file, watching
+from .conftest import bridge_for, watching
 
 SIZES = [(160, 45), (80, 24)]
-
-
-@pytest.fixture
-def shop(repo):
-    commit_file(repo, "shop/pricing.py", "TAX = 0.2\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", "Add pricing")
-    commit_file(repo, "shop/cart.py", "from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
-                "        return sum(price_of(i) for i in items)\n", "Add cart")
-    engine = Engine(repo)
-    engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision",
-                                files=("shop/pricing.py",)))
-    engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
-    return repo
 
 
 def footer_keys(app) -> set[str]:
