@@ -30,7 +30,7 @@ def test_a_model_change_reembeds_in_the_background_and_never_mixes_models(repo):
     ids = [r.memory.id for r in old.remember_many([MemoryDraft(text=t) for t in FACTS])]
     old.code_index(create=True).update(embed=True)
     assert _vector_ids(old, MEANING_ONLY)[0] == ids[0]
-    assert {m.vector_model for m in old.store()._query(None, with_vector=True)} == {old.embedder.model_id}
+    assert {m.vector_model for m in old.store().query(None, with_vector=True)} == {old.embedder.model_id}
     # The query's model filter goes through an index (unindexed, it scanned the column: +29 ms at 1M memories),
     # which must follow every re-embedding below.
     assert ("vector_model",) in {tuple(i.columns) for i in old.store().table.list_indices()}
@@ -48,14 +48,14 @@ def test_a_model_change_reembeds_in_the_background_and_never_mixes_models(repo):
 
     assert new.reembed_memories() == len(FACTS)
     assert index.embed_pending() == index.chunks.count_rows()
-    assert {m.vector_model for m in new.store()._query(None, with_vector=True)} == {new.embedder.model_id}
+    assert {m.vector_model for m in new.store().query(None, with_vector=True)} == {new.embedder.model_id}
     assert set(index.chunks.to_arrow()["vector_model"].to_pylist()) == {new.embedder.model_id}
     assert _vector_ids(new, MEANING_ONLY)[0] == ids[0]
     settled = searcher.search("LanceDB vector database")
     assert settled.embeddings_pending == 0 and not any("wait to be embedded" in n for n in settled.notes)
     # A memory written now carries the new model.
     later = new.remember(MemoryDraft(text="Search results show their score breakdown with --explain.")).memory
-    assert new.store()._query(f"id = '{later.id}'", with_vector=True)[0].vector_model == new.embedder.model_id
+    assert new.store().query(f"id = '{later.id}'", with_vector=True)[0].vector_model == new.embedder.model_id
 
     # Switching back: MiniLM's vectors of the old texts come from the cache, only the new memory is computed.
     back = _engine(repo, DEFAULT_MODEL)

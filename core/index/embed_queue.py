@@ -62,8 +62,11 @@ class EmbedQueue:
                 batch = [r for r in batch if r["id"] not in again]
             if not batch:
                 break
+            # Progress within the batch too (the model embeds a few texts at a time): a pass of one batch would
+            # otherwise show 0/N until its end, with no rate or estimate.
+            within = None if progress is None else _within_batch(progress, done, len(batch), total)
             vectors, _ = self.embedder.embed(
-                [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache
+                [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache, within
             )
             self._store_vectors([r["id"] for r in batch], vectors)
             done += len(batch)
@@ -100,3 +103,9 @@ class EmbedQueue:
             self.db.note_written()
 
         self.db.write(apply)
+
+
+def _within_batch(progress: Callable[[IndexProgress], None], done: int, size: int,
+                  total: int) -> Callable[[int, int], None]:
+    """The embedder's progress over a batch's texts (k of n), as the pass's progress over its chunks."""
+    return lambda k, n: progress(IndexProgress("embedding", done + size * k // max(n, 1), max(total, done + size)))
