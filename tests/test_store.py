@@ -132,6 +132,23 @@ def test_older_schema_is_migrated(tmp_path, repo):
     assert engine.list(status="open")[0].text == "after migration"
 
 
+def test_a_lock_on_a_deleted_repository_never_brings_it_back(repo):
+    """A repository deleted while cortex works in it (a watcher's pass, a compaction, a dashboard's call) stays
+    deleted: taking a database lock there is a one-line error, not `repo/.cortex/db/` made again."""
+    import shutil
+
+    engine = Engine(repo)
+    engine.remember(MemoryDraft(text="Invoices are numbered per year", kind="decision"))
+    db = engine.store().db
+    shutil.rmtree(repo)
+    for take in (lambda: db.lock("pass"), lambda: db.try_lock("pass")):
+        with pytest.raises(CortexError, match="no longer exists") as caught:
+            with take():
+                pass
+        assert "\n" not in str(caught.value)
+    assert not repo.exists()
+
+
 def test_missing_and_corrupted_databases_give_one_line_errors(repo, tmp_path):
     with pytest.raises(CortexError, match="no cortex database"):
         Engine(repo, db=str(tmp_path / "nowhere")).store()

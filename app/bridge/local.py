@@ -39,11 +39,17 @@ def _needs_repository(method):
 
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
-        if not self.engine.root.is_dir():
+        if not still_there(self.engine.root, self.engine.is_repo):
             raise repository_gone(self.engine.root)
         return method(self, *args, **kwargs)
 
     return guarded
+
+
+def still_there(root: Path, is_repo: bool) -> bool:
+    """The directory is there, and so is its `.git` if it was a repository: a write in flight when the repository
+    was deleted can make `.cortex/` again, never the repository."""
+    return root.is_dir() and (not is_repo or (root / ".git").exists())
 
 
 def repository_gone(root: Path) -> CortexError:

@@ -56,6 +56,8 @@ class Server:
 
     def __init__(self, root: str, db: str, paths: ServerPaths, idle_seconds: float | None, log) -> None:
         self.root = root
+        self._was_repo = os.path.exists(os.path.join(root, ".git"))
+        """A repository's root: once its `.git` is gone, so is the repository (see `still_there`)."""
         self.db = db
         self.paths = paths
         self.fingerprint = protocol.fingerprint()
@@ -383,9 +385,9 @@ class Server:
 
     def _engine(self):
         """The warm engine of this server's repository for attached processes, with the server's own settings."""
-        if not os.path.isdir(self.root):
-            from ..bridge.local import repository_gone
+        from ..bridge.local import repository_gone, still_there
 
+        if not still_there(Path(self.root), self._was_repo):
             raise repository_gone(Path(self.root))
         if self._settings is None:
             from ...core.config import load_settings

@@ -93,6 +93,7 @@ def file_lock(folder: Path, name: str, wait: float, what: str) -> Iterator[None]
     Not reentrant. `wait`: seconds, for as long as it takes when negative. `what` names the database in errors."""
     import filelock  # with the database: not for commands that only parse
 
+    _still_there(folder, what)
     lock = filelock.FileLock(folder / name, timeout=wait, thread_local=False)
     try:
         lock.acquire(poll_interval=0.02)
@@ -106,11 +107,20 @@ def file_lock(folder: Path, name: str, wait: float, what: str) -> Iterator[None]
         lock.release()
 
 
+def _still_there(folder: Path, what: str) -> None:
+    """`filelock` makes a lock file's missing directories: a lock taken after the database (or the repository
+    around it) was deleted would bring its path back, and a repository removed while cortex works in it would
+    reappear as `.cortex/db` alone."""
+    if not folder.is_dir():
+        raise CortexError(f"database {what} no longer exists")
+
+
 @contextlib.contextmanager
 def try_file_lock(folder: Path, name: str) -> Iterator[bool]:
     """The named lock if no other process holds it now (yields True), else yields False at once."""
     import filelock
 
+    _still_there(folder, str(folder))
     lock = filelock.FileLock(folder / name, timeout=0, thread_local=False)
     try:
         lock.acquire(timeout=0)
