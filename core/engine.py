@@ -60,8 +60,8 @@ class Engine:
             threads=self.settings.embed_threads,
             batch_size=self.settings.embed_batch,
         )
-        # Dashboard workers and MCP threads share one engine: lazy set-up happens under a lock (re-entrant:
-        # code_index() opens the store through store()).
+        # Dashboard workers and MCP threads share one engine: its lazy set-up (the code index, the agent log, the
+        # compactor) happens under one lock; the stores have their own (StoreSet).
         self._lock = threading.RLock()
         self._memory_listeners: list[Callable[[], None]] = []
         self._stores = StoreSet(self.settings, self.db_uri, self.embedder, self._memories_changed)

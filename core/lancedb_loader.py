@@ -45,7 +45,13 @@ def _stand_in_for_client() -> None:
     def real_attribute(name: str) -> Any:
         if sys.modules.get(CLIENT_PACKAGE) is stand_in:
             del sys.modules[CLIENT_PACKAGE]
-        return getattr(importlib.import_module(CLIENT_PACKAGE), name)
+        real = importlib.import_module(CLIENT_PACKAGE)
+        # Submodules imported meanwhile (the models) were set on the stand-in; the real package's own imports find
+        # them loaded and would not set them on it.
+        for attribute, value in vars(stand_in).items():
+            if isinstance(value, types.ModuleType) and not hasattr(real, attribute):
+                setattr(real, attribute, value)
+        return getattr(real, name)
 
     stand_in.__getattr__ = real_attribute  # type: ignore[method-assign]
     sys.modules[CLIENT_PACKAGE] = stand_in

@@ -338,8 +338,9 @@ def _indexed_shop(tmp_path_factory) -> Path:
     commit_file(repo, "README.md", "# demo\n", "Write a readme")
     commit_file(repo, "shop/pricing.py", SHOP_FILES["shop/pricing.py"], "Add pricing")
     commit_file(repo, "shop/cart.py", SHOP_FILES["shop/cart.py"], "Add cart")
-    saved = os.environ.get("CORTEX_GLOBAL_DB")
-    os.environ["CORTEX_GLOBAL_DB"] = str(base / "global-db")  # never a developer's (the test's own is set later)
+    saved = {name: os.environ.pop(name, None) for name in ("CORTEX_GLOBAL_DB", "CORTEX_DB")}
+    # Never a developer's stores (a test's own are set after this fixture, by `_isolated_global`).
+    os.environ["CORTEX_GLOBAL_DB"] = str(base / "global-db")
     try:
         engine = Engine(repo)
         engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision",
@@ -348,10 +349,10 @@ def _indexed_shop(tmp_path_factory) -> Path:
         engine.code_index(create=True).update()
         engine.close()
     finally:
-        if saved is None:
-            os.environ.pop("CORTEX_GLOBAL_DB", None)
-        else:
-            os.environ["CORTEX_GLOBAL_DB"] = saved
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
     return repo
 
 

@@ -6,8 +6,9 @@ memory on top. Run in the resident server, much of that stayed resident for as l
 one `cortex index` process, the two phases added up. So each phase runs in a child of its own (`python -m` this
 module): the lexical pass, then, when chunks wait for embedding, the embedding pass. Each child opens the same
 database with the same settings and writes through the same code, so it takes the same locks as any other writer.
-A small phase after the first (a few dozen files or chunks, the size of a watcher's update) runs in the calling
-process instead: there a child's start would cost more than the phase, and the phase's memory is small.
+A small phase runs in the calling process instead (a lexical phase over a few dozen changed files of an index that
+has files, or an embedding phase of a few dozen chunks, even a first pass's): there a child's start would cost more
+than the phase, and the phase's memory is small.
 
 - Progress and the result come back as JSON lines on the child's standard output.
 - A stop asked for by the caller is one line on the child's standard input; the child finishes its batch and exits.
@@ -60,9 +61,9 @@ class PassCaller:
 
 SMALL_PASS_FILES = 64
 """A lexical phase over at most this many changed files of an index that has files runs in the calling process: a
-child's start (a Python and its imports, 1-2 s of CPU) would cost more than the phase, whose memory is that of a
-watcher's update. A first pass always runs in a child: creating the tables leaves some 80 MiB with the process that
-wrote them, even for a few files."""
+child's start (a Python and its imports, 1-2 s of CPU) would cost more than the phase, whose memory is about that of
+a watcher's update of as many files. A first lexical phase always runs in a child: creating the tables leaves some
+80 MiB with the process that wrote them, even for a few files."""
 SMALL_PASS_CHUNKS = 64
 """Likewise for an embedding phase of at most this many chunks (the model embeds them in batches of a few: a few
 MiB more)."""
@@ -73,8 +74,9 @@ def run_index_pass(engine, embed: bool, caller: PassCaller) -> IndexReport:
     unless the phase is small (SMALL_PASS_FILES, SMALL_PASS_CHUNKS)."""
     index = engine.code_index(create=True)
     base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
-    seen = index.status()
-    if seen.indexed_files and seen.stale + seen.new + seen.removed <= SMALL_PASS_FILES:
+    # A first pass goes to a child without a look at the tree (the look lists it and reads the files table).
+    seen = index.status() if index.has_files() else None
+    if seen is not None and seen.stale + seen.new + seen.removed <= SMALL_PASS_FILES:
         report = index.update(embed=False, progress=_until_done(caller.progress))
     else:
         report = _run_child(PassRequest(**base, phase="lexical"), caller)
