@@ -1,4 +1,4 @@
-"""LanceDB imported without the REST namespace client it never needs here.
+"""LanceDB imported without the work at import time it never needs here.
 
 `import lancedb` imports `lance_namespace`, whose models come from the package `lance_namespace_urllib3_client`; that
 package's top level also imports its OpenAPI client, about 370 methods each wrapped by pydantic's `validate_call`.
@@ -9,6 +9,13 @@ The models are needed (a local connection answers with them); the client only by
 not open. So a stand-in for the package's top level is registered before LanceDB is imported: its submodules (the
 models) import as usual, and the first attribute asked of the top level itself imports the real one, so anything that
 does use the client still gets it whole.
+
+Two more costs are deferred for the import's duration only (1.0 s -> 0.5 s of CPU; docs/benchmarks.md):
+- On Python < 3.12 LanceDB marks its methods with the `overrides` package, which disassembles every base class at
+  class creation to check the mark (0.3 s). From 3.12 on LanceDB uses `typing.override`, a marker that checks nothing;
+  the same marker stands in here while LanceDB imports, and the real package stays importable for anyone else.
+- About 200 pydantic models (the namespace's requests and answers) build their validators when defined; defined with
+  pydantic's `defer_build`, each builds them on its first use instead, which a local connection rarely makes.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import importlib
 import importlib.util
 import sys
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 CLIENT_PACKAGE = "lance_namespace_urllib3_client"
@@ -26,9 +35,42 @@ def load_lancedb() -> Any:
     """The `lancedb` module, imported (once per process) without the REST client's top level."""
     if "lancedb" not in sys.modules:
         _stand_in_for_client()
+        with _override_marks_unchecked(), _models_built_on_first_use():
+            import lancedb
     import lancedb
 
     return lancedb
+
+
+@contextmanager
+def _override_marks_unchecked() -> Iterator[None]:
+    if sys.version_info >= (3, 12) or "overrides" in sys.modules:
+        yield  # LanceDB uses typing.override itself, or the real package is already someone's
+        return
+    from typing_extensions import override
+
+    stand_in = types.ModuleType("overrides")
+    stand_in.override = override  # type: ignore[attr-defined]
+    stand_in.EnforceOverrides = type("EnforceOverrides", (), {})  # type: ignore[attr-defined]
+    sys.modules["overrides"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("overrides") is stand_in:
+            del sys.modules["overrides"]
+
+
+@contextmanager
+def _models_built_on_first_use() -> Iterator[None]:
+    from pydantic import BaseModel
+
+    # A model's config is merged from its bases' when the class is made: models made meanwhile keep the setting.
+    before = BaseModel.model_config
+    BaseModel.model_config = {**before, "defer_build": True}
+    try:
+        yield
+    finally:
+        BaseModel.model_config = before
 
 
 def _stand_in_for_client() -> None:

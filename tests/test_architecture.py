@@ -65,7 +65,8 @@ def test_importing_the_engine_loads_no_textual():
 
 def test_the_engine_imports_lancedb_without_its_rest_client(tmp_path):
     """LanceDB's REST namespace client (half of its import time) is never loaded by the engine's own work, and is
-    there whole for anything that asks for it afterwards."""
+    there whole for anything that asks for it afterwards; the `overrides` stand-in and pydantic's deferred builds
+    last only while LanceDB imports (a model made afterwards builds at once, the real package still imports)."""
     code = (
         "import sys\n"
         "from cortex_tui.core.engine import Engine\n"
@@ -74,11 +75,16 @@ def test_the_engine_imports_lancedb_without_its_rest_client(tmp_path):
         "engine.remember(MemoryDraft(text='Invoices are numbered per year', kind='decision'))\n"
         "found = engine.search('invoice numbering')\n"
         "print(found.hits[0].text, engine.store().db.conn.list_tables().tables)\n"
-        "print('lance_namespace_urllib3_client.api' in sys.modules)\n"
+        "print('lance_namespace_urllib3_client.api' in sys.modules, 'overrides' in sys.modules)\n"
+        "import pydantic, lance_namespace\n"
+        "print(lance_namespace.ListTablesResponse(tables=['t']).tables)  # a deferred model validates on first use\n"
+        "class Later(pydantic.BaseModel):\n"
+        "    n: int\n"
+        "print(Later.__pydantic_complete__, Later.model_config.get('defer_build'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0].startswith("Invoices are numbered per year [") and "'memories'" in out[0]
-    assert out[1:] == ["False"]
+    assert out[1:] == ["False False", "['t']", "True None"]
     whole = (
         "import sys\n"
         "from cortex_tui.core.lancedb_loader import load_lancedb\n"
@@ -87,9 +93,11 @@ def test_the_engine_imports_lancedb_without_its_rest_client(tmp_path):
         "print(client.ApiClient.__name__)\n"
         "real = sys.modules['lance_namespace_urllib3_client']  # what the client's own modules import\n"
         "print(real.models.ListTablesResponse.__name__)\n"
+        "from overrides import EnforceOverrides, override\n"
+        "print(type(EnforceOverrides).__name__)\n"
     )
     out = subprocess.run([sys.executable, "-c", whole], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out == ["ApiClient", "ListTablesResponse"]
+    assert out == ["ApiClient", "ListTablesResponse", "EnforceOverridesMeta"]
 
 
 def engine_importers() -> list[str]:
