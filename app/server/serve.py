@@ -475,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.chdir("/")  # never keep a directory (or an unmounted disk) busy between commands
     heap.one_arena()  # before any thread starts: see core.heap
+    heap.arrow_on_the_c_heap()
     trim_log(protocol.server_paths(args.root, args.db).log)
     try:
         return run(args.root, args.db, idle_minutes=args.idle_minutes)
