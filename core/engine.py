@@ -33,6 +33,7 @@ from .requests import MapRequest, SearchRequest, SelectRequest
 from .search.definitions import DefinedNames
 from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
+from .secrets.secret_fields import secure_draft
 from .store.exact_import import import_exact
 from .store.reembed import reembed
 from .store.sessions import narrowed, visible_where
@@ -180,6 +181,9 @@ class Engine:
         key names its versions itself (the same key is a new version, another key is kept apart): it is not checked."""
         if draft.scope == "session" and not draft.session:
             raise CortexError("a session memory needs its session: give --session ID or set CORTEX_SESSION")
+        # Refused before anything is opened or embedded: a near-duplicate check would otherwise embed the secret
+        # and keep its vector in the cache (the store checks again, for its other callers).
+        draft = secure_draft(draft)
         pos = self.position()
         draft = self.anchoring.anchored([draft], pos.commit)[0]
         if check_near and draft.scope != "team" and not draft.source_key:

@@ -191,6 +191,20 @@ def test_free_text_fields_refuse_and_structural_fields_redact(repo):
     assert [m.text for m in engine.list()] == ["Deploy notes"]
 
 
+def test_a_refused_memory_is_neither_embedded_nor_cached(repo):
+    """The refusal comes before the near-duplicate check (the CLI's and the dashboard's remember): that check
+    embedded the draft first and kept its vector, the embedding of a secret, in the repository's cache."""
+    values = fake_secrets()
+    engine = Engine(repo)
+    engine.remember(MemoryDraft("Deploy notes live in the wiki"))
+    cache = engine.store().vector_cache.table
+    cached = cache.count_rows()
+    for draft in (MemoryDraft(values["GITHUB"]), MemoryDraft("Deploy notes", title=values["TITLE_GITHUB"])):
+        with pytest.raises(CortexError, match="looks like it contains a secret"):
+            engine.remember(draft, check_near=True)
+    assert cache.count_rows() == cached
+
+
 def test_a_secret_split_by_an_unseen_character_is_refused(repo):
     """A backspace or a zero-width space inside a key hides it from the scan, while a terminal or a reader sees
     the key whole (rich drops the backspace when printing)."""
