@@ -251,15 +251,15 @@ def test_the_fingerprint_follows_installed_distributions_not_other_writes(tmp_pa
     site = tmp_path / "lib" / "site-packages"
     site.mkdir(parents=True)
     monkeypatch.syspath_prepend(str(site))
-    before = protocol.fingerprint()
+    before = protocol.installed_fingerprint()
     (site / "__pycache__").mkdir()  # Python's first byte-code write beside a top-level module
     (site / "__pycache__" / "six.cpython-311.pyc").write_bytes(b"")
-    assert protocol.fingerprint() == before
+    assert protocol.installed_fingerprint() == before
     (site / "requests-2.32.0.dist-info").mkdir()
-    installed = protocol.fingerprint()
+    installed = protocol.installed_fingerprint()
     assert installed != before
     (site / "requests-2.32.0.dist-info").rename(site / "requests-2.33.0.dist-info")
-    assert protocol.fingerprint() not in (before, installed)
+    assert protocol.installed_fingerprint() not in (before, installed)
 
 
 def test_failing_and_malformed_requests_leave_the_server_running(repo, runtime):

@@ -23,6 +23,7 @@ keep in step.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -137,7 +138,14 @@ INSTALLED_MARKS = (".dist-info", ".egg-info", ".egg-link", ".pth")
 """Entries of site-packages that installers write per distribution (and per editable install)."""
 
 
+@functools.cache
 def fingerprint() -> str:
+    """This process's `installed_fingerprint()`, taken once: a process runs the code it imported, so an install
+    changed later does not make it another version (and a client that asks a server many times pays the walk once)."""
+    return installed_fingerprint()
+
+
+def installed_fingerprint() -> str:
     """Changes when the installed cortex changes: its version, the size and time of every module of the engine and
     the command line, the Python running it, and the distributions installed in its site-packages (their
     metadata folders name each version, so an install, upgrade or removal of any dependency changes the list;
@@ -148,9 +156,11 @@ def fingerprint() -> str:
     package = Path(__file__).resolve().parents[2]
     parts = [cortex_tui.__version__, sys.executable, sys.version]
     for folder in ("app", "core"):
-        for path in sorted((package / folder).rglob("*.py")):
-            st = path.stat()
-            parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+        for top, dirs, files in os.walk(package / folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                st = os.stat(os.path.join(top, name))
+                parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
     for entry in sys.path:
         if entry.endswith("site-packages") and os.path.isdir(entry):
             parts.append(entry)
