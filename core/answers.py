@@ -6,7 +6,7 @@ to changed since it was written or confirmed, in one line (`summary`) and by fie
 
 Plain dataclasses over light modules only. The resident server pickles them to the dashboard and `cortex mcp`;
 unpickling imports the module that defines a class, so keeping them here (not beside the code that computes them,
-which imports LanceDB, numpy and networkx) keeps an attached process free of the engine's imports.
+which imports LanceDB and numpy) keeps an attached process free of the engine's imports.
 """
 
 from __future__ import annotations

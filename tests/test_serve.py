@@ -492,10 +492,10 @@ sys.meta_path.insert(0, _Witness())
 
 def test_an_attached_dashboard_imports_none_of_the_engine(repo, runtime):
     """A dashboard process attached to the server fills every pane, selects and hears the index pass without
-    importing LanceDB, pyarrow, numpy, networkx, the model, git or pydantic: the answers arrive as light
+    importing LanceDB, pyarrow, numpy, networkx, scipy, the model, git or pydantic: the answers arrive as light
     dataclasses."""
     assert cortex(repo, "remember", "Pricing rounds half up", "--kind", "decision").returncode == 0
-    engine = ("lancedb", "pyarrow", "numpy", "networkx", "fastembed", "onnxruntime", "git", "watchfiles", "pydantic")
+    engine = ("lancedb", "pyarrow", "numpy", "networkx", "scipy", "fastembed", "onnxruntime", "git", "watchfiles", "pydantic")
     code = (
         _IMPORT_WITNESS.format(engine=engine) +
         "import asyncio, sys\n"

@@ -34,7 +34,7 @@ def add_graph(p) -> None:
 
 
 def run_graph(args, ctx: CommandContext) -> Answer:
-    from ...core.graph.graph import neighbourhood  # networkx: not for the thin client, which only parses
+    from ...core.graph.graph import neighbourhood  # the engine: not for the thin client, which only parses
 
     found = neighbourhood(ctx.engine(args).graph(session=ctx.session(args)), args.node, args.depth, args.limit)
 

@@ -1,26 +1,67 @@
 """Personalised PageRank by power iteration over a row-normalised sparse matrix (networkx's method, numpy's speed).
 
 Selection ranks files over the import graph with it, the repository map files over the definition -> reference
-graph: one iteration, two graphs.
+graph: one iteration, two graphs. The sparse matrices are numpy arrays of their entries (`Edges`): what the two
+rankings ask of a sparse matrix is row sums and products with a vector, and scipy's sparse arrays cost a resident
+server 20 MiB of imports for the rest of its life (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
-def row_normalised(adjacency):
-    """(the matrix whose rows sum to 1, the rows that had no weight): prepared as networkx's pagerank prepares it."""
-    import scipy as sp
+@dataclass(frozen=True)
+class Edges:
+    """A sparse matrix as its entries: `weights[i]` at (`rows[i]`, `cols[i]`); repeated entries add up."""
 
-    out = np.asarray(adjacency.sum(axis=1)).ravel()
+    rows: np.ndarray
+    cols: np.ndarray
+    weights: np.ndarray
+    shape: tuple[int, int]
+
+    @classmethod
+    def of(cls, rows, cols, weights, shape: tuple[int, int]) -> Edges:
+        """With repeated entries summed into one, in (row, column) order, as a CSR array holds them: every product
+        then reads each entry once (the map's graph has a few entries per file pair, one per name)."""
+        rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        keys, slot = np.unique(rows * max(shape[1], 1) + cols, return_inverse=True)
+        weights = np.bincount(slot, weights=np.asarray(weights, dtype=np.float64), minlength=len(keys)).astype(np.float64)
+        return cls(keys // max(shape[1], 1), keys % max(shape[1], 1), weights, shape)
+
+    @property
+    def entries(self) -> int:
+        return len(self.weights)
+
+    def row_sums(self) -> np.ndarray:
+        return np.bincount(self.rows, weights=self.weights, minlength=self.shape[0])
+
+    def times(self, vector: np.ndarray) -> np.ndarray:
+        """matrix @ vector."""
+        return np.bincount(self.rows, weights=self.weights * vector[self.cols], minlength=self.shape[0])
+
+    def times_left(self, vector: np.ndarray) -> np.ndarray:
+        """vector @ matrix."""
+        return np.bincount(self.cols, weights=vector[self.rows] * self.weights, minlength=self.shape[1])
+
+    def plus(self, other: Edges, factor: float = 1.0) -> Edges:
+        """self + factor * other."""
+        return Edges(np.concatenate((self.rows, other.rows)), np.concatenate((self.cols, other.cols)),
+                     np.concatenate((self.weights, factor * other.weights)), self.shape)
+
+
+def row_normalised(adjacency: Edges) -> tuple[Edges, np.ndarray]:
+    """(the matrix whose rows sum to 1, the rows that had no weight): prepared as networkx's pagerank prepares it."""
+    out = adjacency.row_sums()
     inverse = np.zeros_like(out)
     inverse[out != 0] = 1.0 / out[out != 0]
-    matrix = sp.sparse.dia_array((inverse[np.newaxis, :], 0), shape=adjacency.shape).tocsr() @ adjacency
+    matrix = Edges(adjacency.rows, adjacency.cols, adjacency.weights * inverse[adjacency.rows], adjacency.shape)
     return matrix, np.where(out == 0)[0]
 
 
-def personalised_pagerank(matrix, dangling: np.ndarray, personal: np.ndarray, alpha: float = 0.85,
+def personalised_pagerank(matrix: Edges, dangling: np.ndarray, personal: np.ndarray, alpha: float = 0.85,
                           max_iter: int = 100, tol: float = 1e-6) -> np.ndarray | None:
     """The ranks (summing to 1) of a walk that restarts at `personal` (normalised here), dangling rows jumping there
     too; None when it does not converge within `max_iter` (networkx raises there)."""
@@ -29,7 +70,7 @@ def personalised_pagerank(matrix, dangling: np.ndarray, personal: np.ndarray, al
     x = np.repeat(1.0 / n, n)
     for _ in range(max_iter):
         last = x
-        x = alpha * (x @ matrix + x[dangling].sum() * p) + (1 - alpha) * p
+        x = alpha * (matrix.times_left(x) + x[dangling].sum() * p) + (1 - alpha) * p
         if np.absolute(x - last).sum() < n * tol:
             return x
     return None

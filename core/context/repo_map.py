@@ -20,14 +20,13 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..answers import MapEntry, RepoMap
 from ..store.sql import in_filter, scan
 from ..tokens import count_tokens
-from .pagerank import personalised_pagerank, row_normalised
+from .pagerank import Edges, personalised_pagerank, row_normalised
 from .signatures import signature_lines
 
 MENTIONED = 10.0
@@ -70,10 +69,10 @@ class SymbolGraph:
     """Every (file, short name) defined, as `file * len(names) + name`, sorted."""
     alphabetical: np.ndarray
     """Each definition's place in (path, name) order: ties are broken by it, never by the table's row order."""
-    incoming: Any
-    """definitions x files (CSR): the weight of each file's edges to each definition."""
-    files: Any
-    """files x files (CSR): the summed weights of the edges from each file to each file."""
+    incoming: Edges
+    """definitions x files: the weight of each file's edges to each definition."""
+    files: Edges
+    """files x files: the summed weights of the edges from each file to each file."""
     qualified: dict[tuple[int, int], list[str]]
     """(file, short name) -> the qualified symbols of that name the file defines, in file order."""
     definers: dict[str, tuple[int, ...]]
@@ -87,7 +86,6 @@ class SymbolGraph:
         repository's chunks use millions of identifiers."""
         import pyarrow as pa
         import pyarrow.compute as pc
-        import scipy as sp
 
         encoded = pc.dictionary_encode(table["path"]).combine_chunks()
         paths = encoded.dictionary.to_pylist()
@@ -131,8 +129,8 @@ class SymbolGraph:
         src, dst, name, weight = src[keep], dst[keep], name[keep], weight[keep]
         n = len(paths)
         target = np.searchsorted(definitions, dst * width + name)
-        incoming = sp.sparse.csr_array((weight, (target, src)), shape=(len(definitions), n))
-        files = sp.sparse.csr_array((weight, (src, dst)), shape=(n, n))
+        incoming = Edges.of(target, src, weight, (len(definitions), n))
+        files = Edges.of(src, dst, weight, (n, n))
         alphabetical = np.empty(len(definitions), dtype=np.int64)
         alphabetical[sorted(range(len(definitions)), key=lambda i: (paths[def_file[i]], names[def_name[i]]))] = \
             np.arange(len(definitions))
@@ -157,8 +155,6 @@ class SymbolGraph:
         return found
 
     def _rank(self, seeds: dict[str, float], mentioned: Iterable[str]) -> Ranked:
-        import scipy as sp
-
         n, width = len(self.paths), max(len(self.names), 1)
         nothing = Ranked(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         if n == 0 or not self.qualified:
@@ -168,9 +164,13 @@ class SymbolGraph:
         adjacency = self.files
         if boosted.size:
             # The mentioned names' edges (rows of `incoming`, by definition) again, nine times: x10 in all.
-            extra = self.incoming[boosted].T @ sp.sparse.csr_array(
-                (np.ones(boosted.size), (np.arange(boosted.size), def_file[boosted])), shape=(boosted.size, n))
-            adjacency = adjacency + (MENTIONED - 1) * extra
+            # Each edge into a mentioned definition, from the using file to the defining file.
+            mentioned_definition = np.zeros(len(self.definitions), dtype=bool)
+            mentioned_definition[boosted] = True
+            into = mentioned_definition[self.incoming.rows]
+            extra = Edges(self.incoming.cols[into], def_file[self.incoming.rows[into]], self.incoming.weights[into],
+                          (n, n))
+            adjacency = adjacency.plus(extra, MENTIONED - 1)
         matrix, dangling = row_normalised(adjacency)
         personal = np.zeros(n)
         for path, value in seeds.items():
@@ -183,9 +183,9 @@ class SymbolGraph:
             ranks = personalised_pagerank(matrix, dangling, np.ones(n), max_iter=300)
             if ranks is None:
                 return nothing
-        out_weight = np.asarray(adjacency.sum(axis=1)).ravel()
+        out_weight = adjacency.row_sums()
         per_weight = np.divide(ranks, out_weight, out=np.zeros_like(ranks), where=out_weight > 0)
-        received = self.incoming @ per_weight
+        received = self.incoming.times(per_weight)
         received[boosted] *= MENTIONED
         # A file's own rank is shared among its definitions, half by how much the other files use each, half evenly
         # (so a focus file's new or unused definitions still show).

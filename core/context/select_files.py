@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..store.sql import in_filter, quote, scan, symbols_filter
-from .pagerank import personalised_pagerank, row_normalised
+from .pagerank import Edges, personalised_pagerank, row_normalised
 
 FILE_COLUMNS = ["path", "is_test", "tokens", "last_commit_time", "symbols"]
 """What selection ranks a file by (its imports live in the cached graph)."""
@@ -67,29 +67,33 @@ class ImportGraph:
 
     nodes: list[str]
     position: dict[str, int]
-    matrix: object
+    matrix: Edges
     dangling: np.ndarray
     edges: int
 
     @classmethod
     def build(cls, rows: Iterable[dict]) -> ImportGraph:
-        import networkx as nx  # 18 MiB: loaded by the first selection, not by every engine (the resident server's)
-
         rows = list(rows)
         present = {r["path"] for r in rows}
-        graph = nx.Graph()
+        # Nodes in the order networkx's graph held them (a file, then the files it imports that were not seen yet),
+        # each import one undirected edge, a file importing itself one entry on the diagonal: the ranks are
+        # nx.pagerank's on the same graph, up to rounding in the last bits.
+        position: dict[str, int] = {}
+        pairs: set[tuple[int, int]] = set()
         for row in rows:
-            graph.add_node(row["path"])
+            a = position.setdefault(row["path"], len(position))
             for target in row["imports"] or []:
                 if target in present:
-                    graph.add_edge(row["path"], target)
-        nodes = list(graph)
+                    b = position.setdefault(target, len(position))
+                    pairs.add((min(a, b), max(a, b)))
+        nodes = list(position)
         if not nodes:
-            return cls([], {}, None, np.zeros(0, dtype=int), 0)
-        # The ranks are nx.pagerank's on the same graph (up to rounding in the last bits: the dangling mass is summed
-        # by numpy here, which is 30 times faster at 50k files).
-        matrix, dangling = row_normalised(nx.to_scipy_sparse_array(graph, nodelist=nodes, dtype=float))
-        return cls(nodes, {p: i for i, p in enumerate(nodes)}, matrix, dangling, graph.number_of_edges())
+            return cls([], {}, Edges.of([], [], [], (0, 0)), np.zeros(0, dtype=int), 0)
+        ends = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+        loop = ends[:, 0] == ends[:, 1]
+        rows_, cols = np.concatenate((ends[:, 0], ends[~loop, 1])), np.concatenate((ends[:, 1], ends[~loop, 0]))
+        matrix, dangling = row_normalised(Edges.of(rows_, cols, np.ones(len(rows_)), (len(nodes), len(nodes))))
+        return cls(nodes, position, matrix, dangling, len(pairs))
 
     def proximity(self, seeds: Iterable[str], alpha: float = 0.85, max_iter: int = 100, tol: float = 1e-6) -> dict[str, float]:
         """Personalised PageRank from the seeds (every seed weighted alike), scaled so the nearest file scores 1."""
