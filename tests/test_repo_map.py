@@ -125,6 +125,21 @@ def test_the_snapshot_is_small_deterministic_and_holds_what_an_agent_needs_first
     assert code == 0 and plain == text
 
 
+def test_a_repository_whose_files_use_no_other_files_names_still_ranks():
+    """No edges at all (every file stands alone): the ranks are the files' own, the seed's first, mentioned or not
+    (numpy's bincount answers integers for no entries, which the mentioned names' weighting once failed on)."""
+    import pyarrow as pa
+    from cortex_tui.core.context.repo_map import SymbolGraph
+
+    graph = SymbolGraph.build(pa.Table.from_pylist([
+        {"path": "a.py", "symbols": ["alpha"], "refs": [], "is_test": False},
+        {"path": "b.py", "symbols": ["beta", "Beta.size"], "refs": ["alpha_not_defined"], "is_test": False}]))
+    for mentioned in ([], ["beta"]):
+        found = graph.rank({"a.py": 1.0}, mentioned)
+        assert len(found.file) == 3 and found.score.dtype.kind == "f"
+        assert (graph.paths[found.file[0]], graph.names[found.name[0]]) == ("a.py", "alpha")
+
+
 def test_ties_are_broken_by_path_and_name_not_by_the_tables_row_order():
     """A compaction rewrites the chunks table in another row order: the same definitions must map alike."""
     import pyarrow as pa

@@ -28,7 +28,7 @@ class Edges:
         then reads each entry once (the map's graph has a few entries per file pair, one per name)."""
         rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         keys, slot = np.unique(rows * max(shape[1], 1) + cols, return_inverse=True)
-        weights = np.bincount(slot, weights=np.asarray(weights, dtype=np.float64), minlength=len(keys)).astype(np.float64)
+        weights = _sums(slot, np.asarray(weights, dtype=np.float64), len(keys))
         return cls(keys // max(shape[1], 1), keys % max(shape[1], 1), weights, shape)
 
     @property
@@ -36,20 +36,25 @@ class Edges:
         return len(self.weights)
 
     def row_sums(self) -> np.ndarray:
-        return np.bincount(self.rows, weights=self.weights, minlength=self.shape[0])
+        return _sums(self.rows, self.weights, self.shape[0])
 
     def times(self, vector: np.ndarray) -> np.ndarray:
         """matrix @ vector."""
-        return np.bincount(self.rows, weights=self.weights * vector[self.cols], minlength=self.shape[0])
+        return _sums(self.rows, self.weights * vector[self.cols], self.shape[0])
 
     def times_left(self, vector: np.ndarray) -> np.ndarray:
         """vector @ matrix."""
-        return np.bincount(self.cols, weights=vector[self.rows] * self.weights, minlength=self.shape[1])
+        return _sums(self.cols, vector[self.rows] * self.weights, self.shape[1])
 
     def plus(self, other: Edges, factor: float = 1.0) -> Edges:
         """self + factor * other."""
         return Edges(np.concatenate((self.rows, other.rows)), np.concatenate((self.cols, other.cols)),
                      np.concatenate((self.weights, factor * other.weights)), self.shape)
+
+
+def _sums(index: np.ndarray, weights: np.ndarray, length: int) -> np.ndarray:
+    """The weights summed by index, as floats (numpy's bincount answers integers when it is given no entries)."""
+    return np.bincount(index, weights=weights, minlength=length).astype(np.float64, copy=False)
 
 
 def row_normalised(adjacency: Edges) -> tuple[Edges, np.ndarray]:
