@@ -53,3 +53,10 @@ def arrow_on_the_c_heap() -> None:
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())
+
+
+def arrow_pool() -> str:
+    """The allocator pyarrow uses in this process (`system` once on the C heap), for a server's status."""
+    import pyarrow as pa
+
+    return str(pa.default_memory_pool().backend_name)

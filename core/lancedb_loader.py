@@ -10,12 +10,15 @@ not open. So a stand-in for the package's top level is registered before LanceDB
 models) import as usual, and the first attribute asked of the top level itself imports the real one, so anything that
 does use the client still gets it whole.
 
-Two more costs are deferred for the import's duration only (1.0 s -> 0.5 s of CPU; docs/benchmarks.md):
+Two more costs are deferred for the import's duration only (1.0-1.1 s -> 0.66-0.76 s of CPU; docs/benchmarks.md):
 - On Python < 3.12 LanceDB marks its methods with the `overrides` package, which disassembles every base class at
   class creation to check the mark (0.3 s). From 3.12 on LanceDB uses `typing.override`, a marker that checks nothing;
   the same marker stands in here while LanceDB imports, and the real package stays importable for anyone else.
 - About 200 pydantic models (the namespace's requests and answers) build their validators when defined; defined with
   pydantic's `defer_build`, each builds them on its first use instead, which a local connection rarely makes.
+Both are process-wide for that moment: another thread that defines a pydantic model or first imports `overrides`
+meanwhile gets the same (a model built on first use; the marker). The import is done under a lock, so two threads
+asking at once cannot leave either in place.
 """
 
 from __future__ import annotations
@@ -23,20 +26,23 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 CLIENT_PACKAGE = "lance_namespace_urllib3_client"
+_importing = threading.Lock()
 
 
 def load_lancedb() -> Any:
     """The `lancedb` module, imported (once per process) without the REST client's top level."""
-    if "lancedb" not in sys.modules:
-        _stand_in_for_client()
-        with _override_marks_unchecked(), _models_built_on_first_use():
-            import lancedb
+    with _importing:  # a second thread's "before" would be the first one's stand-ins, restored for good
+        if "lancedb" not in sys.modules:
+            _stand_in_for_client()
+            with _override_marks_unchecked(), _models_built_on_first_use():
+                import lancedb
     import lancedb
 
     return lancedb

@@ -341,7 +341,8 @@ def test_a_select_reads_its_candidates_rows_and_the_import_graph_once_per_table_
 def test_the_import_graph_ranks_as_pagerank_on_its_undirected_graph():
     """The import graph without networkx: each import one undirected edge however often it is listed, a file
     importing itself one entry on the diagonal, imports of files not indexed left out, a file without imports
-    dangling. The ranks equal a dense power iteration of networkx's personalised PageRank on that graph."""
+    dangling. The ranks equal a dense power iteration of networkx's personalised PageRank on that graph (the code
+    that used networkx passes it too: it guards the equivalence)."""
     import numpy as np
     from cortex_tui.core.context.select_files import ImportGraph
 

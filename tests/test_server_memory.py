@@ -132,6 +132,7 @@ def test_a_server_that_indexed_and_searched_stays_under_its_bound(empty_repo):
     shown = _status(empty_repo)["rss_bytes"] / 2**20
     assert abs(shown - _rss_mib(server)) < 0.1 * shown
     assert shown <= SERVER_MIB, f"a quiet server holds {shown:.0f} MiB"
+    assert _status(empty_repo)["memory_pool"] == "system", "pyarrow's own pool keeps what arrow work freed"
 
 
 ARROW_WORK = """

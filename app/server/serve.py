@@ -191,7 +191,7 @@ class Server:
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
             "indexing": self._hosted.indexing,
-            "frozen_objects": gc.get_freeze_count(),
+            "frozen_objects": gc.get_freeze_count(), "memory_pool": heap.arrow_pool(),
         }
 
     # --- requests ------------------------------------------------------------------------------------------------

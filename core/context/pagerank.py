@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Edges:
     """A sparse matrix as its entries: `weights[i]` at (`rows[i]`, `cols[i]`); repeated entries add up."""
 
@@ -23,17 +24,13 @@ class Edges:
     shape: tuple[int, int]
 
     @classmethod
-    def of(cls, rows, cols, weights, shape: tuple[int, int]) -> Edges:
+    def of(cls, rows: ArrayLike, cols: ArrayLike, weights: ArrayLike, shape: tuple[int, int]) -> Edges:
         """With repeated entries summed into one, in (row, column) order, as a CSR array holds them: every product
         then reads each entry once (the map's graph has a few entries per file pair, one per name)."""
         rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         keys, slot = np.unique(rows * max(shape[1], 1) + cols, return_inverse=True)
         weights = _sums(slot, np.asarray(weights, dtype=np.float64), len(keys))
         return cls(keys // max(shape[1], 1), keys % max(shape[1], 1), weights, shape)
-
-    @property
-    def entries(self) -> int:
-        return len(self.weights)
 
     def row_sums(self) -> np.ndarray:
         return _sums(self.rows, self.weights, self.shape[0])

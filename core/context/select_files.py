@@ -89,10 +89,11 @@ class ImportGraph:
         nodes = list(position)
         if not nodes:
             return cls([], {}, Edges.of([], [], [], (0, 0)), np.zeros(0, dtype=int), 0)
-        ends = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+        ends = np.array(list(pairs), dtype=np.int64).reshape(-1, 2)
         loop = ends[:, 0] == ends[:, 1]
-        rows_, cols = np.concatenate((ends[:, 0], ends[~loop, 1])), np.concatenate((ends[:, 1], ends[~loop, 0]))
-        matrix, dangling = row_normalised(Edges.of(rows_, cols, np.ones(len(rows_)), (len(nodes), len(nodes))))
+        heads = np.concatenate((ends[:, 0], ends[~loop, 1]))
+        tails = np.concatenate((ends[:, 1], ends[~loop, 0]))
+        matrix, dangling = row_normalised(Edges.of(heads, tails, np.ones(len(heads)), (len(nodes), len(nodes))))
         return cls(nodes, position, matrix, dangling, len(pairs))
 
     def proximity(self, seeds: Iterable[str], alpha: float = 0.85, max_iter: int = 100, tol: float = 1e-6) -> dict[str, float]:
