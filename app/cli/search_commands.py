@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.context.purposes import DEFAULT as DEFAULT_PURPOSE
-from ...core.context.purposes import PURPOSES
+from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
+from ...core.context.purpose_names import PURPOSES
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
 from .context import CommandContext

@@ -10,7 +10,7 @@ from textual.containers import Grid
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 
-from ...core.context.purposes import PURPOSES
+from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
 from ...core.records import Memory
 from ...widgets.budget_pane import BudgetPane, BudgetView, item_key

@@ -15,7 +15,7 @@ from textual.widgets import Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...core.context.items import Item, Selection
-from ...core.context.purposes import DEFAULT as DEFAULT_PURPOSE
+from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.errors import CortexError
 from ...core.index.progress import ProgressClock
 from ...core.records import Memory, MemoryDraft

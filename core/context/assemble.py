@@ -17,7 +17,8 @@ from ..secrets.secret_fields import redact_item
 from ..secrets.secrets import redacted
 from ..tokens import count_tokens
 from .items import Item, Selection
-from .purposes import DEFAULT, Section, memory_of, sections
+from .purpose_names import DEFAULT
+from .purposes import Section, memory_of, sections
 
 FORMATS = ("markdown", "xml", "json")
 WORKING_TREE = "working tree"

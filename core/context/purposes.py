@@ -17,9 +17,7 @@ from ..errors import CortexError
 from ..records import Memory
 from ..search.roles import path_role
 from .items import Item
-
-PURPOSES = ("general", "assistant", "planner", "research", "drafting")
-DEFAULT = "general"
+from .purpose_names import PURPOSES
 
 
 @dataclass(frozen=True)

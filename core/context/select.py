@@ -35,7 +35,8 @@ from .file_ranking import rank_files, task_identifiers
 from .fitting import Limits, Pool, Render, Unit, fit, plan
 from .inputs import SelectInputs
 from .items import Item, Selection
-from .purposes import DEFAULT, check_purpose
+from .purpose_names import DEFAULT
+from .purposes import check_purpose
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
 
