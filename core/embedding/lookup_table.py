@@ -4,30 +4,24 @@ The shipped int8 model turns each weight matrix into float before its use (Cast,
 onnxruntime folds those constants once at load, which is what makes queries fast (see onnx_encoder.py). For the
 word-embedding table (30,522 x 384) that folding costs 45 MiB of float rows, though a text reads only a few hundred
 of them. Rewritten to look the int8 rows and their scales up first, then Cast and Mul, the table stays 11 MiB: each
-row is the same float32 product as before, so the vectors are bit-identical; the other weights are folded as before.
+row is the same float32 product as before, so this edit alone leaves the vectors bit-identical (the other weights:
+`int8_matmul.py`).
 
-The rewrite runs once per model file (the `onnx` package edits the graph) and is written into the model directory
-beside the tokenizer files; a model of another shape, or a machine without `onnx`, loads the file unchanged.
+The edit is one of the rewrites `model_rewrite.py` makes once per model file.
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 TABLE = "inner.embeddings.word_embeddings.weight"
 """The folded table's name in the shipped model: its int8 values are `TABLE_q`, its row scales `TABLE_scale`."""
 
 
-def write_lookup_model(source: Path, target: Path) -> bool:
-    """Write `source` with the word-embedding table looked up in int8 to `target`; False (and nothing written)
-    when the model does not have the shipped model's form or `onnx` is missing."""
-    try:
-        import onnx
-        from onnx import helper
-    except ImportError:
-        return False
-    model = onnx.load(str(source))
+def look_up_table(model) -> bool:
+    """Edit the loaded model so the word-embedding table is looked up in int8; False (and nothing changed) when the
+    model does not have the shipped model's form."""
+    import onnx
+    from onnx import helper
+
     nodes = list(model.graph.node)
     cast = [n for n in nodes if n.op_type == "Cast" and list(n.input) == [f"{TABLE}_q"]]
     scale = [n for n in nodes if n.op_type == "Mul" and list(n.output) == [TABLE]
@@ -47,8 +41,4 @@ def write_lookup_model(source: Path, target: Path) -> bool:
     kept = [n for n in nodes if n not in (cast[0], scale[0], lookup[0])]
     del model.graph.node[:]
     model.graph.node.extend(kept[:first] + rows + kept[first:])
-    onnx.checker.check_model(model)
-    partial = target.with_name(f".{target.name}.{os.getpid()}")
-    onnx.save(model, str(partial))
-    os.replace(partial, target)  # several processes may write it at once: each renames a whole file
     return True
