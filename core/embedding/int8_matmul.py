@@ -40,12 +40,11 @@ def int8_matmuls(model) -> bool:
     dropped_constants: set[str] = set()
     added = []
     for at, node in enumerate(nodes):
-        scale_at = producer.get(node.input[1]) if node.op_type == "MatMul" else None
-        scale_node = nodes[scale_at] if scale_at is not None and nodes[scale_at].op_type == "Mul" else None
-        cast_at = producer.get(scale_node.input[0]) if scale_node is not None else None
-        cast = nodes[cast_at] if cast_at is not None else None
-        if cast is None or cast.op_type != "Cast" or cast.input[0] not in constants:
+        feeding = _scaled_constant(node, nodes, producer, constants)
+        if feeding is None:
             continue
+        scale_at, cast_at = feeding
+        scale_node, cast = nodes[scale_at], nodes[cast_at]
         values = numpy_helper.to_array(constants[cast.input[0]])
         scales = numpy_helper.to_array(constants[scale_node.input[1]]) if scale_node.input[1] in constants else None
         if (values.dtype != np.int8 or values.ndim != 2 or scales is None or scales.size != values.shape[1]
@@ -77,3 +76,14 @@ def int8_matmuls(model) -> bool:
     if not any(opset.domain == "com.microsoft" for opset in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return True
+
+
+def _scaled_constant(node, nodes: list, producer: dict[str, int], constants: dict) -> tuple[int, int] | None:
+    """Positions of the Mul and the Cast that make a MatMul's second input from an int8 constant, if they do."""
+    scale_at = producer.get(node.input[1]) if node.op_type == "MatMul" else None
+    if scale_at is None or nodes[scale_at].op_type != "Mul":
+        return None
+    cast_at = producer.get(nodes[scale_at].input[0])
+    if cast_at is None or nodes[cast_at].op_type != "Cast" or nodes[cast_at].input[0] not in constants:
+        return None
+    return scale_at, cast_at
