@@ -34,6 +34,13 @@ class EngineCache:
             old.close()
         return engine
 
+    def release_caches(self) -> None:
+        """Every cached engine lets go of what it rebuilds on demand (Engine.release_caches)."""
+        with self._lock:
+            engines = [engine for engine, _ in self._engines.values()]
+        for engine in engines:
+            engine.release_caches()
+
     def close(self) -> None:
         """Stop every cached engine's background threads (the server is shutting down)."""
         with self._lock:

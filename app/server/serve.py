@@ -49,6 +49,10 @@ COMMAND_THREADS = 4
 """Commands run at once; more wait for a thread (and hear `alive` meanwhile)."""
 TRIM_AFTER_SECONDS = 1.0
 """Once no command or call has run for this long, the C heap's free pages go back to the system (see core.heap)."""
+RELEASE_AFTER_SECONDS = 120.0
+"""Once none has run for this long, the engines also let go of what they rebuild on demand (Engine.release_caches):
+a server left alone holds what its next search needs, not its last map's graph. Two minutes: a person asking for
+maps and selections as they work keeps them; the rebuild costs the next one a few hundred milliseconds."""
 
 
 class Server:
@@ -73,6 +77,8 @@ class Server:
         self._last_activity = time.monotonic()
         self._trimmed = True
         """Whether the heap was trimmed since the last job ended."""
+        self._released = True
+        """Whether the engines released their caches since the last job ended."""
         self._handlers: set[threading.Thread] = set()
         self._started = time.time()
         self._served = 0
@@ -141,11 +147,17 @@ class Server:
 
     def _trim_when_quiet(self) -> None:
         """Hand the heap's free pages back once after each burst of work, off every answer's path: a command's
-        or call's temporary buffers (a search's candidate rows, a map's graph build) otherwise stay resident."""
+        or call's temporary buffers (a search's candidate rows, a map's graph build) otherwise stay resident.
+        After a longer quiet spell, the engines' rebuildable caches go first."""
         with self._jobs_lock:
-            quiet = self._jobs == 0 and time.monotonic() - self._last_activity > TRIM_AFTER_SECONDS
-            due, self._trimmed = quiet and not self._trimmed, self._trimmed or quiet
-        if due:
+            quiet_for = time.monotonic() - self._last_activity if self._jobs == 0 else 0.0
+            trim = quiet_for > TRIM_AFTER_SECONDS and not self._trimmed
+            release = quiet_for > RELEASE_AFTER_SECONDS and not self._released
+            self._trimmed |= trim
+            self._released |= release
+        if release:
+            self._engines.release_caches()
+        if trim or release:
             gc.collect()  # cycles a command left (objects made after the warm-up's freeze only: a few milliseconds)
             heap.trim()
 
@@ -212,7 +224,7 @@ class Server:
         with self._jobs_lock:
             self._jobs -= 1
             self._last_activity = time.monotonic()
-            self._trimmed = False
+            self._trimmed = self._released = False
 
     def _handle(self, conn: socket.socket) -> None:
         try:

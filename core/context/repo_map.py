@@ -217,6 +217,11 @@ class SymbolGraphCache:
                 self.builds += 1
             return self._cached
 
+    def forget(self) -> None:
+        """Let go of the cached graph and signature lines (a long-lived process after a quiet spell); the next call builds it again."""
+        with self._lock:
+            self._cached = None
+
 
 class MapState:
     """One version's graph and the signature lines read for it so far."""

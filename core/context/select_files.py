@@ -130,6 +130,11 @@ class ImportGraphCache:
                 self.builds += 1
             return self._cached[1]
 
+    def forget(self) -> None:
+        """Let go of the cached graph (a long-lived process after a quiet spell); the next call builds it again."""
+        with self._lock:
+            self._cached = None
+
 
 class FileReads:
     """Filtered, projected reads of one `files` table (None without an index), and its cached import graph."""

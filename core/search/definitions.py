@@ -129,6 +129,11 @@ class DefinedNames:
                 self.reads += 1
             return self._cached[1], self._cached[2]
 
+    def forget(self) -> None:
+        """Let go of the cached names (a long-lived process after a quiet spell); the next call builds it again."""
+        with self._lock:
+            self._cached = None
+
 
 def near_definers(table, typed: str, where: str | None, columns: list[str], text_rows: list[dict],
                   names: DefinedNames) -> list[dict]:
