@@ -1,4 +1,4 @@
-"""The default model's file rewritten once, so onnxruntime keeps its weights in int8 (about 75 MiB less per process).
+"""The default model's file rewritten once, so onnxruntime keeps its weights in int8 (about 65 MiB less per process).
 
 Two edits of the shipped graph (the `onnx` package edits it): the word-embedding table looked up in int8
 (`lookup_table.py`) and the weight matrices multiplied in int8 (`int8_matmul.py`). The result is written into the
