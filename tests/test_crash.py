@@ -263,7 +263,9 @@ def test_agent_merge_killed_at_every_commit_never_duplicates_steps(repo, tmp_pat
 
 _BUSY_AT_EXIT = """
 import random, sys, threading, time
-import lancedb, pyarrow as pa
+import pyarrow as pa
+from cortex_tui.core.lancedb_loader import load_lancedb  # LanceDB as cortex imports it: a second less per run
+lancedb = load_lancedb()
 table = lancedb.connect(sys.argv[1]).create_table("t", pa.table({"id": list(range(100))}), mode="overwrite")
 
 def busy():  # what the compactor, the watcher or a dashboard worker may be doing when the process ends
