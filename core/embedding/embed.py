@@ -46,6 +46,9 @@ earlier rewrite (or a link to the wheel's file) is not reused."""
 DEFAULT_MODEL_ID = f"{DEFAULT_MODEL} (int8 matmul)"
 """The default model's vectors' key: multiplied in int8 they differ slightly from the float products' (int8_matmul.py),
 so vectors stored or cached by an earlier version are embedded again rather than mixed with these."""
+AS_SHIPPED = "as-shipped"
+"""Written into the model directory where the rewrite did not apply: the wheel's file runs as it is (float products)
+and its vectors keep the plain model name as their key."""
 QUERIES_KEPT = 64
 """Query embeddings an Embedder keeps (`embed_one`)."""
 
@@ -84,7 +87,8 @@ def _default_model_dir() -> Path:
         for item in _SHIPPED_FILES.glob("*.json"):
             shutil.copyfile(item, target / item.name)
         link = target / "model.onnx"
-        if not write_rewritten_model(onnx, link):
+        if not _rewritten(onnx, link):
+            (target / AS_SHIPPED).touch()  # before the file: a directory with a model says how it computes
             try:
                 link.symlink_to(onnx)
             except FileExistsError:
@@ -92,6 +96,14 @@ def _default_model_dir() -> Path:
             except OSError:
                 shutil.copyfile(onnx, link)
     return target
+
+
+def _rewritten(source: Path, target: Path) -> bool:
+    """The rewrite (`model_rewrite.py`), or False where it does not apply or fails: the model then runs as shipped."""
+    try:
+        return write_rewritten_model(source, target)
+    except Exception:  # a broken or missing `onnx` package, a file it cannot parse or check: several types
+        return False
 
 
 class Embedder:
@@ -118,7 +130,7 @@ class Embedder:
         if self.model_name == E5_MODEL and not self.model_path:
             return f"{E5_MODEL}-q4"
         if self.model_name == DEFAULT_MODEL and not self.model_path:
-            return DEFAULT_MODEL_ID
+            return DEFAULT_MODEL if (_default_model_dir() / AS_SHIPPED).exists() else DEFAULT_MODEL_ID
         return self.model_path or self.model_name
 
     @property

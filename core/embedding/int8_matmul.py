@@ -15,6 +15,11 @@ model's vectors carry their own key (`Embedder.model_id`); search and LoCoMo wer
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # onnx is imported only by the rewrite itself, once per model file
+    from onnx import ModelProto, NodeProto, TensorProto
+
 BLOCK = 128
 """Values per quantization block along K: a power of two (MatMulNBits' rule) dividing both 384 and 1,536."""
 
@@ -22,10 +27,10 @@ ACCURACY_INT8 = 4
 """MatMulNBits' accuracy level that multiplies in int8 (levels 0-1 dequantize the weights to float on every run)."""
 
 
-def int8_matmuls(model) -> bool:
+def int8_matmuls(model: ModelProto) -> bool:
     """Edit the loaded model so every MatMul on a Cast-and-scaled int8 constant runs as MatMulNBits; False (and
-    nothing changed) when any such matrix lacks the shipped form (int8 [K, N], one scale per column, K in blocks)."""
-    import numpy as np
+    nothing changed) when any such matrix lacks the shipped form: int8 [K, N] with K in blocks, cast to float, one
+    scale per column, and the matrix, its scales and each step between them read by nothing else."""
     from onnx import helper, numpy_helper
 
     graph = model.graph
@@ -36,37 +41,32 @@ def int8_matmuls(model) -> bool:
     for node in nodes:
         for name in node.input:
             readers[name] = readers.get(name, 0) + 1
-    replaced: dict[int, object] = {}
+    replaced: dict[int, NodeProto] = {}
     dropped_nodes: set[int] = set()
     dropped_constants: set[str] = set()
-    added = []
+    added: list[TensorProto] = []
     for at, node in enumerate(nodes):
         feeding = _scaled_constant(node, nodes, producer, constants)
         if feeding is None:
             continue
         scale_at, cast_at = feeding
         scale_node, cast = nodes[scale_at], nodes[cast_at]
-        values = numpy_helper.to_array(constants[cast.input[0]])
-        scales = numpy_helper.to_array(constants[scale_node.input[1]]) if scale_node.input[1] in constants else None
-        if (values.dtype != np.int8 or values.ndim != 2 or scales is None or scales.size != values.shape[1]
-                or values.shape[0] % BLOCK or readers[node.input[1]] != 1 or readers[cast.output[0]] != 1):
+        quantized, scale = cast.input[0], scale_node.input[1]
+        if any(readers[name] != 1 for name in (node.input[1], cast.output[0], quantized, scale)):
+            return False
+        values = numpy_helper.to_array(constants[quantized])
+        scales = numpy_helper.to_array(constants[scale]) if scale in constants else None
+        if not _shipped_form(values, scales, cast):
             return False
         k, n = values.shape
-        blocks = k // BLOCK
         name = node.input[1]
-        added += [
-            numpy_helper.from_array((values.astype(np.int16) + 128).astype(np.uint8).T.reshape(n, blocks, BLOCK),
-                                    f"{name}_u8"),
-            numpy_helper.from_array(np.repeat(scales.reshape(n, 1).astype(np.float32), blocks, axis=1).reshape(-1),
-                                    f"{name}_scales"),
-            numpy_helper.from_array(np.full(n * blocks, 128, dtype=np.uint8), f"{name}_zero"),
-        ]
+        added += _nbits_constants(name, values, scales)
         replaced[at] = helper.make_node(
             "MatMulNBits", [node.input[0], f"{name}_u8", f"{name}_scales", f"{name}_zero"], list(node.output),
             name=f"{node.name}_int8", domain="com.microsoft", K=k, N=n, bits=8, block_size=BLOCK,
             accuracy_level=ACCURACY_INT8)
         dropped_nodes |= {scale_at, cast_at}
-        dropped_constants |= {cast.input[0], scale_node.input[1]}
+        dropped_constants |= {quantized, scale}
     if not replaced:
         return False
     del graph.node[:]
@@ -79,8 +79,9 @@ def int8_matmuls(model) -> bool:
     return True
 
 
-def _scaled_constant(node, nodes: list, producer: dict[str, int], constants: dict) -> tuple[int, int] | None:
-    """Positions of the Mul and the Cast that make a MatMul's second input from an int8 constant, if they do."""
+def _scaled_constant(node: NodeProto, nodes: list[NodeProto], producer: dict[str, int],
+                     constants: dict[str, TensorProto]) -> tuple[int, int] | None:
+    """Positions of the Mul and the Cast that make a MatMul's second input from a constant, if they do."""
     scale_at = producer.get(node.input[1]) if node.op_type == "MatMul" else None
     if scale_at is None or nodes[scale_at].op_type != "Mul":
         return None
@@ -88,3 +89,32 @@ def _scaled_constant(node, nodes: list, producer: dict[str, int], constants: dic
     if cast_at is None or nodes[cast_at].op_type != "Cast" or nodes[cast_at].input[0] not in constants:
         return None
     return scale_at, cast_at
+
+
+def _shipped_form(values, scales, cast: NodeProto) -> bool:
+    """int8 [K, N] with K in whole blocks, cast to float32, and one scale per column ([N] or [1, N]: a [K, 1] of
+    per-row scales has as many values when K == N, and would be applied to the wrong axis)."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    to = next((helper.get_attribute_value(a) for a in cast.attribute if a.name == "to"), None)
+    return (values.dtype == np.int8 and values.ndim == 2 and values.shape[0] % BLOCK == 0
+            and to == TensorProto.FLOAT and scales is not None
+            and scales.shape in ((values.shape[1],), (1, values.shape[1])))
+
+
+def _nbits_constants(name: str, values, scales) -> list[TensorProto]:
+    """MatMulNBits' inputs for one matrix: the values as uint8 around a zero point of 128 (the same numbers), laid
+    out [N, blocks, BLOCK], and each column's scale repeated per block."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    k, n = values.shape
+    blocks = k // BLOCK
+    return [
+        numpy_helper.from_array((values.astype(np.int16) + 128).astype(np.uint8).T.reshape(n, blocks, BLOCK),
+                                f"{name}_u8"),
+        numpy_helper.from_array(np.repeat(scales.reshape(n, 1).astype(np.float32), blocks, axis=1).reshape(-1),
+                                f"{name}_scales"),
+        numpy_helper.from_array(np.full(n * blocks, 128, dtype=np.uint8), f"{name}_zero"),
+    ]
