@@ -161,3 +161,15 @@ def test_ties_are_broken_by_path_and_name_not_by_the_tables_row_order():
     assert first.index(("x.py", "solo")) + 1 == first.index(("y.py", "single")), "equal scores: by path"
     assert first[0] == ("c.py", "gamma")
     assert first.index(("a.py", "Box")) + 1 == first.index(("a.py", "size")), "equal scores: by path and name"
+
+
+def test_a_signature_over_several_lines_reads_as_written_on_one():
+    """Black's layout (the brackets' contents on lines of their own, a trailing comma) is shown as one line, with no
+    space inside the brackets and no comma before the closing one."""
+    from cortex_tui.core.context.signatures import signature_lines
+
+    text = ('def open_resource(\n    self, resource: str, mode: str = "rb"\n) -> t.IO[t.AnyStr]:\n    pass\n\n'
+            "def render(\n    name: str,\n    **context: t.Any,\n) -> str:\n    pass\n")
+    assert signature_lines(text, 10, ["open_resource", "render"]) == {
+        "open_resource": (10, 'def open_resource(self, resource: str, mode: str = "rb") -> t.IO[t.AnyStr]:'),
+        "render": (15, "def render(name: str, **context: t.Any) -> str:")}

@@ -58,5 +58,21 @@ def _signature(lines: list[str], at: int) -> str:
         depth += sum(line.count(c) for c in "([") - sum(line.count(c) for c in ")]")
         if depth <= 0:
             break
-    text = " ".join(" ".join(parts).split())
+    text = _joined([" ".join(part.split()) for part in parts])
     return text if len(text) <= SIGNATURE_CHARS else text[:SIGNATURE_CHARS - 1] + "…"
+
+
+def _joined(parts: list[str]) -> str:
+    """A definition's lines as one: no space inside the brackets a line break opened or closed, and no trailing comma
+    before a closing one (`def f(\n    self, x,\n) -> int:` reads `def f(self, x) -> int:`)."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if part[0] in ")]":
+            text = text.rstrip().rstrip(",") + part
+        elif not text or text[-1] in "([":
+            text += part
+        else:
+            text += " " + part
+    return text
