@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -124,9 +124,10 @@ class Embedder:
         self._model = None
         self._queries = lru_cache(maxsize=QUERIES_KEPT)(self._embed_query)
 
-    @property
+    @cached_property
     def model_id(self) -> str:
-        """The key of cached vectors: vectors of different models (or quantisations) never mix."""
+        """The key of cached vectors: vectors of different models (or quantisations) never mix. Read once: for the
+        default model it asks the model directory how it computes, and searches and index passes ask for it often."""
         if self.model_name == E5_MODEL and not self.model_path:
             return f"{E5_MODEL}-q4"
         if self.model_name == DEFAULT_MODEL and not self.model_path:

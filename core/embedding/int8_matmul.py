@@ -15,6 +15,7 @@ model's vectors carry their own key (`Embedder.model_id`); search and LoCoMo wer
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # onnx is imported only by the rewrite itself, once per model file
@@ -37,10 +38,7 @@ def int8_matmuls(model: ModelProto) -> bool:
     nodes = list(graph.node)  # one list, so positions name nodes (protobuf may wrap an element anew on each read)
     constants = {t.name: t for t in graph.initializer}
     producer = {out: at for at, node in enumerate(nodes) for out in node.output}
-    readers: dict[str, int] = {}
-    for node in nodes:
-        for name in node.input:
-            readers[name] = readers.get(name, 0) + 1
+    readers = Counter(name for node in nodes for name in node.input)
     replaced: dict[int, NodeProto] = {}
     dropped_nodes: set[int] = set()
     dropped_constants: set[str] = set()
