@@ -295,6 +295,32 @@ def test_a_command_ending_while_a_thread_is_inside_lancedb_exits_cleanly(tmp_pat
         assert (done.returncode, done.stdout) == (0, "leaving\n"), f"run {run}: {done.returncode} {done.stderr[-500:]}"
 
 
+_LIBRARY_SCRIPT = """
+import sys
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+engine = Engine(sys.argv[1])
+engine.remember(MemoryDraft(text="Invoices are numbered per year", kind="decision"))
+print(engine.search("invoice numbering").hits[0].text)
+"""
+
+
+def test_a_script_using_the_engine_ends_normally_without_aborting(tmp_path):
+    """A program that imports the engine and simply ends (no `leave`): the search's access-time write, started off
+    the answer, finishes before the interpreter finalises instead of aborting it (about one run in five did)."""
+    script = tmp_path / "library.py"
+    script.write_text(_LIBRARY_SCRIPT, encoding="utf-8")
+    for pair in range(6):
+        places = [tmp_path / f"place{pair}-{n}" for n in range(2)]
+        for place in places:
+            place.mkdir()
+        runs = [subprocess.Popen([sys.executable, str(script), str(place)], text=True, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE) for place in places]
+        for run in runs:
+            out, err = run.communicate(timeout=120)
+            assert (run.returncode, out) == (0, "Invoices are numbered per year\n"), err[-500:]
+
+
 def test_the_installed_commands_leave_that_way():
     """The console scripts are the `run` functions that end in `leave`, not `main` (which tests call in-process)."""
     from importlib.metadata import entry_points

@@ -49,7 +49,9 @@ class AccessLog:
             later.after_answer(self.flush)
         else:
             # A dashboard or MCP call, or a one-shot command: the write goes to a thread of its own, off the answer.
-            threading.Thread(target=self.flush, name="access-times", daemon=True).start()
+            # Not a daemon: a process ending normally waits for its one commit, where a daemon thread still inside
+            # LanceDB when the interpreter finalises aborts it (SIGABRT in about one library script in five).
+            threading.Thread(target=self.flush, name="access-times").start()
 
     def flush(self) -> int:
         """Write what is pending now (one commit); returns how many memories it stamped."""
