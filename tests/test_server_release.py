@@ -43,7 +43,7 @@ def server(shop):
         server._engines.close()
 
 
-def test_a_quiet_server_releases_its_engines_caches_after_a_long_quiet_spell(server, shop):
+def test_a_quiet_server_releases_its_engines_caches_and_model_after_a_long_quiet_spell(server, shop):
     engine = server._engines(shop, None, load_settings())
     _work(server, engine)
     built = _built(engine)
@@ -53,7 +53,14 @@ def test_a_quiet_server_releases_its_engines_caches_after_a_long_quiet_spell(ser
     _work(server, engine)
     assert _built(engine) == built
 
+    question = SearchRequest("where is the price of a cart computed")
+    before = [(h.id, round(h.score.total, 6)) for h in server._submit(engine.smart_search, question).result().hits]
+    assert engine.embedder._model is not None
+
     _quiet_for(server, serve.RELEASE_AFTER_SECONDS + 1)
+    assert engine.embedder._model is None, "the model let go too"
+    after = [(h.id, round(h.score.total, 6)) for h in server._submit(engine.smart_search, question).result().hits]
+    assert after == before, "loaded again for the next search, which answers the same"
     _work(server, engine)
     assert _built(engine) == (built[0] + 1, built[1] + 1, built[2] + 1), "each built again once"
     shown = server._submit(engine.repo_map, MapRequest(focus=("cart",))).result()

@@ -51,8 +51,9 @@ TRIM_AFTER_SECONDS = 1.0
 """Once no command or call has run for this long, the C heap's free pages go back to the system (see core.heap)."""
 RELEASE_AFTER_SECONDS = 120.0
 """Once none has run for this long, the engines also let go of what they rebuild on demand (Engine.release_caches):
-a server left alone holds what its next search needs, not its last map's graph. Two minutes: a person asking for
-maps and selections as they work keeps them; the rebuild costs the next one a few hundred milliseconds."""
+a server left alone holds neither its last map's graph nor the embedding model. Two minutes: a person asking for
+maps and selections as they work keeps them; the rebuild costs the next map a few hundred milliseconds, and the
+next search loads the model again."""
 
 
 class Server:

@@ -181,6 +181,14 @@ class Embedder:
 
         return TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads)
 
+    def unload(self) -> None:
+        """Let go of the model (a long-lived process after a quiet spell); the next embedding loads it again. The
+        process's embedders share one loaded model, so its memory returns once each of them has let go."""
+        with _LOAD_LOCK:
+            model, self._model = self._model, None
+            for key in [key for key, loaded in _LOADED.items() if loaded is model]:
+                del _LOADED[key]
+
     def embed_uncached(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
         """Unit vectors for texts; `query` selects the query role for models trained with one."""
         if not texts:
