@@ -298,10 +298,7 @@ def test_a_command_ending_while_a_thread_is_inside_lancedb_exits_cleanly(tmp_pat
 _LIBRARY_SCRIPT = """
 import sys
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.records import MemoryDraft
-engine = Engine(sys.argv[1])
-engine.remember(MemoryDraft(text="Invoices are numbered per year", kind="decision"))
-print(engine.search("invoice numbering").hits[0].text)
+print(Engine(sys.argv[1]).search("invoice numbering").hits[0].text)
 """
 
 
@@ -310,10 +307,13 @@ def test_a_script_using_the_engine_ends_normally_without_aborting(tmp_path):
     the answer, finishes before the interpreter finalises instead of aborting it (about one run in five did)."""
     script = tmp_path / "library.py"
     script.write_text(_LIBRARY_SCRIPT, encoding="utf-8")
+    first = tmp_path / "first"
+    first.mkdir()
+    Engine(first).remember(MemoryDraft(text="Invoices are numbered per year", kind="decision"))
     for pair in range(6):
         places = [tmp_path / f"place{pair}-{n}" for n in range(2)]
         for place in places:
-            place.mkdir()
+            shutil.copytree(first, place)  # each run stamps its own copy
         runs = [subprocess.Popen([sys.executable, str(script), str(place)], text=True, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE) for place in places]
         for run in runs:
