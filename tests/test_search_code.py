@@ -235,3 +235,89 @@ def test_a_chunk_is_held_to_its_own_words_more_strictly_than_a_memory(repo):
     memory = next(h for h in hits if h.source == "memory")
     # Code keeps a fifth of its score (weight 4), a memory a third (weight 2, chosen on LoCoMo).
     assert chunk.score.boosts["rerank"] == -0.8 and memory.score.boosts["rerank"] == -0.6667, hits
+
+
+ROUTER = '''\
+class MapAdapter:
+    """Binds a URL map to one request's server name and script root."""
+
+    def __init__(self, url_map, server_name, script_name):
+        self.url_map = url_map
+        self.server_name = server_name
+        self.script_name = script_name
+        self.default_method = "GET"
+        self.subdomain = None
+
+    def build(self, endpoint, values=None, method=None, force_external=False):
+        """Build a URL for an endpoint and its values. This produces relative URLs by default; with host
+        matching, the URL is absolute when the endpoint is not on this host. Values that don't match any rule
+        part are added to the URL's query string. Unlike matching, building does not validate that the URL
+        built for one endpoint would be matched by the same endpoint's rule again."""
+        values = dict(values or {})
+        for rule in self.url_map.rules_for(endpoint):
+            if rule.suitable_for(values, method):
+                url = rule.build(values)
+                return self.server_name + url if force_external else url
+        raise LookupError(endpoint)
+
+    def match(self, path_info=None, method=None):
+        """Find the rule for a path: returns its endpoint and arguments, raises NotFound when no rule fits, or
+        MethodNotAllowed when one fits another method only."""
+        path = path_info if path_info is not None else "/"
+        for rule in self.url_map.rules:
+            arguments = rule.fits(path)
+            if arguments is not None:
+                if method and rule.methods and method not in rule.methods:
+                    raise PermissionError(method)
+                return rule.endpoint, arguments
+        raise LookupError(path)
+
+    def allowed_methods(self, path_info=None):
+        """The methods some rule accepts for a path, for an OPTIONS answer or an Allow header."""
+        methods = set()
+        for rule in self.url_map.rules:
+            if rule.fits(path_info or "/") is not None:
+                methods.update(rule.methods or ())
+        return sorted(methods)
+
+    def get_host(self, domain_part):
+        """The host this adapter answers for, with the subdomain put in front of the server name."""
+        if domain_part is None:
+            return self.server_name
+        return f"{domain_part}.{self.server_name}" if domain_part else self.server_name
+
+    def encode_query_args(self, query_args):
+        """Query arguments as one string, keys sorted, so equal arguments always give the same text."""
+        if isinstance(query_args, str):
+            return query_args
+        pairs = sorted((str(key), str(value)) for key, value in dict(query_args).items())
+        return "&".join(f"{key}={value}" for key, value in pairs)
+
+    def describe(self):
+        """A short description of this adapter for logs and error pages: its host, script root and method."""
+        host = self.get_host(self.subdomain)
+        return f"<adapter host={host!r} script={self.script_name!r} default method={self.default_method}>"
+'''
+
+ROUTER_TESTS = '''\
+def test_router_matches_a_url_to_its_endpoint_for_each_method():
+    url_map = Map([Rule("/get", methods=["GET"], endpoint="a"), Rule("/post", methods=["POST"], endpoint="b")])
+    adapter = url_map.bind("example.org")
+    assert adapter.match("/get", method="GET") == ("a", {})  # the router matches the URL to the endpoint
+    assert adapter.match("/post", method="POST") == ("b", {})
+'''
+
+
+def test_a_plain_word_of_a_question_that_names_a_definition_lifts_it(repo):
+    """"How does the router *match* a URL to an endpoint": `match` is said as a plain word, and the method of
+    that name answers it, ahead of a longer method whose docstring repeats more of the question's words and of
+    a test that says all of them (the werkzeug question of the search case list)."""
+    commit_file(repo, "src/routing/map.py", ROUTER, "Add the map adapter")
+    commit_file(repo, "tests/test_routing.py", ROUTER_TESTS, "Test routing")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    top = engine.search("how does the router match a URL to an endpoint").hits[0]
+    assert (top.path, top.symbols) == ("src/routing/map.py", ("MapAdapter.match",)), top.score.explain()
+    assert "word_name#1" in top.score.explain()
+    # The same words not asked as a question (a task, a fix's description) keep full text's order.
+    assert engine.search("router match URL endpoint").hits[0].symbols == ("MapAdapter.build",)

@@ -39,6 +39,8 @@ class QueryTerms:
     """Names the query gives in code form."""
     typed: str = ""
     """The query as typed, for names nothing defines as typed (`near_match`)."""
+    said: frozenset[str] = frozenset()
+    """A question's plain words, lower-cased (`match` in "how does the router match a URL")."""
 
 
 @dataclass
@@ -75,6 +77,9 @@ def candidate_lists(found: Found, terms: QueryTerms) -> CandidateLists:
     named = _named_files(out, terms.stems)
     if named:
         out.lists["named"] = named
+    word_names = _word_definers(out, terms.said)
+    if word_names:
+        out.lists["word_name"] = word_names
     if "change" in out.lists:
         out.lists["change"] = _round_robin(out.lists["change"], entries["change"])
     return out
@@ -131,6 +136,16 @@ def _named_files(found: CandidateLists, stems: frozenset[str]) -> list[str]:
         if path is not None and path not in chosen and _file_words(path) & stems:
             chosen[path] = key
     return sorted(chosen.values(), key=text_order.__getitem__)
+
+
+def _word_definers(found: CandidateLists, words: frozenset[str]) -> list[str]:
+    """Full-text candidates that define a name a question says as a plain word ("how does the router *match* a
+    URL" -> `MapAdapter.match`), in full-text order: the operation asked about, where a longer neighbour may
+    repeat more of the question's words in passing."""
+    if not words:
+        return []
+    return [key for key in found.lists.get("text", []) if key.startswith("code:")
+            and any(symbol.rsplit(".", 1)[-1].lower() in words for symbol in found.rows[key]["symbols"] or ())]
 
 
 def _file_words(path: str) -> frozenset[str]:

@@ -67,6 +67,27 @@ def parse_query(raw: str) -> ParsedQuery:
     return ParsedQuery(raw=raw, text=text, terms=tuple(dict.fromkeys(terms)), identifiers=tuple(dict.fromkeys(idents)))
 
 
+QUESTION_OPENERS = frozenset("how where what which who why when does do is are can".split())
+
+
+def question_words(text: str) -> frozenset[str]:
+    """A question's plain words, lower-cased: not parts of a compound identifier (`parse_cookie` asks for that
+    name, not for `parse`), not stop or question words, three letters or more. Only a question ("how does the
+    router match a URL", or anything ending in `?`) has them: it names the operation it asks about, where a task
+    or a fix's description names many definitions in passing (on every 3rd dev task the same signal moved three
+    fixes' right chunk down a place or two and lifted none)."""
+    tokens = [m.group(0).strip(".-/") for m in _TOKEN.finditer(text)]
+    if not tokens or (tokens[0].lower() not in QUESTION_OPENERS and not text.rstrip().endswith("?")):
+        return frozenset()
+    out = set()
+    for word in tokens:
+        lower = word.lower()
+        if word.isalpha() and len(word) > 2 and lower not in STOP_WORDS and lower not in QUESTION_WORDS \
+                and re.search(r"[a-z][A-Z]", word) is None:
+            out.add(lower)
+    return frozenset(out)
+
+
 _CAMEL_WORD = re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b")
 _QUOTED = re.compile(r"`+([^`\s]+?)`+")
 

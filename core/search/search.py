@@ -24,7 +24,7 @@ from ..store.store import MemoryStore
 from ..text import query_stems
 from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
 from .definitions import DefinedNames, definers, definition_match, near_definers
-from .query import Filters, code_names, parse_query
+from .query import Filters, code_names, parse_query, question_words
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
 from .roles import asked_topics, role_weight
@@ -135,10 +135,12 @@ class Searcher:
         words_from = history if history is not None else context
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
-        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text))
+        said = question_words(text) - {n.lower() for n in names} if not implicit else frozenset()
+        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, said))
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
                                             ("symbol", "symbol" in found_lists.lists),
-                                            ("named", "named" in found_lists.lists)) if used]
+                                            ("named", "named" in found_lists.lists),
+                                            ("word_name", "word_name" in found_lists.lists)) if used]
         git_signals = GitSignals.from_context(context) if boost else None
         # Tests, docs, changelogs and the like rank below source unless the query is about them (its words, a path
         # it names or a file filter under them): the roles selection ranks files by.
@@ -169,7 +171,8 @@ class Searcher:
         then relevance and the bounded boosts (`_score`)."""
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY)
                      for key, sim in found.similarity.items()}
-        fused = fuse(found.lists, {"text": found.coverage, "vector": closeness, "symbol": found.defines})
+        fused = fuse(found.lists, {"text": found.coverage, "vector": closeness, "symbol": found.defines,
+                                   "word_name": found.coverage})
         if prior:
             _apply_file_prior(fused, found.rows)
         top = max((f.score for f in fused.values()), default=0.0) / best
