@@ -135,8 +135,8 @@ class Searcher:
         words_from = history if history is not None else context
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
-        said = question_words(text) - {n.lower() for n in names} if not implicit else frozenset()
-        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, said))
+        asked_words = question_words(text) - {n.lower() for n in names} if not implicit else frozenset()
+        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, asked_words))
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
                                             ("symbol", "symbol" in found_lists.lists),
                                             ("named", "named" in found_lists.lists),
