@@ -316,3 +316,34 @@ def test_one_read_finds_both_the_duplicate_text_and_the_keys_versions(repo):
     assert results[0].memory.version == 2 and results[1].memory.id == plain.id
     assert [(m.version, m.status) for m in store.history("retries")] == [(1, "superseded"), (2, "active")]
     assert store.get(old.id).status == "superseded"
+
+
+def test_access_times_written_off_the_answer_never_wait_for_another_writer(repo):
+    """The write of access times off the answer (on a thread a process's exit waits for) takes the write lock only
+    if it is free at that moment: while another writer holds it, nothing is written and nothing waits (a script
+    ending after a search waited the lock's 30 s), and the batch is written by the next flush."""
+    import threading
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from cortex_tui.core.store.commits import file_lock
+    from cortex_tui.core.store.database import _LOCK_NAME
+
+    engine = Engine(repo)
+    memory_id = engine.remember(MemoryDraft(text="Invoices are numbered per year", kind="decision")).memory.id
+    store = engine.store()
+
+    def accessed_at():
+        return store.table.search().where(f"id = '{memory_id}'").select(["accessed_at"]).to_list()[0]["accessed_at"]
+
+    before = accessed_at()
+    read = datetime.now(UTC)
+    with file_lock(Path(store.db.uri), _LOCK_NAME, 5, store.db.uri):  # another writer, as another process holds it
+        store.access.seen([memory_id], read)  # due at once: its thread finds the lock taken and leaves the batch
+        for thread in threading.enumerate():
+            if thread.name == "access-times":
+                thread.join()
+        assert store.access.flush(wait=False) == 0
+    assert accessed_at() == before
+    assert store.access.flush(wait=False) == 1
+    assert accessed_at() == read

@@ -35,9 +35,11 @@ class Hosted:
     """Calls and the watcher over the engine that `engine()` hands out (the server's warm one for its repository)."""
 
     def __init__(self, engine: Callable[[], object], log: Callable[[str], None],
-                 ready: threading.Event | None = None) -> None:
+                 ready: threading.Event | None = None, on_work: Callable[[], None] = lambda: None) -> None:
         self._engine = engine
         self._log = log
+        self._on_work = on_work
+        """Told of each step of an index pass (the first one's progress, the watcher's updates)."""
         self._ready = ready or _set_event()
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="cortex-call")
         self._lock = threading.Lock()
@@ -137,6 +139,8 @@ class Hosted:
         self._publish("memories", None)
 
     def _publish(self, kind: str, value) -> None:
+        if kind in ("progress", "update", "indexed"):
+            self._on_work()
         with self._lock:
             for events in self._subscribers:
                 events.put((kind, value))

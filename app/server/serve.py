@@ -76,6 +76,8 @@ class Server:
         self._jobs = 0
         self._jobs_lock = threading.Lock()
         self._last_activity = time.monotonic()
+        self._last_work = 0.0
+        """When an index pass last did something: it counts for the quiet spells, not for the idle exit."""
         self._trimmed = True
         """Whether the heap was trimmed since the last job ended."""
         self._released = True
@@ -88,7 +90,7 @@ class Server:
         self._imported = threading.Event()
         """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
-        self._hosted = Hosted(self._engine, self.log, self._imported)
+        self._hosted = Hosted(self._engine, self.log, self._imported, on_work=self._note_work)
         self._settings = None
 
     # --- life ----------------------------------------------------------------------------------------------------
@@ -151,7 +153,7 @@ class Server:
         or call's temporary buffers (a search's candidate rows, a map's graph build) otherwise stay resident.
         After a longer quiet spell, the engines' rebuildable caches go first."""
         with self._jobs_lock:
-            quiet_for = time.monotonic() - self._last_activity if self._jobs == 0 else 0.0
+            quiet_for = time.monotonic() - max(self._last_activity, self._last_work) if self._jobs == 0 else 0.0
             trim = quiet_for > TRIM_AFTER_SECONDS and not self._trimmed
             release = quiet_for > RELEASE_AFTER_SECONDS and not self._released
             self._trimmed |= trim
@@ -220,6 +222,13 @@ class Server:
         future = submit()
         future.add_done_callback(self._job_done)
         return future
+
+    def _note_work(self) -> None:
+        """An index pass (the first one, or the watcher's after a save) ends a quiet spell too: it may have loaded
+        the model again, and the release comes two quiet minutes after it. (The idle exit counts commands only.)"""
+        with self._jobs_lock:
+            self._last_work = time.monotonic()
+            self._trimmed = self._released = False
 
     def _job_done(self, _future) -> None:
         with self._jobs_lock:

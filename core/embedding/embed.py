@@ -223,10 +223,11 @@ class Embedder:
             fresh.update({h: v for (h, _), v in zip(chunk, vecs)})
             if progress:
                 progress(min(lo + len(chunk), len(items)), len(items))
-        if fresh and isinstance(self._model, OnnxEncoder):
+        model = self._model  # read once: a quiet server's `unload` may clear it meanwhile
+        if fresh and isinstance(model, OnnxEncoder):
             # Batches of documents (an index pass, an import) must not leave their working memory resident in a
             # long-lived process; a query's is small and stays for the next one.
-            self._model.release()
+            model.release()
         if fresh and cache:
             cache.put_vectors(self.model_id, fresh)
         known.update(fresh)

@@ -40,7 +40,7 @@ class QueryTerms:
     typed: str = ""
     """The query as typed, for names nothing defines as typed (`near_match`)."""
     said: frozenset[str] = frozenset()
-    """A question's plain words, lower-cased (`match` in "how does the router match a URL")."""
+    """The plain words a question says, lower-cased (`match` in "how does the router match a URL")."""
 
 
 @dataclass
@@ -77,9 +77,9 @@ def candidate_lists(found: Found, terms: QueryTerms) -> CandidateLists:
     named = _named_files(out, terms.stems)
     if named:
         out.lists["named"] = named
-    word_names = _word_definers(out, terms.said)
-    if word_names:
-        out.lists["word_name"] = word_names
+    said = _definers_of_said(out, terms.said)
+    if said:
+        out.lists["word_name"] = said
     if "change" in out.lists:
         out.lists["change"] = _round_robin(out.lists["change"], entries["change"])
     return out
@@ -138,7 +138,7 @@ def _named_files(found: CandidateLists, stems: frozenset[str]) -> list[str]:
     return sorted(chosen.values(), key=text_order.__getitem__)
 
 
-def _word_definers(found: CandidateLists, words: frozenset[str]) -> list[str]:
+def _definers_of_said(found: CandidateLists, words: frozenset[str]) -> list[str]:
     """Full-text candidates that define a name a question says as a plain word ("how does the router *match* a
     URL" -> `MapAdapter.match`), in full-text order: the operation asked about, where a longer neighbour may
     repeat more of the question's words in passing."""

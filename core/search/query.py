@@ -67,17 +67,21 @@ def parse_query(raw: str) -> ParsedQuery:
     return ParsedQuery(raw=raw, text=text, terms=tuple(dict.fromkeys(terms)), identifiers=tuple(dict.fromkeys(idents)))
 
 
-QUESTION_OPENERS = frozenset("how where what which who why when does do is are can".split())
+QUESTION_OPENERS = frozenset("how where what which who why".split())
+"""Words that open a question. Others do only with a question mark: "When the URL has a slash, match fails" and
+"Do not strip ..." are a report and a task."""
+MAX_QUESTION_WORDS = 15
 
 
-def question_words(text: str) -> frozenset[str]:
-    """A question's plain words, lower-cased: not parts of a compound identifier (`parse_cookie` asks for that
-    name, not for `parse`), not stop or question words, three letters or more. Only a question ("how does the
-    router match a URL", or anything ending in `?`) has them: it names the operation it asks about, where a task
-    or a fix's description names many definitions in passing (on every 3rd dev task the same signal moved three
-    fixes' right chunk down a place or two and lifted none)."""
+def said_words(text: str) -> frozenset[str]:
+    """The plain words a question says, lower-cased: not parts of a compound identifier (`parse_cookie` asks for
+    that name, not for `parse`), not stop or question words, three letters or more. Only a short question (up to
+    `MAX_QUESTION_WORDS` words, opened by a question word or ended by `?`) has them: it names the operation it asks
+    about, where a task or a fix's description names many definitions in passing (on every 3rd dev task the same
+    signal moved three fixes' right chunk down a place or two and lifted none)."""
     tokens = [m.group(0).strip(".-/") for m in _TOKEN.finditer(text)]
-    if not tokens or (tokens[0].lower() not in QUESTION_OPENERS and not text.rstrip().endswith("?")):
+    asked = bool(tokens) and (tokens[0].lower() in QUESTION_OPENERS or text.rstrip().endswith("?"))
+    if not asked or len(tokens) > MAX_QUESTION_WORDS:
         return frozenset()
     out = set()
     for word in tokens:

@@ -21,9 +21,10 @@ weights were chosen on LoCoMo dev (`cortex bench locomo`); there is no held-out 
 outweighs a first place in both other lists, so the working change leads. `symbol` (the chunks defining a name
 the query gives, credited by how exactly they define it) outweighs the first full-text hit likewise, so a
 definition leads its uses. `named` (chunks of a file whose name is a query word, in full-text order) counts as
-much as full text. Both weights were chosen on the search dev tasks (`cortex bench search`). `word_name` (chunks
-defining a name a question says as a plain word) counts half as much: it supports full text, it does not lead it
-(at 1.0 two case-list questions lost first place; questions only, so the dev tasks cannot weigh it)."""
+much as full text. The weights of `symbol` and `named` were chosen on the search dev tasks (`cortex bench
+search`). `word_name` (chunks defining a name a question says as a plain word) counts half as much: it supports
+full text, it does not lead it. The dev tasks hold no questions, so its weight was chosen on the case list (at
+1.0 two of its questions lost first place, at 0.5 none), the list its gain is reported on."""
 BOOST_BAND = (0.5, 0.8)
 """Git and time boosts are bounded to the candidates that match the query about as well as the best does: in full
 from 0.8 of the best relevance, fading to nothing at 0.5 (chosen on the search dev tasks). A modified file's or a

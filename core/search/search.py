@@ -24,7 +24,7 @@ from ..store.store import MemoryStore
 from ..text import query_stems
 from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
 from .definitions import DefinedNames, definers, definition_match, near_definers
-from .query import Filters, code_names, parse_query, question_words
+from .query import Filters, code_names, parse_query, said_words
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
 from .roles import asked_topics, role_weight
@@ -135,8 +135,8 @@ class Searcher:
         words_from = history if history is not None else context
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
-        asked_words = question_words(text) - {n.lower() for n in names} if not implicit else frozenset()
-        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, asked_words))
+        said = said_words(parsed.text) - {n.lower() for n in names} if not implicit else frozenset()
+        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, said))
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
                                             ("symbol", "symbol" in found_lists.lists),
                                             ("named", "named" in found_lists.lists),
@@ -157,8 +157,8 @@ class Searcher:
             hits = refined.hits[:limit]
             notes.extend(refined.notes)
         if not hits:
-            said = "what you are working on" if implicit else repr(query.strip())
-            notes.append(f"no match for {said}: no word of it is in the index and nothing is close in meaning")
+            subject = "what you are working on" if implicit else repr(query.strip())
+            notes.append(f"no match for {subject}: no word of it is in the index and nothing is close in meaning")
         stale = self._embedding_notes(notes, chunks, pending)
         return SearchResults(
             query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,

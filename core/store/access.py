@@ -25,7 +25,8 @@ RESTAMP_AFTER_S = 600.0
 
 
 class AccessLog:
-    """The ids read since the last batch, and when; `write(ids, stamp)` stores one batch."""
+    """The ids read since the last batch, and when; `write(batch, wait)` stores one batch and says whether it did
+    (`wait=False`: only if no other writer holds the lock at that moment)."""
 
     def __init__(self, write) -> None:
         self._write = write
@@ -50,11 +51,14 @@ class AccessLog:
         else:
             # A dashboard or MCP call, or a one-shot command: the write goes to a thread of its own, off the answer.
             # Not a daemon: a process ending normally waits for its one commit, where a daemon thread still inside
-            # LanceDB when the interpreter finalises aborts it (SIGABRT in about one library script in five).
-            threading.Thread(target=self.flush, name="access-times").start()
+            # LanceDB when the interpreter finalises aborts it (SIGABRT in about one library script in five). And
+            # it takes the lock only if it is free, so that wait is never one for another writer (up to
+            # `lock_timeout`, 30 s): the batch then waits for the next flush.
+            threading.Thread(target=self.flush, kwargs={"wait": False}, name="access-times").start()
 
-    def flush(self) -> int:
-        """Write what is pending now (one commit); returns how many memories it stamped."""
+    def flush(self, wait: bool = True) -> int:
+        """Write what is pending now (one commit); returns how many memories it stamped. `wait=False`: not if
+        another writer holds the lock, and what was pending stays so."""
         with self._lock:
             batch, self._pending = self._pending, {}
             self._last = time.monotonic()
@@ -63,7 +67,13 @@ class AccessLog:
         if not batch:
             return 0
         try:
-            self._write(batch)
+            written = self._write(batch, wait)
         except Exception:  # noqa: BLE001 - a database this process may only read: access times are best effort
+            return 0
+        if not written:
+            with self._lock:
+                for memory_id, stamp in batch.items():
+                    self._pending.setdefault(memory_id, stamp)
+                    self._written.pop(memory_id, None)
             return 0
         return len(batch)

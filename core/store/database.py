@@ -332,6 +332,14 @@ class Database(CompactionPolicy, Maintenance):
                 raise CortexError(f"cannot write to database {self.uri}: permission denied") from exc
             raise
 
+    def write_if_free(self, fn: Callable[[], None]) -> bool:
+        """Run `fn` under the write lock if no one holds it at this moment (True), else nothing at once (False):
+        for best-effort writes (access times) that must never keep a command, or a process's exit, waiting."""
+        with self.try_lock(_LOCK_NAME) as mine:
+            if mine:
+                fn()
+            return mine
+
     def commit(self, fn: Callable[[], T], idempotent: bool = True) -> T:
         """Make one LanceDB commit: every change to a table goes through here. A commit that lost a race to
         another writer wrote nothing, so it is tried again, but only when `idempotent` (a merge on a key, a delete

@@ -362,10 +362,18 @@ class MemoryStore:
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
 
-    def _stamp_access(self, batch: dict[str, datetime]) -> None:
-        """One merge on id for a batch of access times (rows deleted meanwhile are left alone)."""
+    def _stamp_access(self, batch: dict[str, datetime], wait: bool) -> bool:
+        """One merge on id for a batch of access times (rows deleted meanwhile are left alone); `wait=False`: only
+        if no other writer holds the lock now. False when it did not run."""
         rows = pa.table({"id": list(batch), "accessed_at": pa.array(list(batch.values()), pa.timestamp("us", tz="UTC"))})
-        self.db.write(lambda: self.db.upsert(self.table, "id", rows, insert=False))
+
+        def stamp() -> None:
+            self.db.upsert(self.table, "id", rows, insert=False)
+
+        if wait:
+            self.db.write(stamp)
+            return True
+        return self.db.write_if_free(stamp)
 
     def over_cap(self, scope: str, cap: int) -> builtins.list[Memory]:
         """Active memories of a scope beyond `cap` per kind (per kind and session, for scope `session`), least
