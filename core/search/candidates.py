@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..index.chunk_rows import defined_names
 from ..text import word_stems
 from .definitions import definition_match, near_match
 
@@ -145,7 +146,7 @@ def _definers_of_said(found: CandidateLists, words: frozenset[str]) -> list[str]
     if not words:
         return []
     return [key for key in found.lists.get("text", []) if key.startswith("code:")
-            and any(symbol.rsplit(".", 1)[-1].lower() in words for symbol in found.rows[key]["symbols"] or ())]
+            and not words.isdisjoint(defined_names(found.rows[key]["symbols"] or ()))]
 
 
 def _file_words(path: str) -> frozenset[str]:

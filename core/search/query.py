@@ -54,7 +54,7 @@ def parse_query(raw: str) -> ParsedQuery:
         if not token:
             continue
         pieces = [p for p in re.split(r"[./\-]", token) if p]
-        compound = len(pieces) > 1 or "_" in token or re.search(r"[a-z][A-Z]", token) is not None
+        compound = len(pieces) > 1 or _compound(token)
         if compound:
             idents.append(token)
         for piece in pieces:
@@ -65,6 +65,11 @@ def parse_query(raw: str) -> ParsedQuery:
             if len(parts) > 1:
                 terms.extend(p for p in parts if p not in STOP_WORDS)
     return ParsedQuery(raw=raw, text=text, terms=tuple(dict.fromkeys(terms)), identifiers=tuple(dict.fromkeys(idents)))
+
+
+def _compound(token: str) -> bool:
+    """A snake_case or camelCase identifier (`parse_cookie`, `getUserById`): a name, not a word."""
+    return "_" in token or re.search(r"[a-z][A-Z]", token) is not None
 
 
 QUESTION_OPENERS = frozenset("how where what which who why".split())
@@ -86,8 +91,8 @@ def said_words(text: str) -> frozenset[str]:
     out = set()
     for word in tokens:
         lower = word.lower()
-        if word.isalpha() and len(word) > 2 and lower not in STOP_WORDS and lower not in QUESTION_WORDS \
-                and re.search(r"[a-z][A-Z]", word) is None:
+        if word.isalpha() and not _compound(word) and len(word) > 2 and lower not in STOP_WORDS \
+                and lower not in QUESTION_WORDS:
             out.add(lower)
     return frozenset(out)
 
