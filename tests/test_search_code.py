@@ -93,6 +93,37 @@ def test_a_name_typed_with_a_slip_or_in_part_finds_the_definition(repo):
     assert engine.search("parse_coo").hits[0].symbols == ("parse_cookie",)
 
 
+COMMANDS = """\
+class Command:
+    \"\"\"A command and its sub-commands.\"\"\"
+
+    def commands(self):
+        \"\"\"The sub-commands, sorted.\"\"\"
+        return sorted(self.children)
+"""
+
+COMPLETIONS = """\
+def writeCommands(buf, cmd):
+    buf.write("commands=(")
+    for child in cmd.children:
+        buf.write(child.name)
+    buf.write(")")
+"""
+
+
+def test_a_name_typed_with_a_slip_is_not_outranked_by_a_file_its_parts_name(repo):
+    # `commands.py` is named by a part of the name typed ("wrtieCommands": write, commands), and its chunk holds
+    # the word; what was asked for is the definition of writeCommands.
+    commit_file(repo, "src/commands.py", COMMANDS, "Commands")
+    commit_file(repo, "src/completions.py", COMPLETIONS, "Completions")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    hits = engine.search("wrtieCommands").hits
+    assert hits[0].symbols == ("writeCommands",), [(h.path, h.symbols) for h in hits[:3]]
+    # A plain word still names its file.
+    assert engine.search("the sorted commands").hits[0].path == "src/commands.py"
+
+
 def test_names_typed_with_a_slip_are_matched_against_names_read_once_per_index_version(repo):
     engine = cookie_repo(repo)
     names = engine._defined_names

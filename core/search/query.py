@@ -97,6 +97,17 @@ def said_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_JOINED = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
+
+
+def file_naming_words(text: str) -> str:
+    """The words that may name a file (`reloader` -> `_reloader.py`, a path as typed): every token but a camelCase
+    or snake_case identifier, whose parts belong to the name it asks for (`FastifyScehma` asks for a definition,
+    not for `fastify.js`). A dotted or slashed token keeps its words: `flask/json/tag.py`, `MapAdapter.match`."""
+    return " ".join(token for m in _TOKEN.finditer(text) if (token := m.group(0))
+                    and ("." in token or "/" in token or not _JOINED.search(token)))
+
+
 _CAMEL_WORD = re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b")
 _QUOTED = re.compile(r"`+([^`\s]+?)`+")
 
