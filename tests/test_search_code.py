@@ -3,7 +3,7 @@ definition before its uses, boosts that reorder close matches only. Real LanceDB
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
-from cortex_tui.core.search.query import Filters
+from cortex_tui.core.search.query import Filters, file_naming_stems
 
 from .conftest import Cli, commit_file
 
@@ -112,16 +112,30 @@ def writeCommands(buf, cmd):
 
 
 def test_a_name_typed_with_a_slip_is_not_outranked_by_a_file_its_parts_name(repo):
-    # `commands.py` is named by a part of the name typed ("wrtieCommands": write, commands), and its chunk holds
+    # `commands.py` is named by a part of the name typed ("wrtieCommands": wrtie, commands), and its chunk holds
     # the word; what was asked for is the definition of writeCommands.
     commit_file(repo, "src/commands.py", COMMANDS, "Commands")
     commit_file(repo, "src/completions.py", COMPLETIONS, "Completions")
+    commit_file(repo, "src/multipart_parser.py", "def feed(chunk):\n    \"\"\"Split a multipart body.\"\"\"\n"
+                "    return chunk.split(b'--')\n", "Parser")
+    commit_file(repo, "src/forms.py", "from multipart_parser import feed\n\n\ndef parse_form(body):\n"
+                "    # multipart_parser splits the body\n    return feed(body)  # multipart_parser\n", "Forms")
     engine = Engine(repo)
     engine.code_index(create=True).update(embed=False)
     hits = engine.search("wrtieCommands").hits
     assert hits[0].symbols == ("writeCommands",), [(h.path, h.symbols) for h in hits[:3]]
-    # A plain word still names its file.
-    assert engine.search("the sorted commands").hits[0].path == "src/commands.py"
+    # Plain words still name their file, and a name names the file that bears it whole.
+    assert engine.search("write commands").hits[0].path == "src/commands.py"
+    assert engine.search("multipart_parser").hits[0].path == "src/multipart_parser.py"
+
+
+def test_only_plain_words_paths_and_whole_names_name_files():
+    assert file_naming_stems("where is the reloader implemented") == {"reload"}
+    assert file_naming_stems("FastifyScehma") == {"fastifyscehma"}
+    assert file_naming_stems("Fix self.wrtie_commands.") == {"fix", "self", "wrtiecommand"}
+    assert file_naming_stems("View.dispatch_request") == {"view", "dispatchrequest"}
+    assert file_naming_stems("src/_reloader.py") == {"src", "reload", "py"}
+    assert file_naming_stems("the code of getCode") == {"getcod"}
 
 
 def test_names_typed_with_a_slip_are_matched_against_names_read_once_per_index_version(repo):

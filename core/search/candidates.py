@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..index.chunk_rows import defined_names
 from ..text import word_stems
 from .definitions import definition_match, near_match
+from .query import joined_name
 
 CONTEXT_BOOST = 0.3
 """How much a full-text candidate's BM25 score grows when it holds every branch-name and commit-subject word (in
@@ -43,7 +44,7 @@ class QueryTerms:
     said: frozenset[str] = frozenset()
     """The plain words a question says, lower-cased (`match` in "how does the router match a URL")."""
     file_words: frozenset[str] = frozenset()
-    """The stems of the query's words that may name a file (`query.file_naming_words`)."""
+    """The stems of the query's words that may name a file (`query.file_naming_stems`)."""
 
 
 @dataclass
@@ -128,9 +129,9 @@ def _order(out: CandidateLists, key: str, source: str, signal: str, row: dict, t
 
 
 def _named_files(found: CandidateLists, stems: frozenset[str]) -> list[str]:
-    """A file the query names by a word of its file name (`reloader` -> `_reloader.py`; a plain word or a path, not
-    a part of a camelCase or snake_case name: on every 3rd dev task identifiers R@1 0.942 -> 0.971, the misspelled
-    `wrtieCommands` no longer losing to `command.go`) is about what is asked: one
+    """A file the query names by a word of its file name (`reloader` -> `_reloader.py`; not by a part of a
+    camelCase or snake_case name, `query.file_naming_stems`: the misspelled `wrtieCommands` lost to `command.go`)
+    is about what is asked: one
     chunk of it, in full-text order, the one defining a name the query gives if there is one
     (`View.dispatch_request` in `views.py`), else its best full-text chunk. (Every chunk of it, as before, let a
     word as common as `type` fill the top with `types.py`: on every 3rd dev task, lexical, file@3 0.606 -> 0.697.)"""
@@ -154,10 +155,11 @@ def _definers_of_said(found: CandidateLists, words: frozenset[str]) -> list[str]
 
 
 def _file_words(path: str) -> frozenset[str]:
-    """The stems of a file's own name (`src/_reloader.py` -> reload), not its folders'."""
+    """The stems of a file's own name, not its folders': its words and the whole name joined
+    (`src/multipart_parser.py` -> multipart, parser, multipartparser)."""
     name = path.rsplit("/", 1)[-1]
     stem = name.rsplit(".", 1)[0] if "." in name else name
-    return word_stems(stem.replace("_", " ").replace("-", " "))
+    return word_stems(f"{stem.replace('_', ' ').replace('-', ' ')} {joined_name(stem)}")
 
 
 def _round_robin(keys: list[str], entries: list[tuple[tuple, str]]) -> list[str]:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from ..errors import CortexError
 from ..records import KINDS
-from ..text import split_identifier
+from ..text import split_identifier, word_stems
 
 STOP_WORDS = frozenset(
     """a an and are as at be been but by can could did do does for from had has have how i if in into is it its
@@ -45,15 +45,23 @@ class ParsedQuery:
         return not self.terms and not self.text.strip()
 
 
+def _tokens(text: str) -> list[str]:
+    """The query's tokens (words, identifiers, dotted names, paths) without leading or trailing dots, dashes and
+    slashes."""
+    return [token for m in _TOKEN.finditer(text) if (token := m.group(0).strip(".-/"))]
+
+
+def _pieces(token: str) -> list[str]:
+    """A token's parts between dots, slashes and dashes: `flask/json/tag.py` -> flask, json, tag, py."""
+    return [p for p in re.split(r"[./\-]", token) if p]
+
+
 def parse_query(raw: str) -> ParsedQuery:
     text = " ".join(raw.split())[:MAX_QUERY_CHARS]
     terms: list[str] = []
     idents: list[str] = []
-    for match in _TOKEN.finditer(text):
-        token = match.group(0).strip(".-/")
-        if not token:
-            continue
-        pieces = [p for p in re.split(r"[./\-]", token) if p]
+    for token in _tokens(text):
+        pieces = _pieces(token)
         compound = len(pieces) > 1 or _compound(token)
         if compound:
             idents.append(token)
@@ -84,7 +92,7 @@ def said_words(text: str) -> frozenset[str]:
     `MAX_QUESTION_WORDS` words, opened by a question word or ended by `?`) has them: it names the operation it asks
     about, where a task or a fix's description names many definitions in passing (on every 3rd dev task the same
     signal moved three fixes' right chunk down a place or two and lifted none)."""
-    tokens = [m.group(0).strip(".-/") for m in _TOKEN.finditer(text)]
+    tokens = _tokens(text)
     asked = bool(tokens) and (tokens[0].lower() in QUESTION_OPENERS or text.rstrip().endswith("?"))
     if not asked or len(tokens) > MAX_QUESTION_WORDS:
         return frozenset()
@@ -97,15 +105,26 @@ def said_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-_JOINED = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
+def file_naming_stems(text: str) -> frozenset[str]:
+    """The stems of the words that may name a file: a plain word (`reloader` -> `_reloader.py`) and each part of a
+    path or dotted name (`flask/json/tag.py`; `View.dispatch_request` -> `views.py`). A camelCase or snake_case name
+    names only a file that bears it whole (`multipart_parser` -> `multipart_parser.py`, `userStore` -> `userStore.js`):
+    its parts belong to the definition asked for (`FastifyScehma` is not about `fastify.js`, nor `wrtieCommands` about
+    `command.go`). Stop and question words name no file."""
+    words = []
+    for token in _tokens(text):
+        for piece in _pieces(token):
+            if _compound(piece.strip("_")):
+                words.append(joined_name(piece))
+            elif piece.lower() not in STOP_WORDS and piece.lower() not in QUESTION_WORDS:
+                words.append(piece)
+    return word_stems(" ".join(words))
 
 
-def file_naming_words(text: str) -> str:
-    """The words that may name a file (`reloader` -> `_reloader.py`, a path as typed): every token but a camelCase
-    or snake_case identifier, whose parts belong to the name it asks for (`FastifyScehma` asks for a definition,
-    not for `fastify.js`). A dotted or slashed token keeps its words: `flask/json/tag.py`, `MapAdapter.match`."""
-    return " ".join(token for m in _TOKEN.finditer(text) if (token := m.group(0))
-                    and ("." in token or "/" in token or not _JOINED.search(token)))
+def joined_name(name: str) -> str:
+    """A name with its separators dropped, lower-cased: `multipart_parser` and `multipart-parser` ->
+    `multipartparser`, as `userStore` -> `userstore`."""
+    return re.sub(r"[_\-]", "", name).lower()
 
 
 _CAMEL_WORD = re.compile(r"\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+_\w+\b")

@@ -21,10 +21,10 @@ from ..store.memory_rows import row_to_memory, without_repeats
 from ..store.sessions import visible_where
 from ..store.sql import in_filter, quote, sql_list
 from ..store.store import MemoryStore
-from ..text import query_stems, word_stems
+from ..text import query_stems
 from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
 from .definitions import DefinedNames, definers, definition_match, near_definers
-from .query import Filters, code_names, file_naming_words, parse_query, said_words
+from .query import Filters, code_names, file_naming_stems, parse_query, said_words
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
 from .roles import asked_topics, role_weight
@@ -136,8 +136,8 @@ class Searcher:
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
         said = said_words(parsed.text) - {n.lower() for n in names} if not implicit else frozenset()
-        file_words = stems & word_stems(file_naming_words(parsed.text))
-        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, said, file_words))
+        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, said,
+                                                        file_naming_stems(parsed.text)))
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
                                             ("symbol", "symbol" in found_lists.lists),
                                             ("named", "named" in found_lists.lists),
