@@ -3,9 +3,7 @@ definition before its uses, boosts that reorder close matches only. Real LanceDB
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
-from cortex_tui.core.search.candidates import QueryTerms, candidate_lists
 from cortex_tui.core.search.query import Filters, file_naming_stems
-from cortex_tui.core.search.rank import fuse
 
 from .conftest import Cli, commit_file
 
@@ -138,23 +136,6 @@ def test_only_plain_words_paths_and_whole_names_name_files():
     assert file_naming_stems("View.dispatch_request") == {"view", "dispatchrequest"}
     assert file_naming_stems("src/_reloader.py") == {"src", "reload", "py"}
     assert file_naming_stems("the code of getCode") == {"getcod"}
-
-
-def test_a_name_declared_again_in_its_file_leads_with_its_implementation():
-    # werkzeug's `MapAdapter.match`: two typing overloads, then the implementation, each a chunk of its own. The
-    # stubs say little but the name, so they resemble the query more closely (vector #1 and #2) and led.
-    def definer(chunk_id: str, start: int, end: int, distance: float) -> dict:
-        return {"id": chunk_id, "path": "src/routing/map.py", "start_line": start, "end_line": end,
-                "symbols": ["MapAdapter.match"], "_distance": distance}
-
-    first, second, implementation = definer("a", 471, 481, 0.9), definer("b", 482, 491, 0.95), definer("c", 492, 551, 1.3)
-    rows = [first, second, implementation]
-    found = candidate_lists([("code", "symbol", rows), ("code", "vector", rows)],
-                            QueryTerms(frozenset({"mapadapt", "match"}), names=frozenset({"MapAdapter.match"})))
-    assert found.lists["vector"][0] == "code:a"
-    assert found.defines == {"code:a": 0.5, "code:b": 0.5, "code:c": 1.0}
-    fused = fuse(found.lists, {"symbol": found.defines})
-    assert max(fused, key=lambda key: fused[key].score) == "code:c"
 
 
 def test_names_typed_with_a_slip_are_matched_against_names_read_once_per_index_version(repo):

@@ -78,7 +78,6 @@ def candidate_lists(found: Found, terms: QueryTerms) -> CandidateLists:
             out.rows.setdefault(key, row)
             entries.setdefault(signal, []).append((order, key))
     out.lists = {signal: [key for _, key in sorted(found_here)] for signal, found_here in entries.items()}
-    _halve_shorter_declarations(out, out.lists.get("symbol", []), terms.names)
     named = _named_files(out, terms.file_words)
     if named:
         out.lists["named"] = named
@@ -127,31 +126,6 @@ def _order(out: CandidateLists, key: str, source: str, signal: str, row: dict, t
         return (-float(row["_score"]) / (top_bm25[source] or 1.0), -out.coverage[key])
     files = [row["path"]] if source == "code" else [f for f in row["files"] or [] if f in terms.changed]
     return (min(terms.changed.index(f) for f in files), -out.coverage.get(key, 0.0), row.get("start_line", 0))
-
-
-REDECLARATION_CREDIT = 0.5
-"""The share of a definer's credit kept by a shorter declaration of a name that a longer chunk of the same file also
-defines: a typing overload (`@overload def match(...) -> ...: ...`) or a forward declaration."""
-
-
-def _halve_shorter_declarations(found: CandidateLists, definers: list[str], names: frozenset[str]) -> None:
-    """A name declared several times in one file (overloads, then the implementation) is answered by its longest
-    chunk: the others keep `REDECLARATION_CREDIT` of their credit, so a short stub that also resembles the query
-    more closely does not lead the implementation (on werkzeug, `MapAdapter.match` showed an overload first)."""
-    longest: dict[tuple[str, str], int] = {}
-    answering: dict[str, list[tuple[str, str]]] = {}
-    for key in definers:
-        row = found.rows[key]
-        answering[key] = [(row["path"], s) for s in row["symbols"] or () if definition_match((s,), names) > 0]
-        for place in answering[key]:
-            longest[place] = max(longest.get(place, 0), _span(row))
-    for key, places in answering.items():
-        if places and all(longest[place] > _span(found.rows[key]) for place in places):
-            found.defines[key] *= REDECLARATION_CREDIT
-
-
-def _span(row: dict) -> int:
-    return int(row["end_line"]) - int(row["start_line"])
 
 
 def _named_files(found: CandidateLists, stems: frozenset[str]) -> list[str]:
