@@ -12,6 +12,7 @@ The class is cut by job: locks, retries and the commit count in `commits.py`, wh
 from __future__ import annotations
 
 import contextlib
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -141,9 +142,13 @@ class Database(CompactionPolicy, Maintenance):
                     table = self._open_existing(name)
                 except TableMissing as missing:
                     if name in self.table_names():
-                        # Listed but without a version, and no creator holds the lock: its manifests are gone.
-                        # Creating it again would silently start it empty over the old data files.
-                        raise corrupt_error(self.uri, missing.__cause__ or missing) from None
+                        # Listed but without a version, and no creator holds the lock. With data files, its
+                        # manifests are gone: creating it again would silently start it empty over them. Without,
+                        # it is a creation killed before its first commit (tables are created empty), holding
+                        # nothing of anyone's: created again.
+                        if self._holds_data(name):
+                            raise corrupt_error(self.uri, missing.__cause__ or missing) from None
+                        shutil.rmtree(Path(self.uri) / f"{name}.lance", ignore_errors=True)
                     table = self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
         extra = missing_fields(table.schema, schema)
         if extra:
@@ -249,6 +254,11 @@ class Database(CompactionPolicy, Maintenance):
         self.schema_version = found
         self.migrated_from = found if found < SCHEMA_VERSION else None
 
+    def _holds_data(self, name: str) -> bool:
+        """Whether a local table's folder holds any data file (`<name>.lance/data/`)."""
+        data = Path(self.uri) / f"{name}.lance" / "data"
+        return data.is_dir() and any(data.iterdir())
+
     def _creation_interrupted(self) -> bool:
         """Whether this local database is what a first run killed before its meta table was written left behind: no
         table in it has a committed version (an empty directory, or tables whose first commit never happened).
@@ -276,8 +286,6 @@ class Database(CompactionPolicy, Maintenance):
         with self.write_lock():
             if not self._creation_interrupted():
                 return
-            import shutil
-
             for name in self.table_names():
                 shutil.rmtree(Path(self.uri) / f"{name}.lance", ignore_errors=True)
 
