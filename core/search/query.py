@@ -68,11 +68,16 @@ def parse_query(raw: str) -> ParsedQuery:
         for piece in pieces:
             lower = piece.lower()
             parts = split_identifier(piece)
-            if (lower not in STOP_WORDS and lower not in QUESTION_WORDS) or compound:
+            if _says_something(lower) or compound:
                 terms.append(lower)
             if len(parts) > 1:
                 terms.extend(p for p in parts if p not in STOP_WORDS)
     return ParsedQuery(raw=raw, text=text, terms=tuple(dict.fromkeys(terms)), identifiers=tuple(dict.fromkeys(idents)))
+
+
+def _says_something(lower: str) -> bool:
+    """A lower-cased word that is neither a stop word nor a word about how a question is asked."""
+    return lower not in STOP_WORDS and lower not in QUESTION_WORDS
 
 
 def _compound(token: str) -> bool:
@@ -99,8 +104,7 @@ def said_words(text: str) -> frozenset[str]:
     out = set()
     for word in tokens:
         lower = word.lower()
-        if word.isalpha() and not _compound(word) and len(word) > 2 and lower not in STOP_WORDS \
-                and lower not in QUESTION_WORDS:
+        if word.isalpha() and not _compound(word) and len(word) > 2 and _says_something(lower):
             out.add(lower)
     return frozenset(out)
 
@@ -116,7 +120,7 @@ def file_naming_stems(text: str) -> frozenset[str]:
         for piece in _pieces(token):
             if _compound(piece.strip("_")):
                 words.append(joined_name(piece))
-            elif piece.lower() not in STOP_WORDS and piece.lower() not in QUESTION_WORDS:
+            elif _says_something(piece.lower()):
                 words.append(piece)
     return word_stems(" ".join(words))
 

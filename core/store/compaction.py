@@ -118,11 +118,14 @@ class CompactionPolicy:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def _table_folder(self, name: str) -> Path:
+        """Where a local table lives: `<database>/<name>.lance`."""
+        return Path(self.uri) / f"{name}.lance"
+
     def _table_bytes(self, table) -> int | None:
         if self.remote:
             return None
-        folder = Path(self.uri) / f"{table.name}.lance"
-        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        return sum(p.stat().st_size for p in self._table_folder(table.name).rglob("*") if p.is_file())
 
     def compact(self, table, keep: timedelta = timedelta(0)) -> None:
         def apply():

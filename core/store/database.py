@@ -148,7 +148,7 @@ class Database(CompactionPolicy, Maintenance):
                         # nothing of anyone's: created again.
                         if self._holds_data(name):
                             raise corrupt_error(self.uri, missing.__cause__ or missing) from None
-                        shutil.rmtree(Path(self.uri) / f"{name}.lance", ignore_errors=True)
+                        shutil.rmtree(self._table_folder(name), ignore_errors=True)
                     table = self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
         extra = missing_fields(table.schema, schema)
         if extra:
@@ -256,7 +256,7 @@ class Database(CompactionPolicy, Maintenance):
 
     def _holds_data(self, name: str) -> bool:
         """Whether a local table's folder holds any data file (`<name>.lance/data/`)."""
-        data = Path(self.uri) / f"{name}.lance" / "data"
+        data = self._table_folder(name) / "data"
         return data.is_dir() and any(data.iterdir())
 
     def _creation_interrupted(self) -> bool:
@@ -287,7 +287,7 @@ class Database(CompactionPolicy, Maintenance):
             if not self._creation_interrupted():
                 return
             for name in self.table_names():
-                shutil.rmtree(Path(self.uri) / f"{name}.lance", ignore_errors=True)
+                shutil.rmtree(self._table_folder(name), ignore_errors=True)
 
     def finish_migration(self) -> None:
         """Record the current schema version once every table has been opened (and so migrated)."""
