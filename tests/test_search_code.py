@@ -366,3 +366,99 @@ def test_a_plain_word_of_a_question_that_names_a_definition_lifts_it(repo):
     assert "word_name#1" in top.score.explain()
     # The same words not asked as a question (a task, a fix's description) keep full text's order.
     assert engine.search("router match URL endpoint").hits[0].symbols == ("MapAdapter.build",)
+
+
+OVERLOADED = '''\
+import typing as t
+
+
+class MapAdapter:
+    """Binds a map to one request."""
+
+    def dispatch(self, view_func, path_info=None, method=None, catch_http_exceptions=False):
+        """Does the complete dispatching process. `view_func` is called with the endpoint and a dict with the
+        values for the view. It should look up the view function, call it, and return a response object or WSGI
+        application. HTTP exceptions are not caught by default so that applications can display nicer error
+        messages by just catching them by hand. If you want to stick with the default error messages you can pass
+        it ``catch_http_exceptions=True`` and it will catch the HTTP exceptions."""
+        try:
+            try:
+                endpoint, args = self.match(path_info, method)
+            except RequestRedirect as e:
+                return e
+            return view_func(endpoint, args)
+        except HTTPException as e:
+            if catch_http_exceptions:
+                return e
+            raise
+
+    @t.overload
+    def match(
+        self,
+        path_info: str | None = None,
+        method: str | None = None,
+        return_rule: t.Literal[False] = False,
+        query_args: t.Mapping[str, t.Any] | str | None = None,
+    ) -> tuple[t.Any, t.Mapping[str, t.Any]]: ...
+
+    @t.overload
+    def match(
+        self,
+        path_info: str | None = None,
+        method: str | None = None,
+        return_rule: t.Literal[True] = True,
+        query_args: t.Mapping[str, t.Any] | str | None = None,
+    ) -> tuple[Rule, t.Mapping[str, t.Any]]: ...
+
+    def match(
+        self,
+        path_info: str | None = None,
+        method: str | None = None,
+        return_rule: bool = False,
+        query_args: t.Mapping[str, t.Any] | str | None = None,
+    ) -> tuple[t.Any | Rule, t.Mapping[str, t.Any]]:
+        """Match the path against the bound rules and return the endpoint and its arguments; raise NotFound
+        when no rule matches and MethodNotAllowed when one matches for another method."""
+        method = (method or self.default_method).upper()
+        for rule in self.url_map.rules:
+            values = rule.match(path_info or self.path_info, method)
+            if values is not None:
+                return (rule if return_rule else rule.endpoint), values
+        raise LookupError(path_info)
+'''
+
+
+def test_typing_overloads_define_nothing_so_a_name_finds_its_implementation(repo):
+    """werkzeug's `MapAdapter.match` is two `@t.overload` signatures, then the method: the signatures resemble a
+    search for the name more closely than the method does, so while they counted as its definitions one came
+    first. They are code of the file (found by their words), defining nothing."""
+    commit_file(repo, "src/routing/map.py", OVERLOADED, "Add the overloaded match")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=True)
+    definers = [h for h in engine.search("MapAdapter.match", limit=10).hits if "MapAdapter.match" in h.symbols]
+    assert len(definers) == 1 and definers[0].text.lstrip().startswith("def match("), definers
+    implementation = max(n for n, line in enumerate(OVERLOADED.splitlines(), 1) if line == "    def match(")
+    top = engine.search("MapAdapter.match").hits[0]
+    assert (top.path, top.start_line <= implementation <= top.end_line) == ("src/routing/map.py", True), \
+        top.score.explain()
+
+
+def test_an_index_cut_before_overloads_defined_nothing_cuts_those_files_again(repo):
+    commit_file(repo, "src/routing/map.py", OVERLOADED, "Add the overloaded match")
+    commit_file(repo, "src/cookies.py", COOKIES, "Parse cookies")
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    # As an earlier version left it: the overloads' chunks define the name, and no record of the cut.
+    stubs = "path = 'src/routing/map.py' AND text LIKE '%@t.overload%'"
+    index.db.update(index.chunks, stubs, {"symbols": ["MapAdapter.match"], "names": ["match"]})
+    index.db.conn.open_table("meta").delete("key = 'chunks_cut'")
+    engine.close()
+    engine = Engine(repo)
+    report = engine.code_index().update(embed=False)
+    assert report.changed == 1, report  # the file that holds an overload, and no other
+    rows = engine.code_index().chunks.search().where(stubs).select(["symbols", "names"]).to_list()
+    assert len(rows) == 2 and all(r["symbols"] == r["names"] == [] for r in rows), rows
+    implementation = max(n for n, line in enumerate(OVERLOADED.splitlines(), 1) if line == "    def match(")
+    definers = [h for h in engine.search("MapAdapter.match").hits if "MapAdapter.match" in h.symbols]
+    assert [h.start_line <= implementation <= h.end_line for h in definers] == [True], definers

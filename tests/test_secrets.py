@@ -243,7 +243,7 @@ def test_agent_fields_refuse_secrets_and_nothing_is_stored(repo):
 
 def _table_dump(uri: str) -> str:
     db = lancedb.connect(uri)
-    return "\n".join(repr(db.open_table(name).to_arrow().to_pylist()) for name in db.table_names())
+    return "\n".join(repr(db.open_table(name).to_arrow().to_pylist()) for name in db.list_tables().tables)
 
 
 def _disk_dump(directory: Path) -> str:

@@ -130,7 +130,11 @@ class EngineBridge(Bridge):
         self.watcher = None
         watcher.stop(timeout=2)
         old = self.engine
-        self.engine = Engine(old.root, db=old.db_uri, settings=old.settings)
+        try:
+            self.engine = Engine(old.root, db=old.db_uri, settings=old.settings)
+        except CortexError as exc:  # the repository went with its database: said once, as a watcher failure
+            events.failed(str(exc))
+            return
         old.close()
         events.replaced()
         try:

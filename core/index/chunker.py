@@ -2,7 +2,8 @@
 
 A chunk is a run of whole lines. Definitions become chunks of their own; a definition too large for one chunk
 is split at its inner definitions (methods) or, failing that, into line windows; small neighbours are merged so
-the index is not flooded with three-line fragments.
+the index is not flooded with three-line fragments. A typing overload (`@overload def match(...) -> X: ...`) is
+code but defines nothing: its implementation, under the same name, is what a search for the name wants.
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
                 pending_start = start
             continue
         flush(start)
+        if declares_only(node):
+            spans.append(_Span(start, node.end_point[0] + 1, [], "code"))
+            continue
         spans.extend(_definition_spans(node, name, language, measure, prefix=""))
     flush(len(lines))
     spans.sort(key=lambda s: s.start)
@@ -141,11 +145,16 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
         c_start = max(child.start_point[0], cursor)
         if c_start > cursor:
             spans.append(_Span(cursor, c_start, [qualified] if cursor == start else [], "code"))
-        child_name = definition_name(child, language)
-        assert child_name is not None  # inner holds only definitions with a name
-        child_spans = _definition_spans(child, child_name, language, measure, f"{qualified}.")
-        spans.extend(s for s in child_spans if s.start >= c_start)
-        cursor = max(cursor, child.end_point[0] + 1)
+        child_end = child.end_point[0] + 1
+        if declares_only(child):
+            if child_end > c_start:
+                spans.append(_Span(c_start, child_end, [], "code"))
+        else:
+            child_name = definition_name(child, language)
+            assert child_name is not None  # inner holds only definitions with a name
+            child_spans = _definition_spans(child, child_name, language, measure, f"{qualified}.")
+            spans.extend(s for s in child_spans if s.start >= c_start)
+        cursor = max(cursor, child_end)
     if cursor < end:
         spans.append(_Span(cursor, end, [], "code"))
     return spans
@@ -206,11 +215,21 @@ def _inner_names(node, language: str, qualified: str) -> list[str]:
     spec = SPECS[language]
     names = []
     for child in body_children(node):
-        if child.type in spec.definitions:
+        if child.type in spec.definitions and not declares_only(child):
             name = definition_name(child, language)
             if name:
                 names.append(f"{qualified}.{name}")
     return names
+
+
+def declares_only(node) -> bool:
+    """A Python typing overload (`@overload`, `@t.overload`, `@typing.overload`): a signature for type checkers,
+    followed by the implementation under the same name. (Other languages' declarations without a body, such as
+    TypeScript's overload signatures and C prototypes, are not definition nodes at all.)"""
+    if node.type != "decorated_definition":
+        return False
+    return any(child.type == "decorator" and _text(child).lstrip("@").strip().rsplit(".", 1)[-1] == "overload"
+               for child in node.children)
 
 
 def _text(node) -> str:

@@ -52,6 +52,10 @@ _PASS_LOCK = ".index-pass.lock"
 """Held through a lexical pass (see `update`)."""
 NAMES_FORMAT = "1"
 """The `names` column's format (`defined_names`); a database written before it is filled once on open."""
+CUT_FORMAT = "2"
+"""How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing. A database cut before is
+fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
+RECUT_WHERE = "text LIKE '%overload%'"
 
 
 
@@ -89,8 +93,18 @@ class CodeIndex:
             db.rewrite_column(self.chunks, "names", ["symbols"], lambda r: defined_names(r["symbols"] or []),
                               replaces_text_index=False)
             db.set_meta("chunks_names", NAMES_FORMAT)
+        if db.get_meta("chunks_cut") != CUT_FORMAT:
+            self._read_again(RECUT_WHERE)
+            db.set_meta("chunks_cut", CUT_FORMAT)
         self._requeue_other_models()
         db.finish_migration()
+
+    def _read_again(self, where: str) -> None:
+        """Forget the files holding a chunk that matches `where` (their file rows, which say a file is indexed), so
+        the next pass reads and cuts them again; their vectors come back from the cache where the text is the same."""
+        paths = sorted({r["path"] for r in scan(self.chunks, where, ["path"])})
+        if paths:
+            self.db.write(lambda: self.db.delete(self.files, in_filter("path", paths)))
 
     @property
     def vector_cache(self) -> VectorCache:
