@@ -102,9 +102,9 @@ class CodeIndex:
     def _read_again(self, where: str) -> None:
         """Forget the files holding a chunk that matches `where` (their file rows, which say a file is indexed), so
         the next pass reads and cuts them again; their vectors come back from the cache where the text is the same."""
-        paths = sorted({r["path"] for r in scan(self.chunks, where, ["path"])})
-        if paths:
-            self.db.write(lambda: self.db.delete(self.files, in_filter("path", paths)))
+        files = in_filter("path", sorted({r["path"] for r in scan(self.chunks, where, ["path"])}))
+        if files is not None:
+            self.db.write(lambda: self.db.delete(self.files, files))
 
     @property
     def vector_cache(self) -> VectorCache:
