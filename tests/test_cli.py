@@ -262,12 +262,18 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     import subprocess
     import sys
 
-    from .conftest import commit_file
+    from .conftest import git
 
-    for n in range(40):
-        commit_file(repo, f"pkg/mod_{n}.py", "".join(
-            f"def handler_{n}_{k}(request, retries={k}):\n    \"\"\"Handle request kind {k} of module {n}.\"\"\"\n"
-            f"    return request.get('value_{k}', {n}) * retries\n\n\n" for k in range(6)), f"Add module {n}")
+    # The rate shows once embedding has run 2 s (`progress.MIN_SECONDS`): 200 chunks of the model's full 256 tokens,
+    # about 4 s on a quiet machine (42 small chunks took 1 s there, and the test passed only on a busy one).
+    sentence = "The handler reads the request, checks the retries and returns the stored value or the default.\n    "
+    for n in range(50):
+        (repo / "pkg").mkdir(exist_ok=True)
+        (repo / "pkg" / f"mod_{n}.py").write_text("".join(
+            f"def handler_{n}_{k}(request, retries={k}):\n    \"\"\"{sentence * 16}\"\"\"\n"
+            f"    return request.get('value_{k}', {n}) * retries\n\n\n" for k in range(4)), encoding="utf-8")
+    git(repo, "add", "pkg")
+    git(repo, "commit", "-qm", "Add the handlers")
     leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160"}
     done = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "index", "-C", str(repo)],

@@ -5,9 +5,9 @@ context and time, each hit with its score breakdown. Stored text is returned ver
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ..answers import ScoreBreakdown, SearchHit, SearchResults
@@ -152,11 +152,14 @@ class Searcher:
         # cover (its words come from the git context), so it keeps the working change's order.
         rerank = boost and not implicit
         ranked = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
-        hits = self._materialise(ranked, scores, stems, rows, names)
+        hits = self._materialise(ranked, scores, rows)
         if rerank:
             refined = refine(hits, text, parsed.terms, self.weights, now)
             hits = refined.hits[:limit]
             notes.extend(refined.notes)
+        # Snippets for the hits returned only: the reranker reads whole texts, and a third of the candidates it
+        # ranked are cut (a search stemmed every line of 30 texts to show 10).
+        hits = [_with_snippet(hit, stems, names) for hit in hits]
         if not hits:
             subject = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {subject}: no word of it is in the index and nothing is close in meaning")
@@ -272,8 +275,7 @@ class Searcher:
                 boosts = {**boosts, "role": weight - 1.0}
         return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
 
-    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], stems: frozenset[str],
-                     read: dict[str, dict], names: frozenset[str] = frozenset()) -> list[SearchHit]:
+    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], read: dict[str, dict]) -> list[SearchHit]:
         """The winners' hits. Code candidates were read with every column a hit shows (`read`); memory candidates
         carry ids and the few fields ranking needs, and only the winners' full rows are read here. (Reading the
         code winners again by id was a second round trip after fusion, 6-7 ms with 5,000 files, against about 1 ms
@@ -307,16 +309,20 @@ class Searcher:
             if key.startswith("memory"):
                 memory = kept[key]
                 hits.append(SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score,
-                                      symbols=tuple(memory.symbols), memory=memory,
-                                      snippet=best_window(memory.text, stems)))
+                                      symbols=tuple(memory.symbols), memory=memory))
             else:
                 hits.append(SearchHit(
                     "code", row["id"], "code", ", ".join(row["symbols"][:3]) or row["path"], row["text"], score,
                     path=row["path"], start_line=row["start_line"], end_line=row["end_line"], symbols=tuple(row["symbols"]),
                     tokens=row["tokens"], is_test=row["is_test"],
-                    snippet=best_window(row["text"], stems, row["start_line"], focus=_defined_here(row["symbols"], names)),
                 ))
         return hits
+
+
+def _with_snippet(hit: SearchHit, stems: frozenset[str], names: frozenset[str]) -> SearchHit:
+    if hit.source == "memory":
+        return replace(hit, snippet=best_window(hit.text, stems))
+    return replace(hit, snippet=best_window(hit.text, stems, hit.start_line, focus=_defined_here(hit.symbols, names)))
 
 
 def _apply_file_prior(fused: dict, rows: dict[str, dict]) -> None:
@@ -341,7 +347,7 @@ def _asked_names(text: str) -> frozenset[str]:
     return frozenset(n for n in names if not any(m.startswith(n + ".") for m in names))
 
 
-def _defined_here(symbols: list[str], names: frozenset[str]) -> str | None:
+def _defined_here(symbols: Sequence[str], names: frozenset[str]) -> str | None:
     """The symbol (`Owner.name` when qualified) this chunk defines that answers the query's names best, where its
     snippet should open."""
     best = max(symbols or (), key=lambda symbol: definition_match((symbol,), names), default=None)
