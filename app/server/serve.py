@@ -18,9 +18,7 @@ on SIGTERM, or when a client with another installed version (fingerprint) asks i
 from __future__ import annotations
 
 import argparse
-import base64
 import gc
-import io
 import json
 import os
 import queue
@@ -29,7 +27,6 @@ import socket
 import sys
 import threading
 import time
-import traceback
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -38,7 +35,7 @@ from ...core import heap
 from ...core.lancedb_loader import load_lancedb
 from ..link import protocol
 from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
-from .command_streams import ClientStream
+from .command_runner import CommandRunner
 from .engines import EngineCache
 from .hosted import Hosted
 from .lifetime import rss_bytes, take_lock, trim_log
@@ -84,9 +81,8 @@ class Server:
         """Whether the engines released their caches since the last job ended."""
         self._handlers: set[threading.Thread] = set()
         self._started = time.time()
-        self._served = 0
-        self._base_env = {k: v for k, v in os.environ.items() if not protocol.forwarded(k)}
         self._engines = EngineCache(on_memories=lambda: self._hosted.memories_changed())
+        self._commands = CommandRunner(self._engines, self._warm, self.log)
         self._imported = threading.Event()
         """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
@@ -202,7 +198,7 @@ class Server:
         return {
             "pid": os.getpid(), "root": self.root, "db": self.db, "version": cortex_tui.__version__,
             "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": str(self.paths.socket),
-            "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._served,
+            "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._commands.served,
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
             "indexing": self._hosted.indexing,
@@ -283,7 +279,7 @@ class Server:
         if request.op == "watch":
             self._stream_watch(conn)
             return
-        future = self._submit(self._run, request)
+        future = self._submit(self._commands.run, request)
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
         output, code, deferred = _result_saying_alive(conn, future)
         try:
@@ -294,9 +290,9 @@ class Server:
                 self.stop()
             if deferred:
                 try:
-                    self._submit(self._run_deferred, deferred)
+                    self._submit(self._commands.run_deferred, deferred)
                 except RuntimeError:  # the worker has shut down (the server is stopping): run them here
-                    self._run_deferred(deferred)
+                    self._commands.run_deferred(deferred)
 
     def _answer_call(self, conn: socket.socket, request: Request) -> None:
         try:
@@ -347,63 +343,6 @@ class Server:
                 self._hosted.unsubscribe(events)
             with self._jobs_lock:
                 self._last_activity = time.monotonic()
-
-    def _run(self, request: Request) -> tuple[list[list], int, list]:
-        """Run one command as the client would have in-process; also returns the writes it left for after its answer
-        (see core.later). Never raises: whatever goes wrong is the command's own one-line error, and the server
-        goes on."""
-        from ...core import later
-
-        with later.collected() as deferred:
-            sink, code = self._run_command(request)
-        return sink, code, deferred
-
-    def _run_deferred(self, jobs: list) -> None:
-        for job in jobs:
-            try:
-                job()
-            except Exception as exc:  # noqa: BLE001 - a cache write that failed costs a later lookup, never the server
-                self.log(f"write after answer failed: {type(exc).__name__}: {exc}")
-
-    def _run_command(self, request: Request) -> tuple[list[list], int]:
-        from ..cli.context import CommandContext
-
-        self._warm.wait()
-        with self._jobs_lock:
-            self._served += 1
-            number = self._served
-        sink: list[list] = []
-        try:
-            ctx = CommandContext(
-                stdin=io.TextIOWrapper(io.BytesIO(base64.b64decode(request.stdin or "")),
-                                       encoding=request.stdin_encoding, errors=request.stdin_errors),
-                stdout=ClientStream(1, request.stdout_tty, request.stdout_encoding, sink),
-                stderr=ClientStream(2, request.stderr_tty, request.stderr_encoding, sink),
-                cwd=Path(request.cwd),
-                env=self._environment(request.env),
-                engines=self._engines,
-            )
-            started = time.perf_counter()
-            code = self._main(request.argv, ctx)
-            # Never the arguments: they may hold anything (a memory's text, a secret it was refused for).
-            self.log(f"command {number} exit {code} in {time.perf_counter() - started:.3f} s")
-            return sink, code
-        except BaseException as exc:  # noqa: BLE001 - nothing a command does may end the server
-            sink.append([2, f"cortex: error: {type(exc).__name__}: {exc}\n"])
-            return sink, 1
-
-    def _main(self, argv: tuple[str, ...], ctx) -> int:
-        from ..cli import main as cli
-
-        try:
-            return int(cli.main(list(argv), ctx) or 0)
-        except BaseException:  # noqa: BLE001 - CORTEX_DEBUG re-raises: print the traceback as Python would
-            ctx.stderr.write(traceback.format_exc())
-            return 1
-
-    def _environment(self, client_env: dict[str, str]) -> dict[str, str]:
-        """The command's environment: the variables the client forwards (see protocol), over the server's others."""
-        return {**self._base_env, **{k: v for k, v in client_env.items() if protocol.forwarded(k)}}
 
     def _engine(self):
         """The warm engine of this server's repository for attached processes, with the server's own settings."""
