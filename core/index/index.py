@@ -20,19 +20,18 @@ from ..embedding.embed import Embedder, VectorCache
 from ..errors import DatabaseLocked
 from ..store.database import Database
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
-from ..store.sql import in_filter, quote, scan, sql_list
+from ..store.sql import in_filter, scan, sql_list
 from ..store.vector_cache import LanceVectorCache
-from ..text import WORDS_FORMAT, chunk_words
 from .chunk_rows import (
     CHUNK_LABEL_LISTS,
     PreparedFile,
-    defined_names,
     last_commits,
     prepare_file,
     reuse_cached_vectors,
 )
 from .dependents import ImportScope, changed_imports
 from .embed_queue import EmbedQueue
+from .formats import bring_up_to_date
 from .imports import RepoFacts
 from .skip_list import SkipList
 from .walk import (
@@ -50,12 +49,6 @@ WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
 _PASS_LOCK = ".index-pass.lock"
 """Held through a lexical pass (see `update`)."""
-NAMES_FORMAT = "1"
-"""The `names` column's format (`defined_names`); a database written before it is filled once on open."""
-CUT_FORMAT = "2"
-"""How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing. A database cut before is
-fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
-RECUT_WHERE = "text LIKE '%overload%'"
 
 
 
@@ -86,25 +79,7 @@ class CodeIndex:
         """The files table's version that `_facts` (all indexed paths and their module maps) matches: every write
         this index makes to the files table moves it along; a version it did not make (another process wrote, or
         a compaction) drops the cache, and the next batch reads the path column once again."""
-        if db.get_meta("chunks_words") != WORDS_FORMAT:
-            db.rewrite_column(self.chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
-            db.set_meta("chunks_words", WORDS_FORMAT)
-        if db.get_meta("chunks_names") != NAMES_FORMAT:
-            db.rewrite_column(self.chunks, "names", ["symbols"], lambda r: defined_names(r["symbols"] or []),
-                              replaces_text_index=False)
-            db.set_meta("chunks_names", NAMES_FORMAT)
-        if db.get_meta("chunks_cut") != CUT_FORMAT:
-            self._read_again(RECUT_WHERE)
-            db.set_meta("chunks_cut", CUT_FORMAT)
-        self._requeue_other_models()
-        db.finish_migration()
-
-    def _read_again(self, where: str) -> None:
-        """Forget the files holding a chunk that matches `where` (their file rows, which say a file is indexed), so
-        the next pass reads and cuts them again; their vectors come back from the cache where the text is the same."""
-        files = in_filter("path", sorted({r["path"] for r in scan(self.chunks, where, ["path"])}))
-        if files is not None:
-            self.db.write(lambda: self.db.delete(self.files, files))
+        bring_up_to_date(db, self.chunks, self.files, embedder.model_id)
 
     @property
     def vector_cache(self) -> VectorCache:
@@ -114,13 +89,6 @@ class CodeIndex:
     @vector_cache.setter
     def vector_cache(self, cache: VectorCache) -> None:
         self.embed_queue.vector_cache = cache
-
-    def _requeue_other_models(self) -> None:
-        """After a change of embedding model, chunks another model embedded wait for embedding again (working change
-        first, like new chunks); they stay found by full text, and vector search never compares across models."""
-        stale = f"embedded = true AND (vector_model IS NULL OR vector_model != {quote(self.embedder.model_id)})"
-        if self.chunks.count_rows(stale):
-            self.db.write(lambda: self.db.update(self.chunks, stale, {"embedded": False}))
 
     # --- reading the index ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+"""What an index written by an earlier version lacks, brought up to date when it is opened.
+
+Each format is recorded in the database's meta table; a database without the current one is migrated once: a
+column computed again from the rows (`words`, `names`), files cut again by the next pass (`cut`), chunks another
+embedding model embedded queued again.
+"""
+
+from __future__ import annotations
+
+from ..store.database import Database
+from ..store.sql import in_filter, quote, scan
+from ..text import WORDS_FORMAT, chunk_words
+from .chunk_rows import defined_names
+
+NAMES_FORMAT = "1"
+"""The `names` column's format (`defined_names`); a database written before it is filled once on open."""
+CUT_FORMAT = "2"
+"""How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing. A database cut before is
+fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
+RECUT_WHERE = "text LIKE '%overload%'"
+
+
+def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
+    if db.get_meta("chunks_words") != WORDS_FORMAT:
+        db.rewrite_column(chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
+        db.set_meta("chunks_words", WORDS_FORMAT)
+    if db.get_meta("chunks_names") != NAMES_FORMAT:
+        db.rewrite_column(chunks, "names", ["symbols"], lambda r: defined_names(r["symbols"] or []),
+                          replaces_text_index=False)
+        db.set_meta("chunks_names", NAMES_FORMAT)
+    if db.get_meta("chunks_cut") != CUT_FORMAT:
+        _read_again(db, chunks, files, RECUT_WHERE)
+        db.set_meta("chunks_cut", CUT_FORMAT)
+    _requeue_other_models(db, chunks, model_id)
+    db.finish_migration()
+
+
+def _read_again(db: Database, chunks, files, where: str) -> None:
+    """Forget the files holding a chunk that matches `where` (their file rows, which say a file is indexed), so the
+    next pass reads and cuts them again; their vectors come back from the cache where the text is the same."""
+    paths = in_filter("path", sorted({r["path"] for r in scan(chunks, where, ["path"])}))
+    if paths is not None:
+        db.write(lambda: db.delete(files, paths))
+
+
+def _requeue_other_models(db: Database, chunks, model_id: str) -> None:
+    """After a change of embedding model, chunks another model embedded wait for embedding again (working change
+    first, like new chunks); they stay found by full text, and vector search never compares across models."""
+    stale = f"embedded = true AND (vector_model IS NULL OR vector_model != {quote(model_id)})"
+    if chunks.count_rows(stale):
+        db.write(lambda: db.update(chunks, stale, {"embedded": False}))
