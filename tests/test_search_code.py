@@ -462,3 +462,16 @@ def test_an_index_cut_before_overloads_defined_nothing_cuts_those_files_again(re
     implementation = max(n for n, line in enumerate(OVERLOADED.splitlines(), 1) if line == "    def match(")
     definers = [h for h in engine.search("MapAdapter.match").hits if "MapAdapter.match" in h.symbols]
     assert [h.start_line <= implementation <= h.end_line for h in definers] == [True], definers
+
+
+def test_an_overload_with_no_implementation_beside_it_still_defines_its_name():
+    """A `.pyi` stub file declares a compiled module's functions: there the overloads are all there is."""
+    from cortex_tui.core.index.chunker import chunk_file
+
+    stub = "".join(f"@overload\ndef escape(s: {kind}, quote: bool = ...) -> {kind}:\n    '''{kind} in, {kind} out: the "
+                   f"characters & < > \" ' replaced by HTML-safe sequences, {'words ' * 40}'''\n    ...\n\n"
+                   for kind in ("str", "bytes"))
+    assert [c.symbols for c in chunk_file(stub, "python")] == [["escape"], ["escape"]]
+    implemented = stub + "def escape(s, quote=True):\n    return _escape(s, quote)\n"
+    chunks = chunk_file(implemented, "python")
+    assert chunks[0].symbols == [] and chunks[-1].symbols == ["escape"] and "return _escape" in chunks[-1].text

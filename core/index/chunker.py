@@ -111,6 +111,7 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
             spans.append(_Span(pending_start, upto, [], "preamble"))
         pending_start = None
 
+    stubs = overload_stubs(root.children, language)
     for node in root.children:
         start = node.start_point[0]
         if pending_start is not None and start < pending_start:
@@ -121,7 +122,7 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
                 pending_start = start
             continue
         flush(start)
-        if declares_only(node):
+        if node.start_byte in stubs:
             spans.append(_Span(start, node.end_point[0] + 1, [], "code"))
             continue
         spans.extend(_definition_spans(node, name, language, measure, prefix=""))
@@ -141,12 +142,13 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
         return [_Span(a, b, [qualified] if a == start else [], "code") for a, b in _windows(start, end)]
     spans: list[_Span] = []
     cursor = start
+    stubs = overload_stubs(inner, language)
     for child in inner:
         c_start = max(child.start_point[0], cursor)
         if c_start > cursor:
             spans.append(_Span(cursor, c_start, [qualified] if cursor == start else [], "code"))
         child_end = child.end_point[0] + 1
-        if declares_only(child):
+        if child.start_byte in stubs:
             if child_end > c_start:
                 spans.append(_Span(c_start, child_end, [], "code"))
         else:
@@ -214,22 +216,39 @@ def body_children(node):
 def _inner_names(node, language: str, qualified: str) -> list[str]:
     spec = SPECS[language]
     names = []
-    for child in body_children(node):
-        if child.type in spec.definitions and not declares_only(child):
+    children = body_children(node)
+    stubs = overload_stubs(children, language)
+    for child in children:
+        if child.type in spec.definitions and child.start_byte not in stubs:
             name = definition_name(child, language)
             if name:
                 names.append(f"{qualified}.{name}")
     return names
 
 
-def declares_only(node) -> bool:
-    """A Python typing overload (`@overload`, `@t.overload`, `@typing.overload`): a signature for type checkers,
-    followed by the implementation under the same name. (Other languages' declarations without a body, such as
-    TypeScript's overload signatures and C prototypes, are not definition nodes at all.)"""
-    if node.type != "decorated_definition":
-        return False
-    return any(child.type == "decorator" and _text(child).lstrip("@").strip().rsplit(".", 1)[-1] == "overload"
-               for child in node.children)
+def overload_stubs(siblings, language: str) -> set[int]:
+    """Where the Python typing overloads among `siblings` start (`@overload`, `@t.overload`, `@typing.overload`)
+    whose implementation is beside them under the same name: signatures for type checkers, code that defines
+    nothing. An overload with no implementation beside it (a `.pyi` stub file's) still defines its name. (Other
+    languages' declarations without a body, such as TypeScript's overload signatures and C prototypes, are not
+    definition nodes at all.)"""
+    overloads: list[tuple[int, str]] = []
+    implemented: set[str] = set()
+    for node in siblings:
+        name = definition_name(node, language) if node.type in SPECS[language].definitions else None
+        if name is None:
+            continue
+        if _is_overload(node):
+            overloads.append((node.start_byte, name))
+        else:
+            implemented.add(name)
+    return {start for start, name in overloads if name in implemented}
+
+
+def _is_overload(node) -> bool:
+    return node.type == "decorated_definition" and any(
+        child.type == "decorator" and _text(child).lstrip("@").strip().rsplit(".", 1)[-1] == "overload"
+        for child in node.children)
 
 
 def _text(node) -> str:
