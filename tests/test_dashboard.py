@@ -260,6 +260,7 @@ async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everythin
 
 
 @both
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")  # the reopen's thread raised
 async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_running(shop, served):
     import shutil
 

@@ -401,7 +401,7 @@ class MapAdapter:
         query_args: t.Mapping[str, t.Any] | str | None = None,
     ) -> tuple[t.Any, t.Mapping[str, t.Any]]: ...
 
-    @t.overload
+    @t.overload  # type: ignore[misc]
     def match(
         self,
         path_info: str | None = None,

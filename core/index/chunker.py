@@ -246,9 +246,15 @@ def overload_stubs(siblings, language: str) -> set[int]:
 
 
 def _is_overload(node) -> bool:
-    return node.type == "decorated_definition" and any(
-        child.type == "decorator" and _text(child).lstrip("@").strip().rsplit(".", 1)[-1] == "overload"
-        for child in node.children)
+    """Decorated by `overload` or `<module>.overload` (the decorator's expression: a comment after it is its child
+    too, as in `@overload  # type: ignore[misc]`)."""
+    if node.type != "decorated_definition":
+        return False
+    for decorator in (c for c in node.children if c.type == "decorator"):
+        expression = next((c for c in decorator.named_children if c.type != "comment"), None)
+        if expression is not None and _text(expression).rsplit(".", 1)[-1] == "overload":
+            return True
+    return False
 
 
 def _text(node) -> str:

@@ -17,7 +17,7 @@ NAMES_FORMAT = "1"
 CUT_FORMAT = "2"
 """How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing. A database cut before is
 fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
-RECUT_WHERE = "text LIKE '%overload%'"
+RECUT_WHERE = "(path LIKE '%.py' OR path LIKE '%.pyi') AND text LIKE '%overload%'"
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
