@@ -21,16 +21,22 @@ RECUT_WHERE = "(path LIKE '%.py' OR path LIKE '%.pyi') AND text LIKE '%overload%
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
-    if db.get_meta("chunks_words") != WORDS_FORMAT:
+    """One read of the formats and, where one is behind, its migration; the new formats are recorded in one commit
+    (a new database records all three: each commit is one more step a killed first run can stop at). Killed before
+    that commit, the next open migrates again, which changes nothing the second time."""
+    stored, done = db.metas(), {}
+    if stored.get("chunks_words") != WORDS_FORMAT:
         db.rewrite_column(chunks, "words", ["path", "text"], lambda r: chunk_words(r["path"], r["text"]))
-        db.set_meta("chunks_words", WORDS_FORMAT)
-    if db.get_meta("chunks_names") != NAMES_FORMAT:
+        done["chunks_words"] = WORDS_FORMAT
+    if stored.get("chunks_names") != NAMES_FORMAT:
         db.rewrite_column(chunks, "names", ["symbols"], lambda r: defined_names(r["symbols"] or []),
                           replaces_text_index=False)
-        db.set_meta("chunks_names", NAMES_FORMAT)
-    if db.get_meta("chunks_cut") != CUT_FORMAT:
+        done["chunks_names"] = NAMES_FORMAT
+    if stored.get("chunks_cut") != CUT_FORMAT:
         _read_again(db, chunks, files, RECUT_WHERE)
-        db.set_meta("chunks_cut", CUT_FORMAT)
+        done["chunks_cut"] = CUT_FORMAT
+    if done:
+        db.set_metas(done)
     _requeue_other_models(db, chunks, model_id)
     db.finish_migration()
 

@@ -392,5 +392,13 @@ class Database(CompactionPolicy, Maintenance):
         return rows[0]["value"] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
+        self.set_metas({key: value})
+
+    def metas(self) -> dict[str, str]:
+        """The whole meta table (a handful of rows), in one read."""
+        return {row["key"]: row["value"] for row in self.conn.open_table("meta").to_arrow().to_pylist()}
+
+    def set_metas(self, values: dict[str, str]) -> None:
+        """Several meta keys in one commit."""
         meta = self.conn.open_table("meta")
-        self.write(lambda: self.upsert(meta, "key", [{"key": key, "value": value}]))
+        self.write(lambda: self.upsert(meta, "key", [{"key": k, "value": v} for k, v in values.items()]))
