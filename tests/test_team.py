@@ -53,6 +53,25 @@ def _create_team_store(root: Path) -> None:
     Engine(root, settings=load_settings(use_global=False)).team_store(create=True)
 
 
+def _machine(args: list[str]) -> subprocess.Popen:
+    """Another machine: a process running `python -c SCRIPT ARGS...` that says `ready` before each of its
+    simultaneous steps and waits for a line (see `_together`)."""
+    return subprocess.Popen([sys.executable, "-c", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _together(procs: list[subprocess.Popen], steps: int = 1) -> None:
+    """Start each step on every machine at once, once all of them are ready for it (however long their start-up
+    and the step before took on a loaded machine)."""
+    for _ in range(steps):
+        for proc in procs:
+            line = proc.stdout.readline()
+            assert line.strip() == "ready", proc.communicate(timeout=60)[1][-2000:]
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+
+
 def _team_memories(uri: str) -> list:
     """Every active memory in the team store, read by a fresh engine (no cached connection)."""
     engine = Engine(Path.cwd(), settings=load_settings(use_global=False))
@@ -125,7 +144,8 @@ import time
 engine = Engine(sys.argv[1])
 engine.team_store(create=True)
 engine.embedder.embed(["warm up the model"])
-time.sleep(max(float(sys.argv[2]) - time.time(), 0))  # all machines write at the same instant
+print("ready", flush=True)
+sys.stdin.readline()  # all machines write at the same instant
 engine.remember_many([MemoryDraft(text=f"shared fact {i}", scope="team") for i in range(10)])
 # A write whose settling timed out on a loaded machine was queued; the machine's next command sends it again.
 deadline = time.monotonic() + 300
@@ -139,9 +159,8 @@ def test_machines_storing_the_same_memories_at_once_store_them_once(tmp_path, te
     for root in roots:
         root.mkdir()
     _create_team_store(roots[0])
-    start = str(time.time() + 25)
-    procs = [subprocess.Popen([sys.executable, "-c", SAME, str(root), start], stderr=subprocess.PIPE, text=True)
-             for root in roots]
+    procs = [_machine([SAME, str(root)]) for root in roots]
+    _together(procs)
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-2000:]
@@ -156,12 +175,13 @@ VERSIONS = """
 import sys, time
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
-root, name, start, rounds = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+root, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 engine = Engine(root)
 engine.team_store(create=True)
 engine.embedder.embed(["warm up the model"])
 for i in range(rounds):
-    time.sleep(max(start + 6 * i - time.time(), 0))  # every machine writes its next version at the same instant
+    print("ready", flush=True)
+    sys.stdin.readline()  # every machine writes its next version at the same instant
     engine.remember(MemoryDraft(text=f"release plan by {name}, round {i}", scope="team", source_key="release-plan"))
 deadline = time.monotonic() + 300
 while engine.team().sync().waiting and time.monotonic() < deadline:
@@ -177,9 +197,8 @@ def test_machines_writing_versions_of_one_key_at_once_leave_one_active_version(t
     engine = Engine(tmp_path, settings=load_settings(use_global=False))
     engine.team().remember_many([MemoryDraft(text="release plan, first draft", scope="team", source_key="release-plan")],
                                 engine.position())
-    start = str(time.time() + 25)
-    procs = [subprocess.Popen([sys.executable, "-c", VERSIONS, str(root), root.name[-1], start, str(rounds)],
-                              stderr=subprocess.PIPE, text=True) for root in roots]
+    procs = [_machine([VERSIONS, str(root), root.name[-1], str(rounds)]) for root in roots]
+    _together(procs, rounds)
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-2000:]
@@ -199,12 +218,13 @@ CREATE = """
 import os, sys, time
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
-root, name, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
-for n, uri in enumerate(sys.argv[4:]):
+root, name = sys.argv[1], sys.argv[2]
+for n, uri in enumerate(sys.argv[3:]):
     os.environ["CORTEX_TEAM_DB"] = uri
     engine = Engine(root)
     engine.embedder.embed(["warm up the model"])
-    time.sleep(max(start + 15 * n - time.time(), 0))  # every machine finds this team store empty and creates it
+    print("ready", flush=True)
+    sys.stdin.readline()  # every machine finds this team store empty and creates it
     for i in range(5):
         engine.remember(MemoryDraft(text=f"first write {i} of machine {name}", scope="team"))
     deadline = time.monotonic() + 300
@@ -222,9 +242,8 @@ def test_machines_creating_the_team_store_at_once_lose_none_of_their_first_write
     roots = [tmp_path / f"machine-{n}" for n in "abc"]
     for root in roots:
         root.mkdir()
-    start = str(time.time() + 25)
-    procs = [subprocess.Popen([sys.executable, "-c", CREATE, str(root), root.name[-1], start, *uris],
-                              stderr=subprocess.PIPE, text=True) for root in roots]
+    procs = [_machine([CREATE, str(root), root.name[-1], *uris]) for root in roots]
+    _together(procs, len(uris))
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-2000:]
