@@ -232,6 +232,8 @@ def overload_stubs(siblings, language: str) -> set[int]:
     nothing. An overload with no implementation beside it (a `.pyi` stub file's) still defines its name. (Other
     languages' declarations without a body, such as TypeScript's overload signatures and C prototypes, are not
     definition nodes at all.)"""
+    if not any(node.type == "decorated_definition" for node in siblings):
+        return set()  # no decorator here (every file of a language without them): nothing to name twice
     overloads: list[tuple[int, str]] = []
     implemented: set[str] = set()
     for node in siblings:
