@@ -52,6 +52,8 @@ def _print_status(out, found: dict | None) -> None:
         out.console.print("no resident server for this repository (the next command starts one)")
         return
     rss = f"{found['rss_bytes'] / 2**20:.0f} MiB" if found.get("rss_bytes") else "unknown"
+    if found.get("private_bytes"):
+        rss += f" ({found['private_bytes'] / 2**20:.0f} MiB its own)"
     idle_limit = found.get("idle_seconds") or 15 * 60
     current = "current" if found.get("fingerprint") == fingerprint() else "another install: replaced on next use"
     out.console.out(

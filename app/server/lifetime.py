@@ -15,10 +15,20 @@ LOCK_WAIT_SECONDS = 5.0
 
 
 def rss_bytes() -> int | None:
+    """The process's resident memory (what `top` shows), from /proc; None elsewhere."""
+    return _status_field("VmRSS:")
+
+
+def private_bytes() -> int | None:
+    """The part of it that is the process's own (heap, the model, caches), without the shared libraries' pages."""
+    return _status_field("RssAnon:")
+
+
+def _status_field(name: str) -> int | None:
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
-                if line.startswith("VmRSS:"):
+                if line.startswith(name):
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
