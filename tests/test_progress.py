@@ -19,6 +19,8 @@ def test_the_clock_gives_a_rate_and_an_estimate_once_a_phase_has_run_a_while():
     estimate = clock.update(IndexProgress("embedding", 640, 2048))
     assert estimate.rate == 32.0 and estimate.remaining == (2048 - 640) / 32
     assert estimate.line() == "embedding 640/2,048 chunks (31%) · 32/s · about 44 s left"
+    now[0] += 44.0
+    assert clock.update(IndexProgress("embedding", 2048, 2048)).line() == "embedding 2,048/2,048 chunks (100%) · 32/s"
     now[0] += 1.0
     assert clock.update(IndexProgress("writing", 10, 65)).line() == "writing 10/65 files (15%)", "a new phase"
 

@@ -58,7 +58,9 @@ class ProgressClock:
         if not progress.total or elapsed < MIN_SECONDS or moved <= 0:
             return ProgressEstimate(progress)
         rate = moved / elapsed
-        return ProgressEstimate(progress, rate, max(progress.total - progress.done, 0) / rate)
+        if progress.done >= progress.total:
+            return ProgressEstimate(progress, rate)  # done: nothing is left, not "about 1 s"
+        return ProgressEstimate(progress, rate, (progress.total - progress.done) / rate)
 
 
 def duration(seconds: float) -> str:
