@@ -575,6 +575,31 @@ async def test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size(shop):
     assert not app.is_running
 
 
+async def test_a_code_preview_starts_at_the_code_with_its_line_numbers(shop):
+    """A chunk keeps the blank lines between definitions before its own; the preview shows neither those nor
+    trailing ones, and numbers the first line it shows as the file does."""
+    padding = "".join(f"\n\n\ndef ledger_step_{i}(x):\n" + "    x = x + 1\n" * 30 + "    return x\n" for i in range(4))
+    source = "import os\n" + padding + ("\n\n\ndef zephyrine_ledger_total(rows):\n"
+                                      + "    rows = sorted(rows)\n" * 30 + "    return sum(rows)\n\n\n")
+    commit_file(shop, "ledger.py", source, "Add the ledger")
+    defined_at = source.splitlines().index("def zephyrine_ledger_total(rows):") + 1
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished)
+        pane = app.screen.query_one(SearchPane)
+        await pilot.press("slash", *"zephyrine_ledger_total", "enter")
+        await wait_until(pilot, lambda: any(h.path == "ledger.py" for h in pane.hits), "the ledger's chunk")
+        position = next(i for i, h in enumerate(pane.hits) if h.path == "ledger.py")
+        assert pane.hits[position].text.startswith("\n"), "the chunk itself starts with blank lines"
+        await pilot.press(*["j"] * position)
+        await pilot.pause()
+        body = pane.query_one("#search-preview").content.renderables[1]
+        assert body.code.startswith("def zephyrine_ledger_total(rows):") and body.code.endswith("sum(rows)\n")
+        assert body.start_line == defined_at
+        await pilot.press("q")
+    assert not app.is_running
+
+
 def test_a_missing_path_is_one_line_error_not_the_demo(tmp_path):
     import subprocess
     import sys

@@ -69,3 +69,12 @@ def bounded(text: str, limit: int = PREVIEW_CHARS) -> Text:
     shown.append(f"\n… {size:,} bytes in all; the first {limit:,} characters are shown "
                  "(`cortex show ID` prints the whole text)", style="dim italic")
     return shown
+
+
+def without_blank_edges(text: str, start_line: int) -> tuple[str, int]:
+    """A chunk's lines without the blank ones it starts and ends with (the space between definitions a chunk keeps),
+    and the file's line number of its first line then, so a preview starts at the code."""
+    lines = text.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    last = next((i for i in range(len(lines), first, -1) if lines[i - 1].strip()), first)
+    return "".join(lines[first:last]), start_line + first

@@ -16,7 +16,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..core.answers import SearchHit, SearchResults
-from .format import PREVIEW_CHARS, age, bounded, clip, shorten_path, styled, visible
+from .format import PREVIEW_CHARS, age, bounded, clip, shorten_path, styled, visible, without_blank_edges
 from .pane import Pane, Target
 
 
@@ -188,8 +188,8 @@ class SearchPane(Pane):
             from rich.syntax import Syntax
 
             theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-            lexer = lexer_name(hit.path)
-            body = Syntax(visible(hit.text), lexer, theme=theme, line_numbers=True, start_line=hit.start_line,
+            code, first_line = without_blank_edges(hit.text, hit.start_line)
+            body = Syntax(visible(code), lexer_name(hit.path), theme=theme, line_numbers=True, start_line=first_line,
                           background_color="default", word_wrap=True)
         else:
             body = bounded(hit.text)
