@@ -19,8 +19,10 @@ and mapped again from the page cache by the next command that runs them (`drop_l
 
 from __future__ import annotations
 
+import _imp
 import ctypes
 import re
+from collections.abc import Iterator
 
 _M_ARENA_MAX = -8
 """mallopt's parameter number for the arena limit (glibc's malloc.h)."""
@@ -70,41 +72,48 @@ def drop_library_pages() -> int:
     """Unmap the resident pages of the process's shared libraries that are still the files' own (never written:
     code, read-only data), and return how many bytes that was; 0 where /proc or madvise is absent.
 
-    Safe because such a page holds nothing but the file's bytes: the next access maps it again (from the page cache,
-    a minor fault). A mapping the loader wrote (relocations, then made read-only) has pages of its own, and
-    unmapping those would lose them, so any mapping that is writable or holds an anonymous page is left alone."""
+    Such a page holds nothing but the file's bytes, so the next access maps it again (from the page cache, a minor
+    fault). The pages stay in the page cache: this changes what the process maps, not the machine's free memory
+    (unmapped, they are the first the kernel reclaims when it needs memory). A page the loader wrote (relocations,
+    then made read-only) is the process's own, and unmapping it would lose it: a mapping that is writable, holds an
+    anonymous page or has a page in swap (a written page, swapped out) is left alone. No import starts meanwhile,
+    so no library is being loaded (mapped, then relocated) while the mappings are read and unmapped; the caller
+    makes sure nothing else runs."""
     libc = _libc()
-    try:
-        with open("/proc/self/smaps", encoding="ascii", errors="replace") as smaps:
-            text = smaps.read()
-    except OSError:
-        return 0
     if libc is None:
         return 0
-    dropped = 0
-    for start, length, rss in _clean_library_mappings(text):
-        if libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(length), _MADV_DONTNEED) == 0:
-            dropped += rss
-    return dropped
+    _imp.acquire_lock()
+    try:
+        try:
+            with open("/proc/self/smaps", encoding="ascii", errors="replace") as smaps:
+                text = smaps.read()
+        except OSError:
+            return 0
+        dropped = 0
+        for start, length, rss in _clean_library_mappings(text):
+            if libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(length), _MADV_DONTNEED) == 0:
+                dropped += rss
+        return dropped
+    finally:
+        _imp.release_lock()
 
 
-def _clean_library_mappings(smaps: str):
-    """(start, length, resident bytes) of each mapping of a shared library, read-only and with no anonymous page."""
-    mapping = None
-    rss = 0
-    for line in smaps.splitlines():
+def _clean_library_mappings(smaps: str) -> Iterator[tuple[int, int, int]]:
+    """(start, length, resident bytes) of each mapping of a shared library that is read-only and holds only the
+    file's pages: none anonymous, none in swap."""
+    mapping: tuple[int, int] | None = None
+    fields: dict[str, int] = {}
+    for line in [*smaps.splitlines(), "0-0 ---p 0 0:0 0"]:  # a last header ends the last mapping
         head = line.split(maxsplit=5)
         if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
-            mapping = None
+            if mapping is not None and fields.get("Rss") and fields.get("Anonymous") == 0 and fields.get("Swap") == 0:
+                yield (*mapping, fields["Rss"] * 1024)
+            mapping, fields = None, {}
             if len(head) == 6 and "w" not in head[1] and _LIBRARY.search(head[5].strip()):
                 start, end = (int(part, 16) for part in head[0].split("-"))
                 mapping = (start, end - start)
-        elif mapping is not None and line.startswith("Rss:"):
-            rss = int(line.split()[1]) * 1024
-        elif mapping is not None and line.startswith("Anonymous:"):
-            if rss and line.split()[1] == "0":
-                yield (*mapping, rss)
-            mapping = None
+        elif mapping is not None and len(head) == 3 and head[0] in ("Rss:", "Anonymous:", "Swap:"):
+            fields[head[0][:-1]] = int(head[1])
 
 
 def arrow_on_the_c_heap() -> None:

@@ -228,3 +228,44 @@ def test_a_quiet_server_lets_go_of_library_pages_and_runs_them_again_unchanged(t
     found = json.loads(out.stdout)
     assert found["same"]
     assert found["dropped"] > 50 and found["after"] < found["before"] / 3, found
+
+
+SMAPS = """\
+7f0000000000-7f0000001000 r-xp 00000000 fe:00 1 /usr/lib/libcode.so.6
+Rss:                   4 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+VmFlags: rd ex mr mw me
+7f0000001000-7f0000002000 r--p 00001000 fe:00 1 /usr/lib/libcode.so.6
+Rss:                   4 kB
+Anonymous:             4 kB
+Swap:                  0 kB
+7f0000002000-7f0000003000 r--p 00002000 fe:00 1 /usr/lib/libcode.so.6
+Rss:                   4 kB
+Anonymous:             0 kB
+Swap:                924 kB
+7f0000003000-7f0000004000 rw-p 00003000 fe:00 1 /usr/lib/libcode.so.6
+Rss:                   4 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+7f0000004000-7f0000005000 r--p 00000000 fe:00 2 /usr/lib/gone.so (deleted)
+Rss:                   4 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+7f0000005000-7f0000006000 r--p 00000000 fe:00 3 /data/notes.txt
+Rss:                   4 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+7f0000006000-7f0000008000 r--p 00000000 fe:00 4 /opt/my libs/libdata.so
+Rss:                   8 kB
+Anonymous:             0 kB
+Swap:                  0 kB
+"""
+
+
+def test_only_library_pages_that_are_the_files_own_are_let_go():
+    """Relocated pages (anonymous once written, or in swap once swapped out), writable mappings, files that are not
+    libraries and deleted ones stay; a path with a space is still a path."""
+    from cortex_tui.core.heap import _clean_library_mappings
+
+    assert list(_clean_library_mappings(SMAPS)) == [(0x7f0000000000, 4096, 4096), (0x7f0000006000, 8192, 8192)]
