@@ -159,7 +159,21 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
         cursor = max(cursor, child_end)
     if cursor < end:
         spans.append(_Span(cursor, end, [], "code"))
-    return spans
+    return _header_opens_first_member(spans, measure)
+
+
+def _header_opens_first_member(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
+    """A large definition's header (`class MultiPartParser:` and little else) is too small for a chunk of its own;
+    merged as small chunks are, it would end the chunk before it, another definition's. It opens the chunk of its
+    first member instead, where it is read with what it introduces."""
+    if len(spans) < 2:
+        return spans
+    header, first = spans[0], spans[1]
+    if measure(header.start, header.end) >= MIN_CHUNK_TOKENS or measure(header.start, first.end) > MAX_CHUNK_TOKENS:
+        return spans
+    first.start = header.start
+    first.symbols = header.symbols + [s for s in first.symbols if s not in header.symbols]
+    return spans[1:]
 
 
 def _cover_gaps(spans: list[_Span], total: int) -> list[_Span]:

@@ -14,10 +14,13 @@ from .chunk_rows import defined_names
 
 NAMES_FORMAT = "1"
 """The `names` column's format (`defined_names`); a database written before it is filled once on open."""
-CUT_FORMAT = "2"
-"""How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing. A database cut before is
-fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
-RECUT_WHERE = "(path LIKE '%.py' OR path LIKE '%.pyi') AND text LIKE '%overload%'"
+CUT_FORMAT = "3"
+"""How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing; 3: a large definition's
+small header opens its first member's chunk. A database cut before is fixed on open: the files the change could cut
+otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
+RECUT_WHERE = "kind = 'code'"
+"""Files with code chunks: any of them may hold a large class (and format 2's overloads are code too). Their chunks
+of unchanged text keep their vectors (from the cache), so the cost is one lexical pass over them."""
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
