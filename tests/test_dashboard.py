@@ -177,6 +177,8 @@ async def test_m_shows_the_repo_map_of_the_working_change_as_text(shop):
         text = app.screen.query_one("#map-text", Static).content.plain
         assert title.startswith("Repo map toward the working change") and "/ 2,000 tokens" in title
         assert 'shop/labels.py:\n  4: def label(tag="[/]"):' in text and "def price_of(sku):" in text
+        box = app.screen.query_one("VerticalScroll")
+        assert box.border_subtitle.startswith("esc / q / m close"), "the dialog says how to leave it"
         await pilot.press("m")
         await pilot.pause()
         assert app.screen is dashboard

@@ -126,6 +126,11 @@ def bindings(scope: str) -> list[Binding]:
     return out
 
 
+def hint(scope: str) -> str:
+    """The keys of a dialog's scope in one line for its border (`esc / q / m close · j / ↓ down · k / ↑ up`)."""
+    return " · ".join(f"{k.shown} {k.label.lower()}" for k in KEYMAP if k.scope == scope and k.action)
+
+
 def acting_key(action: str) -> Key | None:
     """The `item` key whose action this is (an action name without arguments), or None."""
     return next((k for k in KEYMAP if k.scope == "item" and k.action == action), None)

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...widgets.keymap import KEYMAP, bindings
+from ...widgets.keymap import KEYMAP, bindings, hint
 
 SCOPES = {"app": "Everywhere", "dashboard": "Dashboard", "item": "Highlighted item",
           "search": "Search box", "pane": "Every pane",
@@ -50,5 +50,6 @@ class HelpScreen(ScrollDialog):
     BINDINGS = bindings("help")
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll() as box:
+            box.border_subtitle = hint("help")
             yield Static(help_table(), id="help-text")

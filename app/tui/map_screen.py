@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from ...core.answers import RepoMap
 from ...core.requests import MapRequest
-from ...widgets.keymap import bindings
+from ...widgets.keymap import bindings, hint
 from ..bridge.calls import Bridge
 from .help_screen import ScrollDialog
 
@@ -43,7 +43,8 @@ class MapScreen(ScrollDialog):
         self.focus_text = focus
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll() as box:
+            box.border_subtitle = hint("map")
             yield Static(Text("Repo map: ranking the definitions…", style="dim"), id="map-title")
             yield Static(Text(""), id="map-text")
 
