@@ -44,6 +44,19 @@ async def test_two_long_paths_stay_apart_with_their_names_and_lines(size):
             assert text.count(name) >= 4, f"{name} in the what, search, graph and context panes ({size}): {text}"
 
 
+async def test_a_long_memory_title_in_the_graph_ends_in_an_ellipsis():
+    """A title wider than the graph pane gives way with `…` inside the pane, not cut by its edge mid-word."""
+    title = "the router matches by state machine and " + "keeps every rule's converters in order " * 4 + "END"
+    app = Panes()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.query_one(GraphPane).show("file:" + PATHS[0], PATHS[0],
+                                      [Neighbour("mem:m1", title, 1, "mentions", "file:" + PATHS[0])])
+        await pilot.pause()
+        text = _screen_text(app)
+        line = next(row for row in text.splitlines() if "the router matches" in row)
+        assert "…" in line and "END" not in text, line
+
+
 def _screen_text(app) -> str:
     """The screen as plain text, line by line, as the terminal shows it."""
     from rich.console import Console

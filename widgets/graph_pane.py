@@ -20,7 +20,8 @@ LEAF_INDENT = 12
 
 def _label(node: str, label: str, width: int) -> str:
     """A file's path gives way in the middle (two files of one folder stay apart); other labels end in `…`."""
-    return shorten_path(label, max(width, 12)) if node.startswith("file:") else clip(label, 200)
+    width = max(width, 12)
+    return shorten_path(label, width) if node.startswith("file:") else clip(label, width)
 
 
 class GraphPane(Pane):
