@@ -76,9 +76,11 @@ def drop_library_pages() -> int:
     fault). The pages stay in the page cache: this changes what the process maps, not the machine's free memory
     (unmapped, they are the first the kernel reclaims when it needs memory). A page the loader wrote (relocations,
     then made read-only) is the process's own, and unmapping it would lose it: a mapping that is writable, holds an
-    anonymous page or has a page in swap (a written page, swapped out) is left alone. No import starts meanwhile,
-    so no library is being loaded (mapped, then relocated) while the mappings are read and unmapped; the caller
-    makes sure nothing else runs."""
+    anonymous page or has a page in swap (a written page, swapped out) is left alone. A library being loaded
+    (mapped whole, then its data mapped over and relocated) must not be loaded meanwhile: no import starts during a
+    drop, and the caller holds back its commands and calls. An import another thread began before (a watcher's
+    index pass meeting a new language) is not held back; the window is the few microseconds between the loader's
+    mappings."""
     libc = _libc()
     if libc is None:
         return 0

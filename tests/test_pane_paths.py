@@ -55,6 +55,12 @@ async def test_a_long_memory_title_in_the_graph_ends_in_an_ellipsis():
         text = _screen_text(app)
         line = next(row for row in text.splitlines() if "the router matches" in row)
         assert "…" in line and "END" not in text, line
+        wide = "ルーターは状態機械で URL を照合し、すべての規則の変換器を順に保つ" * 3 + "終"
+        app.query_one(GraphPane).show("file:" + PATHS[0], PATHS[0],
+                                      [Neighbour("mem:m2", wide, 1, "mentions", "file:" + PATHS[0])])
+        await pilot.pause()
+        line = next(row for row in _screen_text(app).splitlines() if "ルーター" in row)
+        assert "…" in line and "終" not in line, line
 
 
 def _screen_text(app) -> str:

@@ -1,6 +1,7 @@
 """Search that finds the code: source before the tests, docs and changelogs that repeat its words, a name's
 definition before its uses, boosts that reorder close matches only. Real LanceDB, model and git repositories."""
 
+import pytest
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.search.query import Filters, file_naming_stems
@@ -503,3 +504,41 @@ def test_a_large_class_header_opens_its_first_member_chunk_not_the_one_before(re
     top = engine.search("MultiPartParser").hits[0]
     assert top.start_line <= PARSERS.splitlines().index("class MultiPartParser:") + 1 <= top.end_line
     assert "_parse_urlencoded" not in top.symbols, top.score.explain()
+
+
+def test_an_index_cut_before_class_headers_opened_their_chunk_is_cut_again_and_searchable_meanwhile(repo, monkeypatch):
+    """An index of cut format 2 (a large class's header ended the chunk before it) is read again by the next pass;
+    until then it is the index it was, not an empty one."""
+    from cortex_tui.core.index import chunker
+
+    commit_file(repo, "src/formparser.py", PARSERS, "Add the parsers")
+    with monkeypatch.context() as old_cut:
+        old_cut.setattr(chunker, "_header_opens_first_member", lambda spans, measure: spans)
+        engine = Engine(repo)
+        index = engine.code_index(create=True)
+        index.update(embed=False)
+        index.db.set_metas({"chunks_cut": "2"})
+        engine.close()
+    class_line = PARSERS.splitlines().index("class MultiPartParser:") + 1
+
+    engine = Engine(repo)
+    assert engine.has_index() and engine.code_index().status().stale >= 1
+    assert "_parse_urlencoded" in engine.search("MultiPartParser").hits[0].symbols, "still the old cut"
+    engine.code_index().update(embed=False)
+    top = engine.search("MultiPartParser").hits[0]
+    assert top.start_line <= class_line <= top.end_line and "_parse_urlencoded" not in top.symbols
+
+
+@pytest.mark.parametrize("first_member", ["    def __init__(self):\n        self.parts = []\n\n", "    @overload\n"
+                                          "    def step_0(self, data: str) -> str: ...\n"])
+def test_a_class_header_opens_its_chunk_whatever_its_first_member_is(first_member):
+    """A small first member (an `__init__`, an overload) made the header and it one small chunk, which was merged
+    into the chunk before it as small chunks are: the header's chunk is never merged into a previous definition."""
+    from cortex_tui.core.index.chunker import chunk_file
+
+    source = PARSERS.replace("class MultiPartParser:\n", "class MultiPartParser:\n" + first_member)
+    chunks = chunk_file(source, "python")
+    before = next(c for c in chunks if "_parse_urlencoded" in c.symbols)
+    owner = next(c for c in chunks if "MultiPartParser" in c.symbols)
+    assert "class MultiPartParser" not in before.text and "MultiPartParser" not in before.symbols
+    assert owner.text.lstrip("\n").startswith("class MultiPartParser:\n" + first_member.splitlines()[0])

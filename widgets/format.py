@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ..core import ages
@@ -32,10 +33,13 @@ def age(stamp: datetime | None) -> str:
 
 
 def clip(text: str, width: int) -> str:
-    """One line of at most `width` characters; only a bounded prefix is looked at, so megabytes cost nothing."""
+    """One line of at most `width` terminal cells (a wide character takes two); only a bounded prefix is looked
+    at, so megabytes cost nothing."""
     head = text[: width * 4 + 64] if len(text) > width * 4 + 64 else text
     line = visible(" ".join(head.split()))
-    return line if len(line) <= width and head is text else line[: max(width - 1, 0)] + "…"
+    if cell_len(line) <= width and head is text:
+        return line
+    return set_cell_size(line, max(width - 1, 0)).rstrip(" ") + "…"
 
 
 def shorten_path(text: str, width: int) -> str:

@@ -172,7 +172,8 @@ class Server:
 
     def _drop_library_pages(self) -> None:
         """On the accepting thread, so no command arrives meanwhile; no call or command starts either (their
-        bookkeeping waits for the lock, 20-30 ms), so nothing loads a library while its mappings are read."""
+        bookkeeping waits for the lock, 20-30 ms), so none of them loads a library while its mappings are read (an
+        index pass of the watcher is not held back: see core.heap.drop_library_pages)."""
         with self._jobs_lock:
             if self._jobs == 0:
                 heap.drop_library_pages()

@@ -42,6 +42,9 @@ class _Span:
     end: int
     symbols: list[str]
     kind: str
+    opens: bool = False
+    """It starts with a definition's header: merged into the chunk before it only where that chunk defines the same
+    name (Rust's `struct X` before `impl X`), never into another definition's."""
 
 
 def chunk_file(text: str, language: str, encoding: str = "cl100k_base") -> list[Chunk]:
@@ -154,8 +157,10 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
         else:
             child_name = definition_name(child, language)
             assert child_name is not None  # inner holds only definitions with a name
-            child_spans = _definition_spans(child, child_name, language, measure, f"{qualified}.")
-            spans.extend(s for s in child_spans if s.start >= c_start)
+            for span in _definition_spans(child, child_name, language, measure, f"{qualified}."):
+                if span.end > c_start:  # a child starting on its sibling's last line starts after it
+                    span.start = max(span.start, c_start)
+                    spans.append(span)
         cursor = max(cursor, child_end)
     if cursor < end:
         spans.append(_Span(cursor, end, [], "code"))
@@ -166,12 +171,13 @@ def _header_opens_first_member(spans: list[_Span], measure: _LineTokens) -> list
     """A large definition's header (`class MultiPartParser:` and little else) is too small for a chunk of its own;
     merged as small chunks are, it would end the chunk before it, another definition's. It opens the chunk of its
     first member instead, where it is read with what it introduces."""
-    if len(spans) < 2:
+    if len(spans) < 2 or measure(spans[0].start, spans[0].end) >= MIN_CHUNK_TOKENS:
         return spans
     header, first = spans[0], spans[1]
-    if measure(header.start, header.end) >= MIN_CHUNK_TOKENS or measure(header.start, first.end) > MAX_CHUNK_TOKENS:
+    if measure(header.start, first.end) > MAX_CHUNK_TOKENS:
+        header.opens = True  # a chunk of its own, then: still not the end of the one before
         return spans
-    first.start = header.start
+    first.start, first.opens = header.start, True
     first.symbols = header.symbols + [s for s in first.symbols if s not in header.symbols]
     return spans[1:]
 
@@ -200,7 +206,7 @@ def _cover_gaps(spans: list[_Span], total: int) -> list[_Span]:
 def _merge_small(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
     merged: list[_Span] = []
     for span in spans:
-        if merged:
+        if merged and (not span.opens or span.symbols[:1] and span.symbols[0] in merged[-1].symbols):
             prev = merged[-1]
             small = measure(prev.start, prev.end) < MIN_CHUNK_TOKENS or measure(span.start, span.end) < MIN_CHUNK_TOKENS
             if small and prev.end >= span.start and measure(prev.start, span.end) <= MAX_CHUNK_TOKENS:

@@ -19,8 +19,8 @@ CUT_FORMAT = "3"
 small header opens its first member's chunk. A database cut before is fixed on open: the files the change could cut
 otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
 RECUT_WHERE = "kind = 'code'"
-"""Files with code chunks: any of them may hold a large class (and format 2's overloads are code too). Their chunks
-of unchanged text keep their vectors (from the cache), so the cost is one lexical pass over them."""
+"""Files with code chunks: any of them may hold a large class (and format 2's overloads are code too). The cost is
+one lexical pass over them, and embedding the chunks the new cut changed (their text or symbols)."""
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
@@ -45,11 +45,13 @@ def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
 
 
 def _read_again(db: Database, chunks, files, where: str) -> None:
-    """Forget the files holding a chunk that matches `where` (their file rows, which say a file is indexed), so the
-    next pass reads and cuts them again; their vectors come back from the cache where the text is the same."""
+    """Mark the files holding a chunk that matches `where` stale (their file rows keep the path, lose the stat and
+    blob that say the file is indexed as it is), so the next pass reads and cuts them again. Until it has, they stay
+    indexed and searchable as they were cut (their rows deleted instead, an index whose every file holds code read
+    as no index at all). Vectors of chunks whose text and symbols are the same come back from the cache."""
     paths = in_filter("path", sorted({r["path"] for r in scan(chunks, where, ["path"])}))
     if paths is not None:
-        db.write(lambda: db.delete(files, paths))
+        db.write(lambda: db.update(files, paths, {"mtime_ns": -1, "blob": ""}))
 
 
 def _requeue_other_models(db: Database, chunks, model_id: str) -> None:
