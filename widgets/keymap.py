@@ -97,7 +97,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.palette", "", "ctrl+p", "", "", "command palette: every action, themes", "dashboard"),
     Key("confirm.yes", "y", "y", "answer(True)", "Yes", "confirm (forget, close)", "confirm", footer=True),
     Key("confirm.no", "n,escape", "n / esc", "answer(False)", "No", "keep it", "confirm", footer=True),
-    Key("help.close", "escape,q,question_mark,f1", "esc / q / ?", "dismiss", "Close", "close this help", "help"),
+    Key("help.close", "escape,q,question_mark,f1", "esc / q / ? / f1", "dismiss", "Close", "close this help", "help"),
     Key("help.down", "j,down", "j / ↓", "scroll(1)", "Down", "scroll this help down", "help"),
     Key("help.up", "k,up", "k / ↑", "scroll(-1)", "Up", "scroll this help up", "help"),
     Key("map.close", "escape,q,m", "esc / q / m", "dismiss", "Close", "close the repo map", "map"),
