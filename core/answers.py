@@ -291,10 +291,12 @@ class MapEntry:
     """The qualified symbol (`Engine.search`)."""
     signature: str
     score: float
+    within: tuple[int, str] | None = None
+    """The line and signature of the definition it is a member of (`class Engine:`), when it is one."""
 
     def to_json(self) -> dict:
         return {"path": self.path, "line": self.line, "name": self.name, "signature": self.signature,
-                "score": self.score}
+                "score": self.score, "within": list(self.within) if self.within else None}
 
 
 @dataclass(frozen=True)

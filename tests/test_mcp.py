@@ -132,7 +132,8 @@ async def test_the_repo_map_and_the_snapshot_come_from_the_resident_server(shop)
         assert found["tokens"] == count_tokens(found["text"]) <= 60
         assert found["seeds"] == ["shop/cart.py"] and found["files"][0] == "shop/pricing.py"
         assert found["entries"][0] | {"score": 0} == {"path": "shop/pricing.py", "line": 3, "name": "price_of",
-                                                      "signature": "def price_of(sku):", "score": 0}
+                                                      "signature": "def price_of(sku):", "score": 0,
+                                                      "within": None}
         assert "budget" in await error(client, "repo_map", budget=0)
         await call(client, "remember", text="Cart totals [/] include tax", kind="decision", files=["shop/cart.py"])
         (shop / "shop" / "cart.py").write_text((shop / "shop" / "cart.py").read_text() + "\n# rounding\n")

@@ -61,6 +61,22 @@ def test_the_map_ranks_the_most_used_definition_first_with_its_signature_and_lin
     assert code == 0 and text == found["text"]
 
 
+def test_a_method_is_shown_under_its_class_and_a_closure_is_not(shop, cli):
+    """`def total(self):` alone does not say whose it is: the class's line comes first, the method indented under
+    it. A function's inner function is not a member worth the line."""
+    commit_file(shop, "shop/labels.py", "def make_label(tag):\n    def render(text):\n        return tag + text\n"
+                "    return render\n\n\ndef use(cart):\n    return make_label('x')(cart.total())\n", "Add labels")
+    found = cli.json("map", "--budget", "2000")
+    total = next(e for e in found["entries"] if e["name"] == "Cart.total")
+    assert total["within"] == [_line_of(shop, "shop/cart.py", "class Cart"), "class Cart:"]
+    cart_class, cart_total = _line_of(shop, "shop/cart.py", "class Cart"), _line_of(shop, "shop/cart.py", "def total")
+    assert f"\n  {cart_class}: class Cart:\n" in found["text"]
+    assert f"\n    {cart_total}: def total(self):\n" in found["text"]
+    inner = [e for e in found["entries"] if e["name"] == "make_label.render"]
+    assert all(e["within"] is None for e in inner) and "\n    2: def render" not in found["text"]
+    assert found["tokens"] == count_tokens(found["text"]) <= 2000
+
+
 @pytest.mark.parametrize("budget", [12, 40, 75])
 def test_the_map_fits_every_budget_exactly(shop, cli, budget):
     found = cli.json("map", "--budget", str(budget))

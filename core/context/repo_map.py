@@ -329,6 +329,13 @@ def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str]
     return Focus(seeds, frozenset(mentioned), frozenset(files))
 
 
+TYPE_LINE = re.compile(r"\s*(?:(?:export|default|abstract|final|public|private|protected|internal|static|sealed|data|"
+                       r"unsafe|pub(?:\([\w:]+\))?)\s+)*(?:class|struct|interface|trait|impl|enum|module|object|"
+                       r"namespace|record|type\s+\w+\s+(?:struct|interface))\b")
+"""The line of a type, a class or an `impl` block: its members are shown under it. A function's inner functions
+(closures, a property's callback) are not members worth the line."""
+
+
 def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap:
     """The ranked definitions, as many as fit the budget exactly (the count of the rendered text, header included)."""
     graph = inputs.graph
@@ -347,7 +354,9 @@ def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap
         path = graph.paths[file]
         for symbol in graph.qualified.get((file, name), []):
             line, signature = signatures.get(path, {}).get(symbol, (0, symbol))
-            entries.append(MapEntry(path, line, symbol, signature, round(score, 6)))
+            owner = signatures.get(path, {}).get(symbol.rpartition(".")[0]) if "." in symbol else None
+            within = owner if owner is not None and TYPE_LINE.match(owner[1]) else None
+            entries.append(MapEntry(path, line, symbol, signature, round(score, 6), within))
     count = lambda n: count_tokens(render(entries[:n]), inputs.encoding)  # noqa: E731
     lo, hi = 0, len(entries)
     while lo < hi:  # the most entries whose rendering fits: rendering more entries never costs fewer tokens
@@ -368,7 +377,9 @@ def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap
 
 def render(entries: list[MapEntry]) -> str:
     """Files in the order of their best definition, each with its shown definitions by line: `path` then
-    `  line: signature` (lines as in the file)."""
+    `  line: signature` (lines as in the file). A member is shown under the definition it belongs to, indented, and
+    that definition's line is shown for it when it is not itself among the entries (`def text(self)` alone does
+    not say whose it is)."""
     by_file: dict[str, list[MapEntry]] = {}
     for entry in entries:
         by_file.setdefault(entry.path, []).append(entry)
@@ -376,9 +387,15 @@ def render(entries: list[MapEntry]) -> str:
     for path, found in by_file.items():
         out.append(f"{path}:")
         seen = set()
-        for entry in sorted(found, key=lambda e: (e.line, e.name)):
+        for entry in sorted(found, key=lambda e: (e.within[0] if e.within else e.line, e.line, e.name)):
             if (entry.line, entry.signature) in seen:
                 continue
+            indent = "  "
+            if entry.within is not None:
+                if entry.within not in seen:
+                    seen.add(entry.within)
+                    out.append(f"  {entry.within[0]}: {entry.within[1]}")
+                indent = "    "
             seen.add((entry.line, entry.signature))
-            out.append(f"  {entry.line}: {entry.signature}")
+            out.append(f"{indent}{entry.line}: {entry.signature}")
     return "\n".join(out) + ("\n" if out else "")
