@@ -59,13 +59,19 @@ def trim() -> None:
         pass
 
 
-def file_pages_bytes() -> int:
-    """The process's resident pages that are files' (its libraries, mostly), from /proc; 0 where it is absent."""
+def status_bytes(field: str) -> int | None:
+    """One memory figure of this process from /proc/self/status, in bytes (`VmRSS`: resident; `RssAnon`: its own;
+    `RssFile`: files' pages); None where /proc is absent."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
-            return next((int(line.split()[1]) * 1024 for line in status if line.startswith("RssFile:")), 0)
+            return next((int(line.split()[1]) * 1024 for line in status if line.startswith(f"{field}:")), None)
     except OSError:
-        return 0
+        return None
+
+
+def file_pages_bytes() -> int:
+    """The process's resident pages that are files' (its libraries, mostly); 0 where /proc is absent."""
+    return status_bytes("RssFile") or 0
 
 
 def drop_library_pages() -> int:

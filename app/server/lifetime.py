@@ -8,6 +8,7 @@ import socket
 import time
 from pathlib import Path
 
+from ...core import heap
 from ..link.protocol import ServerPaths
 
 LOCK_WAIT_SECONDS = 5.0
@@ -16,23 +17,12 @@ LOCK_WAIT_SECONDS = 5.0
 
 def rss_bytes() -> int | None:
     """The process's resident memory (what `top` shows), from /proc; None elsewhere."""
-    return _status_field("VmRSS:")
+    return heap.status_bytes("VmRSS")
 
 
 def private_bytes() -> int | None:
     """The part of it that is the process's own (heap, the model, caches), without the shared libraries' pages."""
-    return _status_field("RssAnon:")
-
-
-def _status_field(name: str) -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith(name):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    return heap.status_bytes("RssAnon")
 
 
 def take_lock(paths: ServerPaths) -> int | None:

@@ -352,9 +352,10 @@ def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap
     signatures = inputs.signatures(paths)
     for score, file, name in ranked:
         path = graph.paths[file]
+        in_file = signatures.get(path, {})
         for symbol in graph.qualified.get((file, name), []):
-            line, signature = signatures.get(path, {}).get(symbol, (0, symbol))
-            owner = signatures.get(path, {}).get(symbol.rpartition(".")[0]) if "." in symbol else None
+            line, signature = in_file.get(symbol, (0, symbol))
+            owner = in_file.get(symbol.rpartition(".")[0]) if "." in symbol else None
             within = owner if owner is not None and TYPE_LINE.match(owner[1]) else None
             entries.append(MapEntry(path, line, symbol, signature, round(score, 6), within))
     count = lambda n: count_tokens(render(entries[:n]), inputs.encoding)  # noqa: E731
