@@ -121,6 +121,7 @@ PROCESS_TESTS = {
     "test_live_panes.py::test_rm_rf_cortex_shows_the_new_empty_state_and_the_watcher_runs",
     "test_llm_filter.py::test_cli_filter_flag_uses_the_configured_model",
     "test_search_code.py::test_the_cli_shows_the_definition_first_in_the_engines_order",
+    "test_search_code.py::test_a_question_in_everyday_words_finds_the_code_that_says_them_otherwise",
     "test_search_results.py::test_snippets_show_the_lines_that_match_with_their_numbers",
     "test_secrets.py::test_seeded_corpus_nothing_stored_searchable_copied_or_shown",
     "test_select.py::test_cli_context_copy_and_output",

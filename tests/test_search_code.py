@@ -542,3 +542,60 @@ def test_a_class_header_opens_its_chunk_whatever_its_first_member_is(first_membe
     owner = next(c for c in chunks if "MultiPartParser" in c.symbols)
     assert "class MultiPartParser" not in before.text and "MultiPartParser" not in before.symbols
     assert owner.text.lstrip("\n").startswith("class MultiPartParser:\n" + first_member.splitlines()[0])
+
+
+WRAPPERS = '''\
+class Request:
+    """An incoming WSGI request."""
+
+    def __init__(self, environ):
+        self.environ = environ
+        self._cached = None
+
+    def get_data(self, cache=True):
+        """Read the buffered incoming data from the client's stream into one bytes object."""
+        if self._cached is None:
+            self._cached = self.environ["wsgi.input"].read()
+        return self._cached
+
+
+class HeaderFields:
+    """Fields of a request's header, each read only."""
+
+    content_type = "The media type of the entity body of the request, read only."
+    content_length = "The size of the entity body of the request in bytes, read only."
+    content_encoding = "A modifier to the media type of the entity body, read only."
+'''
+
+
+def test_a_question_in_everyday_words_finds_the_code_that_says_them_otherwise(repo):
+    """"How is the request body read": code says "data" or "stream" for a request's body (werkzeug's
+    `Request.get_data`, the case list's question), and header fields that say "body" and "read only" in passing
+    came first. Asked through the resident server, as the CLI is used."""
+    commit_file(repo, "src/wrappers.py", WRAPPERS, "Add the request wrapper")
+    Engine(repo).code_index(create=True).update(embed=False)
+    cli = Cli(repo)
+    top = cli.json("ss", "how is the request body read", "--limit", "3")["hits"][0]
+    assert "Request.get_data" in top["symbols"], top
+    assert "data" in top["snippet"]["text"]
+    # One way only: a question about data is not about a payload or a body.
+    assert parse_query_alternatives("how is the data read") == {}
+    # Not asked as a question (a task or a fix's description), the words are searched as written.
+    assert cli.json("ss", "request body read", "--limit", "1")["hits"][0]["symbols"] == ["HeaderFields"]
+
+
+def parse_query_alternatives(question: str) -> dict:
+    from cortex_tui.core.search.query import said_words
+    from cortex_tui.core.search.synonyms import alternatives
+
+    return alternatives(said_words(question))
+
+
+def test_a_word_and_the_words_standing_for_it_cover_it_once_and_for_less():
+    from cortex_tui.core.search.rerank import coverage
+
+    texts = ["the body of the request", "request data and its stream", "request data", "request only", "nothing"]
+    shares = coverage(("request", "body"), texts, {"body": ("data", "stream")})
+    assert shares[0] == 1.0 > shares[1] == shares[2] > shares[3] > shares[4] == 0.0, shares
+    plain = coverage(("request", "body"), texts)
+    assert plain[1] == plain[3] < 1.0 == plain[0]

@@ -170,6 +170,7 @@ def _add_search(b) -> None:
     b.add_argument("--mirrors", help="directory holding <owner>+<name>/repo bare git directories")
     b.add_argument("--repo", action="append", default=[], help="mine fixes from this repository's history (repeatable)")
     b.add_argument("--cases", action="store_true", help="also ask the checked-in case list (needs --mirrors)")
+    b.add_argument("--case-file", help="ask this case list instead of the checked-in one (same format; implies --cases)")
     b.add_argument("--limit", type=int, default=None, help="at most this many fixes per task file or repository")
     b.add_argument("--every", type=int, default=1, help="use every N-th task of --tasks")
     b.add_argument("--methods", default="cortex,cortex-lexical,bm25,grep,selector,selector-lexical",
@@ -178,7 +179,7 @@ def _add_search(b) -> None:
 
 
 def _search(args, ctx) -> Answer:
-    if args.tasks or args.repo or args.cases:
+    if args.tasks or args.repo or args.cases or args.case_file:
         return _search_quality(args, ctx)
     from . import search
 
@@ -204,10 +205,10 @@ def _search_quality(args, ctx) -> Answer:
         trees += quality.dev_trees(Path(args.tasks), Path(args.mirrors), args.every, args.limit)
     for repo in args.repo:
         trees += quality.held_out_trees(Path(repo), args.limit or 30)
-    if args.cases:
+    if args.cases or args.case_file:
         if not args.mirrors:
             raise CortexError("--cases needs --mirrors DIR (where <owner>+<name>/repo live)")
-        trees += quality.case_trees(quality.CASES, Path(args.mirrors))
+        trees += quality.case_trees(Path(args.case_file) if args.case_file else quality.CASES, Path(args.mirrors))
     groups = quality.run(trees, _methods(args.methods), _cache(args), progress=ctx.out.warn)
     cols = ["file@1", "file@3", "chunk@1", "chunk@3", "chunk@10", "MRR", "noise@3", "p50_ms", "p95_ms", "questions"]
 

@@ -13,6 +13,7 @@ from ..index.chunk_rows import defined_names
 from ..text import word_stems
 from .definitions import definition_match, near_match
 from .query import joined_name
+from .synonyms import ALTERNATE_SHARE
 
 CONTEXT_BOOST = 0.3
 """How much a full-text candidate's BM25 score grows when it holds every branch-name and commit-subject word (in
@@ -42,9 +43,13 @@ class QueryTerms:
     typed: str = ""
     """The query as typed, for names nothing defines as typed (`near_match`)."""
     said: frozenset[str] = frozenset()
-    """The plain words a question says, lower-cased (`match` in "how does the router match a URL")."""
+    """The plain words a question says, lower-cased (`match` in "how does the router match a URL"), and the words
+    code may say for them (`synonyms`: `stream` for "body")."""
     file_words: frozenset[str] = frozenset()
     """The stems of the query's words that may name a file (`query.file_naming_stems`)."""
+    alternates: dict[str, frozenset[str]] = field(default_factory=dict)
+    """A query word's stem -> the stems of the words code may say for it (`synonyms`): a hit holding one covers
+    the word."""
 
 
 @dataclass
@@ -121,7 +126,9 @@ def _order(out: CandidateLists, key: str, source: str, signal: str, row: dict, t
         return (-match, -out.coverage.get(key, 0.0), row["start_line"] - row["end_line"], row["path"])
     if signal == "text":
         # Full-text search matched at least one query word, even if it lies past the part read here.
-        matched = max(len(terms.stems & row_stems[id(row)]), 1)
+        held = row_stems[id(row)]
+        matched = max(sum(1.0 if stem in held else ALTERNATE_SHARE if not held.isdisjoint(terms.alternates.get(stem, ()))
+                          else 0.0 for stem in terms.stems), 1.0)
         out.coverage[key] = matched / max(len(terms.stems), 1)
         return (-float(row["_score"]) / (top_bm25[source] or 1.0), -out.coverage[key])
     files = [row["path"]] if source == "code" else [f for f in row["files"] or [] if f in terms.changed]

@@ -41,7 +41,8 @@ def depth(weights: SearchWeights, limit: int) -> int:
 
 
 def refine(hits: list[SearchHit], query: str, terms: tuple[str, ...], weights: SearchWeights,
-           reference: datetime | None = None) -> Refined:
+           reference: datetime | None = None, alternates: dict[str, tuple[str, ...]] | None = None) -> Refined:
+    """`alternates`: words code may say for a query word (`synonyms`), which cover it as it does."""
     if not hits:
         return Refined(hits, ())
     extra: list[dict[str, float]] = [{} for _ in hits]
@@ -54,7 +55,7 @@ def refine(hits: list[SearchHit], query: str, terms: tuple[str, ...], weights: S
                 boost["date"] = weights.date_window
     if weights.rerank or weights.code_rerank:
         # Every read hit is reranked (at least `rerank_depth`): a hit left out would escape the penalty.
-        shares = coverage(terms, [_own_text(h) for h in hits])
+        shares = coverage(terms, [_own_text(h) for h in hits], alternates)
         for boost, share, hit in zip(extra, shares, hits):
             w = weights.code_rerank if hit.source == "code" and weights.code_rerank else weights.rerank
             if share < 1.0 and w:

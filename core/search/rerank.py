@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from ..text import split_identifier
+from .synonyms import ALTERNATE_SHARE
 
 DEPTH = 30
 """How many fused candidates are reranked; chosen on LoCoMo dev, where 20 to 50 scored the same."""
@@ -54,13 +55,18 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def coverage(terms: Sequence[str], texts: Sequence[str]) -> list[float]:
-    """For each text, the share of the query's pool-IDF weight that its own words cover (0..1)."""
-    wanted = {stem(t.lower()) for t in terms if t}
+def coverage(terms: Sequence[str], texts: Sequence[str],
+             alternates: Mapping[str, Sequence[str]] | None = None) -> list[float]:
+    """For each text, the share of the query's pool-IDF weight that its own words cover (0..1). `alternates`: a
+    term -> words that cover it as it does (`synonyms`; a term is covered once however many of them a text holds)."""
+    alternates = alternates or {}
+    wanted = {stem(t.lower()): frozenset(stem(a) for a in alternates.get(t.lower(), ())) for t in terms if t}
     if not wanted or not texts:
         return [0.0] * len(texts)
     bags = [words(t) for t in texts]
+    held = [{t: 1.0 if t in bag else ALTERNATE_SHARE for t, others in wanted.items()
+             if t in bag or not others.isdisjoint(bag)} for bag in bags]
     n = len(bags)
-    idf = {t: math.log(1.0 + n / (1.0 + sum(t in bag for bag in bags))) for t in wanted}
+    idf = {t: math.log(1.0 + n / (1.0 + sum(t in here for here in held))) for t in wanted}
     total = sum(idf.values())
-    return [sum(w for t, w in idf.items() if t in bag) / total for bag in bags]
+    return [sum(w * here[t] for t, w in idf.items() if t in here) / total for here in held]

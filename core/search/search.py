@@ -29,6 +29,7 @@ from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fu
 from .refine import depth, refine
 from .roles import asked_topics, role_weight
 from .snippet import best_window
+from .synonyms import alternatives
 
 CANDIDATES = 50
 CHANGED_FILES = 10
@@ -125,7 +126,11 @@ class Searcher:
         changed = list(context.changed_files[:CHANGED_FILES]) if implicit and context is not None else []
         # Names the query gives in code form are looked up among the chunks' defined symbols.
         names = _asked_names(text) if not implicit and use_text else frozenset()
-        found = self._candidates(parsed.terms, embedding, filters, changed, use_text, counts, names)
+        said = said_words(parsed.text) - {n.lower() for n in names} if not implicit else frozenset()
+        # A question's everyday words are also looked for as the words code says for them (`synonyms`).
+        alternates = alternatives(said)
+        searched_terms = tuple(dict.fromkeys(parsed.terms + tuple(w for ws in alternates.values() for w in ws)))
+        found = self._candidates(searched_terms, embedding, filters, changed, use_text, counts, names)
         found = self._near_names(found, text, names, filters)
         chunks, pending = counts.result() if counts is not None else (0, 0)
         # The git-context words weigh only in ranking the candidates, so the history is read beside the reads.
@@ -135,9 +140,10 @@ class Searcher:
         words_from = history if history is not None else context
         extra = tuple(t for t in context_terms(words_from) if t not in parsed.terms) if "context" in signals else ()
         stems = query_stems(parsed.terms)
-        said = said_words(parsed.text) - {n.lower() for n in names} if not implicit else frozenset()
-        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text, said,
-                                                        file_naming_stems(parsed.text)))
+        alternate_stems = {stem: query_stems(alternates[word]) for word in alternates for stem in query_stems((word,))}
+        found_lists = candidate_lists(found, QueryTerms(stems, changed, query_stems(extra), names, text,
+                                                        said.union(*alternates.values()),
+                                                        file_naming_stems(parsed.text), alternate_stems))
         searched = [name for name, used in (("vector", use_vector), ("text", use_text), ("change", bool(changed)),
                                             ("symbol", "symbol" in found_lists.lists),
                                             ("named", "named" in found_lists.lists),
@@ -154,12 +160,13 @@ class Searcher:
         ranked = sorted(scores, key=lambda k: scores[k].total, reverse=True)[:depth(self.weights, limit) if rerank else limit]
         hits = self._materialise(ranked, scores, rows)
         if rerank:
-            refined = refine(hits, text, parsed.terms, self.weights, now)
+            refined = refine(hits, text, parsed.terms, self.weights, now, alternates)
             hits = refined.hits[:limit]
             notes.extend(refined.notes)
         # Snippets for the hits returned only: the reranker reads whole texts, and a third of the candidates it
         # ranked are cut (a search stemmed every line of 30 texts to show 10).
-        hits = [_with_snippet(hit, stems, names) for hit in hits]
+        shown = stems.union(*alternate_stems.values())
+        hits = [_with_snippet(hit, shown, names) for hit in hits]
         if not hits:
             subject = "what you are working on" if implicit else repr(query.strip())
             notes.append(f"no match for {subject}: no word of it is in the index and nothing is close in meaning")

@@ -1,0 +1,76 @@
+"""The words code says for what a question names in everyday words: a request's *body* is its `data` or `stream`,
+a *folder* is a `dir`, *settings* are a `config` or `cfg`.
+
+Full-text search matches words, and the embedding model (a small general one) does not bridge these either: on
+werkzeug "how is the request body read" found neither `Request.get_data` nor `Request.stream` in the top 10, their
+text saying "data" and "stream", never "body". A short question's plain words (`query.said_words`) are therefore
+also looked for as the words below, each counting for part of the word it stands for (`ALTERNATE_SHARE`) and never
+for more: a hit holding "data" covers half of "body", one holding "body" all of it, one holding "data" and "stream"
+still half. A definition named by one of them (`Request.stream`) joins the question's named definitions.
+
+Hand-written, not learned: the everyday or long form a person asks with, mapped to the forms and abbreviations
+code is written with (one way: "data" does not stand for "body", a question about data is not about a payload).
+Kept to words whose alternatives name the same thing in code; a word with many meanings (`run`, `get`, `read`)
+has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+_TABLE = """
+argument: arg args param params parameter
+arguments: arg args param params parameters
+attribute: attr attrs
+authentication: auth login credentials
+body: payload data content stream
+callback: handler hook listener
+command: cmd
+configuration: config cfg conf settings
+database: db
+delete: remove unlink
+destination: dest dst
+directory: dir folder
+environment: env environ
+error: exception err
+exception: error err
+execute: exec invoke
+folder: dir directory
+initialise: init setup
+initialize: init setup
+launch: start spawn
+length: len size
+library: lib
+message: msg
+number: num count
+package: pkg
+parameter: param params arg
+parameters: param params args
+password: passwd pwd
+payload: body data
+reference: ref
+remove: delete unlink
+repository: repo
+settings: config cfg conf configuration
+shutdown: stop close terminate
+source: src
+string: str
+temporary: temp tmp
+terminate: stop kill shutdown
+utility: util utils helper
+variable: var vars
+verify: check validate
+"""
+
+ALTERNATE_SHARE = 0.5
+"""How much of a word a hit covers by holding a word code says for it instead: less than the word, which says it
+for certain. (The case list answered the same at 1.0; the lower share is the safer reading of weaker evidence.)"""
+
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    word.strip(): tuple(others.split()) for word, others in (line.split(":") for line in _TABLE.strip().splitlines())
+}
+
+
+def alternatives(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Each said word that code may say otherwise, with the words it may say instead (lower-case words in)."""
+    return {word: SYNONYMS[word] for word in words if word in SYNONYMS}
