@@ -599,3 +599,100 @@ def test_a_word_and_the_words_standing_for_it_cover_it_once_and_for_less():
     assert shares[0] == 1.0 > shares[1] == shares[2] > shares[3] > shares[4] == 0.0, shares
     plain = coverage(("request", "body"), texts)
     assert plain[1] == plain[3] < 1.0 == plain[0]
+
+
+GO_CONTEXT = """package gin
+
+type Context struct {
+\tindex    int8
+\thandlers []func(*Context)
+}
+
+// Next runs the pending handlers of the chain inside the calling handler.
+func (c *Context) Next() {
+\tc.index++
+\tfor c.index < int8(len(c.handlers)) {
+\t\tc.handlers[c.index](c)
+\t\tc.index++
+\t}
+}
+"""
+
+GO_ITERATOR = """package gin
+
+type Iterator[T any] struct {
+\titems []T
+\tat    int
+}
+
+// Next moves to the next item: Next, Next, Next until Next says no.
+func (it *Iterator[T]) Next() bool {
+\tit.at++
+\treturn it.at < len(it.items)
+}
+"""
+
+RUST_BUFFER = """pub struct ReceiverBuffer<'a, W> {
+    out: &'a mut W,
+}
+
+impl<'a, W: Write> ReceiverBuffer<'a, W> {
+    pub fn poll(&mut self) -> bool {
+        self.out.flush().is_ok()
+    }
+}
+"""
+
+JS_RESPONSE = """var res = Object.create(http.ServerResponse.prototype);
+
+res.send = function send(body) {
+  var chunk = body;
+  this.end(chunk);
+  return this;
+};
+
+View.prototype.lookup = function lookup(name) {
+  return resolve(this.root, name);
+};
+
+exports.compileTrust = function (value) {
+  return value;
+};
+"""
+
+
+def test_methods_and_assigned_functions_are_named_as_people_type_them(repo):
+    """A Go method by its receiver's type (`Context.Next`, not a bare `Next` that answers any type's), a Rust impl's
+    method without the type's generic arguments (`ReceiverBuffer.poll`, not `ReceiverBuffer<'a, W>.poll`), and a
+    JavaScript function defined by assignment, as express defines its API (`res.send = function send`)."""
+    commit_file(repo, "context.go", GO_CONTEXT, "Add the context")
+    commit_file(repo, "iterator.go", GO_ITERATOR, "Add an iterator")
+    commit_file(repo, "src/walk.rs", RUST_BUFFER, "Add the buffer")
+    commit_file(repo, "lib/response.js", JS_RESPONSE, "Add the response")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    for name, path in [("Context.Next", "context.go"), ("Iterator.Next", "iterator.go"),
+                       ("ReceiverBuffer.poll", "src/walk.rs"), ("res.send", "lib/response.js"),
+                       ("View.lookup", "lib/response.js"), ("compileTrust", "lib/response.js")]:
+        top = engine.search(name).hits[0]
+        assert (top.path, name in top.symbols) == (path, True), (name, top.symbols, top.score.explain())
+        assert top.score.ranks.get("symbol") == 1, (name, top.score.explain())
+
+
+def test_an_index_cut_before_names_were_qualified_cuts_only_those_languages_again(repo):
+    commit_file(repo, "context.go", GO_CONTEXT, "Add the context")
+    commit_file(repo, "lib/response.js", JS_RESPONSE, "Add the response")
+    commit_file(repo, "src/cookies.py", COOKIES, "Parse cookies")
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    # As the previous version left it: the method named bare, and its cut recorded as format 3.
+    index.db.update(index.chunks, "path = 'context.go' AND array_has(symbols, 'Context.Next')",
+                    {"symbols": ["Context", "Next"]})
+    index.db.set_metas({"chunks_cut": "3"})
+    engine.close()
+    engine = Engine(repo)
+    assert "Context.Next" not in engine.search("Context.Next").hits[0].symbols, "still the old cut until the pass"
+    report = engine.code_index().update(embed=False)
+    assert report.changed == 2, report  # the Go and JavaScript files, not the Python one
+    assert "Context.Next" in engine.search("Context.Next").hits[0].symbols

@@ -303,8 +303,12 @@ def definition_name(node, language: str) -> str | None:
         return None
     if kind == "impl_item":
         trait = node.child_by_field_name("trait")
-        target = _text(node.child_by_field_name("type"))
-        return f"{_text(trait)} for {target}" if trait is not None else target or None
+        target = _type_name(node.child_by_field_name("type"))
+        return f"{_type_name(trait)} for {target}" if trait is not None else target or None
+    if kind == "method_declaration" and language == "go":
+        return _go_method_name(node)
+    if kind == "expression_statement":
+        return _assigned_function_name(node)
     if kind == "type_declaration":
         for child in node.children:
             if child.type in {"type_spec", "type_alias"}:
@@ -325,6 +329,67 @@ def definition_name(node, language: str) -> str | None:
         return _text(node.child_by_field_name("declarator")) or None
     name = node.child_by_field_name("name")
     return _text(name) or None
+
+
+def _type_name(node) -> str:
+    """A type as its definitions are named: without its generic arguments (`impl<'a, W> ReceiverBuffer<'a, W>`
+    defines `ReceiverBuffer.poll`, which is what a person types) and without a Go receiver's pointer."""
+    if node is None:
+        return ""
+    while node.type in {"generic_type", "pointer_type", "reference_type"}:
+        inner = node.child_by_field_name("type") or next((c for c in node.named_children if "type" in c.type), None)
+        if inner is None:
+            break
+        node = inner
+    return _text(node)
+
+
+def _go_method_name(node) -> str | None:
+    """`func (c *Context) Next()` defines `Context.Next`: a method is named with its receiver's type, as a Python
+    or Rust method is with its class's (a bare `Next` answers `Context.Next` no better than any other `Next`)."""
+    name = _text(node.child_by_field_name("name"))
+    receiver = node.child_by_field_name("receiver")
+    params = [c for c in receiver.named_children if c.type == "parameter_declaration"] if receiver is not None else []
+    owner = _type_name(params[0].child_by_field_name("type")) if params else ""
+    if not name:
+        return None
+    return f"{owner}.{name}" if owner else name
+
+
+_FUNCTION_VALUES = frozenset({"function_expression", "function", "arrow_function", "generator_function", "class"})
+
+
+def _assigned_function_name(node) -> str | None:
+    """A JavaScript function defined by assignment, as much of Node's code is: `res.send = function send(body)`
+    defines `res.send`, `View.prototype.lookup = function` defines `View.lookup`, `exports.parse = ...` defines
+    `parse`; `module.exports = function createApplication()` the function's own name. Other statements define
+    nothing."""
+    assignment = node.named_children[0] if node.named_children else None
+    if assignment is None or assignment.type != "assignment_expression":
+        return None
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    if left is None or right is None or right.type not in _FUNCTION_VALUES:
+        return None
+    if left.type == "identifier":
+        return _text(left) or None
+    if left.type != "member_expression" or not all(c.type in {"identifier", "property_identifier", "member_expression",
+                                                            "."} for c in _member_parts(left)):
+        return None
+    parts = [part for part in _text(left).split(".") if part != "prototype"]
+    for module in (["module", "exports"], ["exports"]):
+        if parts[:len(module)] == module:
+            parts = parts[len(module):] or [_text(right.child_by_field_name("name"))]
+            break
+    return ".".join(parts) if all(parts) else None
+
+
+def _member_parts(node) -> list:
+    """The nodes of a member expression's chain (`a.b.c`): a computed part (`a[b]`, a call) is not a name."""
+    parts = []
+    while node is not None and node.type == "member_expression":
+        parts.extend(node.children[1:])
+        node = node.child_by_field_name("object")
+    return [*parts, node] if node is not None else parts
 
 
 def _refs(body: str, symbols: list[str]) -> list[str]:

@@ -43,7 +43,7 @@ class SymbolSpec:
 _JS_DEFS = {
     "function_declaration", "generator_function_declaration", "class_declaration", "method_definition",
     "interface_declaration", "type_alias_declaration", "enum_declaration", "abstract_class_declaration",
-    "lexical_declaration", "variable_declaration", "module", "export_statement",
+    "lexical_declaration", "variable_declaration", "module", "export_statement", "expression_statement",
 }
 SPECS = {
     "python": SymbolSpec(frozenset({"function_definition", "class_definition", "decorated_definition"})),
