@@ -222,3 +222,47 @@ def test_reads_record_access_and_retention_drops_only_what_the_policy_says(cli, 
     history = {m["id"]: m["status"] for m in cli.json("list", "--status", "deleted", "--no-daemon")}
     assert history == {n: "deleted" for n in plan}
     assert kept in {m["id"] for m in cli.json("list", "--no-daemon")}
+
+
+GO_CHAIN = """package gin
+
+type Context struct {
+\tindex int
+}
+
+func (c *Context) Next() {
+\tc.index++
+}
+
+type Iterator struct {
+\tat int
+}
+
+func (it *Iterator) Next() bool {
+\tit.at++
+\treturn it.at < 10
+}
+"""
+
+
+def test_an_anchor_named_as_an_earlier_index_named_it_follows_its_definition(cli, repo):
+    """Go methods were named bare (`Next`) before they were named with their receiver (`Context.Next`): a memory
+    anchored then is checked against the definition at its anchored line, not flagged deleted by the new name."""
+    from dataclasses import replace
+
+    from cortex_tui.core.engine import Engine
+
+    commit_file(repo, "chain.go", GO_CHAIN, "Add the handler chain")
+    memory_id = _remember(cli, "handlers run in order through Next", "--files", "chain.go", "--symbols", "Context.Next")
+    store = Engine(repo).store()
+    anchors = store.get(memory_id).anchors
+    assert anchors is not None and [s.name for s in anchors.files[0].symbols] == ["Context.Next"]
+    bare = replace(anchors, files=(replace(anchors.files[0], symbols=tuple(
+        replace(s, name="Next") for s in anchors.files[0].symbols)),))
+    store.set_anchors(memory_id, bare)
+    commit_file(repo, "chain.go", GO_CHAIN + "\nfunc helper() {}\n", "Add a helper")
+    assert _change(cli, memory_id) is None  # an edit elsewhere: the anchored method is as it was
+    commit_file(repo, "chain.go", GO_CHAIN.replace("\tc.index++\n", "\tc.index += 2\n") + "\nfunc helper() {}\n",
+                "Skip a handler")
+    change = _change(cli, memory_id)
+    assert change is not None and change["state"] == "changed", change

@@ -679,20 +679,39 @@ def test_methods_and_assigned_functions_are_named_as_people_type_them(repo):
         assert top.score.ranks.get("symbol") == 1, (name, top.score.explain())
 
 
-def test_an_index_cut_before_names_were_qualified_cuts_only_those_languages_again(repo):
+def test_an_index_cut_before_names_were_qualified_cuts_only_those_languages_again(repo, monkeypatch):
+    from cortex_tui.core.index import chunker
+
     commit_file(repo, "context.go", GO_CONTEXT, "Add the context")
     commit_file(repo, "lib/response.js", JS_RESPONSE, "Add the response")
     commit_file(repo, "src/cookies.py", COOKIES, "Parse cookies")
-    engine = Engine(repo)
-    index = engine.code_index(create=True)
-    index.update(embed=False)
-    # As the previous version left it: the method named bare, and its cut recorded as format 3.
-    index.db.update(index.chunks, "path = 'context.go' AND array_has(symbols, 'Context.Next')",
-                    {"symbols": ["Context", "Next"]})
-    index.db.set_metas({"chunks_cut": "3"})
-    engine.close()
+    with monkeypatch.context() as old_cut:
+        # As the previous version cut them: Go methods named bare, no JavaScript function defined by assignment
+        # (so response.js holds no code chunk at all), and the cut recorded as format 3.
+        named = chunker.definition_name
+        old_cut.setattr(chunker, "_go_method_name", lambda node: chunker._text(node.child_by_field_name("name")))
+        old_cut.setattr(chunker, "definition_name",
+                        lambda node, language: None if node.type == "expression_statement" else named(node, language))
+        engine = Engine(repo)
+        index = engine.code_index(create=True)
+        index.update(embed=False)
+        index.db.set_metas({"chunks_cut": "3"})
+        kinds = {r["kind"] for r in index.chunks.search().where("path = 'lib/response.js'").select(["kind"]).to_list()}
+        assert kinds == {"preamble"}, kinds
+        engine.close()
     engine = Engine(repo)
     assert "Context.Next" not in engine.search("Context.Next").hits[0].symbols, "still the old cut until the pass"
     report = engine.code_index().update(embed=False)
     assert report.changed == 2, report  # the Go and JavaScript files, not the Python one
     assert "Context.Next" in engine.search("Context.Next").hits[0].symbols
+    assert "res.send" in engine.search("res.send").hits[0].symbols
+
+
+def test_javascript_assignments_define_what_they_name_and_nothing_else():
+    from cortex_tui.core.index.chunker import chunk_file
+
+    source = ("req.get = req.header = function header(name) {};\nFoo\n  .prototype\n  .bar = function () {};\n"
+              "Foo.prototype = function () {};\nthis.x = function () {};\na[b].c = function () {};\n"
+              "total = count + 1;\nmodule.exports = class Router {\n  handle(req) { return req; }\n};\n")
+    symbols = [s for chunk in chunk_file(source, "javascript") for s in chunk.symbols]
+    assert symbols == ["req.get", "Foo.bar", "Router", "Router.handle"]

@@ -80,10 +80,11 @@ def _file_changes(since: str, anchor: FileAnchor, version: CodeVersion, parsed: 
     definitions = parsed.get(blob, where, new_text)
     new_lines = new_text.splitlines(keepends=True)
     old_lines = old_text.splitlines(keepends=True) if old_text is not None else None
-    old_names = set(parsed.get(anchor.blob, path, old_text)) if old_text is not None else set()
+    old_definitions = parsed.get(anchor.blob, path, old_text) if old_text is not None else {}
+    old_names = set(old_definitions)
     out: list[CodeChange] = []
     for s in anchor.symbols:
-        found = definitions.get(s.name)
+        found = definitions.get(s.name) or _named_since(s, old_definitions, definitions)
         old_def = "".join(old_lines[s.start - 1 : s.end]) if old_lines is not None else None
         if found is None:
             other = _renamed_definition(old_def, definitions, new_lines, old_names | {a.name for a in anchor.symbols})
@@ -102,6 +103,18 @@ def _file_changes(since: str, anchor: FileAnchor, version: CodeVersion, parsed: 
         out.append(CodeChange(f"{s.name} in {path}{renamed} changed{_in(commit)}{counts}", "changed",
                               symbol=s.name, path=where, commit=commit, added=added, removed=removed))
     return out
+
+
+def _named_since(symbol, old_definitions: dict[str, Definition], definitions: dict[str, Definition]) -> Definition | None:
+    """The definition an anchor names as an earlier version of the index named it (a Go method's bare `Next`, now
+    `Context.Next`; `ReceiverBuffer<'a, W>.poll`, now `ReceiverBuffer.poll`): the one the anchored text, read as
+    definitions are named now, defines at the anchored line under the same last name."""
+    if symbol.name in old_definitions:
+        return None  # the name is current: its definition is gone or renamed, not renamed by the indexer
+    last = symbol.name.rsplit(".", 1)[-1]
+    same = next((name for name, d in old_definitions.items()
+                 if d.start == symbol.start and name.rsplit(".", 1)[-1] == last), None)
+    return definitions.get(same) if same is not None else None
 
 
 def _renamed_definition(old_def: str | None, definitions: dict[str, Definition], lines: list[str],

@@ -221,6 +221,8 @@ def _merge_small(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
 def body_children(node):
     if node.type == "export_statement" and node.child_by_field_name("declaration") is not None:
         node = node.child_by_field_name("declaration")
+    if node.type == "expression_statement" and _assigned_value(node) is not None:
+        node = _assigned_value(node)[1]  # `module.exports = class Foo {...}`: the class's members
     body = node.child_by_field_name("body")
     if node.type == "decorated_definition":
         inner = node.child_by_field_name("definition")
@@ -302,9 +304,10 @@ def definition_name(node, language: str) -> str | None:
                     return _text(child.child_by_field_name("name")) or None
         return None
     if kind == "impl_item":
-        trait = node.child_by_field_name("trait")
-        target = _type_name(node.child_by_field_name("type"))
-        return f"{_type_name(trait)} for {target}" if trait is not None else target or None
+        trait, target = node.child_by_field_name("trait"), node.child_by_field_name("type")
+        if trait is not None:  # each `impl From<u8> for Foo` apart from `impl From<u16> for Foo`
+            return f"{_text(trait)} for {_text(target)}"
+        return _type_name(target) or None
     if kind == "method_declaration" and language == "go":
         return _go_method_name(node)
     if kind == "expression_statement":
@@ -332,11 +335,11 @@ def definition_name(node, language: str) -> str | None:
 
 
 def _type_name(node) -> str:
-    """A type as its definitions are named: without its generic arguments (`impl<'a, W> ReceiverBuffer<'a, W>`
-    defines `ReceiverBuffer.poll`, which is what a person types) and without a Go receiver's pointer."""
+    """A type as its methods are named: without its generic arguments (`impl<'a, W> ReceiverBuffer<'a, W>` defines
+    `ReceiverBuffer.poll`, which is what a person types) and without a Go receiver's pointer (`*Context`)."""
     if node is None:
         return ""
-    while node.type in {"generic_type", "pointer_type", "reference_type"}:
+    while node.type in {"generic_type", "pointer_type"}:
         inner = node.child_by_field_name("type") or next((c for c in node.named_children if "type" in c.type), None)
         if inner is None:
             break
@@ -362,20 +365,17 @@ _FUNCTION_VALUES = frozenset({"function_expression", "function", "arrow_function
 def _assigned_function_name(node) -> str | None:
     """A JavaScript function defined by assignment, as much of Node's code is: `res.send = function send(body)`
     defines `res.send`, `View.prototype.lookup = function` defines `View.lookup`, `exports.parse = ...` defines
-    `parse`; `module.exports = function createApplication()` the function's own name. Other statements define
-    nothing."""
-    assignment = node.named_children[0] if node.named_children else None
-    if assignment is None or assignment.type != "assignment_expression":
+    `parse`; `module.exports = function createApplication()` the function's own name; in a chain (`req.get =
+    req.header = function header`) the first name. Other statements define nothing."""
+    assignment = _assigned_value(node)
+    if assignment is None:
         return None
-    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
-    if left is None or right is None or right.type not in _FUNCTION_VALUES:
-        return None
+    left, right = assignment
     if left.type == "identifier":
         return _text(left) or None
-    if left.type != "member_expression" or not all(c.type in {"identifier", "property_identifier", "member_expression",
-                                                            "."} for c in _member_parts(left)):
+    parts = [part for part in _member_names(left) if part != "prototype"]
+    if not parts or _member_names(left)[-1] == "prototype":  # `Foo.prototype = ...` replaces a prototype
         return None
-    parts = [part for part in _text(left).split(".") if part != "prototype"]
     for module in (["module", "exports"], ["exports"]):
         if parts[:len(module)] == module:
             parts = parts[len(module):] or [_text(right.child_by_field_name("name"))]
@@ -383,13 +383,30 @@ def _assigned_function_name(node) -> str | None:
     return ".".join(parts) if all(parts) else None
 
 
-def _member_parts(node) -> list:
-    """The nodes of a member expression's chain (`a.b.c`): a computed part (`a[b]`, a call) is not a name."""
-    parts = []
-    while node is not None and node.type == "member_expression":
-        parts.extend(node.children[1:])
+def _assigned_value(node):
+    """(the first assigned name, the function or class assigned) of an expression statement, or None."""
+    assignment = node.named_children[0] if node.named_children else None
+    if assignment is None or assignment.type != "assignment_expression":
+        return None
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    while right is not None and right.type == "assignment_expression":
+        right = right.child_by_field_name("right")
+    if left is None or right is None or right.type not in _FUNCTION_VALUES:
+        return None
+    return left, right
+
+
+def _member_names(node) -> list[str]:
+    """The names of a member expression's chain (`a.b.c`, however it is spread over lines), or none when a part
+    is computed (`a[b]`, a call, `this`)."""
+    names: list[str] = []
+    while node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        if prop is None or prop.type != "property_identifier":
+            return []
+        names.append(_text(prop))
         node = node.child_by_field_name("object")
-    return [*parts, node] if node is not None else parts
+    return [_text(node), *reversed(names)] if node.type == "identifier" else []
 
 
 def _refs(body: str, symbols: list[str]) -> list[str]:

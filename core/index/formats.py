@@ -20,11 +20,14 @@ small header opens its first member's chunk; 4: a Go method is named with its re
 without its generic arguments, a JavaScript function assigned to a name (`res.send = function`) defines it. A
 database cut before is fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut
 again by the next pass."""
-RECUT_WHERE = {"3": "kind = 'code' AND language IN ('go', 'rust', 'javascript', 'typescript', 'tsx')"}
+_ASSIGNING = "language IN ('javascript', 'typescript', 'tsx')"
+"""Files whose functions may be defined by assignment only (`exports.x = function`): cut before format 4, such a
+file held no definition, so its chunks are not code."""
+RECUT_WHERE = {"3": f"(kind = 'code' AND language IN ('go', 'rust')) OR {_ASSIGNING}"}
 """The files a database cut in a format (the key) could have cut otherwise: from format 3, only those of the
 languages whose names changed; from an earlier one, every file with code chunks (`RECUT_ALL`). The cost is one
 lexical pass over them, and embedding the chunks the new cut changed (their text or symbols)."""
-RECUT_ALL = "kind = 'code'"
+RECUT_ALL = f"kind = 'code' OR {_ASSIGNING}"
 """Any file with code chunks may hold a large class (format 3), and format 2's overloads are code too."""
 
 

@@ -125,10 +125,11 @@ def _order(out: CandidateLists, key: str, source: str, signal: str, row: dict, t
         # Among equal definers the fuller one: an implementation before its typing overloads.
         return (-match, -out.coverage.get(key, 0.0), row["start_line"] - row["end_line"], row["path"])
     if signal == "text":
-        # Full-text search matched at least one query word, even if it lies past the part read here.
         held = row_stems[id(row)]
-        matched = max(sum(1.0 if stem in held else ALTERNATE_SHARE if not held.isdisjoint(terms.alternates.get(stem, ()))
-                          else 0.0 for stem in terms.stems), 1.0)
+        matched = sum(1.0 if stem in held else ALTERNATE_SHARE if not held.isdisjoint(terms.alternates.get(stem, ()))
+                      else 0.0 for stem in terms.stems)
+        # Full-text search matched a query word (or a word standing for one) even if it lies past the part read here.
+        matched = matched or (ALTERNATE_SHARE if terms.alternates else 1.0)
         out.coverage[key] = matched / max(len(terms.stems), 1)
         return (-float(row["_score"]) / (top_bm25[source] or 1.0), -out.coverage[key])
     files = [row["path"]] if source == "code" else [f for f in row["files"] or [] if f in terms.changed]

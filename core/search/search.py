@@ -349,9 +349,14 @@ def _apply_file_prior(fused: dict, rows: dict[str, dict]) -> None:
 
 def _asked_names(text: str) -> frozenset[str]:
     """The names a query gives in code form, less the owner of a qualified one (`MapAdapter.match` asks for the
-    method, not the class)."""
+    method, not the class). A query that is one qualified name asks for that owner's method only, not for any
+    `match` (which the qualified name credits at half, `definitions.definition_match`): fastify's
+    `Schemas.getSchemas` was answered by `SchemaController.getSchemas`, whose file says the name more. In a longer
+    text a dotted token is not always a name (a link's `#method.file_name`), so its last part stays asked too."""
     names = code_names(text)
-    return frozenset(n for n in names if not any(m.startswith(n + ".") for m in names))
+    one = text.strip() if " " not in text.strip() else None
+    return frozenset(n for n in names if not any(m.startswith(n + ".") or (m == one and m.endswith("." + n))
+                                                 for m in names))
 
 
 def _defined_here(symbols: Sequence[str], names: frozenset[str]) -> str | None:

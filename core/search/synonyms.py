@@ -4,62 +4,61 @@ a *folder* is a `dir`, *settings* are a `config` or `cfg`.
 Full-text search matches words, and the embedding model (a small general one) does not bridge these either: on
 werkzeug "how is the request body read" found neither `Request.get_data` nor `Request.stream` in the top 10, their
 text saying "data" and "stream", never "body". A short question's plain words (`query.said_words`) are therefore
-also looked for as the words below, each counting for part of the word it stands for (`ALTERNATE_SHARE`) and never
-for more: a hit holding "data" covers half of "body", one holding "body" all of it, one holding "data" and "stream"
+also looked for as the words below. Full text reads them as words of the query like any other (BM25 sums them,
+so a chunk saying "data", "content" and "stream" ranks high in that list); what a hit's rank there is worth, the
+share of the question it covers, counts each for part of the word it stands for (`ALTERNATE_SHARE`) and never for
+more: a hit holding "data" covers half of "body", one holding "body" all of it, one holding "data" and "stream"
 still half. A definition named by one of them (`Request.stream`) joins the question's named definitions.
 
 Hand-written, not learned: the everyday or long form a person asks with, mapped to the forms and abbreviations
 code is written with (one way: "data" does not stand for "body", a question about data is not about a payload).
 Kept to words whose alternatives name the same thing in code; a word with many meanings (`run`, `get`, `read`)
-has none.
+has none, nor does any alternative whose stem is also an ordinary token of code (`settings` is stemmed to `set`,
+`exception` to Python's `except`; `var`, `str`, `len`, `init`, `src`, `lib` are everywhere).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..text import stem_words
+
 _TABLE = """
 argument: arg args param params parameter
-arguments: arg args param params parameters
 attribute: attr attrs
 authentication: auth login credentials
 body: payload data content stream
-callback: handler hook listener
+callback: handler hook
 command: cmd
-configuration: config cfg conf settings
+configuration: config cfg conf
 database: db
 delete: remove unlink
 destination: dest dst
 directory: dir folder
 environment: env environ
-error: exception err
+error: err
 exception: error err
 execute: exec invoke
 folder: dir directory
-initialise: init setup
-initialize: init setup
+initialise: setup
+initialize: setup
 launch: start spawn
-length: len size
-library: lib
+length: size
 message: msg
 number: num count
 package: pkg
 parameter: param params arg
-parameters: param params args
 password: passwd pwd
 payload: body data
 reference: ref
 remove: delete unlink
 repository: repo
 settings: config cfg conf configuration
-shutdown: stop close terminate
-source: src
-string: str
+shutdown: stop terminate
 temporary: temp tmp
 terminate: stop kill shutdown
 utility: util utils helper
-variable: var vars
-verify: check validate
+verify: check
 """
 
 ALTERNATE_SHARE = 0.5
@@ -69,8 +68,18 @@ for certain. (The case list answered the same at 1.0; the lower share is the saf
 SYNONYMS: dict[str, tuple[str, ...]] = {
     word.strip(): tuple(others.split()) for word, others in (line.split(":") for line in _TABLE.strip().splitlines())
 }
+_BY_STEM = dict(zip(stem_words(list(SYNONYMS)), SYNONYMS.values()))
+"""The table by its words' stems, so "errors", "deleted" and "directories" are looked up as their words are."""
 
 
 def alternatives(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Each said word that code may say otherwise, with the words it may say instead (lower-case words in)."""
-    return {word: SYNONYMS[word] for word in words if word in SYNONYMS}
+    """Each said word (lower case) that code may say otherwise, with the words it may say instead; none that is
+    itself a said word ("body data" asks for both, and a hit holding "data" covers "data", not "body" again)."""
+    words = list(words)
+    said = set(stem_words(words))
+    out = {}
+    for word, stem in zip(words, stem_words(words)):
+        others = tuple(w for w, s in zip(_BY_STEM.get(stem, ()), stem_words(list(_BY_STEM.get(stem, ())))) if s not in said)
+        if others:
+            out[word] = others
+    return out
