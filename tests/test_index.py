@@ -312,3 +312,29 @@ def test_files_with_non_ascii_or_quoted_names_get_their_last_commit(repo, others
     for name in names:
         row = file_row(index, name)
         assert row["last_commit_time"] is not None and row["last_author"] == "Test Author", (name, row)
+
+
+def test_a_pass_that_rewrites_much_of_the_index_leaves_it_searchable_through_the_full_text_index(repo):
+    """Rows written after the full-text index was built are scanned by every search until compaction folds them
+    in; a pass that rewrote most files (a migration's re-cut, a checkout) compacts at its end."""
+    def module(n: int, version: int) -> str:
+        return "\n\n".join(f"def step_{n}_{k}(values, limit={version}):\n    \"\"\"Step {k} of stage {n}: filter, "
+                           f"scale and clip the values to the limit.\"\"\"\n    kept = [v for v in values if v > {k}]\n"
+                           f"    scaled = [v * {version} for v in kept]\n    return [min(v, limit) for v in scaled]\n"
+                           for k in range(10)) + "\n"
+
+    write_all(repo, {f"pkg/stage_{n}.py": module(n, 1) for n in range(70)})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Stages")
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    assert index.chunks.index_stats("words_idx").num_unindexed_rows == 0
+    write_all(repo, {f"pkg/stage_{n}.py": module(n, 2) for n in range(70)})
+    report = index.update(embed=False)
+    stats = index.chunks.index_stats("words_idx")
+    assert report.changed == 70 and stats.num_indexed_rows >= 500, (report, stats)
+    assert stats.num_unindexed_rows == 0, stats
+    # A small edit is left to the background compaction.
+    write_all(repo, {"pkg/stage_0.py": module(0, 3)})
+    index.update(embed=False)
+    assert 0 < index.chunks.index_stats("words_idx").num_unindexed_rows < 500

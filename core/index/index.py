@@ -19,6 +19,7 @@ from ..answers import IndexProgress, IndexReport, IndexStatus
 from ..embedding.embed import Embedder, VectorCache
 from ..errors import DatabaseLocked
 from ..store.database import Database
+from ..store.indexes import TEXT_INDEX
 from ..store.schema import EDGES_SCHEMA, SKIPPED_SCHEMA, chunks_schema, files_schema
 from ..store.sql import in_filter, scan, sql_list
 from ..store.vector_cache import LanceVectorCache
@@ -434,6 +435,7 @@ class CodeIndex:
         return self.embed_queue.run(limit, progress, priority, should_stop)
 
     def _tidy(self) -> None:
+        self.db.fold_unindexed(self.chunks, TEXT_INDEX)
         self.db.ensure_text_indexes(self.chunks)
         self.db.ensure_search_indexes(self.chunks, label_lists=CHUNK_LABEL_LISTS)
         # Every update, status check and graph read looks files up by path.

@@ -13,6 +13,8 @@ import pyarrow as pa
 from .failures import is_commit_conflict
 
 ANN_MIN_ROWS = 20_000
+TEXT_INDEX = "words_idx"
+"""The name LanceDB gives the full-text index on `words`."""
 T = TypeVar("T")
 
 
@@ -55,7 +57,7 @@ class Maintenance:
                 return
             self._warm.add(table.name)
         try:
-            table.prewarm_index("words_idx")
+            table.prewarm_index(TEXT_INDEX)
         except Exception:
             with self._counts_lock:
                 self._warm.discard(table.name)
