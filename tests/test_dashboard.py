@@ -602,6 +602,30 @@ async def test_a_code_preview_starts_at_the_code_with_its_line_numbers(shop):
     assert not app.is_running
 
 
+async def test_a_code_preview_opens_at_the_definition_asked_for_in_a_chunk_of_several(shop):
+    """Small definitions share a chunk; searched by the third one's name, the preview opens at it (and says where
+    the chunk opens), not at the first, which could leave the one asked for below the pane's edge."""
+    source = "".join(f"def ledger_part_{i}(x):\n    return x + {i}\n\n\n" for i in range(6))
+    source += "def quillon_ledger_total(rows):\n    return sum(rows)\n"
+    commit_file(shop, "parts.py", source, "Add the ledger parts")
+    defined_at = source.splitlines().index("def quillon_ledger_total(rows):") + 1
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished)
+        pane = app.screen.query_one(SearchPane)
+        await pilot.press("slash", *"quillon_ledger_total", "enter")
+        await wait_until(pilot, lambda: any(h.path == "parts.py" for h in pane.hits), "the parts' chunk")
+        position = next(i for i, h in enumerate(pane.hits) if h.path == "parts.py")
+        assert pane.hits[position].start_line < defined_at, "one chunk holds every part"
+        await pilot.press(*["j"] * position)
+        await pilot.pause()
+        head, body = pane.query_one("#search-preview").content.renderables
+        assert body.code.startswith("def quillon_ledger_total(rows):") and body.start_line == defined_at
+        assert f"from line {defined_at}" in head.plain
+        await pilot.press("q")
+    assert not app.is_running
+
+
 def test_a_missing_path_is_one_line_error_not_the_demo(tmp_path):
     import subprocess
     import sys

@@ -679,7 +679,7 @@ def test_methods_and_assigned_functions_are_named_as_people_type_them(repo):
         assert top.score.ranks.get("symbol") == 1, (name, top.score.explain())
 
 
-def test_an_index_cut_before_names_were_qualified_cuts_only_those_languages_again(repo, monkeypatch):
+def test_an_index_cut_before_names_were_qualified_cuts_its_files_with_code_again(repo, monkeypatch):
     from cortex_tui.core.index import chunker
 
     commit_file(repo, "context.go", GO_CONTEXT, "Add the context")
@@ -698,11 +698,13 @@ def test_an_index_cut_before_names_were_qualified_cuts_only_those_languages_agai
         index.db.set_metas({"chunks_cut": "3"})
         kinds = {r["kind"] for r in index.chunks.search().where("path = 'lib/response.js'").select(["kind"]).to_list()}
         assert kinds == {"preamble"}, kinds
+        with_code = {r["path"] for r in index.chunks.search().where("kind = 'code'").select(["path"]).to_list()}
         engine.close()
     engine = Engine(repo)
     assert "Context.Next" not in engine.search("Context.Next").hits[0].symbols, "still the old cut until the pass"
     report = engine.code_index().update(embed=False)
-    assert report.changed == 2, report  # the Go and JavaScript files, not the Python one
+    # Every file with code, and the JavaScript file too, though it held no code chunk.
+    assert report.changed == len(with_code | {"lib/response.js"}) < report.listed, report
     assert "Context.Next" in engine.search("Context.Next").hits[0].symbols
     assert "res.send" in engine.search("res.send").hits[0].symbols
 
@@ -715,3 +717,41 @@ def test_javascript_assignments_define_what_they_name_and_nothing_else():
               "total = count + 1;\nmodule.exports = class Router {\n  handle(req) { return req; }\n};\n")
     symbols = [s for chunk in chunk_file(source, "javascript") for s in chunk.symbols]
     assert symbols == ["req.get", "Foo.bar", "Router", "Router.handle"]
+
+
+def test_penalties_together_take_a_score_to_zero_not_below(repo):
+    """A changelog (role -1.00) that the reranker also penalises was shown with a negative score."""
+    commit_file(repo, "src/cookies.py", COOKIES, "Parse cookies")
+    commit_file(repo, "CHANGES.rst", "- Cookie headers with quoted values parse.\n" * 20 + "- Other quoted things.\n",
+                "Changelog")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    hits = engine.search("split cookie header pairs quoted", limit=10).hits
+    changelog = [h for h in hits if h.path == "CHANGES.rst"]
+    assert changelog and all(h.score.boosts.get("role") == -1.0 for h in changelog)
+    assert all(h.score.total >= 0.0 for h in hits), [h.score.explain() for h in hits]
+
+
+def test_a_definitions_doc_comment_opens_its_chunk():
+    """gin's `ClientIP` doc comment was a chunk of its own, with no name, ranked above the function it describes;
+    express leaves a blank line under each JSDoc block. A trailing comment of the line before stays there."""
+    from cortex_tui.core.index.chunker import chunk_file
+
+    body = "".join(f"\tvalue{i} := strings.TrimSpace(c.requestHeader(\"X-Forwarded-For-{i}\"))\n" for i in range(12))
+    imports = "".join(f'\t"github.com/gin-gonic/gin/internal/module{i}"\n' for i in range(12))
+    go = (f"package gin\n\nimport (\n{imports})\n\nvar trusted = true // whether proxies are trusted\n"
+          "// ClientIP implements one best effort algorithm to return the real client IP.\n"
+          "// It calls c.RemoteIP() under the hood, to check if the remote IP is a trusted proxy or not.\n"
+          f"func (c *Context) ClientIP() string {{\n{body}\treturn value0\n}}\n\n"
+          "// RemoteIP parses the IP from Request.RemoteAddr, normalizes and returns the IP (without the port).\n"
+          f"func (c *Context) RemoteIP() string {{\n{body}\treturn value1\n}}\n")
+    for name, comment in (("Context.ClientIP", "// ClientIP implements"), ("Context.RemoteIP", "// RemoteIP parses")):
+        chunk = next(c for c in chunk_file(go, "go") if name in c.symbols)
+        assert chunk.text.lstrip("\n").startswith(comment), (name, chunk.start_line, chunk.text[:80])
+    assert not any(c.text.startswith("var trusted") and "ClientIP" in c.symbols for c in chunk_file(go, "go"))
+    js = ("/**\n * Set a cookie on the response.\n *\n * @param {String} name\n * @public\n */\n\n"
+          "res.cookie = function (name, value, options) {\n"
+          + "".join(f"  var part{i} = encodeURIComponent(String(value)) + options.path + '{i}';\n" for i in range(12))
+          + "  return this;\n};\n")
+    chunk = next(c for c in chunk_file(js, "javascript") if "res.cookie" in c.symbols)
+    assert chunk.start_line == 1 and "Set a cookie" in chunk.text

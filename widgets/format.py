@@ -82,3 +82,15 @@ def without_blank_edges(text: str, start_line: int) -> tuple[str, int]:
     first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
     last = next((i for i in range(len(lines), first, -1) if lines[i - 1].strip()), first)
     return "".join(lines[first:last]), start_line + first
+
+
+def from_best_lines(code: str, first_line: int, best_line: int) -> tuple[str, int]:
+    """A chunk's code from the line where it matches best (its snippet's first line) on, and the file's line number
+    of its first line then: a chunk holding several definitions opens a preview at the one asked for, not at the
+    first (`Context.Next` showed `HandlerNames` and left `Next` below the pane's edge)."""
+    skip = best_line - first_line
+    if skip <= 0:
+        return code, first_line
+    lines = code.splitlines(keepends=True)
+    skip = min(skip, max(len(lines) - 1, 0))
+    return "".join(lines[skip:]), first_line + skip

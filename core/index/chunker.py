@@ -115,6 +115,7 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
         pending_start = None
 
     stubs = overload_stubs(root.children, language)
+    leads = _leading_comments(root.children)
     for node in root.children:
         start = node.start_point[0]
         if pending_start is not None and start < pending_start:
@@ -124,18 +125,22 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
             if pending_start is None:
                 pending_start = start
             continue
+        start = max(leads.get(node.start_byte, start), pending_start or 0) if pending_start is not None else \
+            leads.get(node.start_byte, start)
         flush(start)
         if node.start_byte in stubs:
             spans.append(_Span(start, node.end_point[0] + 1, [], "code"))
             continue
-        spans.extend(_definition_spans(node, name, language, measure, prefix=""))
+        spans.extend(_definition_spans(node, name, language, measure, prefix="", start=start))
     flush(len(lines))
     spans.sort(key=lambda s: s.start)
     return _cover_gaps(spans, len(lines))
 
 
-def _definition_spans(node, name: str, language: str, measure: _LineTokens, prefix: str) -> list[_Span]:
-    start, end = node.start_point[0], node.end_point[0] + 1
+def _definition_spans(node, name: str, language: str, measure: _LineTokens, prefix: str,
+                      start: int | None = None) -> list[_Span]:
+    """`start`: the line its chunk opens at, when a comment or attribute above the definition belongs to it."""
+    start, end = node.start_point[0] if start is None else start, node.end_point[0] + 1
     qualified = f"{prefix}{name}"
     if measure(start, end) <= MAX_CHUNK_TOKENS:
         return [_Span(start, end, [qualified, *_inner_names(node, language, qualified)], "code")]
@@ -146,8 +151,9 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
     spans: list[_Span] = []
     cursor = start
     stubs = overload_stubs(inner, language)
+    leads = _leading_comments(body_children(node))
     for child in inner:
-        c_start = max(child.start_point[0], cursor)
+        c_start = max(leads.get(child.start_byte, child.start_point[0]), cursor)
         if c_start > cursor:
             spans.append(_Span(cursor, c_start, [qualified] if cursor == start else [], "code"))
         child_end = child.end_point[0] + 1
@@ -157,7 +163,7 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
         else:
             child_name = definition_name(child, language)
             assert child_name is not None  # inner holds only definitions with a name
-            for span in _definition_spans(child, child_name, language, measure, f"{qualified}."):
+            for span in _definition_spans(child, child_name, language, measure, f"{qualified}.", start=c_start):
                 if span.end > c_start:  # a child starting on its sibling's last line starts after it
                     span.start = max(span.start, c_start)
                     spans.append(span)
@@ -165,6 +171,32 @@ def _definition_spans(node, name: str, language: str, measure: _LineTokens, pref
     if cursor < end:
         spans.append(_Span(cursor, end, [], "code"))
     return _header_opens_first_member(spans, measure)
+
+
+_LEADING = frozenset({"comment", "line_comment", "block_comment", "attribute_item"})
+"""Siblings that belong to the definition right below them: its doc comment (`//`, `///`, `/** */`, `#`) and a
+Rust attribute (`#[derive(Debug)]`)."""
+
+
+def _leading_comments(siblings) -> dict[int, int]:
+    """For each node preceded by comments or attributes on the lines right above it (at most one blank line
+    between, as express leaves under each JSDoc block), the line they start at, by the node's start byte: a
+    function's doc comment is read, embedded and found with the function. (Cut apart, gin's `ClientIP` doc comment
+    ranked above `Context.ClientIP`, with no name, and the function's own rank fell behind it.) A comment sharing a
+    line with the code before it stays with that code."""
+    siblings = list(siblings)
+    out: dict[int, int] = {}
+    for i, node in enumerate(siblings):
+        if node.type in _LEADING:
+            continue
+        lead, j = node.start_point[0], i - 1
+        while j >= 0 and siblings[j].type in _LEADING and siblings[j].end_point[0] >= lead - 2:
+            if j > 0 and siblings[j - 1].end_point[0] >= siblings[j].start_point[0]:
+                break  # a trailing comment of the line before
+            lead, j = siblings[j].start_point[0], j - 1
+        if lead < node.start_point[0]:
+            out[node.start_byte] = lead
+    return out
 
 
 def _header_opens_first_member(spans: list[_Span], measure: _LineTokens) -> list[_Span]:

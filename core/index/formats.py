@@ -14,21 +14,19 @@ from .chunk_rows import defined_names
 
 NAMES_FORMAT = "1"
 """The `names` column's format (`defined_names`); a database written before it is filled once on open."""
-CUT_FORMAT = "4"
+CUT_FORMAT = "5"
 """How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing; 3: a large definition's
 small header opens its first member's chunk; 4: a Go method is named with its receiver's type, a Rust impl's type
-without its generic arguments, a JavaScript function assigned to a name (`res.send = function`) defines it. A
-database cut before is fixed on open: the files the change could cut otherwise (`RECUT_WHERE`) are read and cut
-again by the next pass."""
+without its generic arguments, a JavaScript function assigned to a name (`res.send = function`) defines it; 5: the
+comments and attributes right above a definition open its chunk. A database cut before is fixed on open: the files
+the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
 _ASSIGNING = "language IN ('javascript', 'typescript', 'tsx')"
 """Files whose functions may be defined by assignment only (`exports.x = function`): cut before format 4, such a
 file held no definition, so its chunks are not code."""
-RECUT_WHERE = {"3": f"(kind = 'code' AND language IN ('go', 'rust')) OR {_ASSIGNING}"}
-"""The files a database cut in a format (the key) could have cut otherwise: from format 3, only those of the
-languages whose names changed; from an earlier one, every file with code chunks (`RECUT_ALL`). The cost is one
-lexical pass over them, and embedding the chunks the new cut changed (their text or symbols)."""
-RECUT_ALL = f"kind = 'code' OR {_ASSIGNING}"
-"""Any file with code chunks may hold a large class (format 3), and format 2's overloads are code too."""
+RECUT_WHERE = f"kind = 'code' OR {_ASSIGNING}"
+"""Any file with code chunks: any definition may have a comment above it or be a large class (format 3), and
+format 2's overloads are code too. The cost is one lexical pass over them, and embedding the chunks the new cut
+changed (their text or symbols)."""
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
@@ -44,7 +42,7 @@ def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
                           replaces_text_index=False)
         done["chunks_names"] = NAMES_FORMAT
     if stored.get("chunks_cut") != CUT_FORMAT:
-        _read_again(db, chunks, files, RECUT_WHERE.get(stored.get("chunks_cut", ""), RECUT_ALL))
+        _read_again(db, chunks, files, RECUT_WHERE)
         done["chunks_cut"] = CUT_FORMAT
     if done:
         db.set_metas(done)

@@ -148,5 +148,6 @@ def file_prior(paths: dict[str, str], scores: dict[str, float]) -> dict[str, flo
 
 def total_score(relevance: float, boosts: dict[str, float]) -> float:
     """Boosts multiply relevance, so context lifts relevant results but never floats an irrelevant one to the top,
-    and creates nothing: a candidate is one only when a query word or the query's meaning matched it."""
-    return relevance * (1.0 + sum(boosts.values()))
+    and creates nothing: a candidate is one only when a query word or the query's meaning matched it. Penalties
+    together take a score to 0 at most (a changelog's `role -1.00` beside a reranker's penalty showed -0.005)."""
+    return relevance * max(0.0, 1.0 + sum(boosts.values()))
