@@ -755,3 +755,18 @@ def test_a_definitions_doc_comment_opens_its_chunk():
           + "  return this;\n};\n")
     chunk = next(c for c in chunk_file(js, "javascript") if "res.cookie" in c.symbols)
     assert chunk.start_line == 1 and "Set a cookie" in chunk.text
+
+
+def test_a_large_run_of_top_level_code_that_defines_nothing_is_cut_into_windows():
+    """A JavaScript test file is one `describe(...)` call: express's `test/res.sendFile.js` was a chunk of 904
+    lines, which matched nearly any question about sending files."""
+    from cortex_tui.core.index.chunker import MAX_CHUNK_TOKENS, WINDOW_LINES, chunk_file
+
+    cases = "".join(f"  it('should send file {i}', function (done) {{\n    request(app).get('/{i}')\n"
+                    f"      .expect(200, 'file {i}', done);\n  }});\n\n" for i in range(80))
+    source = f"var request = require('supertest');\n\ndescribe('res.sendFile', function () {{\n{cases}}});\n"
+    chunks = chunk_file(source, "javascript")
+    assert len(chunks) > 3 and all(c.end_line - c.start_line < WINDOW_LINES for c in chunks), \
+        [(c.start_line, c.end_line) for c in chunks]
+    assert all(c.tokens <= MAX_CHUNK_TOKENS for c in chunks)
+    assert "".join(c.text for c in chunks) == source  # every line once

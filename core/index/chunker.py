@@ -109,9 +109,13 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
     pending_start: int | None = None
 
     def flush(upto: int) -> None:
+        # Top-level code that defines nothing, cut into windows when large: a JavaScript test file is one
+        # `describe(...)` call (express's `test/res.sendFile.js` was a chunk of 904 lines), a script is statements.
         nonlocal pending_start
         if pending_start is not None and upto > pending_start:
-            spans.append(_Span(pending_start, upto, [], "preamble"))
+            cuts = [(pending_start, upto)] if measure(pending_start, upto) <= MAX_CHUNK_TOKENS else \
+                _windows(pending_start, upto)
+            spans.extend(_Span(a, b, [], "preamble") for a, b in cuts)
         pending_start = None
 
     stubs = overload_stubs(root.children, language)

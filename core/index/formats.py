@@ -18,7 +18,8 @@ CUT_FORMAT = "5"
 """How files are cut into chunks (`chunker.py`). 2: a typing overload defines nothing; 3: a large definition's
 small header opens its first member's chunk; 4: a Go method is named with its receiver's type, a Rust impl's type
 without its generic arguments, a JavaScript function assigned to a name (`res.send = function`) defines it; 5: the
-comments and attributes right above a definition open its chunk. A database cut before is fixed on open: the files
+comments and attributes right above a definition open its chunk, and a large run of top-level code that defines
+nothing is cut into windows. A database cut before is fixed on open: the files
 the change could cut otherwise (`RECUT_WHERE`) are read and cut again by the next pass."""
 _ASSIGNING = "language IN ('javascript', 'typescript', 'tsx')"
 """Files whose functions may be defined by assignment only (`exports.x = function`): cut before format 4, such a
