@@ -577,6 +577,25 @@ async def test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size(shop):
     assert not app.is_running
 
 
+async def _code_preview(shop, name: str, path: str):
+    """Search a name in the dashboard and highlight the first hit in `path`: the hit and its preview's head and
+    body."""
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished)
+        pane = app.screen.query_one(SearchPane)
+        await pilot.press("slash", *name, "enter")
+        await wait_until(pilot, lambda: any(h.path == path for h in pane.hits), f"a chunk of {path}")
+        position = next(i for i, h in enumerate(pane.hits) if h.path == path)
+        await pilot.press(*["j"] * position)
+        await pilot.pause()
+        head, body = pane.query_one("#search-preview").content.renderables
+        hit = pane.hits[position]
+        await pilot.press("q")
+    assert not app.is_running
+    return hit, head, body
+
+
 async def test_a_code_preview_starts_at_the_code_with_its_line_numbers(shop):
     """A chunk keeps the blank lines between definitions before its own; the preview shows neither those nor
     trailing ones, and numbers the first line it shows as the file does."""
@@ -585,21 +604,10 @@ async def test_a_code_preview_starts_at_the_code_with_its_line_numbers(shop):
                                       + "    rows = sorted(rows)\n" * 30 + "    return sum(rows)\n\n\n")
     commit_file(shop, "ledger.py", source, "Add the ledger")
     defined_at = source.splitlines().index("def zephyrine_ledger_total(rows):") + 1
-    app = RecordingApp(bridge_for(shop), remember_theme=False)
-    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
-        await settle(pilot, IndexFinished)
-        pane = app.screen.query_one(SearchPane)
-        await pilot.press("slash", *"zephyrine_ledger_total", "enter")
-        await wait_until(pilot, lambda: any(h.path == "ledger.py" for h in pane.hits), "the ledger's chunk")
-        position = next(i for i, h in enumerate(pane.hits) if h.path == "ledger.py")
-        assert pane.hits[position].text.startswith("\n"), "the chunk itself starts with blank lines"
-        await pilot.press(*["j"] * position)
-        await pilot.pause()
-        body = pane.query_one("#search-preview").content.renderables[1]
-        assert body.code.startswith("def zephyrine_ledger_total(rows):") and body.code.endswith("sum(rows)\n")
-        assert body.start_line == defined_at
-        await pilot.press("q")
-    assert not app.is_running
+    hit, _, body = await _code_preview(shop, "zephyrine_ledger_total", "ledger.py")
+    assert hit.text.startswith("\n"), "the chunk itself starts with blank lines"
+    assert body.code.startswith("def zephyrine_ledger_total(rows):") and body.code.endswith("sum(rows)\n")
+    assert body.start_line == defined_at
 
 
 async def test_a_code_preview_opens_at_the_definition_asked_for_in_a_chunk_of_several(shop):
@@ -609,21 +617,10 @@ async def test_a_code_preview_opens_at_the_definition_asked_for_in_a_chunk_of_se
     source += "def quillon_ledger_total(rows):\n    return sum(rows)\n"
     commit_file(shop, "parts.py", source, "Add the ledger parts")
     defined_at = source.splitlines().index("def quillon_ledger_total(rows):") + 1
-    app = RecordingApp(bridge_for(shop), remember_theme=False)
-    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
-        await settle(pilot, IndexFinished)
-        pane = app.screen.query_one(SearchPane)
-        await pilot.press("slash", *"quillon_ledger_total", "enter")
-        await wait_until(pilot, lambda: any(h.path == "parts.py" for h in pane.hits), "the parts' chunk")
-        position = next(i for i, h in enumerate(pane.hits) if h.path == "parts.py")
-        assert pane.hits[position].start_line < defined_at, "one chunk holds every part"
-        await pilot.press(*["j"] * position)
-        await pilot.pause()
-        head, body = pane.query_one("#search-preview").content.renderables
-        assert body.code.startswith("def quillon_ledger_total(rows):") and body.start_line == defined_at
-        assert f"from line {defined_at}" in head.plain
-        await pilot.press("q")
-    assert not app.is_running
+    hit, head, body = await _code_preview(shop, "quillon_ledger_total", "parts.py")
+    assert hit.start_line < defined_at, "one chunk holds every part"
+    assert body.code.startswith("def quillon_ledger_total(rows):") and body.start_line == defined_at
+    assert f"from line {defined_at}" in head.plain
 
 
 def test_a_missing_path_is_one_line_error_not_the_demo(tmp_path):
