@@ -200,8 +200,9 @@ class SearchPane(Pane):
             theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
             code, first_line = without_blank_edges(hit.text, hit.start_line)
             if hit.snippet is not None and hit.snippet.start_line > first_line:
-                head.append(f"⋮ from line {hit.snippet.start_line}, where it matches best (the chunk opens at "
-                            f"{first_line})\n", style="dim")
+                # One short line: the pane is small, and the code it makes room for is what matters.
+                head.append(f"⋮ from line {hit.snippet.start_line}, its best match (chunk from {first_line})\n",
+                            style="dim")
                 code, first_line = from_best_lines(code, first_line, hit.snippet.start_line)
             body = Syntax(visible(code), lexer_name(hit.path), theme=theme, line_numbers=True, start_line=first_line,
                           background_color="default", word_wrap=True)
