@@ -129,8 +129,7 @@ def _symbol_spans(root, language: str, lines: list[str], measure: _LineTokens) -
             if pending_start is None:
                 pending_start = start
             continue
-        start = max(leads.get(node.start_byte, start), pending_start or 0) if pending_start is not None else \
-            leads.get(node.start_byte, start)
+        start = max(leads.get(node.start_byte, start), pending_start or 0)
         flush(start)
         if node.start_byte in stubs:
             spans.append(_Span(start, node.end_point[0] + 1, [], "code"))
@@ -257,8 +256,9 @@ def _merge_small(spans: list[_Span], measure: _LineTokens) -> list[_Span]:
 def body_children(node):
     if node.type == "export_statement" and node.child_by_field_name("declaration") is not None:
         node = node.child_by_field_name("declaration")
-    if node.type == "expression_statement" and _assigned_value(node) is not None:
-        node = _assigned_value(node)[1]  # `module.exports = class Foo {...}`: the class's members
+    assigned = _assigned_value(node) if node.type == "expression_statement" else None
+    if assigned is not None:
+        node = assigned[1]  # `module.exports = class Foo {...}`: the class's members
     body = node.child_by_field_name("body")
     if node.type == "decorated_definition":
         inner = node.child_by_field_name("definition")
@@ -409,8 +409,9 @@ def _assigned_function_name(node) -> str | None:
     left, right = assignment
     if left.type == "identifier":
         return _text(left) or None
-    parts = [part for part in _member_names(left) if part != "prototype"]
-    if not parts or _member_names(left)[-1] == "prototype":  # `Foo.prototype = ...` replaces a prototype
+    names = _member_names(left)
+    parts = [part for part in names if part != "prototype"]
+    if not parts or names[-1] == "prototype":  # `Foo.prototype = ...` replaces a prototype
         return None
     for module in (["module", "exports"], ["exports"]):
         if parts[:len(module)] == module:

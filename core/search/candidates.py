@@ -13,7 +13,7 @@ from ..index.chunk_rows import defined_names
 from ..text import word_stems
 from .definitions import definition_match, near_match
 from .query import joined_name
-from .synonyms import ALTERNATE_SHARE
+from .synonyms import ALTERNATE_SHARE, covered
 
 CONTEXT_BOOST = 0.3
 """How much a full-text candidate's BM25 score grows when it holds every branch-name and commit-subject word (in
@@ -126,8 +126,7 @@ def _order(out: CandidateLists, key: str, source: str, signal: str, row: dict, t
         return (-match, -out.coverage.get(key, 0.0), row["start_line"] - row["end_line"], row["path"])
     if signal == "text":
         held = row_stems[id(row)]
-        matched = sum(1.0 if stem in held else ALTERNATE_SHARE if not held.isdisjoint(terms.alternates.get(stem, ()))
-                      else 0.0 for stem in terms.stems)
+        matched = sum(covered(stem, terms.alternates.get(stem, frozenset()), held) for stem in terms.stems)
         # Full-text search matched a query word (or a word standing for one) even if it lies past the part read here.
         matched = matched or (ALTERNATE_SHARE if terms.alternates else 1.0)
         out.coverage[key] = matched / max(len(terms.stems), 1)

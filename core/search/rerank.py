@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from ..text import split_identifier
-from .synonyms import ALTERNATE_SHARE
+from .synonyms import covered
 
 DEPTH = 30
 """How many fused candidates are reranked; chosen on LoCoMo dev, where 20 to 50 scored the same."""
@@ -64,8 +64,7 @@ def coverage(terms: Sequence[str], texts: Sequence[str],
     if not wanted or not texts:
         return [0.0] * len(texts)
     bags = [words(t) for t in texts]
-    held = [{t: 1.0 if t in bag else ALTERNATE_SHARE for t, others in wanted.items()
-             if t in bag or not others.isdisjoint(bag)} for bag in bags]
+    held = [{t: share for t, others in wanted.items() if (share := covered(t, others, bag))} for bag in bags]
     n = len(bags)
     idf = {t: math.log(1.0 + n / (1.0 + sum(t in here for here in held))) for t in wanted}
     total = sum(idf.values())

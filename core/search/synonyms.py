@@ -68,18 +68,30 @@ for certain. (The case list answered the same at 1.0; the lower share is the saf
 SYNONYMS: dict[str, tuple[str, ...]] = {
     word.strip(): tuple(others.split()) for word, others in (line.split(":") for line in _TABLE.strip().splitlines())
 }
-_BY_STEM = dict(zip(stem_words(list(SYNONYMS)), SYNONYMS.values()))
-"""The table by its words' stems, so "errors", "deleted" and "directories" are looked up as their words are."""
+_BY_STEM = {stem: tuple(zip(others, stem_words(list(others))))
+            for stem, others in zip(stem_words(list(SYNONYMS)), SYNONYMS.values())}
+"""The table by its words' stems, so "errors", "deleted" and "directories" are looked up as their words are; each
+alternative with its own stem, stemmed once here rather than on every search."""
 
 
 def alternatives(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """Each said word (lower case) that code may say otherwise, with the words it may say instead; none that is
     itself a said word ("body data" asks for both, and a hit holding "data" covers "data", not "body" again)."""
     words = list(words)
-    said = set(stem_words(words))
+    stems = stem_words(words)
+    said = set(stems)
     out = {}
-    for word, stem in zip(words, stem_words(words)):
-        others = tuple(w for w, s in zip(_BY_STEM.get(stem, ()), stem_words(list(_BY_STEM.get(stem, ())))) if s not in said)
+    for word, stem in zip(words, stems):
+        others = tuple(other for other, other_stem in _BY_STEM.get(stem, ()) if other_stem not in said)
         if others:
             out[word] = others
     return out
+
+
+def covered(word: str, alternates: frozenset[str], held: frozenset[str]) -> float:
+    """How much of a query word a text holding the words `held` covers: all of it with the word itself,
+    `ALTERNATE_SHARE` with only words code says for it (however many), else nothing. Words and alternates are
+    stemmed alike by the caller (full text's stemmer for candidates, the reranker's for its coverage)."""
+    if word in held:
+        return 1.0
+    return ALTERNATE_SHARE if not held.isdisjoint(alternates) else 0.0
