@@ -770,3 +770,18 @@ def test_a_large_run_of_top_level_code_that_defines_nothing_is_cut_into_windows(
         [(c.start_line, c.end_line) for c in chunks]
     assert all(c.tokens <= MAX_CHUNK_TOKENS for c in chunks)
     assert "".join(c.text for c in chunks) == source  # every line once
+
+
+def test_a_methods_snippet_opens_at_its_signature_when_its_class_line_is_in_another_chunk():
+    """werkzeug's `MapAdapter.match` chunk opens at `def match(` (the class is cut at its methods); the snippet
+    looked for `MapAdapter` first, found none, and fell back to the lines holding most query words (`t.Mapping`
+    is "map", the docstring repeats "match"), below the signature."""
+    from cortex_tui.core.search.snippet import best_window
+    from cortex_tui.core.text import word_stems
+
+    text = ("    def match(\n        self,\n        path_info: str | None = None,\n        method: str | None = None,\n"
+            "        query_args: t.Mapping[str, t.Any] | None = None,\n    ) -> tuple:\n        \"\"\"The usage is simple: you just pass the match method the current\n"
+            "        path info. If the path matches, match returns; a match that fails raises.\"\"\"\n"
+            "        return self.map.match(path_info)\n")
+    snippet = best_window(text, word_stems("mapadapter map adapter match"), 492, focus="MapAdapter.match")
+    assert snippet.start_line == 492 and snippet.text.startswith("    def match("), snippet

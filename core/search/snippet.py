@@ -41,12 +41,19 @@ def best_window(text: str, stems: frozenset[str], first_line: int = 1, size: int
 
 
 def _defining_line(lines: list[str], symbol: str) -> int | None:
+    """The first line naming the symbol's last part after the lines naming its owners. An owner the text does not
+    name is passed over: a large class is cut at its methods, so `MapAdapter.match`'s chunk opens at `def match(`
+    with the class's line in an earlier chunk (the snippet, and the dashboard's preview with it, fell back to the
+    docstring's lines that repeat "match", below the signature)."""
     at = 0
-    for part in symbol.split("."):
+    parts = symbol.split(".")
+    for n, part in enumerate(parts):
         named = re.compile(rf"(?<![\w$]){re.escape(part)}(?![\w$])")
         found = next((i for i in range(at, len(lines)) if named.search(lines[i][:MAX_LINE_CHARS])), None)
         if found is None:
-            return None
+            if n == len(parts) - 1:
+                return None
+            continue
         at = found
     return at
 
