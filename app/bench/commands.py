@@ -38,6 +38,16 @@ def _methods(text: str) -> tuple[str, ...]:
     return tuple(m.strip() for m in text.split(",") if m.strip())
 
 
+def _budgets(text: str) -> tuple[int, ...]:
+    try:
+        budgets = tuple(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise CortexError(f"--budgets takes comma-separated whole numbers of tokens (got {text!r})") from None
+    if not budgets or min(budgets) <= 0:
+        raise CortexError(f"--budgets takes positive token counts (got {text!r})")
+    return budgets
+
+
 def _cache(args) -> Path | None:
     return Path(args.vector_cache) if args.vector_cache else None
 
@@ -64,12 +74,16 @@ def _store(args, ctx) -> Answer:
 def _add_localize(b) -> None:
     b.add_argument("--tasks", help="JSONL task file (shared/bench/localize format)")
     b.add_argument("--mirrors", help="directory holding <mirror_git_dir_name>/repo bare git directories")
-    b.add_argument("--repo", help="mine tasks from this repository's own history instead")
+    b.add_argument("--repo", action="append", default=[],
+                   help="mine tasks from this repository's own history instead (repeatable; --limit per repository)")
     b.add_argument("--budget", type=int, default=12000)
-    b.add_argument("--limit", type=int, default=None, help="use at most this many tasks")
+    b.add_argument("--budgets", help="comma-separated token budgets (a budget curve: every method at each); "
+                                     "overrides --budget")
+    b.add_argument("--limit", type=int, default=None, help="use at most this many tasks (per repository with --repo)")
     b.add_argument("--every", type=int, default=1, help="use every N-th task (a subset spread over all repositories)")
     b.add_argument("--methods", default="cortex,bm25,grep,random,cognitive-cache",
-                   help="comma-separated; cortex+embed also embeds the candidate files (slow the first time)")
+                   help="comma-separated; cortex+embed also embeds the candidate files (slow the first time); "
+                        "oracle shows only the fix's changed lines (the ceiling)")
     b.add_argument("--vector-cache", help="SQLite file of embeddings shared across tasks and runs (cortex+embed)")
 
 
@@ -80,15 +94,17 @@ def _localize(args, ctx) -> Answer:
         if not args.mirrors:
             raise CortexError("--tasks needs --mirrors DIR (where <mirror_git_dir_name>/repo live)")
         tasks = localize.load_tasks(Path(args.tasks), Path(args.mirrors))
+        tasks = tasks[:: max(args.every, 1)]
+        tasks = tasks[: args.limit] if args.limit else tasks
     elif args.repo:
-        tasks = localize.mine_tasks(Path(args.repo), limit=args.limit or 30)
+        tasks = [t for repo in args.repo for t in localize.mine_tasks(Path(repo), limit=args.limit or 30)]
+        tasks = tasks[:: max(args.every, 1)]
     else:
         raise CortexError("give --tasks FILE --mirrors DIR, or --repo PATH")
-    tasks = tasks[:: max(args.every, 1)]
-    tasks = tasks[: args.limit] if args.limit else tasks
-    rows = localize.run(tasks, args.budget, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args))
-    cols = ["edit_recall", "file_recall", "R@1", "R@5", "R@10", "tokens_median", "files_median", "near_duplicates", "s_per_task",
-            "tasks"]
+    budgets = _budgets(args.budgets) if args.budgets else (args.budget,)
+    rows = localize.run(tasks, budgets, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args))
+    cols = ["edit_recall", "file_recall", "gold_token_share", "gold_file_share", "R@1", "R@5", "R@10", "tokens_median",
+            "files_median", "near_duplicates", "s_per_task", "tasks"]
     return Answer(rows, lambda out: out.table(["method", *cols],
                                               [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()]))
 
@@ -123,7 +139,7 @@ def _map(args, ctx) -> Answer:
         tasks = tasks[: args.limit] if args.limit else tasks
     else:
         raise CortexError("give --tasks FILE --mirrors DIR, --repo PATH, or --latency REPO")
-    budgets = tuple(int(b) for b in args.budgets.split(","))
+    budgets = _budgets(args.budgets)
     rows = repo_map.run(tasks, budgets, args.aider_python, progress=ctx.out.warn)
     cols = ["fixes_shown", "file_recall", "tokens_median", "tokens_max", "s_median", "tasks"]
     return Answer(rows, lambda out: out.table(["map", *cols],

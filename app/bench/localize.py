@@ -37,10 +37,10 @@ from ...core.search.query import STOP_WORDS
 from ...core.store.sql import quote
 from ...core.text import split_identifier
 from ...core.tokens import count_tokens
-from .scoring import MethodScore, Shown, edit_lines
+from .scoring import MethodScore, Shown, changed_lines, edit_lines, oracle_texts
 from .vectors import DiskVectorCache
 
-METHODS = ("cortex", "cortex+embed", "bm25", "grep", "random", "cognitive-cache")
+METHODS = ("cortex", "cortex+embed", "bm25", "grep", "random", "cognitive-cache", "oracle")
 DEFAULT_METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
 EMBED_FILES = 20
 """`cortex+embed` embeds the chunks of this many candidate files (the lexical ranking's best) per task: a user's
@@ -217,15 +217,21 @@ def grep_rank(files: _Files, task: str) -> list[str]:
     return sorted(scores, key=lambda p: (-scores[p], p))
 
 
-def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = DEFAULT_METHODS,
+def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[str, ...] = DEFAULT_METHODS,
         progress: Callable[[str], None] | None = None, settings: Settings | None = None,
         vector_cache: Path | None = None) -> dict[str, dict]:
-    """Every method on every task, in one process; returns a row of scores per method."""
+    """Every method on every task at every budget, in one process; returns a row of scores per method (named
+    `method@budget` when there are several budgets). Each tree is indexed once and selected from at every budget.
+    `oracle` shows only the fix's changed lines: the ceiling, not a method (it reads the fix)."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise CortexError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
     settings = settings or Settings()
-    scores = {m: MethodScore() for m in methods}
+
+    def label(method: str, budget: int) -> str:
+        return method if len(budgets) == 1 else f"{method}@{budget}"
+
+    scores = {label(m, b): MethodScore() for m in methods for b in budgets}
     token_cache: dict[str, int] = {}
     cache = DiskVectorCache(vector_cache or cache_dir() / "bench" / "vectors.sqlite") if "cortex+embed" in methods else None
     if "cognitive-cache" in methods:
@@ -240,26 +246,37 @@ def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = DEFAU
             files = _Files(tree, token_cache)
             shown: dict[str, Shown] = {}
             if "cortex" in methods:
-                shown["cortex"] = _cortex(tree, Path(tmp) / "db", task.task, budget, settings)
+                for b, s in _cortex(tree, Path(tmp) / "db", task.task, budgets, settings).items():
+                    shown[label("cortex", b)] = s
             if "cortex+embed" in methods:
-                shown["cortex+embed"] = _cortex(tree, Path(tmp) / "db-embed", task.task, budget, settings, cache)
+                for b, s in _cortex(tree, Path(tmp) / "db-embed", task.task, budgets, settings, cache).items():
+                    shown[label("cortex+embed", b)] = s
             for name, ranker in (("bm25", bm25_rank), ("grep", grep_rank)):
                 if name in methods:
                     t0 = time.perf_counter()
                     ranked = ranker(files, task.task)
-                    shown[name] = files.shown(ranked, budget, time.perf_counter() - t0)
+                    seconds = time.perf_counter() - t0
+                    for b in budgets:
+                        shown[label(name, b)] = files.shown(ranked, b, seconds)
             if "random" in methods:
                 t0 = time.perf_counter()
                 ranked = sorted(files.texts)
                 random.Random(task.id).shuffle(ranked)
-                shown["random"] = files.shown(ranked, budget, time.perf_counter() - t0)
+                for b in budgets:
+                    shown[label("random", b)] = files.shown(ranked, b, time.perf_counter() - t0)
             if "cognitive-cache" in methods:
-                t0 = time.perf_counter()
-                result = select_context_from_repo(str(tree), task.task, budget=budget, include_tests=False)
-                picked = [s.source.path for s in result.selected]
-                # Its content may be cut down to the regions it found relevant: score what it actually gave.
-                texts = {s.source.path: s.source.content for s in result.selected}
-                shown["cognitive-cache"] = Shown(picked, texts, result.total_tokens, time.perf_counter() - t0)
+                for b in budgets:
+                    t0 = time.perf_counter()
+                    result = select_context_from_repo(str(tree), task.task, budget=b, include_tests=False)
+                    picked = [s.source.path for s in result.selected]
+                    # Its content may be cut down to the regions it found relevant: score what it actually gave.
+                    texts = {s.source.path: s.source.content for s in result.selected}
+                    shown[label("cognitive-cache", b)] = Shown(picked, texts, result.total_tokens,
+                                                               time.perf_counter() - t0)
+            if "oracle" in methods:
+                regions = {path: changed_lines(task.git_dir, task.parent, task.commit, path) for path in task.gold}
+                for b in budgets:
+                    shown[label("oracle", b)] = oracle_texts(tree, regions, b)
         line = []
         for name, s in shown.items():
             edit, present = scores[name].add(gold, s)
@@ -271,28 +288,35 @@ def run(tasks: list[Task], budget: int = 12000, methods: tuple[str, ...] = DEFAU
     return {m: s.row() for m, s in scores.items()}
 
 
-def _cortex(tree: Path, db: Path, task: str, budget: int, settings: Settings, cache: DiskVectorCache | None = None) -> Shown:
-    """Index the tree from scratch and select. With a vector cache, first embed the chunks of the lexical
-    ranking's best files (vectors shared across tasks by content hash), then select again with both signals."""
+def _cortex(tree: Path, db: Path, task: str, budgets: tuple[int, ...], settings: Settings,
+            cache: DiskVectorCache | None = None) -> dict[int, Shown]:
+    """Index the tree from scratch and select at each budget. With a vector cache, first embed the chunks of the
+    lexical ranking's best files (vectors shared across tasks by content hash), then select with both signals."""
     t0 = time.perf_counter()
     engine = Engine(tree, db=str(db), settings=settings)
     index = engine.code_index(create=True)
     index.update(embed=False)
-    sel = engine.select(task, budget, include_tests="no")
     if cache is not None:
-        candidates = sel.ranked_files[:EMBED_FILES]
+        candidates = engine.select(task, max(budgets), include_tests="no").ranked_files[:EMBED_FILES]
         if candidates:
             # The index's own cache lives in this task's temporary database; the disk cache outlives it.
             index.vector_cache = cache
             wanted = index.chunks.count_rows(f"path IN ({', '.join(quote(p) for p in candidates)})")
             index.embed_pending(priority=candidates, limit=wanted)
-            sel = engine.select(task, budget, include_tests="no")
-    seconds = time.perf_counter() - t0
-    texts: dict[str, str] = {}
-    for item in sel.chosen:
-        if item.kind != "memory":
-            texts[item.path] = texts.get(item.path, "") + item.text
-    return Shown(sel.ranked_files, texts, sel.tokens, seconds, _pieces(tree, sel.chosen))
+    indexed = time.perf_counter() - t0
+    out = {}
+    for budget in budgets:
+        t1 = time.perf_counter()
+        sel = engine.select(task, budget, include_tests="no")
+        texts: dict[str, str] = {}
+        spent: dict[str, int] = {}
+        for item in sel.chosen:
+            if item.kind != "memory":
+                texts[item.path] = texts.get(item.path, "") + item.text
+                spent[item.path] = spent.get(item.path, 0) + item.tokens
+        out[budget] = Shown(sel.ranked_files, texts, sel.tokens, indexed + time.perf_counter() - t1,
+                            _pieces(tree, sel.chosen), file_tokens=spent)
+    return out
 
 
 def _pieces(tree: Path, chosen: list) -> list[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.context.redundancy import near_duplicate_share
+from ...core.tokens import count_tokens
 
 MIN_CHARS = 8
 """Lines shorter than this (`}`, `return`, `else:`) prove nothing: they appear everywhere."""
@@ -34,6 +35,8 @@ class Shown:
     seconds: float
     pieces: list[str] | None = None
     """The separate pieces the context shows (regions, memories), for the near-duplicate share; None: its files."""
+    file_tokens: dict[str, int] | None = None
+    """Tokens the context spends on each file (its share of `tokens`); None: counted from `texts`."""
 
 
 def edit_lines(git_dir: Path, parent: str, commit: str, path: str) -> list[str]:
@@ -94,6 +97,8 @@ class MethodScore:
     file_counts: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     near_duplicates: list[float] = field(default_factory=list)
+    gold_token_shares: list[float] = field(default_factory=list)
+    gold_file_shares: list[float] = field(default_factory=list)
     tasks: int = 0
 
     def add(self, gold: dict[str, list[str]], shown: Shown) -> tuple[float, float]:
@@ -111,6 +116,10 @@ class MethodScore:
         self.times.append(shown.seconds)
         pieces = shown.pieces if shown.pieces is not None else list(shown.texts.values())
         self.near_duplicates.append(near_duplicate_share(pieces))
+        spent = shown.file_tokens if shown.file_tokens is not None else {p: count_tokens(t) for p, t in shown.texts.items()}
+        # An empty context holds nothing needed: its shares are 0, as a reader paid for nothing of use.
+        self.gold_token_shares.append(sum(spent.get(p, 0) for p in gold) / shown.tokens if shown.tokens else 0.0)
+        self.gold_file_shares.append(len(set(gold) & set(shown.texts)) / len(shown.texts) if shown.texts else 0.0)
         return edit, present
 
     def row(self) -> dict:
@@ -122,6 +131,32 @@ class MethodScore:
             "tokens_median": int(statistics.median(self.tokens)) if self.tokens else 0,
             "files_median": statistics.median(self.file_counts) if self.file_counts else 0,
             "near_duplicates": round(statistics.mean(self.near_duplicates), 3) if self.near_duplicates else 0.0,
+            "gold_token_share": _mean(self.gold_token_shares),
+            "gold_file_share": _mean(self.gold_file_shares),
             "s_per_task": round(statistics.mean(self.times), 2) if self.times else 0.0,
             "tasks": self.tasks,
         }
+
+
+def _mean(values: list[float]) -> float:
+    return round(statistics.mean(values), 3) if values else 0.0
+
+
+def oracle_texts(root: Path, regions: dict[str, frozenset[int]], budget: int, context: int = 1) -> Shown:
+    """The ceiling: only the fix's changed lines of each gold file (with `context` lines either side, as edit recall
+    reads them), gold files smallest first while they fit. Reads the fix, so it is a yardstick, not a method."""
+    pieces: dict[str, str] = {}
+    for path, changed in regions.items():
+        try:
+            lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        keep = sorted({n for c in changed for n in range(c - context, c + context + 1) if 1 <= n <= len(lines)})
+        pieces[path] = "".join(lines[n - 1] + "\n" for n in keep)
+    costs = {p: count_tokens(t) for p, t in pieces.items()}
+    texts, used = {}, 0
+    for path in sorted(pieces, key=lambda p: costs[p]):
+        if used + costs[path] <= budget:
+            texts[path] = pieces[path]
+            used += costs[path]
+    return Shown(list(texts), texts, used, 0.0, file_tokens={p: costs[p] for p in texts})
