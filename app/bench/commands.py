@@ -85,6 +85,8 @@ def _add_localize(b) -> None:
                    help="comma-separated; cortex+embed also embeds the candidate files (slow the first time); "
                         "oracle shows only the fix's changed lines (the ceiling)")
     b.add_argument("--vector-cache", help="SQLite file of embeddings shared across tasks and runs (cortex+embed)")
+    b.add_argument("--keep", metavar="DIR", help="keep each task's tree and index here; a later run selects from them "
+                                                 "again without indexing (for comparing selection settings)")
 
 
 def _localize(args, ctx) -> Answer:
@@ -102,7 +104,8 @@ def _localize(args, ctx) -> Answer:
     else:
         raise CortexError("give --tasks FILE --mirrors DIR, or --repo PATH")
     budgets = _budgets(args.budgets) if args.budgets else (args.budget,)
-    rows = localize.run(tasks, budgets, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args))
+    rows = localize.run(tasks, budgets, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args),
+                        keep=Path(args.keep) if args.keep else None)
     cols = ["edit_recall", "file_recall", "gold_token_share", "gold_file_share", "R@1", "R@5", "R@10", "tokens_median",
             "files_median", "near_duplicates", "s_per_task", "tasks"]
     return Answer(rows, lambda out: out.table(["method", *cols],

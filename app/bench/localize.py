@@ -23,7 +23,8 @@ import tarfile
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -219,10 +220,12 @@ def grep_rank(files: _Files, task: str) -> list[str]:
 
 def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[str, ...] = DEFAULT_METHODS,
         progress: Callable[[str], None] | None = None, settings: Settings | None = None,
-        vector_cache: Path | None = None) -> dict[str, dict]:
+        vector_cache: Path | None = None, keep: Path | None = None) -> dict[str, dict]:
     """Every method on every task at every budget, in one process; returns a row of scores per method (named
     `method@budget` when there are several budgets). Each tree is indexed once and selected from at every budget.
-    `oracle` shows only the fix's changed lines: the ceiling, not a method (it reads the fix)."""
+    `oracle` shows only the fix's changed lines: the ceiling, not a method (it reads the fix). With `keep`, each
+    task's tree and index stay in `keep/<task id>` and a later run selects from them again (indexing only what
+    changed): runs that compare selection settings then cost seconds a task, not an index each."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise CortexError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
@@ -239,10 +242,11 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
         from cognitive_cache import select_context_from_repo
     for number, task in enumerate(tasks, 1):
         gold = {path: edit_lines(task.git_dir, task.parent, task.commit, path) for path in task.gold}
-        with tempfile.TemporaryDirectory() as tmp:
+        with _workspace(keep, task.id) as tmp:
             tree = Path(tmp) / "tree"
-            tree.mkdir()
-            extract(task, tree)
+            if not tree.exists():
+                tree.mkdir()
+                extract(task, tree)
             files = _Files(tree, token_cache)
             shown: dict[str, Shown] = {}
             if "cortex" in methods:
@@ -286,6 +290,18 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
     if cache is not None:
         cache.close()
     return {m: s.row() for m, s in scores.items()}
+
+
+@contextmanager
+def _workspace(keep: Path | None, task_id: str) -> Iterator[Path]:
+    """A task's folder: temporary, or kept under `keep` across runs."""
+    if keep is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield Path(tmp)
+        return
+    folder = keep / task_id
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
 
 
 def _cortex(tree: Path, db: Path, task: str, budgets: tuple[int, ...], settings: Settings,
