@@ -11,6 +11,8 @@ if TYPE_CHECKING:
 
 def selection_item_json(i) -> dict:
     out = {"kind": i.kind, "provenance": i.provenance, "tokens": i.tokens, "score": i.value, "signals": i.signals}
+    if i.reason:
+        out["reason"] = i.reason
     if i.kind == "memory":
         out["id"] = i.memory.id
     else:

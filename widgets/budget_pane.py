@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.context.assemble import Assembled
-from ..core.context.items import Item, Selection
+from ..core.context.items import OVER_BUDGET, Item, Selection
 from .format import clip, shorten_path, styled
 from .keymap import bindings
 from .pane import Pane, Target
@@ -116,8 +116,12 @@ class BudgetPane(Pane):
         if assembled.dropped:
             notes.append(f"{len(assembled.dropped)} item(s) did not fit once rendered as {assembled.format}: "
                          + ", ".join(_label(i, 40) for i in assembled.dropped[:4]))
-        left = ", ".join(f"{_label(i, 40)} ({i.tokens:,})" for i in selection.left_out[:6])
-        lines = [f"left out: {left}" if left else "", *notes]
+        over = [i for i in selection.left_out if i.reason == OVER_BUDGET]
+        below = len(selection.left_out) - len(over)
+        left = ", ".join(f"{_label(i, 40)} ({i.tokens:,})" for i in over[:6])
+        lines = [f"left out for budget: {left}" if left else "",
+                 f"{below} more candidate(s) below the floor or copies (cortex select lists them)" if below else "",
+                 *notes]
         # One line each (`clip` makes a line of its text): the left-out list and each note are read apart.
         self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 

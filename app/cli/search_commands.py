@@ -162,11 +162,34 @@ def _print_selection(out, sel) -> None:
     out.table(["kind", "item", "tokens", "score", "why"], [
         [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
     ])
-    below = [i for i in sel.left_out if i.value < sel.min_score]
-    for label, items in (("left out for budget", [i for i in sel.left_out if i not in below]),
-                         (f"under --min-score {sel.min_score:g}", below)):
-        if items:
-            out.console.print(f"{label}: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in items[:8]), style="dim")
+    for label, items in left_out_groups(sel):
+        out.console.print(f"{label}: " + ", ".join(_left_label(i) for i in items[:8]), style="dim", markup=False)
+
+
+def left_out_groups(sel) -> list[tuple[str, list]]:
+    """The left-out items by why they are out; only what did not fit is "left out for budget" (with the tokens it
+    needs), the rest is under the floor the task's best candidates set, a copy, or under --min-score."""
+    from ...core.context.items import BELOW_FLOOR, OVER_BUDGET
+
+    groups: dict[str, list] = {}
+    for i in sel.left_out:
+        if i.reason == OVER_BUDGET:
+            label = "left out for budget"
+        elif sel.min_score and i.value < sel.min_score:
+            label = f"under --min-score {sel.min_score:g}"
+        elif i.reason == BELOW_FLOOR:
+            label = "below the floor"
+        else:
+            label = i.reason
+        groups.setdefault(label, []).append(i)
+    return list(groups.items())
+
+
+def _left_label(item) -> str:
+    """An item left out for budget shows the tokens it needs; the others only where they are."""
+    from ...core.context.items import OVER_BUDGET
+
+    return f"{item.provenance} ({item.tokens:,})" if item.reason == OVER_BUDGET else item.provenance
 
 
 def _why(item) -> str:

@@ -24,6 +24,9 @@ class FileCandidate:
     semantic: float = 0.0
     signals: dict[str, float] = field(default_factory=dict)
     value: float = 0.0
+    evidence: float = 0.0
+    """The part of the value the task itself gives (its words, meaning, names): what the floor is set against.
+    The working change, recency, memories and the import graph reorder files that have it; they add none."""
 
 
 def rank_files(weights: SelectWeights, inputs: SelectInputs, pins: frozenset[str],
@@ -74,6 +77,10 @@ def rank_files(weights: SelectWeights, inputs: SelectInputs, pins: frozenset[str
     return sorted(candidates.values(), key=lambda c: (-c.value, c.path)), named_syms
 
 
+EVIDENCE = ("lexical", "semantic", "identifiers", "named")
+"""The signals that come from the task's own text; the others (graph, recency, memories, changed) are context."""
+
+
 @dataclass(frozen=True)
 class _Scoring:
     """The signals and value of one candidate file (what `rank_files` gathered, shared by every candidate)."""
@@ -108,6 +115,7 @@ class _Scoring:
         role = role_weight(c.path, c.is_test, self.topics)
         c.signals["role"] = role
         c.value = role * sum(getattr(self.weights, name) * value for name, value in c.signals.items() if name != "role")
+        c.evidence = role * sum(getattr(self.weights, name) * c.signals[name] for name in EVIDENCE)
         if c.path in self.pins:
             c.value = max(c.value, 1e-6)
 

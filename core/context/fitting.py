@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ..requests import SelectRequest
 from .assemble import Layout, document, item_overhead, text_cost
 from .items import Item
-from .redundancy import redundancy, vocabulary
+from .redundancy import COPY, covered, redundancy, vocabulary
 from .regions import Chunk
 
 
@@ -50,10 +50,17 @@ class Render:
 
 @dataclass(frozen=True)
 class Limits:
-    """How many items (files and memories) and how many files a context may hold; None: as many as fit."""
+    """How many items (files and memories) and how many files a context may hold (None: as many as fit), and what a
+    unit must be worth to go in at all."""
 
     items: int | None = None
     files: int | None = None
+    gain_per_token: float = 0.0
+    """Units whose expected gain per token is below this stay out however much budget is left: a context stops when
+    nothing relevant is left rather than filling its budget (mandatory units are exempt)."""
+
+    def worth(self, u: Unit) -> bool:
+        return u.gain > 0 and u.gain / max(u.cost, 1) >= self.gain_per_token
 
     def room(self, u: Unit, groups: set[str]) -> bool:
         """Whether `u` fits beside the chosen `groups` (a file's path, or a memory's key)."""
@@ -93,12 +100,14 @@ def plan(units: list[Unit], mandatory: list[Unit], budget: int, limits: Limits) 
 
     for u in mandatory:
         take(u)
-    queue = [(-u.gain / max(u.cost, 1), u.key, u) for u in units if u.gain > 0 and u.key not in keys]
+    queue = [(-u.gain / max(u.cost, 1), u.key, u) for u in units if limits.worth(u) and u.key not in keys]
     heapq.heapify(queue)
     while queue:
         _, key, u = heapq.heappop(queue)
+        if said.copy_of(u):
+            continue
         fresh = replace(u, gain=said.marginal(u))
-        if fresh.gain <= 0:
+        if not limits.worth(fresh):
             continue
         priority = -fresh.gain / max(fresh.cost, 1)
         if queue and priority > queue[0][0]:
@@ -113,6 +122,7 @@ class Said:
 
     def __init__(self) -> None:
         self._chosen: list[frozenset[str]] = []
+        self._groups: list[str] = []
         self._vocab: dict[str, frozenset[str]] = {}
 
     def vocabulary(self, u: Unit) -> frozenset[str]:
@@ -123,24 +133,34 @@ class Said:
 
     def add(self, u: Unit) -> None:
         self._chosen.append(self.vocabulary(u))
+        self._groups.append(u.path or u.key)
 
     def marginal(self, u: Unit) -> float:
         return u.gain * (1.0 - redundancy(self.vocabulary(u), self._chosen))
 
+    def copy_of(self, u: Unit) -> str:
+        """The file (or memory key) of a chosen unit that already says `u` nearly word for word, else ''."""
+        words = self.vocabulary(u)
+        for chosen, group in zip(self._chosen, self._groups):
+            if group != (u.path or u.key) and covered(words, chosen) >= COPY:
+                return group
+        return ""
+
 
 @dataclass(frozen=True)
 class Pool:
-    """Every unit that may go in, and those that must."""
+    """Every unit that may go in, those that must, and the limits the choice keeps to."""
 
     units: list[Unit]
     mandatory: list[Unit]
+    limits: Limits
 
 
 def fit(chosen: list[Unit], pool: Pool, request: SelectRequest, build: Callable[[list[Unit]], list[Item]],
          render: Render):
     """Render in the requested format and count exactly: take out the weakest chunks while over the budget, then
     add the next best ones while they still fit."""
-    budget, limits = request.budget, Limits(request.max_items, request.max_files)
+    budget, limits = request.budget, pool.limits
     protected = {u.key for u in pool.mandatory}
     chosen = list(chosen)
     doc = render.document(build(chosen))
@@ -159,10 +179,10 @@ def fit(chosen: list[Unit], pool: Pool, request: SelectRequest, build: Callable[
         if tries >= 8 or slack <= 0:
             break
         group = u.path or u.key
-        if u.key in keys or u.cost > slack:
+        if u.key in keys or u.cost > slack or said.copy_of(u):
             continue
         u = replace(u, gain=said.marginal(u))
-        if u.gain <= 0:
+        if not limits.worth(u):
             continue
         if not limits.room(u, groups):
             continue

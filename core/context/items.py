@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 
 from ..records import Memory
 
+OVER_BUDGET = "over the budget"
+"""A left-out item worth having that did not fit in what was left (its `tokens`: what it needs)."""
+BELOW_FLOOR = "below the floor"
+"""A left-out item the task's best candidates outrank too far (or not worth its tokens)."""
+
 
 @dataclass(frozen=True)
 class Item:
@@ -25,6 +30,8 @@ class Item:
     symbols: frozenset[str] = frozenset()
     memory: Memory | None = None
     is_test: bool = False
+    reason: str = ""
+    """Why a left-out item is out: over the budget (`tokens` is then what it needs), below the floor, a copy."""
 
     @property
     def uncommitted(self) -> bool:

@@ -36,9 +36,9 @@ def check_purpose(purpose: str) -> None:
 def sections(items: list[Item], purpose: str) -> list[Section]:
     """The items laid out for `purpose`; empty sections are left out."""
     check_purpose(purpose)
-    memories = sorted((i for i in items if i.kind == "memory"), key=lambda i: (memory_of(i).created_at, i.key))
-    code = sorted((i for i in items if i.kind != "memory"),
-                  key=lambda i: (i.path.rsplit("/", 1)[0] if "/" in i.path else "", i.path))
+    # Most relevant first: a reader (or an agent that truncates) meets what matters most before the rest.
+    memories = sorted((i for i in items if i.kind == "memory"), key=lambda i: (-i.value, i.key))
+    code = sorted((i for i in items if i.kind != "memory"), key=lambda i: (-i.value, i.path))
     layout = _LAYOUTS[purpose](memories, code)
     return [Section(name, found) for name, found in layout if found]
 

@@ -20,6 +20,9 @@ FLOOR = 0.6
 """Coverage at or below this costs nothing: related code shares vocabulary without repeating itself."""
 NEAR_DUPLICATE = 0.8
 """Coverage from which a piece counts as a near-duplicate of another (the benchmark's measure)."""
+COPY = 0.95
+"""Coverage from which a piece is a copy of one already chosen (a copied file, a vendored module): it stays out
+whatever its gain, since it would tell the reader nothing new."""
 
 
 def vocabulary(text: str) -> frozenset[str]:

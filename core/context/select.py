@@ -32,9 +32,9 @@ from ..store.near import texts_say_the_same
 from ..store.sql import in_filter, scan
 from .assemble import Layout, check_format
 from .file_ranking import rank_files, task_identifiers
-from .fitting import Limits, Pool, Render, Unit, fit, plan
+from .fitting import Limits, Pool, Render, Said, Unit, fit, plan
 from .inputs import SelectInputs
-from .items import Item, Selection
+from .items import BELOW_FLOOR, OVER_BUDGET, Item, Selection
 from .purpose_names import DEFAULT
 from .purposes import check_purpose
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
@@ -48,10 +48,17 @@ GUARANTEED = 3
 """The best files that always get in (whole when small, else at least their best region)."""
 SMALL_FILE_SHARE = 0.15
 """A guaranteed file goes in whole when it takes at most this share of the budget."""
-FILE_SHARPNESS = 2.0
+FILE_SHARPNESS = 3.0
 """Chance that a file is the one to change, from its value relative to the best: (value / best) ** this."""
 MIN_FILE_CHANCE = 0.02
 """Files less likely than this are not worth any budget."""
+FILE_FLOOR = 0.15
+"""A file enters only when the task's own evidence for it (words, meaning, names) is at least this share of the
+best file's."""
+MEMORY_FLOOR = 0.35
+"""A memory enters only when its search score is at least this share of the task's best hit's."""
+STOP_GAIN_PER_TOKEN = 3e-5
+"""Expected gain per token under which a region or memory is not worth reading: the context stops there."""
 PRESENCE = 1.0
 """Extra gain for a file's first (most relevant) chunk: seeing that a file matters is worth as much again as
 seeing its edited lines, so a likely file gets one region before a likelier file gets its fifth."""
@@ -81,14 +88,18 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     if not topics["tests"]:
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]
+    # The floor is set against the task's best candidate: a file the task's own words, meaning or names do not
+    # point to enters for no other reason (being changed, recent, or named by a memory only reorders).
+    floor = FILE_FLOOR * max((c.evidence for c in ranked), default=0.0)
+    relevant = [c for c in ranked if c.path in pins or (c.evidence > 0 and c.evidence >= floor)]
 
     notes: list[str] = []
-    head = [c for c in ranked if c.value >= request.min_score][:REGION_FILES]
-    if ranked and not head and not _memories_clear(weights.memory_item, inputs.memory_hits, request):
+    head = [c for c in relevant if c.value >= request.min_score][:REGION_FILES]
+    if relevant and not head and not _memories_clear(weights.memory_item, inputs.memory_hits, request):
         # Nothing clears the floor: an empty context helps no one, so the best files go in, with a warning.
-        head = ranked[:GUARANTEED]
+        head = relevant[:GUARANTEED]
         notes.append(f"nothing reaches the minimum score {request.min_score:g} (the best file scores "
-                     f"{ranked[0].value:.3f}): the top {len(head)} file(s) instead")
+                     f"{relevant[0].value:.3f}): the top {len(head)} file(s) instead")
     head += [c for c in ranked if c.path in pins and c not in head]
     chunks = inputs.chunks([c.path for c in head])
     has_vectors = any(c.vector is not None for cs in chunks.values() for c in cs)
@@ -98,26 +109,64 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
 
     headers = {c.path: render.overhead(Item("", "reduced", c.path, "", 0, 0.0, {}, ranges=((1, 1),))) for c in head}
     units, mandatory = _units(head, chunks, relevance, headers, request, render)
-    memories = _memory_units(weights.memory_item, inputs.memory_hits, request, render)
+    memories, memories_out = _memory_units(weights.memory_item, inputs, request, render)
     units += memories
     mandatory = [u for u in memories if u.key in pins] + mandatory
-    chosen_units = plan(units, mandatory, budget, Limits(request.max_items, request.max_files))
+    limits = Limits(request.max_items, request.max_files, STOP_GAIN_PER_TOKEN)
+    chosen_units = plan(units, mandatory, budget, limits)
 
     def build(picked: list[Unit]) -> list[Item]:
         return _items(picked, head, chunks, relevance, headers, render)
 
-    chosen_units, doc = fit(chosen_units, Pool(units, mandatory), request, build, render)
+    chosen_units, doc = fit(chosen_units, Pool(units, mandatory, limits), request, build, render)
     chosen = build(chosen_units)
-    chosen_paths = {i.path for i in chosen if i.kind != "memory"}
-    left_out = [Item(f"file:{c.path}", "file", c.path, "", c.tokens, round(c.value, 4), _rounded(c.signals),
-                     is_test=c.is_test) for c in ranked if c.path not in chosen_paths][:50]
+    used = doc.tokens if chosen else 0
+    left_out = _left_out(ranked, head, units, chosen_units, limits, budget - used) + memories_out
     if not chosen and units:
         smallest = min(u.cost for u in units)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
+    elif chosen and not any(i.reason == OVER_BUDGET for i in left_out) and used < budget * FULL:
+        notes.append(f"{used:,} of {budget:,} tokens: nothing else reaches the floor")
     if not units:
         notes.append("no candidates: nothing indexed matches the task")
-    return Selection(task, budget, encoding, chosen, left_out, [c.path for c in ranked], notes, commit, request.fmt,
-                     doc.tokens if chosen else 0, min_score=request.min_score, purpose=request.purpose)
+    return Selection(task, budget, encoding, chosen, left_out[:50], [c.path for c in ranked], notes, commit,
+                     request.fmt, used, min_score=request.min_score, purpose=request.purpose)
+
+
+FULL = 0.9
+"""A selection using less than this share of its budget says why it stopped."""
+
+
+def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limits, free: int) -> list[Item]:
+    """Every candidate file that is not in, each with why: over the budget (a region worth having did not fit in
+    what was left, and the tokens it needs), a copy of a file already in, or below the floor."""
+    in_paths = {u.path for u in chosen if u.path}
+    said = Said()
+    for u in chosen:
+        said.add(u)
+    by_path: dict[str, list[Unit]] = {}
+    for u in units:
+        if u.path:
+            by_path.setdefault(u.path, []).append(u)
+    in_head = {c.path for c in head}
+    out = []
+    for c in ranked:
+        if c.path in in_paths:
+            continue
+        reason, tokens = BELOW_FLOOR, c.tokens
+        if c.path in in_head:
+            file_units = by_path.get(c.path, [])
+            copies = [said.copy_of(u) for u in file_units]
+            worth = [u for u in file_units if limits.worth(replace(u, gain=said.marginal(u)))]
+            if file_units and all(copies):
+                reason = f"a copy of {copies[0]}"
+            elif worth:
+                need = min(u.cost + u.header for u in worth)
+                reason = OVER_BUDGET if need > free else "over the file or item limit"
+                tokens = need
+        out.append(Item(f"file:{c.path}", "file", c.path, "", tokens, round(c.value, 4), _rounded(c.signals),
+                        is_test=c.is_test, reason=reason))
+    return out
 
 
 def _task_terms(task: str) -> dict[str, float]:
@@ -189,24 +238,36 @@ def _memories_clear(weight: float, hits, request: SelectRequest) -> bool:
     return bool(hits) and weight >= request.min_score
 
 
-def _memory_units(weight: float, hits, request: SelectRequest, render: Render) -> list[Unit]:
-    out = []
+def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
+                  render: Render) -> tuple[list[Unit], list[Item]]:
+    """The memories that may go in, and those left out with why. A memory's floor is set against the task's best
+    search hit, code or memory: the best of a handful of weak memories is still weak."""
+    hits = inputs.memory_hits
+    out: list[Unit] = []
+    left: list[Item] = []
     best = max((h.score.total for h in hits), default=0.0) or 1.0
+    strongest = max([h.score.total for h in inputs.code_hits[:1]] + [best])
     kept: list[str] = []
     for hit in hits:
         m = hit.memory
         value = weight * hit.score.total / best
-        if f"memory:{m.id}" in request.excluded or value < request.min_score:
+        key = f"memory:{m.id}"
+        if key in request.excluded:
+            continue
+        item = Item(key, "memory", "", m.text, 0, round(value, 4), {"relevance": round(hit.score.relevance, 3)},
+                    memory=m)
+        pinned = key in request.pins
+        if not pinned and (value < request.min_score or hit.score.total < MEMORY_FLOOR * strongest):
+            left.append(replace(item, text="", reason=BELOW_FLOOR))
             continue
         # Two memories that say the same thing cost twice and tell once: the better ranked one is kept.
-        if any(texts_say_the_same(m.text, other) for other in kept):
+        if not pinned and any(texts_say_the_same(m.text, other) for other in kept):
+            left.append(replace(item, text="", reason="says what a memory already in says"))
             continue
         kept.append(m.text)
-        item = Item(f"memory:{m.id}", "memory", "", m.text, 0, round(value, 4), {"relevance": round(hit.score.relevance, 3)},
-                    memory=m)
         cost = render.cost(m.text) + render.overhead(item)
         out.append(Unit(item.key, "", value, cost, item=replace(item, tokens=cost)))
-    return out
+    return out, left
 
 
 def _items(picked, head, chunks, relevance, headers, render: Render) -> list[Item]:
