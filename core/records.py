@@ -94,6 +94,9 @@ class CodeChange:
     """The commit that made the change (short id), or empty when the change is not committed yet."""
     added: int = 0
     removed: int = 0
+    in_progress: bool = False
+    """The change is the work going on now (uncommitted, or on the current branch's own commits): the memory is
+    what matters now, flagged, not stale."""
 
     def to_json(self) -> dict:
         return dict(self.__dict__)

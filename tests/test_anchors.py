@@ -64,7 +64,8 @@ def test_a_working_tree_edit_of_the_definition_flags_the_memory_everywhere(cli, 
     assert "code changed since: backoff in src/retry.py" in out
     hits = cli.json("search", "exponential backoff capped")["hits"]
     assert hits[0]["memory"]["code_change"]["symbol"] == "backoff"
-    assert "code changed" in hits[0]["breakdown"]["boosts"]
+    # An edit in the working tree is the work going on: flagged, its score kept (see the retry example below).
+    assert hits[0]["breakdown"]["boosts"]["code changed, in progress"] == 0.0
     graph = cli.json("graph", "file:src/retry.py")
     assert any(memory_id in n["node"] and "code changed since" in n["label"] for n in graph["neighbours"])
     out = tmp_path / "context.md"
@@ -266,3 +267,42 @@ def test_an_anchor_named_as_an_earlier_index_named_it_follows_its_definition(cli
                 "Skip a handler")
     change = _change(cli, memory_id)
     assert change is not None and change["state"] == "changed", change
+
+
+def _two_retry_decisions(cli, repo) -> tuple[str, str]:
+    commit_file(repo, "src/config.py", "RETRY_DELAY_SECONDS = 5\nMAX_RETRIES = 3\n", "Add the config")
+    commit_file(repo, "web/users.js", "export const retryDelayMs = 2000;\n", "Add the users page")
+    config = _remember(cli, "between retries of a failed upstream call we wait five seconds", "--files", "src/config.py")
+    users = _remember(cli, "between retries of a failed users fetch we wait two seconds", "--files", "web/users.js")
+    return config, users
+
+
+def _first_memory(cli) -> dict:
+    return cli.json("search", "how long do we wait between retries", "--memories-only", "--explain")["hits"][0]
+
+
+def test_a_memory_about_the_file_being_edited_leads_flagged_not_sunk(cli, repo):
+    """Two decisions about retries, one anchored to the file now being edited: being worked on is why it matters
+    now, so it leads (its working-change lift kept), flagged "code changed since"; in `what` too."""
+    config, users = _two_retry_decisions(cli, repo)
+    with (repo / "src/config.py").open("a", encoding="utf-8") as f:
+        f.write("# retries are tuned per environment\n")
+    first = _first_memory(cli)
+    assert first["id"] == config, first
+    assert first["memory"]["code_change"]["in_progress"] is True
+    assert first["breakdown"]["boosts"]["modified_file"] > 0 and "code changed" not in first["breakdown"]["boosts"]
+    what = cli.json("what")
+    assert what["file_memories"][0]["id"] == config and what["file_memories"][0]["code_change"]["in_progress"]
+
+
+def test_a_change_on_the_branchs_own_commits_is_in_progress_one_on_main_is_not(cli, repo):
+    config, users = _two_retry_decisions(cli, repo)
+    git(repo, "checkout", "-q", "-b", "tune-retries")
+    commit_file(repo, "src/config.py", "RETRY_DELAY_SECONDS = 8\nMAX_RETRIES = 3\n", "Wait longer between retries")
+    change = _change(cli, config)
+    assert change["commit"] and change["in_progress"] is True
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "tune-retries")
+    change = _change(cli, config)
+    assert change["commit"] and change["in_progress"] is False
+    assert "code changed" in _first_memory(cli)["breakdown"]["boosts"] or _first_memory(cli)["id"] == users

@@ -59,8 +59,8 @@ class Anchoring:
         return checker.annotate(memories) if checker is not None else list(memories)
 
     def fresh_first(self, memories: Sequence[Memory]) -> list[Memory]:
-        """Checked, those whose code did not change first."""
-        return sorted(self.checked(memories), key=lambda m: m.code_change is not None)
+        """Checked, those whose code did not change (or changes in the work going on now) first."""
+        return sorted(self.checked(memories), key=lambda m: m.code_change is not None and not m.code_change.in_progress)
 
     def renewed(self, memory: Memory, commit: str) -> Anchors | None:
         """A memory's anchors recorded again for its code as it is now (moved files followed)."""

@@ -46,10 +46,18 @@ class AnchorChecker:
                 self._results.move_to_end(key)
                 return self._results[key]
             found = check_anchors(anchors, self.tree, self.parsed)
+            if found is not None and self._in_progress(found):
+                found = replace(found, in_progress=True)
             self._results[key] = found
             if len(self._results) > _CACHE_SIZE:
                 self._results.popitem(last=False)
             return found
+
+    def _in_progress(self, change: CodeChange) -> bool:
+        """Uncommitted, or committed on this branch's own commits: the work going on, not code that moved on."""
+        if not change.commit:
+            return True
+        return any(sha.startswith(change.commit) for sha in self.tree.own_commits())
 
     def annotate(self, memories: Sequence[Memory]) -> list[Memory]:
         """The memories, each with `code_change` set when its anchored code changed since (copies; the ones
@@ -63,7 +71,9 @@ class AnchorChecker:
 
 def flag_hits(checker: AnchorChecker, hits: Sequence[SearchHit]) -> list[SearchHit]:
     """Search hits with their memories checked: one whose code changed since is marked and keeps only
-    `CHANGED_WEIGHT` of its score, moved down past the hits that now score above it (the rest keep their order)."""
+    `CHANGED_WEIGHT` of its score, moved down past the hits that now score above it (the rest keep their order).
+    A change in progress (the working change, this branch's own commits) is marked and keeps its score: being
+    worked on now is why the memory matters now."""
     out = list(hits)
     flagged: list[SearchHit] = []
     for i, hit in enumerate(out):
@@ -71,6 +81,10 @@ def flag_hits(checker: AnchorChecker, hits: Sequence[SearchHit]) -> list[SearchH
             continue
         memory = checker.annotate([hit.memory])[0]
         if memory.code_change is None:
+            continue
+        if memory.code_change.in_progress:
+            out[i] = replace(hit, memory=memory, score=replace(hit.score, boosts={**hit.score.boosts,
+                                                                                  "code changed, in progress": 0.0}))
             continue
         score = replace(hit.score, boosts={**hit.score.boosts, "code changed": CHANGED_WEIGHT - 1.0},
                         total=hit.score.total * CHANGED_WEIGHT)

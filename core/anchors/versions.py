@@ -24,6 +24,7 @@ class CodeVersion:
         self.repo = repo
         self._renames: dict[tuple, dict[str, str]] = {}
         self._changed_by: dict[tuple, str] = {}
+        self._own: dict[str, frozenset[str]] = {}
 
     # --- what subclasses answer -----------------------------------------------------------------------------------
 
@@ -91,6 +92,35 @@ class CodeVersion:
                 self._changed_by[key] = ""
         return self._changed_by[key]
 
+    def own_commits(self) -> frozenset[str]:
+        """The commits of the branch being worked on: on HEAD and on no default branch (`main`, `master`, the
+        remote's HEAD). Empty on a default branch itself, whose commits are shared history."""
+        if self.repo is None:
+            return frozenset()
+        head = self._head()
+        key = f"{self._branch()} {head}"
+        if key not in self._own:
+            others = [ref for ref in ("refs/remotes/origin/HEAD", "refs/heads/main", "refs/heads/master")
+                      if self._resolves(ref) not in ("", head)]
+            try:
+                out = self.repo.git.rev_list("--max-count=500", head, "--not", *others) if others else ""
+            except Exception:
+                out = ""
+            # A default branch's commits are shared history, even when another branch points at them too.
+            on_default = self._branch() in ("main", "master") or not others
+            self._own = {key: frozenset() if on_default else frozenset(out.split())}
+        return self._own[key]
+
+    def _branch(self) -> str:
+        """The checked-out branch's name ('' when detached)."""
+        return ""
+
+    def _resolves(self, ref: str) -> str:
+        try:
+            return self.repo.git.rev_parse("--verify", "--quiet", ref).strip()
+        except Exception:
+            return ""
+
     def committed_blob(self, path: str) -> str | None:
         """The blob id of `path` in the commit this version sits on (HEAD for the working tree)."""
         if self.repo is None:
@@ -145,8 +175,16 @@ class WorkTree(CodeVersion):
         except Exception:
             return ""
 
+    def _branch(self) -> str:
+        if self.repo is None:
+            return ""
+        try:
+            return self.repo.active_branch.name
+        except Exception:
+            return ""
+
     def state(self, paths: list[str]) -> tuple:
-        return (self._head(), *(self._stat(p) for p in paths))
+        return (self._head(), self._branch(), *(self._stat(p) for p in paths))
 
     def _rename_key(self) -> tuple:
         index = Path(self.repo.git_dir) / "index"
