@@ -408,10 +408,24 @@ class Engine:
             encoding=self.settings.encoding,
             chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
             query_vector=lambda: self.embedder.embed_one(query),
+            pinned_memories=self._pinned_memories(request.pins, memory_hits),
         )
         selection = choose(inputs, request, self.settings.select)
         self._stores.accessed([i.memory for i in selection.chosen if i.memory is not None])
         return replace(selection, notes=notes + selection.notes)
+
+    def _pinned_memories(self, pins: frozenset[str], hits) -> builtins.list[Memory]:
+        """The pinned memories search did not return (a pinned one that is gone is simply not there)."""
+        found = {h.memory.id for h in hits if h.memory is not None}
+        out = []
+        for key in sorted(pins):
+            memory_id = key.removeprefix("memory:")
+            if key.startswith("memory:") and memory_id not in found:
+                try:
+                    out.append(self._stores.owner(memory_id).get(memory_id))
+                except CortexError:
+                    continue
+        return self.checked(out)
 
     def repo_map(self, request: MapRequest):
         """The repository's most important definitions for the request's focus (the working change when it has
@@ -432,7 +446,7 @@ class Engine:
         files = FileReads(index.files, self._import_graph)
         focus = resolve_focus(request.focus, state.graph, list(git.changed_files), search, files.named)
         inputs = MapInputs(state.graph, focus.seeds, focus.mentioned, focus.files, state.signatures,
-                           self.settings.encoding)
+                           self.settings.encoding, focus.leads)
         return build_map(inputs, request.budget, request.focus)
 
     def snapshot(self, budget: int = 1000, session: str | None = None):

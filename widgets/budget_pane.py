@@ -50,6 +50,7 @@ class BudgetPane(Pane):
     BudgetPane #budget-task { padding: 0 1; color: $text; height: auto; max-height: 3; }
     BudgetPane #budget-bar { padding: 0 1; height: auto; }
     BudgetPane DataTable { height: 1fr; background: $surface; }
+    BudgetPane #budget-detail { padding: 0 1; height: auto; max-height: 2; }
     BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 4; }
     """
     PANE_TITLE = "5 Selected context"
@@ -81,6 +82,7 @@ class BudgetPane(Pane):
         yield Static(styled(("no task yet: type a search and press t", "dim")), id="budget-task")
         yield Static("", id="budget-bar")
         yield DataTable(id="budget-table", cursor_type="row")
+        yield Static("", id="budget-detail")
         yield Static("", id="budget-left")
 
     @property
@@ -142,6 +144,7 @@ class BudgetPane(Pane):
                           key=("dropped:" if dropped else "") + item.key)
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+        self._show_detail()
 
     def _draw_bar(self) -> None:
         view = self.view
@@ -190,6 +193,20 @@ class BudgetPane(Pane):
     @on(DataTable.RowHighlighted, "#budget-table")
     def _highlighted_row(self) -> None:
         self.targets_changed()
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        """The highlighted item whole: every line range it holds (a row's column may cut them), its tokens."""
+        found = self._highlighted()
+        detail = self.query_one("#budget-detail", Static)
+        if found is None:
+            detail.update("")
+            return
+        item, dropped = found
+        where = item.provenance if item.memory is None else f"{item.memory.kind} {item.memory.id}: {item.memory.title}"
+        text = Text(clip(where, 300), style="dim strike" if dropped else "bold")
+        text.append(f"  {item.tokens:,} tokens", style="dim")
+        detail.update(text)
 
     def action_drop(self) -> None:
         found = self._highlighted()

@@ -28,6 +28,7 @@ from ...core.engine import Engine
 from ...core.errors import CortexError
 from ...core.index.languages import is_test_path
 from ...core.locations import cache_dir
+from ...core.requests import MapRequest
 from ...core.search.roles import path_role, topics_of
 from ...core.store.sql import scan
 from .identifiers import mine
@@ -36,7 +37,10 @@ from .scoring import changed_lines
 from .vectors import DiskVectorCache
 
 CASES = Path(__file__).with_name("search_cases.json")
-METHODS = ("cortex", "cortex-lexical", "bm25", "grep", "selector", "selector-lexical")
+METHODS = ("cortex", "cortex-lexical", "bm25", "grep", "selector", "selector-lexical", "map-lexical")
+MAP_FOLLOWS = "map follows search"
+"""The group where `map-lexical`'s files are scored against lexical search's first hit's file: file@1 is the share of
+questions whose map (`cortex map --focus QUESTION`) opens with the file search answers first."""
 CHUNK_COLUMNS = ["id", "path", "start_line", "end_line", "symbols", "text"]
 SHOWN = 10
 NOISE_ROLES = frozenset({"test", "fixture", "docs", "history"})
@@ -227,6 +231,11 @@ def _select(engine: Engine, text: str) -> list[Found]:
     return [Found(p) for p in engine.select(text, 12000).ranked_files[:SHOWN]]
 
 
+def _map(engine: Engine, text: str) -> list[Found]:
+    """The map's files in the order it shows them (a file ranking: no lines)."""
+    return [Found(p) for p in engine.repo_map(MapRequest(1000, (text,))).files[:SHOWN]]
+
+
 def _bm25(chunks: list[dict], text: str) -> list[Found]:
     by_id = {r["id"]: r for r in chunks}
     ranked = bm25_order({r["id"]: f"{r['text']}\n{r['path']}" for r in chunks}, text)
@@ -305,6 +314,7 @@ def _run_tree(spec: Tree, methods: tuple[str, ...], cache: DiskVectorCache | Non
             "grep": lambda q: _grep(root, chunks, q.text),
             "cortex-lexical": lambda q: _search(engine, q.text),
             "selector-lexical": lambda q: _select(engine, q.text),
+            "map-lexical": lambda q: _map(engine, q.text),
         }
         # A resident server answers warm: the first search of a tree (opening tables, loading the model and the
         # full-text index) is not timed.
@@ -322,13 +332,19 @@ def _run_tree(spec: Tree, methods: tuple[str, ...], cache: DiskVectorCache | Non
                 if name in methods:
                     answers[name] = [(q, *_timed(lambda: fn(q))) for q in questions]
         engine.close()
+    if "map-lexical" in answers and "cortex-lexical" in answers:
+        # The map against search's own first answer, whatever the question's right answer.
+        for (question, shown, ms), (_, hits, _) in zip(answers["map-lexical"], answers["cortex-lexical"]):
+            if hits:
+                follows = Question(MAP_FOLLOWS, question.text, (Answer(hits[0].path),), question.label)
+                tallies.setdefault(MAP_FOLLOWS, {}).setdefault("map-lexical", Tally()).add(follows, shown, ms, False)
     summary = []
     for name in methods:
         ranks = []
         for question, found, ms in answers.get(name, []):
             tally = tallies.setdefault(question.group, {}).setdefault(name, Tally())
-            ranks.append(tally.add(question, found, ms, not name.startswith("selector")))
-        if ranks and not name.startswith("selector"):
+            ranks.append(tally.add(question, found, ms, not name.startswith(("selector", "map"))))
+        if ranks and not name.startswith(("selector", "map")):
             summary.append(f"{name} top3 {sum(0 < r <= 3 for r in ranks)}/{len(ranks)}")
             summary += [f"\n    {name} rank {r or '-'}: {q.label}" for (q, _, _), r in zip(answers[name], ranks)
                         if q.group == "cases" or q.group.endswith("identifiers") and r != 1]

@@ -187,8 +187,8 @@ class DashboardScreen(DashboardWork):
 
     @on(MemoriesChanged)
     def _memories_changed(self) -> None:
-        self.refresh_all()
-        self.search(self.query_one(SearchPane).text)
+        # Memories feed the meter too: a save, edit, forget or confirm may change what goes in.
+        self._refresh_everything()
 
     @on(DatabaseReplaced)
     def _database_replaced(self) -> None:
@@ -206,8 +206,7 @@ class DashboardScreen(DashboardWork):
         if message.undo is not None:
             self.undo_stack.append(message.undo)
         self.notify(message.summary, markup=False)
-        self.refresh_all()
-        self.search(self.query_one(SearchPane).text)
+        self._refresh_everything()
 
     @on(NearDuplicate)
     def _near_duplicate(self, message: NearDuplicate) -> None:
@@ -439,8 +438,7 @@ class DashboardScreen(DashboardWork):
             self.undo_memory_change(undo)
 
     def action_refresh(self) -> None:
-        self.refresh_all()
-        self.search(self.query_one(SearchPane).text)
+        self._refresh_everything()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

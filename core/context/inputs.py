@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,3 +29,6 @@ class SelectInputs:
     """Loads the chunks (with vectors when embedded) of some files."""
     query_vector: Callable[[], np.ndarray | None]
     """The task's embedding, asked for only when chunks carry vectors."""
+    pinned_memories: list = field(default_factory=list)
+    """Memories the request pins that search did not find (an open task pinned from pane 1): they go in all the
+    same."""

@@ -260,11 +260,16 @@ class MapInputs:
     """Files the focus names as paths: shown even when they are tests."""
     signatures: Callable[[list[str]], dict[str, dict[str, tuple[int, str]]]]
     encoding: str
+    leads: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The focus's best search hits (path, the symbols the hit defines), best first: the map opens with them."""
 
 
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 SEARCH_HITS = 40
 """Code hits of a focus text that seed the ranking (weighted by their score relative to the best)."""
+LEADS = 3
+"""Search's best hits for a focus text whose definitions open the map: what search ranks first leads the map, the
+ranking orders the rest (a map that does not show what `cortex ss` answers first disagrees with it)."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +279,7 @@ class Focus:
     seeds: dict[str, float]
     mentioned: frozenset[str]
     files: frozenset[str]
+    leads: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str],
@@ -290,6 +296,7 @@ def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str]
             seeds[path] = max(seeds.get(path, 0.0), value)
 
     texts = []
+    leads: list[tuple[str, tuple[str, ...]]] = []
     for item in focus:
         clean = item.strip().strip("/")
         if clean in graph.position:
@@ -308,6 +315,8 @@ def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str]
         words = set(_WORD.findall(text[:20000]))
         mentioned = {w for w in words if w in graph.name_position}
         hits = search(text)
+        leads = [(h.path, tuple(h.symbols)) for h in hits if h.path in graph.position
+                 and not graph.is_test[graph.position[h.path]]][:LEADS]
         best: dict[str, float] = {}
         for hit in hits:
             best[hit.path] = max(best.get(hit.path, 0.0), hit.score.total)
@@ -326,7 +335,7 @@ def resolve_focus(focus: tuple[str, ...], graph: SymbolGraph, changed: list[str]
     if not focus:
         for path in changed:
             seed(path, 1.0)
-    return Focus(seeds, frozenset(mentioned), frozenset(files))
+    return Focus(seeds, frozenset(mentioned), frozenset(files), tuple(leads))
 
 
 TYPE_LINE = re.compile(r"\s*(?:(?:export|default|abstract|final|public|private|protected|internal|static|sealed|data|"
@@ -345,7 +354,7 @@ def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap
         if path in graph.position:
             allowed |= found.file == graph.position[path]
     # Signatures are read for generously more definitions than fit (a shown line costs at least ~4 tokens).
-    keep = np.flatnonzero(allowed)[:max(20, budget // 4)]
+    keep = _led(graph, found, inputs.leads, np.flatnonzero(allowed)[:max(20, budget // 4)])
     ranked = [(float(found.score[i]), int(found.file[i]), int(found.name[i])) for i in keep]
     entries: list[MapEntry] = []
     paths = list(dict.fromkeys(graph.paths[file] for _, file, _ in ranked))
@@ -374,6 +383,20 @@ def build_map(inputs: MapInputs, budget: int, focus: tuple[str, ...]) -> RepoMap
     return RepoMap(budget, count_tokens(text, inputs.encoding) if shown else 0, inputs.encoding, focus,
                    tuple(sorted(inputs.seeds, key=lambda p: (-inputs.seeds[p], p))[:20]), tuple(shown), text,
                    tuple(notes))
+
+
+def _led(graph: SymbolGraph, found: Ranked, leads: tuple[tuple[str, tuple[str, ...]], ...],
+         keep: np.ndarray) -> list[int]:
+    """The definitions to show, those of the focus's best search hits first (each hit's own definitions, else its
+    file's best ranked one), then the rest in rank order."""
+    first: list[int] = []
+    for path, symbols in leads:
+        file = graph.position[path]
+        names = {graph.name_position[n] for n in (s.rsplit(".", 1)[-1] for s in symbols) if n in graph.name_position}
+        in_file = np.flatnonzero(found.file == file)
+        picked = [int(i) for i in in_file if int(found.name[i]) in names] or [int(i) for i in in_file[:1]]
+        first += [i for i in picked if i not in first]
+    return first + [int(i) for i in keep if int(i) not in first]
 
 
 def render(entries: list[MapEntry]) -> str:

@@ -265,9 +265,19 @@ def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
             left.append(replace(item, text="", reason="says what a memory already in says"))
             continue
         kept.append(m.text)
-        cost = render.cost(m.text) + render.overhead(item)
-        out.append(Unit(item.key, "", value, cost, item=replace(item, tokens=cost)))
+        out.append(_memory_unit(item, render))
+    found = {u.key for u in out}
+    for m in inputs.pinned_memories:
+        key = f"memory:{m.id}"
+        if key not in found and key not in request.excluded:
+            out.append(_memory_unit(Item(key, "memory", "", m.text, 0, round(weight, 4), {"pinned": 1.0}, memory=m),
+                                    render))
     return out, left
+
+
+def _memory_unit(item: Item, render: Render) -> Unit:
+    cost = render.cost(item.text) + render.overhead(item)
+    return Unit(item.key, "", item.value, cost, item=replace(item, tokens=cost))
 
 
 def _items(picked, head, chunks, relevance, headers, render: Render) -> list[Item]:

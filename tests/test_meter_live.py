@@ -1,0 +1,93 @@
+"""The budget meter (pane 5) is live and true: every change that changes the choice recomputes it, attached to the
+repository's resident server as `cortex-tui` runs by default. Each step waits for the next selection and checks
+what it holds; before, a memory saved in the dashboard reached pane 5 only after `-` then `+`, and a pinned task
+never did."""
+
+from __future__ import annotations
+
+from cortex_tui.app.tui.messages import SelectionMade
+from cortex_tui.app.tui.showcase import RecordingApp, settle
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.widgets.budget_pane import BudgetPane
+
+from .conftest import bridge_for, commit_file
+
+TASK = "compress large responses with the gzip middleware"
+GZIP = '''import gzip
+
+
+class GZipMiddleware:
+    """Compress responses larger than the minimum size when the client accepts gzip."""
+
+    def __init__(self, app, minimum_size=500):
+        self.app = app
+        self.minimum_size = minimum_size
+
+    def compress(self, body):
+        return gzip.compress(body)
+'''
+
+
+def _memories(app) -> set[str]:
+    return {i.memory.id for i in app.screen.query_one(BudgetPane).items if i.memory is not None}
+
+
+async def _next_selection(pilot, app) -> None:
+    app.messages.clear()
+    await settle(pilot, SelectionMade)
+
+
+async def test_pane_5_follows_saves_edits_pins_closes_and_r(repo):
+    commit_file(repo, "src/gzip_middleware.py", GZIP, "Add the gzip middleware")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    task = engine.remember(MemoryDraft(text="Move the session store to redis", kind="task")).memory
+    app = RecordingApp(bridge_for(repo, served=True), task=TASK, remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, SelectionMade)
+        assert not _memories(app)
+        screen = app.screen
+
+        # Saved in the dashboard (as the form's ctrl+s does): the meter takes it in at once.
+        app.messages.clear()
+        screen.save_memory(MemoryDraft(text="the gzip middleware compresses only responses larger than minimum_size",
+                                       kind="decision", files=("src/gzip_middleware.py",)), None)
+        await settle(pilot, SelectionMade)
+        decision = next(iter(_memories(app)), None)
+        assert decision is not None, "a saved decision about the task's code is in pane 5"
+
+        # Edited: the new version replaces it.
+        edited = screen.bridge.memory(decision)
+        app.messages.clear()
+        screen.save_memory(MemoryDraft(text="the gzip middleware compresses responses of 500 bytes or more",
+                                       kind="decision", files=("src/gzip_middleware.py",)), edited)
+        await settle(pilot, SelectionMade)
+        texts = [i.text for i in screen.query_one(BudgetPane).items if i.memory is not None]
+        assert texts == ["the gzip middleware compresses responses of 500 bytes or more"]
+
+        # A task pinned from pane 1 (search does not find it for this task) goes in.
+        app.messages.clear()
+        screen.pins = screen.pins | {f"memory:{task.id}"}
+        screen.run_select()
+        await settle(pilot, SelectionMade)
+        assert task.id in _memories(app)
+
+        # Closed: still pinned, so still in, and the next selection says so; forgotten: gone.
+        app.messages.clear()
+        screen.change_memory(screen.bridge.memory(task.id), close_task=True)
+        await settle(pilot, SelectionMade)
+        assert task.id in _memories(app)
+        current = next(m for m in _memories(app) if m != task.id)
+        app.messages.clear()
+        screen.change_memory(screen.bridge.memory(current), close_task=False)
+        await settle(pilot, SelectionMade)
+        assert current not in _memories(app)
+
+        # `r` recomputes the meter too: a memory written by another process shows after it.
+        Engine(repo).remember(MemoryDraft(text="gzip middleware must skip responses that are already compressed",
+                                          kind="decision", files=("src/gzip_middleware.py",)))
+        app.messages.clear()
+        await pilot.press("r")
+        await settle(pilot, SelectionMade)
+        assert any("already compressed" in i.text for i in screen.query_one(BudgetPane).items)
