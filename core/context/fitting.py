@@ -27,6 +27,8 @@ class Unit:
     """Tokens of the file's header, paid by the first of its chunks to go in."""
     chunk: Chunk | None = None
     item: Item | None = None
+    pinned: bool = False
+    """The person pinned it: it goes in even when it repeats what is already in."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ def plan(units: list[Unit], mandatory: list[Unit], budget: int, limits: Limits) 
         return True
 
     for u in mandatory:
-        take(u)
+        if u.pinned or not said.copy_of(u):
+            take(u)
     queue = [(-u.gain / max(u.cost, 1), u.key, u) for u in units if limits.worth(u) and u.key not in keys]
     heapq.heapify(queue)
     while queue:

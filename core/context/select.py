@@ -219,7 +219,8 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
         shares = edit_shares(file_chunks, relevance)
         lead = max(file_chunks, key=lambda ch: (relevance[ch.id].score, -ch.tokens)).id
         file_units = [Unit(f"chunk:{ch.id}", c.path, chance * (shares[ch.id] + (PRESENCE if ch.id == lead else 0.0)),
-                            render.cost(ch.text), headers[c.path], chunk=ch) for ch in file_chunks]
+                            render.cost(ch.text), headers[c.path], chunk=ch, pinned=c.path in pins)
+                      for ch in file_chunks]
         units.extend(file_units)
         if c.path in pins:
             mandatory.extend(file_units)
@@ -265,19 +266,19 @@ def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
             left.append(replace(item, text="", reason="says what a memory already in says"))
             continue
         kept.append(m.text)
-        out.append(_memory_unit(item, render))
+        out.append(_memory_unit(item, render, pinned))
     found = {u.key for u in out}
     for m in inputs.pinned_memories:
         key = f"memory:{m.id}"
         if key not in found and key not in request.excluded:
             out.append(_memory_unit(Item(key, "memory", "", m.text, 0, round(weight, 4), {"pinned": 1.0}, memory=m),
-                                    render))
+                                    render, pinned=True))
     return out, left
 
 
-def _memory_unit(item: Item, render: Render) -> Unit:
+def _memory_unit(item: Item, render: Render, pinned: bool = False) -> Unit:
     cost = render.cost(item.text) + render.overhead(item)
-    return Unit(item.key, "", item.value, cost, item=replace(item, tokens=cost))
+    return Unit(item.key, "", item.value, cost, item=replace(item, tokens=cost), pinned=pinned)
 
 
 def _items(picked, head, chunks, relevance, headers, render: Render) -> list[Item]:
