@@ -267,9 +267,10 @@ def test_cli_select_and_context_agree_on_the_count_in_a_format(shop, repo, capsy
 def test_pinned_file_and_memory_go_in_and_excluded_ones_stay_out(shop):
     shop.remember(MemoryDraft(text="Shipping cost must include the fuel surcharge.", kind="decision", files=("shop/shipping.py",)))
     memory = next(i for i in shop.select("Shipping cost is too low", 3000).chosen if i.kind == "memory")
-    task = "cart total and the shipping cost are wrong"
+    task = "cart total and the tax in the price are wrong"
     unpinned = shop.select(task, 150)
     assert memory.key not in {i.key for i in unpinned.chosen}, "the pin, not the value, must bring it in below"
+    assert "shop/shipping.py" not in unpinned.files
     sel = shop.select(task, 150, pins=frozenset({"shop/shipping.py", memory.key}), excluded=frozenset({"shop/cart.py"}))
     assert "shop/shipping.py" in sel.files and memory.key in {i.key for i in sel.chosen}
     assert "shop/cart.py" not in sel.files and "shop/cart.py" not in sel.ranked_files
