@@ -18,6 +18,7 @@ import numpy as np
 
 from ..search.query import STOP_WORDS
 from ..text import split_identifier
+from .signatures import signature_lines
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -28,6 +29,8 @@ W_DEFINES = 1.0
 W_CALLS = 0.35
 W_CALLED = 0.2
 W_SEMANTIC = 0.6
+SIGNATURES_PER_GAP = 8
+"""Signature lines a gap shows at most: the outline of what is left out, not a second copy of the file."""
 SHARPNESS = 2.0
 """How strongly relevance concentrates a file's expected edit on its best chunks (0: in proportion to size)."""
 
@@ -187,7 +190,18 @@ def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
 
 
 def _gap(chunks: list[Chunk], start: int, end: int) -> str:
-    names = list(dict.fromkeys(s for c in chunks if c.start_line <= end and c.end_line >= start for s in c.symbols))
-    shown = ", ".join(names[:6])
-    more = f" and {len(names) - 6} more" if len(names) > 6 else ""
-    return f"... (lines {start}-{end} omitted{': ' + shown + more if shown else ''})\n"
+    """The lines left out, as the signatures of the definitions in them (`  line: signature`, as the repository
+    map writes them), so the reader still sees what the rest of the file defines and where."""
+    inside = [c for c in chunks if c.start_line >= start and c.end_line <= end and c.symbols]
+    signatures = sorted({at for c in inside for at in signature_lines(c.text, c.start_line, list(c.symbols)).values()})
+    head = f"... (lines {start}-{end} omitted"
+    if not signatures:
+        names = list(dict.fromkeys(s for c in chunks if c.start_line <= end and c.end_line >= start for s in c.symbols))
+        shown = ", ".join(names[:6])
+        more = f" and {len(names) - 6} more" if len(names) > 6 else ""
+        return f"{head}{': ' + shown + more if shown else ''})\n"
+    lines = [f"{head}; the definitions there:)\n"]
+    lines += [f"  {line}: {signature}\n" for line, signature in signatures[:SIGNATURES_PER_GAP]]
+    if len(signatures) > SIGNATURES_PER_GAP:
+        lines.append(f"  ... and {len(signatures) - SIGNATURES_PER_GAP} more\n")
+    return "".join(lines)
