@@ -104,12 +104,20 @@ def _localize(args, ctx) -> Answer:
     else:
         raise CortexError("give --tasks FILE --mirrors DIR, or --repo PATH")
     budgets = _budgets(args.budgets) if args.budgets else (args.budget,)
-    rows = localize.run(tasks, budgets, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args),
-                        keep=Path(args.keep) if args.keep else None)
+    results = localize.run(tasks, budgets, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args),
+                           keep=Path(args.keep) if args.keep else None)
     cols = ["edit_recall", "file_recall", "gold_token_share", "gold_file_share", "R@1", "R@5", "R@10", "tokens_median",
             "files_median", "near_duplicates", "s_per_task", "tasks"]
-    return Answer(rows, lambda out: out.table(["method", *cols],
-                                              [[m, *[str(r.get(c, "")) for c in cols]] for m, r in rows.items()]))
+
+    def show(out) -> None:
+        out.table(["method", *cols], [[m, *[str(r.get(c, "")) for c in cols]] for m, r in results.rows.items()])
+        if results.duels:
+            out.console.print("edit recall task by task, cortex against each peer (win/tie/loss):", markup=False)
+            out.table(["repository", "peer", "budget", "win", "tie", "loss"],
+                      [[d.repository, d.peer, f"{d.budget:,}", str(d.wins), str(d.ties), str(d.losses)]
+                       for d in results.duels])
+
+    return Answer({"methods": results.rows, "duels": [d.__dict__ for d in results.duels]}, show)
 
 
 def _add_map(b) -> None:

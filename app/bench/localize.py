@@ -41,7 +41,7 @@ from ...core.tokens import count_tokens
 from .scoring import MethodScore, Shown, changed_lines, edit_lines, oracle_texts
 from .vectors import DiskVectorCache
 
-METHODS = ("cortex", "cortex+embed", "bm25", "grep", "random", "cognitive-cache", "oracle")
+METHODS = ("cortex", "cortex+embed", "bm25", "tfidf", "grep", "full-stuff", "random", "cognitive-cache", "oracle")
 DEFAULT_METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
 EMBED_FILES = 20
 """`cortex+embed` embeds the chunks of this many candidate files (the lexical ranking's best) per task: a user's
@@ -202,6 +202,35 @@ def bm25_order(texts: dict[str, str], query: str, k1: float = 1.2, b: float = 0.
     return sorted((p for p in scores if scores[p] > 0), key=lambda p: (-scores[p], p))
 
 
+def tfidf_rank(files: _Files, task: str) -> list[str]:
+    """Whole files by the cosine of their TF-IDF vector (log term frequency, log inverse document frequency) with
+    the task's: the seed benchmark's TF-IDF baseline."""
+    docs = {p: Counter(_terms(f"{t}\n{p}")) for p, t in files.texts.items()}
+    df: Counter = Counter()
+    for c in docs.values():
+        df.update(c.keys())
+    n = len(docs)
+    idf = {term: math.log(n / count) for term, count in df.items()}
+
+    def weights(counts: Counter) -> dict[str, float]:
+        return {t: (1 + math.log(c)) * idf.get(t, 0.0) for t, c in counts.items()}
+
+    query = weights(Counter(_terms(task)))
+    query_norm = math.sqrt(sum(v * v for v in query.values())) or 1.0
+    scores = {}
+    for path, counts in docs.items():
+        doc = weights(counts)
+        dot = sum(v * doc.get(t, 0.0) for t, v in query.items())
+        if dot > 0:
+            scores[path] = dot / (query_norm * (math.sqrt(sum(v * v for v in doc.values())) or 1.0))
+    return sorted(scores, key=lambda p: (-scores[p], p))
+
+
+def full_stuff_rank(files: _Files, task: str) -> list[str]:
+    """Whole files in path order, as a repository dump packs them, whatever the task: the seed's "full stuff"."""
+    return sorted(files.texts)
+
+
 def grep_words(task: str) -> set[str]:
     """What a person would grep for: the task's identifier-like words (code-shaped or 5+ letters)."""
     return {w for w in _WORD.findall(task) if ("_" in w or re.search(r"[a-z][A-Z]", w) or len(w) >= 5) and w.lower() not in STOP_WORDS}
@@ -220,7 +249,7 @@ def grep_rank(files: _Files, task: str) -> list[str]:
 
 def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[str, ...] = DEFAULT_METHODS,
         progress: Callable[[str], None] | None = None, settings: Settings | None = None,
-        vector_cache: Path | None = None, keep: Path | None = None) -> dict[str, dict]:
+        vector_cache: Path | None = None, keep: Path | None = None) -> Results:
     """Every method on every task at every budget, in one process; returns a row of scores per method (named
     `method@budget` when there are several budgets). Each tree is indexed once and selected from at every budget.
     `oracle` shows only the fix's changed lines: the ceiling, not a method (it reads the fix). With `keep`, each
@@ -235,6 +264,7 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
         return method if len(budgets) == 1 else f"{method}@{budget}"
 
     scores = {label(m, b): MethodScore() for m in methods for b in budgets}
+    edits: dict[str, list[tuple[str, float]]] = {}
     token_cache: dict[str, int] = {}
     cache = DiskVectorCache(vector_cache or cache_dir() / "bench" / "vectors.sqlite") if "cortex+embed" in methods else None
     if "cognitive-cache" in methods:
@@ -255,7 +285,8 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
             if "cortex+embed" in methods:
                 for b, s in _cortex(tree, Path(tmp) / "db-embed", task.task, budgets, settings, cache).items():
                     shown[label("cortex+embed", b)] = s
-            for name, ranker in (("bm25", bm25_rank), ("grep", grep_rank)):
+            for name, ranker in (("bm25", bm25_rank), ("tfidf", tfidf_rank), ("grep", grep_rank),
+                                 ("full-stuff", full_stuff_rank)):
                 if name in methods:
                     t0 = time.perf_counter()
                     ranked = ranker(files, task.task)
@@ -284,12 +315,59 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
         line = []
         for name, s in shown.items():
             edit, present = scores[name].add(gold, s)
+            edits.setdefault(name, []).append((repository(task), edit))
             line.append(f"{name} {edit:.2f}/{present:.2f}")
         if progress:
             progress(f"[{number}/{len(tasks)}] {task.id} (edit/file): " + ", ".join(line))
     if cache is not None:
         cache.close()
-    return {m: s.row() for m, s in scores.items()}
+    return Results({m: s.row() for m, s in scores.items()}, duels(edits, [m for m in methods if m != "oracle"], budgets,
+                                                                label))
+
+
+def repository(task: Task) -> str:
+    """The repository a task comes from, as its mirror names it (`pallets+flask`)."""
+    return task.git_dir.parent.name if task.git_dir.name in ("repo", ".git") else task.git_dir.name
+
+
+@dataclass(frozen=True)
+class Duel:
+    """Our selector against one peer on one repository at one budget: tasks where its edit recall is higher, the
+    same, or lower (how the seed benchmark reports its result)."""
+
+    repository: str
+    peer: str
+    budget: int
+    wins: int
+    ties: int
+    losses: int
+
+
+@dataclass(frozen=True)
+class Results:
+    """A row of scores per method (`method@budget` with several budgets), and the per-repository duels."""
+
+    rows: dict[str, dict]
+    duels: list[Duel]
+
+
+def duels(edits: dict[str, list[tuple[str, float]]], methods: list[str], budgets: tuple[int, ...],
+          label: Callable[[str, int], str]) -> list[Duel]:
+    """`cortex` (or `cortex+embed`) against every other method, task by task, per repository and budget."""
+    ours = next((m for m in ("cortex", "cortex+embed") if m in methods), None)
+    if ours is None:
+        return []
+    out = []
+    for budget in budgets:
+        mine = edits.get(label(ours, budget), [])
+        for peer in (m for m in methods if m not in ("cortex", "cortex+embed")):
+            theirs = edits.get(label(peer, budget), [])
+            tally: dict[str, list[int]] = {}
+            for (repo, a), (_, b) in zip(mine, theirs):
+                counts = tally.setdefault(repo, [0, 0, 0])
+                counts[0 if a > b else 1 if a == b else 2] += 1
+            out += [Duel(repo, peer, budget, *counts) for repo, counts in tally.items()]
+    return out
 
 
 @contextmanager
