@@ -37,6 +37,7 @@ from .inputs import SelectInputs
 from .items import BELOW_FLOOR, OVER_BUDGET, Item, Selection
 from .purpose_names import DEFAULT
 from .purposes import check_purpose
+from .redundancy import COPY, covered, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
 
@@ -106,6 +107,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
                      f"{relevant[0].value:.3f}): the top {len(head)} file(s) instead")
     head += [c for c in ranked if c.path in pins and c not in head]
     chunks = inputs.chunks([c.path for c in head])
+    head, copies = _without_copies(head, chunks, set(inputs.changed), pins)
     has_vectors = any(c.vector is not None for cs in chunks.values() for c in cs)
     relevance = chunk_relevance([c for cs in chunks.values() for c in cs], _task_terms(task), named_syms,
                                 {h.id: h.score.total for h in inputs.code_hits},
@@ -125,7 +127,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     chosen_units, doc = fit(chosen_units, Pool(units, mandatory, limits), request, build, render)
     chosen = build(chosen_units)
     used = doc.tokens if chosen else 0
-    left_out = _left_out(ranked, head, units, chosen_units, limits, budget - used) + memories_out
+    left_out = _left_out(ranked, head, units, chosen_units, limits, budget - used, copies) + memories_out
     if not chosen and units:
         smallest = min(u.cost for u in units)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
@@ -141,7 +143,27 @@ FULL = 0.9
 """A selection using less than this share of its budget says why it stopped."""
 
 
-def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limits, free: int) -> list[Item]:
+def _without_copies(head, chunks: dict[str, list[Chunk]], changed: set[str],
+                    pins: frozenset[str]) -> tuple[list, dict[str, str]]:
+    """The head without files that copy another head file nearly word for word (a scratch copy, a vendored
+    module), and which file each copies. Of two copies the original stays: the one the task's own evidence ranks
+    higher, else the one that is not a new change in the working tree (a copy made beside the original gains the
+    working change's lift, which says nothing about which one the task is about)."""
+    order = sorted(head, key=lambda c: (-round(c.evidence, 6), c.path in changed, -c.value, c.path))
+    kept: list[tuple[str, frozenset[str]]] = []
+    copies: dict[str, str] = {}
+    for c in order:
+        words = vocabulary(whole_text(chunks.get(c.path) or []))
+        original = next((path for path, other in kept if covered(words, other) >= COPY), None)
+        if original is not None and c.path not in pins:
+            copies[c.path] = original
+        else:
+            kept.append((c.path, words))
+    return [c for c in head if c.path not in copies], copies
+
+
+def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limits, free: int,
+              copies: dict[str, str]) -> list[Item]:
     """Every candidate file that is not in, each with why: over the budget (a region worth having did not fit in
     what was left, and the tokens it needs), a copy of a file already in, or below the floor."""
     in_paths = {u.path for u in chosen if u.path}
@@ -158,12 +180,14 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
         if c.path in in_paths:
             continue
         reason, tokens = BELOW_FLOOR, c.tokens
-        if c.path in in_head:
+        if c.path in copies:
+            reason = f"a copy of {copies[c.path]}"
+        elif c.path in in_head:
             file_units = by_path.get(c.path, [])
-            copies = [said.copy_of(u) for u in file_units]
+            said_by = [said.copy_of(u) for u in file_units]
             worth = [u for u in file_units if limits.worth(replace(u, gain=said.marginal(u)))]
-            if file_units and all(copies):
-                reason = f"a copy of {copies[0]}"
+            if file_units and all(said_by):
+                reason = f"a copy of {said_by[0]}"
             elif worth:
                 need = min(u.cost + u.header for u in worth)
                 reason = OVER_BUDGET if need > free else "over the file or item limit"
