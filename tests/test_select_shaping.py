@@ -3,6 +3,7 @@ way to new material, tests only when asked, a score floor that nothing reaches, 
 context is laid out for."""
 
 import json
+import re
 
 from cortex_tui.app.tui.messages import SelectionMade
 from cortex_tui.app.tui.showcase import RecordingApp, settle
@@ -157,6 +158,14 @@ def test_purpose_lays_the_context_out_for_its_reader_within_the_budget(cli, repo
     text = cli.json("context", task, "--purpose", "drafting")["text"]
     assert _order(text, "# Notes and decisions", "# Documentation", "## docs/pricing.md", "# Code") == sorted(
         _order(text, "# Notes and decisions", "# Documentation", "## docs/pricing.md", "# Code"))
+    # Research's numbered sources in every format: the list the items' numbers cite.
+    xml = cli.json("context", task, "--budget", "3000", "--purpose", "research", "--format", "xml")["text"]
+    assert '<sources>\n<source n="1">memory ' in xml and '<memory n="1" ' in xml
+    assert re.search(r'<source n="\d+">shop/pricing.py lines 1-4 at commit \w+</source>', xml), xml
+    document = json.loads(cli.json("context", task, "--budget", "3000", "--purpose", "research", "--format",
+                                   "json")["text"])
+    assert [s["n"] for s in document["sources"]] == [i["source"] for i in document["items"]]
+    assert any(s["source"].startswith("shop/pricing.py lines 1-4") for s in document["sources"])
     for fmt, mark in (("xml", '<section name="Decisions">'), ("json", '"section": "Decisions"')):
         shaped = cli.json("context", task, "--budget", "3000", "--purpose", "planner", "--format", fmt)
         assert mark in shaped["text"] and shaped["tokens"] <= 3000

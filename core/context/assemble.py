@@ -127,12 +127,17 @@ def _render(task: str, commit: str, encoding: str, laid_out: list[Section], layo
         return json.dumps({
             "task": task, "commit": commit, "encoding": encoding,
             **({"purpose": layout.purpose} if layout.purpose != DEFAULT else {}),
+            **({"sources": [{"n": number[id(i)], "source": _source(i, commit)} for i in items]} if numbered else {}),
             "items": [_json_item(i, commit, section.name, number.get(id(i)))
                       for section in laid_out for i in section.items],
         }, ensure_ascii=False, indent=1)
     if layout.fmt == "xml":
         purpose = f' purpose="{layout.purpose}"' if layout.purpose != DEFAULT else ""
         parts = [f'<context task="{_attr(task[:200])}" commit="{commit[:12]}"{purpose}>']
+        if numbered and items:
+            # The numbered list the items' `n` cite, as markdown's "Sources" section gives it.
+            parts += ["<sources>"] + [f'<source n="{number[id(i)]}">{_attr(_source(i, commit))}</source>'
+                                      for i in items] + ["</sources>"]
         for section in laid_out:
             if section.name:
                 parts.append(f'<section name="{_attr(section.name)}">')
