@@ -37,6 +37,8 @@ class SearchFilters:
     history: bool = _about("include superseded and deleted memory versions", False)
     session: str | None = _about("whose session-scoped memories to show: a session id, or 'all' for every "
                                  "session's (default: the reader's own session)")
+    keys: tuple[str, ...] = _about("keep memories stored under these keys; one ending in * keeps every key it "
+                                   "begins", ())
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class SearchRequest:
             code_only=given.code_only,
             history=given.history,
             session=given.session,
+            keys=tuple(given.keys) + tuple(inline.get("key", [])),
         )
 
 

@@ -176,3 +176,22 @@ def test_the_implicit_task_reads_as_its_parts_with_no_subject_twice(repo):
     text = implicit_query(read_git_context(repo))
     assert text.lower().count("parse plain int") == 1, text
     assert text.startswith("fix plain int; ") and text.endswith("; src/parse.py"), text
+
+
+def test_a_key_filter_keeps_memories_stored_under_those_keys(cli, repo):
+    """`--key KEY` (and `key:KEY` inline, MCP's `keys`) keeps the memories stored under a key; `KEY*` every key a
+    prefix begins, its `_` and `%` read as text."""
+    for key, text in (("deploy/prod", "deploys to production need two approvals"),
+                      ("deploy/staging", "deploys to staging go out on every merge"),
+                      ("deploy_notes", "deploys are announced in the channel"),
+                      ("docs/intro", "the docs say how deploys work")):
+        cli.json("remember", text, "--key", key, "--kind", "note")
+
+    def keys(*args: str) -> set[str]:
+        return {h["memory"]["source_key"] for h in cli.json("search", *args)["hits"] if h.get("memory")}
+
+    assert keys("deploys", "--key", "deploy/*") == {"deploy/prod", "deploy/staging"}
+    assert keys("deploys", "--key", "docs/intro", "--key", "deploy_notes") == {"docs/intro", "deploy_notes"}
+    assert keys("deploys key:deploy_*") == {"deploy_notes"}
+    assert keys("deploys", "--key", "nothing/*") == set()
+    assert len(keys("deploys")) == 4

@@ -23,6 +23,8 @@ def add_search(p) -> None:
     p.add_argument("query", nargs="*", help="words, identifiers, paths; inline filters like kind:decision work too")
     p.add_argument("--kind", action="append", help="memory kind (repeatable)")
     p.add_argument("--tag", action="append")
+    p.add_argument("--key", action="append", help="memories stored under this key (repeatable); KEY* for every key "
+                                                  "it begins")
     p.add_argument("--file", action="append", help="tied to this file (memories) or in this path (code)")
     p.add_argument("--branch")
     p.add_argument("--since", help="7d, 12h, 2w, 30m or an ISO date")
@@ -44,7 +46,7 @@ def run_search(args, ctx: CommandContext) -> Answer:
     filters = SearchFilters(
         kinds=tuple(args.kind or ()), tags=tuple(args.tag or ()), files=tuple(args.file or ()), branch=args.branch,
         since=args.since, memories_only=args.memories_only, code_only=args.code_only, history=args.history,
-        session=ctx.session(args),
+        session=ctx.session(args), keys=tuple(args.key or ()),
     )
     engine = ctx.engine(args)
     results = engine.smart_search(SearchRequest(" ".join(args.query), filters, args.limit, args.expand, args.filter))

@@ -23,7 +23,7 @@ QUESTION_WORDS = frozenset(
 """Words that say how a question is asked of code, not what it is about ("where is the reloader implemented",
 "which function defines ..."): every function is code, so they would match everything full-text search holds."""
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
-_FILTER = re.compile(r"\b(kind|tag|file|branch|since):(\S+)")
+_FILTER = re.compile(r"\b(kind|tag|file|branch|since|key):(\S+)")
 _SINCE = re.compile(r"^(\d+)([hdwm])$")
 MAX_QUERY_CHARS = 2000
 
@@ -166,6 +166,8 @@ class Filters:
     session: str | None = None
     """The reader's session: its session memories are shown, other sessions' are not (`all`: every session's;
     None: a read in no session, which shows none). See core/store/sessions.py."""
+    keys: tuple[str, ...] = ()
+    """Memories stored under these keys (`--key`); one ending in `*` keeps every key it begins."""
 
     def __post_init__(self) -> None:
         for kind in self.kinds:
@@ -194,7 +196,7 @@ def parse_since(value: str) -> datetime:
 
 
 def split_inline_filters(raw: str) -> tuple[str, dict[str, list[str]]]:
-    """The dashboard's short syntax: `kind:decision file:src/app.py since:7d retry logic`."""
+    """The dashboard's short syntax: `kind:decision file:src/app.py since:7d key:deploy/* retry logic`."""
     found: dict[str, list[str]] = {}
     for key, value in _FILTER.findall(raw):
         found.setdefault(key, []).append(value)

@@ -224,7 +224,8 @@ class Searcher:
                 if changed:
                     tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
                     plan.append((source, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
-        code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch or filters.since)
+        code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch
+                                                  or filters.since or filters.keys)
         if code_ok:
             assert self.index is not None  # code_ok says so
             where = _code_where(filters)
@@ -411,6 +412,8 @@ def _memory_where(f: Filters) -> str:
         clauses.append(f"({in_filter('kind', list(f.kinds))})")
     if f.tags:
         clauses.append(f"array_has_any(tags, {sql_list(f.tags)})")
+    if f.keys:
+        clauses.append(_key_clause(f.keys))
     if f.files:
         clauses.append(f"array_has_any(files, {sql_list(f.files)})")
     if f.branch:
@@ -421,6 +424,17 @@ def _memory_where(f: Filters) -> str:
     if visible:
         clauses.append(visible)
     return " AND ".join(clauses)
+
+
+def _key_clause(keys: tuple[str, ...]) -> str:
+    """Exact keys, and `prefix*` for every key a prefix begins (LIKE's own wildcards in it are matched as text)."""
+    exact = [k for k in keys if not k.endswith("*")]
+    parts = [f"source_key IN ({', '.join(quote(k) for k in exact)})"] if exact else []
+    for k in keys:
+        if k.endswith("*"):
+            prefix = k[:-1].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            parts.append(f"source_key LIKE {quote(prefix + '%')} ESCAPE '\\'")
+    return "(" + " OR ".join(parts) + ")"
 
 
 def _code_where(f: Filters) -> str:
