@@ -16,7 +16,7 @@ from .conftest import commit_file
 TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "confirm", "memory_history",
          "memory_list", "memory_show", "task_done", "graph_neighbors", "agent_init", "agent_log", "agent_commit",
          "agent_branch", "agent_switch", "agent_merge", "agent_abandon", "agent_branches", "agent_context",
-         "memory_smart_search", "memory_what", "repo_map", "snapshot"}
+         "memory_smart_search", "memory_what", "repo_map", "snapshot", "stats"}
 
 
 @pytest.fixture

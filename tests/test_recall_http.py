@@ -121,3 +121,37 @@ def test_recall_through_the_pointer_filter_returns_only_the_chosen_and_says_so(s
     _, kept = _request(port, "/recall", {"query": "deploy backups black", "limit": 3, "filter": True}, **auth)
     assert [h["text"] for h in kept["hits"]] == [h["text"] for h in plain["hits"]] and kept["ranked_by"] == "zero-LLM"
     assert any("zero-LLM ranking kept" in note for note in kept["notes"])
+
+
+def test_health_counts_snapshot_recall_with_snapshot_and_query_pointers(served):
+    """The recall server's whole surface, through the resident server: /health with counts, /snapshot, /recall with
+    the snapshot beside its hits, /query answered with pointers (zero-LLM, then through the filter)."""
+    port, token, model = served
+    auth = {"Authorization": f"Bearer {token}"}
+    for text, kind in (("Backups go to the north cluster every night.", "decision"),
+                       ("Rotate the backup keys before Friday.", "task"),
+                       ("The deploy runs on Fridays.", "note")):
+        assert _request(port, "/store", {"text": text, "kind": kind}, **auth)[0] == 200
+    status, health = _request(port, "/health", **auth)
+    assert status == 200 and health["ok"] is True
+    assert health["memories"] == 3 and health["memories_by_kind"] == {"decision": 1, "task": 1, "note": 1}
+    assert health["open_tasks"] == 1 and all(v >= 1 for v in health["versions"].values())
+    assert {"chunks", "embeddings_pending", "index_fresh"} <= set(health)
+
+    status, snapshot = _request(port, "/snapshot", **auth)
+    assert status == 200 and "Rotate the backup keys" in snapshot["text"]
+    status, found = _request(port, "/recall", {"query": "where do backups go", "snapshot": True}, **auth)
+    assert status == 200 and found["snapshot"]["text"] == snapshot["text"] and found["hits"]
+    status, found = _request(port, "/recall", {"query": "where do backups go"}, **auth)
+    assert status == 200 and "snapshot" not in found
+
+    status, answer = _request(port, "/query", {"question": "where do the backups go?"}, **auth)
+    assert status == 200 and answer["ranked_by"] == "zero-LLM"
+    first = answer["pointers"][0]
+    assert set(first) == {"id", "kind", "title", "score"} and first["kind"] == "decision"
+    model.reply = "2"
+    status, filtered = _request(port, "/query", {"question": "what happens on friday", "limit": 3, "filter": True},
+                                **auth)
+    assert status == 200 and filtered["ranked_by"] == "llm-filter" and len(filtered["pointers"]) == 1
+    status, refused = _request(port, "/query", {"question": ""}, **auth)
+    assert status == 400 and "question" in refused["error"]

@@ -1,6 +1,8 @@
 """Plain HTTP recall endpoints served beside MCP by `cortex mcp --http PORT`, for scripts and tools that do not speak
-MCP: `GET /health`, `POST /recall` (a zero-LLM search of the memories, optionally through the pointer filter) and
-`POST /store` (remember).
+MCP: `GET /health` (with the counts of memories by kind, chunks, embeddings pending and table versions), `GET
+/snapshot` (what to load first), `POST /recall` (a zero-LLM search of the memories, optionally through the pointer
+filter, optionally with the snapshot), `POST /query` (a question answered with pointers to the memories that answer
+it: ids, kinds, titles and scores) and `POST /store` (remember).
 
 They answer through the same runner as the MCP tools (the resident server's engine, or this process's), so a recall
 is a `smart_search` and a store a `remember`, with the same limits and the same secret gate. They sit behind the
@@ -35,6 +37,15 @@ class RecallBody(_Body):
     whether it did."""
     filters: SearchFilters | None = None
     """As the MCP tool's; without it, memories only."""
+    snapshot: bool = False
+    """Return the session snapshot beside the hits (`snapshot`), as a session's first recall wants it."""
+
+
+class QueryBody(_Body):
+    question: Annotated[str, Field(min_length=1, description="the question to answer")]
+    limit: Annotated[int, Field(ge=1, le=100)] = 5
+    filter: bool = False
+    """Through the configured LLM filter (pointer-only); zero-LLM without one, as `ranked_by` says."""
 
 
 class StoreBody(_Body):
@@ -114,12 +125,35 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
         return await anyio.to_thread.run_sync(lambda: run(name, (), kwargs, ""))
 
     async def health(_body: str) -> dict[str, Any]:
-        return {"ok": True, "repository": repository}
+        counts = await tool("stats")
+        stores = counts["stores"]
+        by_kind: dict[str, int] = {}
+        for store in stores:
+            for kind, n in store["by_kind"].items():
+                by_kind[kind] = by_kind.get(kind, 0) + n
+        index = counts["index"] or {}
+        return {"ok": True, "repository": repository, "memories": sum(s["active"] for s in stores),
+                "memories_by_kind": by_kind, "open_tasks": sum(s["open_tasks"] for s in stores),
+                "chunks": index.get("chunks", 0), "embeddings_pending": index.get("embeddings_pending", 0),
+                "index_fresh": index.get("fresh"), "versions": {s["uri"]: s["table_versions"] for s in stores}}
+
+    async def snapshot(_body: str) -> dict[str, Any]:
+        return await tool("snapshot")
 
     async def recall(text: str) -> dict[str, Any]:
         body = _parse(RecallBody, text)
         filters = body.filters if body.filters is not None else SearchFilters(memories_only=True)
-        return await tool("smart_search", query=body.query, filters=filters, limit=body.limit, filter=body.filter)
+        found = await tool("smart_search", query=body.query, filters=filters, limit=body.limit, filter=body.filter)
+        return {**found, "snapshot": await tool("snapshot")} if body.snapshot else found
+
+    async def query(text: str) -> dict[str, Any]:
+        body = _parse(QueryBody, text)
+        found = await tool("smart_search", query=body.question, filters=SearchFilters(memories_only=True),
+                           limit=body.limit, filter=body.filter)
+        pointers = [{"id": h["id"], "kind": h["kind"], "title": h["title"], "score": h["score"]}
+                    for h in found["hits"] if h["source"] == "memory"]
+        return {"question": body.question, "pointers": pointers,
+                **{k: found[k] for k in ("ranked_by", "notes") if k in found}}
 
     async def store(text: str) -> dict[str, Any]:
         body = _parse(StoreBody, text)
@@ -127,5 +161,7 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
                           files=body.files, key=body.key)
 
     server.custom_route("/health", methods=["GET"])(endpoint(health, post=False))
+    server.custom_route("/snapshot", methods=["GET"])(endpoint(snapshot, post=False))
     server.custom_route("/recall", methods=["POST"])(endpoint(recall, post=True))
+    server.custom_route("/query", methods=["POST"])(endpoint(query, post=True))
     server.custom_route("/store", methods=["POST"])(endpoint(store, post=True))

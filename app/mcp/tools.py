@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
@@ -137,6 +138,17 @@ class CortexTools:
         change, open tasks, the decisions about the changed code, the last agent commit and the top of the repo map.
         The same repository state gives the same text."""
         return plain(self.engine.snapshot(session=self.session or None).to_json())
+
+    @read_only
+    def stats(self) -> dict[str, Any]:
+        """Counts for this repository: each store's memories (active, by kind, open tasks, table versions) and the
+        code index (files, chunks, embeddings still pending; null before the first index)."""
+        status = self.engine.code_index().status() if self.engine.has_index() else None
+        index = None if status is None else {**status.__dict__, "fresh": status.fresh}
+        # Before the first write there is no local database: nothing to count yet, which is an answer, not an error.
+        missing = "://" not in self.engine.db_uri and not Path(self.engine.db_uri).is_dir()
+        stores = [] if missing else self.engine.stats()
+        return plain({"stores": stores, "index": index})
 
     def remember(self, text: Annotated[str, _d("the memory, verbatim")],
                  kind: Annotated[str, _d(f"one of {', '.join(KINDS)}")] = "note",
