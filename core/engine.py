@@ -35,6 +35,7 @@ from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .secrets.secret_fields import secure_draft
 from .store.exact_import import import_exact
+from .store.memory_rows import validate_draft
 from .store.reembed import reembed
 from .store.sessions import narrowed, visible_where
 from .store.store import GitPosition, MemoryStore
@@ -182,7 +183,9 @@ class Engine:
         if draft.scope == "session" and not draft.session:
             raise CortexError("a session memory needs its session: give --session ID or set CORTEX_SESSION")
         # Refused before anything is opened or embedded: a near-duplicate check would otherwise embed the secret
-        # and keep its vector in the cache (the store checks again, for its other callers).
+        # and keep its vector in the cache (the store checks again, for its other callers). The size first: the
+        # scan of a 20 MB text took minutes.
+        validate_draft(draft, self.settings.max_text_bytes)
         draft = secure_draft(draft)
         pos = self.position()
         draft = self.anchoring.anchored([draft], pos.commit)[0]
@@ -464,6 +467,7 @@ class Engine:
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
+        validate_draft(draft, self.settings.max_text_bytes)  # before reading the memory or scanning the draft
         store = self._stores.owner(memory_id)
         old = store.get(memory_id)
         key = old.source_key or f"memory:{old.id}"

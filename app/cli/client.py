@@ -15,6 +15,7 @@ When no server can be reached or started, or the daemon is turned off, the comma
 from __future__ import annotations
 
 import base64
+import io
 import os
 import socket
 import sys
@@ -70,9 +71,18 @@ def main(argv: list[str] | None = None) -> int:
         code = _send(route)
         if code is not None:
             return code
+        if route.request.stdin is not None:
+            _give_back_stdin(route.request)
     from . import main as cli
 
     return cli.main(argv)
+
+
+def _give_back_stdin(request: Request) -> None:
+    """Standard input was read for a server that did not run the command: the in-process run reads the same bytes
+    (it found an empty stream, and `cortex remember -` said "memory text is empty")."""
+    data = base64.b64decode(request.stdin or "")
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding=request.stdin_encoding, errors=request.stdin_errors)
 
 
 def _strip_no_daemon(argv: list[str]) -> tuple[list[str], bool]:

@@ -45,8 +45,8 @@ def plan_claude_sessions(directory: Path, max_bytes: int) -> ImportPlan:
             if draft is None:
                 continue
             try:
-                draft = check_draft(draft)
                 validate_draft(draft, max_bytes)
+                draft = check_draft(draft)
             except CortexError as exc:
                 plan.bad.append(BadRecord(where, str(exc)))
                 continue

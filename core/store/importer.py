@@ -122,8 +122,8 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
                 if isinstance(entry, BadRecord):
                     plan.bad.append(entry)
                 elif isinstance(entry, MemoryDraft):
-                    entry = check_draft(entry)
                     validate_draft(entry, max_bytes)
+                    entry = check_draft(entry)
                     plan.entries.append((where, entry))
                 else:
                     _add_record(plan, where, entry, default_kind, scope, max_bytes)
@@ -263,8 +263,8 @@ def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, s
         context=item.get("context") or "",
         session=(item.get("session") or "") if (item.get("scope") or scope) == "session" else "",
     )
-    draft = check_draft(draft)
     validate_draft(draft, max_bytes)
+    draft = check_draft(draft)
     plan.entries.append((where, draft if item.get("id") is None else _exact(item, draft, plan)))
 
 

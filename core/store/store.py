@@ -244,9 +244,9 @@ class MemoryStore:
     ) -> builtins.list[RememberResult]:
         """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write whose
         changes (new versions, superseded ones, refreshed duplicates) are a single commit."""
-        drafts = [secure_draft(d) for d in drafts]
-        for draft in drafts:
+        for draft in drafts:  # sizes before the secret scan, which takes time in proportion to them
             validate_draft(draft, self.max_text_bytes)
+        drafts = [secure_draft(d) for d in drafts]
         if not drafts:
             return []
         vectors, _ = self.embedder.embed([embed_text(d) for d in drafts], self.vector_cache, progress)
