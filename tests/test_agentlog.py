@@ -215,3 +215,15 @@ def test_an_oversized_field_is_refused_by_its_size_before_its_scan(log):
     with pytest.raises(CortexError, match=f"^the contribution is {size} bytes; the limit is 1,000,000$"):
         log.commit(big)
     assert _counts(log)[:2] == (0, 0)
+
+
+def test_an_export_nested_100000_deep_is_one_line_naming_the_depth_limit(log, tmp_path):
+    log.log_ota("saw it", "", "")
+    exported = tmp_path / "export"
+    log.export(exported)
+    (exported / "metadata.yaml").write_text("[" * 100_000 + "]" * 100_000)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q", "-b", "main")
+    with pytest.raises(CortexError, match=r"metadata.yaml: arrays and objects nested more than 64 deep \(the limit\)$"):
+        Engine(elsewhere).agent_log(create=True).import_(exported)
