@@ -32,6 +32,7 @@ from ..link.connection import (
     wait_stopped,
 )
 from ..link.protocol import Request
+from ..terminal_size import usable_size
 from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
 
@@ -116,6 +117,7 @@ def _route(argv: list[str]) -> Route | None:
     env = {k: v for k, v in os.environ.items() if protocol.forwarded(k)}
     if "COLUMNS" not in env and (size := _terminal_size()) is not None:
         env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
+    env.update(usable_size(env))
     request = Request(
         op="run", fingerprint=protocol.fingerprint(), argv=tuple(argv), cwd=os.getcwd(), env=env,
         stdout_tty=_isatty(sys.stdout), stderr_tty=_isatty(sys.stderr),

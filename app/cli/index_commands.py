@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from ...core.errors import CortexError
+from ...core.text import one_line
 from ..command import Answer, Command
 from .context import CommandContext
 
@@ -68,7 +69,7 @@ def _list_skipped(engine) -> Answer:
         if not skipped:
             out.console.print("the last index run skipped no files")
         for path, reason in skipped:
-            out.console.print(f"{path}: {reason}", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"{path}: {reason}"), markup=False, soft_wrap=True)
 
     return Answer([{"path": p, "reason": r} for p, r in skipped], show)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.errors import CortexError
+from ...core.text import one_line
 from ..command import KIND_HELP, Answer, Command, at_least, split_list
 from ..formats import age
 from .context import CommandContext
@@ -46,10 +47,10 @@ def _print_memory(out, memory: Memory) -> None:
         meta.append(f"key {memory.source_key}")
     if memory.kind == "task":
         meta.append(f"task {memory.task_state}")
-    out.console.print(" · ".join(meta), style="dim")
+    out.console.print(one_line(" · ".join(meta)), style="dim")
     for label, values in (("tags", memory.tags), ("files", memory.files), ("symbols", memory.symbols)):
         if values:
-            out.console.print(f"{label}: {', '.join(values)}", style="dim", markup=False)
+            out.console.print(one_line(f"{label}: {', '.join(values)}"), style="dim", markup=False)
     print_code_change(out, memory)
     out.console.print()
     out.console.out(memory.text)
@@ -168,7 +169,7 @@ def add_done(p) -> None:
 def run_done(args, ctx: CommandContext) -> Answer:
     memory = ctx.engine(args).set_task_state(args.id, "open" if args.reopen else "done")
     return Answer(memory.to_json(),
-                  lambda out: out.console.print(f"task {memory.id} is {memory.task_state}: {memory.title}"))
+                  lambda out: out.console.print(one_line(f"task {memory.id} is {memory.task_state}: {memory.title}")))
 
 
 def run_confirm(args, ctx: CommandContext) -> Answer:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.context.purpose_names import PURPOSES
+from ...core.text import one_line
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
 from .context import CommandContext
@@ -81,7 +82,7 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
     if results.neighbours:
         out.console.print("neighbours of the top hits", style="bold")
         for n in results.neighbours:
-            out.console.print(f"  {n.via:<12} {n.label}")
+            out.console.print(f"  {n.via:<12} {one_line(n.label)}")
 
 
 def run_what(args, ctx: CommandContext) -> Answer:
@@ -101,14 +102,15 @@ def _print_what(out, w) -> None:
 
     def fmt(m) -> str:
         changed = f"\n      code changed since: {m.code_change.summary}" if m.code_change is not None else ""
-        return f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}{changed}"
+        return f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {one_line(m.title)}{changed}"
 
     section("Memories on this branch", [fmt(m) for m in w.branch_memories])
-    section("About the files you changed", [f"{fmt(m)}  ({', '.join(m.files)})" for m in w.file_memories])
+    section("About the files you changed", [f"{fmt(m)}  ({one_line(', '.join(m.files))})" for m in w.file_memories])
     section("Open tasks", [fmt(m) for m in w.open_tasks])
     section("Recent memories", [fmt(m) for m in w.recent_memories])
-    section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])
-    section("Working change, most imported first", [f"{f.state:<9} {f.path}  imported by {f.imported_by}" for f in w.changed_files])
+    section("Recent commits", [f"{c.short} {age(c.time):>4}  {one_line(c.subject)}" for c in w.recent_commits])
+    section("Working change, most imported first",
+            [f"{f.state:<9} {one_line(f.path)}  imported by {f.imported_by}" for f in w.changed_files])
     for hint in w.hints:
         out.console.print(f"\n{hint}", style="dim")
 
@@ -166,7 +168,8 @@ def _print_selection(out, sel) -> None:
     for label, items in (("left out for budget", [i for i in sel.left_out if i not in below]),
                          (f"under --min-score {sel.min_score:g}", below)):
         if items:
-            out.console.print(f"{label}: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in items[:8]), style="dim")
+            out.console.print(one_line(f"{label}: " + ", ".join(f"{i.provenance} ({i.tokens:,})" for i in items[:8])),
+                              style="dim")
 
 
 def _why(item) -> str:
@@ -177,7 +180,7 @@ def _why(item) -> str:
 def run_context(args, ctx: CommandContext) -> Answer | int:
     from ...core.clipboard import copy, terminal_osc52
     from ...core.context.assemble import assemble
-    from ...core.text import visible
+    from ...core.text import escaped, visible
 
     engine = ctx.engine(args)
     sel = engine.select_context(_select_request(args, ctx))
@@ -196,7 +199,7 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
         if args.json:
             return Answer({**report, "text": doc.text})
         # Verbatim into a pipe or file; on a terminal, control characters are shown, not obeyed (see output).
-        ctx.stdout.write(visible(doc.text) if ctx.stdout.isatty() else doc.text)
+        ctx.stdout.write(visible(doc.text) if ctx.stdout.isatty() else escaped(doc.text))
         return 0
 
     def show(out) -> None:

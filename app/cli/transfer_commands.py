@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ...core.errors import CortexError
+from ...core.text import one_line
 from ..command import Answer, Command
 from .context import CommandContext
 
@@ -51,9 +52,9 @@ def run_import(args, ctx: CommandContext) -> Answer:
         out.console.print(f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
                           f"{counts['duplicate']} already known{exact}", markup=False, soft_wrap=True)
         for path, reason in plan.skipped:
-            out.console.print(f"  skipped {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  skipped {path}: {reason}"), style="dim", markup=False, soft_wrap=True)
         for bad in plan.bad:
-            out.console.print(f"  skipped bad record {bad}", style="yellow", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  skipped bad record {bad}"), style="yellow", markup=False, soft_wrap=True)
 
     return Answer({"files": plan.files, **counts, "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],
                    "bad": [{"where": b.where, "reason": b.reason} for b in plan.bad]}, show)
@@ -72,12 +73,12 @@ def _dry_run(plan, skip_bad: bool) -> Answer:
         out.console.print(f"would import {len(would)} record(s) from {plan.files} file(s); nothing was stored",
                           markup=False, soft_wrap=True)
         for record in would:
-            out.console.print(f"  {record['where']}: {record['kind']} {record['title']!r} ({record['characters']:,} "
-                              "characters)", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  {record['where']}: {record['kind']} {record['title']!r} "
+                                       f"({record['characters']:,} characters)"), markup=False, soft_wrap=True)
         for path, reason in plan.skipped:
-            out.console.print(f"  would skip {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  would skip {path}: {reason}"), style="dim", markup=False, soft_wrap=True)
         for bad in plan.bad:
-            out.console.print(f"  bad record {bad}", style="yellow", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  bad record {bad}"), style="yellow", markup=False, soft_wrap=True)
 
     return Answer({"dry_run": True, "files": plan.files, "would_store": would,
                    "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],
