@@ -428,13 +428,6 @@ class MemoryStore:
         self._vectors_current = stale == 0
         return stale
 
-    def gc(self) -> int:
-        """Compact the table and drop every old version now; returns how many versions were removed."""
-        before = len(self.table.list_versions())
-        self.db.write(lambda: self.db.compact(self.table))
-        self.db.write(lambda: self.db.compact(self.vector_cache.table))
-        return max(before - len(self.table.list_versions()), 0)
-
     def stats(self) -> StoreStats:
         # Counts answered by the bitmap indexes on status and kind: no version's text is read.
         active = "status = 'active'"
