@@ -152,3 +152,25 @@ def test_a_lost_newest_manifest_is_named_with_what_was_lost(cli, repo):
     engine = Engine(repo)
     engine.remember(MemoryDraft(text="writes work after it"))
     assert len(engine.list()) == 2
+
+
+def test_index_folders_that_are_gone_are_rebuilt_instead_of_nothing_to_repair(cli, damaged_setup):
+    """With a table's `_indices/` folder gone the table opens and reads whole: doctor said "nothing to repair"
+    while every search said the database was damaged."""
+    import shutil
+
+    db = damaged_setup
+    for table in ("memories", "chunks"):
+        shutil.rmtree(db / f"{table}.lance" / "_indices")
+    code, _, err = cli("search", "release tag")
+    assert code == 1 and "damaged" in err
+
+    code, out, err = cli("doctor")
+    assert code == 0, err
+    assert "memories: index words_idx (FTS on words) could not be read (its files are gone); rebuilt" in out
+    assert any(line.startswith("chunks: index ") and line.endswith("(its files are gone); rebuilt")
+               for line in out.splitlines()), out
+    code, out, _ = cli("doctor")
+    assert code == 0 and "nothing to repair" in out
+    code, out, err = cli("search", "release tag")
+    assert code == 0 and "release runs from the tag" in out, err
