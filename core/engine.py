@@ -26,7 +26,7 @@ from .errors import CortexError, UnusableLocation
 from .git import gitctx
 from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
-from .locations import default_db_uri, team_queue_file
+from .locations import default_db_uri, is_remote_uri, team_queue_file
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
@@ -90,6 +90,21 @@ class Engine:
         index = self._index
         return gitctx.read_git_context(self.root, max_commits, index.generation() if index is not None else None,
                                        history_out)
+
+    @property
+    def read_only(self) -> bool:
+        """The owner took the repository database's write permission away (`chmod -R a-w .cortex/db`): it is
+        opened for reading, and a write is refused in one line instead of the tree being made writable again."""
+        from .store.private_dir import owner_made_read_only
+
+        path = Path(self.db_uri)
+        return not is_remote_uri(self.db_uri) and path.is_dir() and owner_made_read_only(path)
+
+    @property
+    def read_only_note(self) -> str:
+        from .store.database import read_only_note
+
+        return read_only_note(self.db_uri)
 
     def init(self) -> MemoryStore:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""

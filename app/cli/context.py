@@ -75,7 +75,10 @@ class CommandContext:
         environment."""
         settings = self.settings(getattr(args, "no_global", False))
         where = getattr(args, "target", None) or args.path
-        return self.engines(self.path(where), self.database(args.db or settings.db), settings)
+        engine = self.engines(self.path(where), self.database(args.db or settings.db), settings)
+        if engine.read_only:
+            self.out.warn(f"cortex: note: {engine.read_only_note}; reading only")
+        return engine
 
     def session(self, args) -> str | None:
         """The session the command runs in (`--session`, else CORTEX_SESSION; None: no session)."""

@@ -55,6 +55,7 @@ class CompactionPolicy:
     compact_every: int
     compact_keep: timedelta
     last_commit: float
+    read_only: bool
     _tables: dict[str, Any]
     _compaction_lock: threading.Lock
     conn: Any
@@ -108,6 +109,8 @@ class CompactionPolicy:
         no write is between writing its files and committing them while unreferenced files are removed. Returns
         the versions removed."""
         removed = 0
+        if self.read_only:
+            return 0
         with self.lock(_COMPACTION_LOCK, timeout=-1), self.write_lock():
             for table in self.every_table():
                 before = len(table.list_versions())
