@@ -88,7 +88,8 @@ def test_a_20_mb_memory_is_refused_by_its_size_at_once(repo, runtime, served):
 
 def test_a_20_mb_import_record_is_refused_by_its_size(repo, runtime, tmp_path):
     assert cortex(repo, "init", served=False).returncode == 0
-    big = _twenty_megabytes().decode()
+    # A secret inside too: measured first, the record is refused for its size, before any scan of it.
+    big = _twenty_megabytes().decode() + "deploy with AKIAZ7QW3ERTY5UIOPAS\n"
     notes = tmp_path / "notes.jsonl"
     notes.write_text(json.dumps({"text": "a small note"}) + "\n" + json.dumps({"text": big}) + "\n")
     started = time.monotonic()
