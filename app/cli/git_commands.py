@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ...core.text import one_line
 from ..command import Answer, Command, at_least
 from ..formats import age
 from .context import CommandContext
 
 
 def run_git(args, ctx: CommandContext) -> Answer:
+    from ...core.text import one_line
     git = ctx.engine(args).git(args.commits)
 
     def show(out) -> None:
@@ -36,6 +36,7 @@ def add_graph(p) -> None:
 
 def run_graph(args, ctx: CommandContext) -> Answer:
     from ...core.graph.graph import neighbourhood  # the engine: not for the thin client, which only parses
+    from ...core.text import one_line
 
     found = neighbourhood(ctx.engine(args).graph(session=ctx.session(args)), args.node, args.depth, args.limit)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 from ...core.errors import CortexError
-from ...core.text import one_line
 from ..command import Answer, Command
 from .context import CommandContext
 
@@ -61,6 +60,7 @@ def _index_status(engine) -> Answer:
 
 def _list_skipped(engine) -> Answer:
     """The skip list the last index run stored, read back: nothing is listed, read or embedded."""
+    from ...core.text import one_line
     skipped = engine.code_index(create=False).skipped()
     if not skipped and not engine.has_index():
         raise CortexError(f"nothing indexed yet in {engine.root}: run `cortex index` first")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.errors import CortexError
-from ...core.text import one_line
 from ..command import KIND_HELP, Answer, Command, at_least, split_list
 from ..formats import age
 from .context import CommandContext
@@ -39,6 +38,7 @@ def memories_answer(memories: list[Memory], empty: str) -> Answer:
 
 
 def _print_memory(out, memory: Memory) -> None:
+    from ...core.text import one_line
     out.line((memory.title, "bold"), f"  ({memory.kind}, {memory.status}, v{memory.version}, id {memory.id})")
     meta = [f"created {memory.created_at:%Y-%m-%d %H:%M} UTC", f"scope {memory.scope}"]
     if memory.branch:
@@ -167,6 +167,7 @@ def add_done(p) -> None:
 
 
 def run_done(args, ctx: CommandContext) -> Answer:
+    from ...core.text import one_line
     memory = ctx.engine(args).set_task_state(args.id, "open" if args.reopen else "done")
     return Answer(memory.to_json(),
                   lambda out: out.console.print(one_line(f"task {memory.id} is {memory.task_state}: {memory.title}")))

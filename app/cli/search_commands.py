@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.context.purpose_names import PURPOSES
-from ...core.text import one_line
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
 from .context import CommandContext
@@ -54,6 +53,7 @@ def run_search(args, ctx: CommandContext) -> Answer:
 
 
 def _print_results(out, results, explain: bool, full: bool) -> None:
+    from ...core.text import one_line
     if results.implicit and results.terms:
         out.console.print(f"no query: searching for what you are working on ({' '.join(results.terms[:12])})", style="dim")
     if results.index_fresh is False:
@@ -91,6 +91,7 @@ def run_what(args, ctx: CommandContext) -> Answer:
 
 
 def _print_what(out, w) -> None:
+    from ...core.text import one_line
     head = f"on {w.git.branch}" if w.git.branch else ("detached" if w.git.detached else "")
     out.line(("What should I know", "bold"), f" {head}")
 
@@ -158,6 +159,7 @@ def run_select(args, ctx: CommandContext) -> Answer:
 
 
 def _print_selection(out, sel) -> None:
+    from ...core.text import one_line
     out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items")
     for note in sel.notes:
         out.console.print(note, style="yellow")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from ...core.errors import CortexError
-from ...core.text import one_line
 from ..command import Answer, Command
 from .context import CommandContext
 
@@ -25,6 +24,7 @@ def add_import(p) -> None:
 def run_import(args, ctx: CommandContext) -> Answer:
     from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions  # the store: not for the
     from ...core.store.importer import plan_import  # thin client, which only parses
+    from ...core.text import one_line
 
     if args.source is None and not args.claude_sessions:
         raise CortexError("give a file or a directory to import (or --claude-sessions)")
@@ -64,6 +64,7 @@ def _dry_run(plan, skip_bad: bool) -> Answer:
     """What an import would store, where each record was read, and what it would pass over; nothing is written. A
     bad record makes the exit status 1 unless --skip-bad, as it would abort the import."""
     from ...core.records import Memory
+    from ...core.text import one_line
 
     would = [{"where": where, "kind": entry.kind, "title": entry.title, "characters": len(entry.text),
               "key": entry.source_key, **({"id": entry.id} if isinstance(entry, Memory) else {})}
