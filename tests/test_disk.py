@@ -165,3 +165,19 @@ def test_gc_waits_for_another_compactor_and_removes_what_a_failed_compaction_lef
     holder.join()
     assert not orphan.exists()
     assert engine.code_index().chunks.count_rows() > 0
+
+
+def test_the_background_compaction_covers_tables_only_other_processes_opened(repo):
+    """The compactor of a server or a dashboard looked only at the tables its own process had opened; the code
+    index is written by index child processes and the watcher, so its tables were never compacted."""
+    from cortex_tui.core.engine import Engine
+
+    db_dir = _indexed_repo(repo)
+    engine = Engine(repo)
+    store = engine.store(create=True)
+    store.db.compact_every, store.db.compact_keep = 2, timedelta(0)
+    before = _versions(db_dir)
+    assert before["chunks"] > 3
+    assert engine.compact_due() > 0
+    after = _versions(db_dir)
+    assert after["chunks"] < before["chunks"] and after["files"] < before["files"], (before, after)
