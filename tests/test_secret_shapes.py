@@ -37,6 +37,7 @@ STRIPE_HEAD, STRIPE_TAIL = f"sk_live_{_draw(string.ascii_letters + string.digits
     _draw(string.ascii_letters + string.digits, 24)
 PROSE_PASSWORD = "Tjt4TY!mQU9RGZq#lswA"
 FENCED = f"{_draw(string.ascii_letters, 4)}!{_draw(string.digits, 3)}{_draw(string.ascii_letters + string.digits, 10)}"
+QUERY_KEY = _draw(string.ascii_letters + string.digits, 28)
 CALLED = _draw(string.ascii_letters + string.digits, 24)
 NEW_RELIC = f"NRAK-{_draw(string.ascii_uppercase + string.digits, 27)}"
 
@@ -51,9 +52,12 @@ CASES = {
     "a vendor shape without its variable": (f"the worker uses {NEW_RELIC}", [NEW_RELIC]),
     "a heading above a fenced block": (f"## Staging deploy token\n\n```\n{FENCED}\n```", [FENCED]),
     "a call's callee": (f'client.set_api_key("{CALLED}")', [CALLED]),
+    "a URL's key= parameter": (f"curl 'https://api.weather-svc.net/v2/forecast?key={QUERY_KEY}&city=Oslo'",
+                               [QUERY_KEY]),
 }
 ORDINARY = ['ROW = {"key": "3f2c9a1e-7b4d-4e8f-9a6c-2d1b0e5f7a83"}',
-            'cache_key = "user:profile:v2:" + str(user_id)']
+            'cache_key = "user:profile:v2:" + str(user_id)',
+            "GET /items?key=value2&page=3"]
 
 
 def leaked(text: str) -> list[str]:
