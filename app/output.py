@@ -19,7 +19,8 @@ from rich.text import Text
 from ..core.answers import IndexProgress
 from ..core.index.progress import ProgressClock
 from ..core.secrets.secrets import redact_json, redacted
-from ..core.text import visible
+from ..core.text import escaped, one_line, visible
+from .terminal_size import usable_size
 
 _DROPPED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
 """The control characters rich deletes from printed text: deleted before redaction, so a secret split by one
@@ -41,16 +42,18 @@ class _TextConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         """On a terminal, control characters in the text (an escape sequence in a memory, a commit subject or a
         file) are shown as visible symbols, as the dashboard shows them, so they cannot drive the terminal (set its
-        title, write the clipboard, clear the screen); rich's own styles are added after this, and piped output is
-        left verbatim."""
-        if self.is_terminal:
-            buffer = [s if s.control else Segment(visible(s.text), s.style) for s in buffer]
+        title, write the clipboard, clear the screen); rich's own styles are added after this. Piped output gets
+        them as escapes (`\\x1b`), so a program or a pager reading it never meets one either."""
+        shown = visible if self.is_terminal else escaped
+        buffer = [s if s.control else Segment(shown(s.text), s.style) for s in buffer]
         return super()._render_buffer(buffer)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
-    """A line of plain and styled parts, `styled((title, "bold"), "  ", (where, "dim"))`, each redacted."""
-    return Text.assemble(*((redacted(p[0]), p[1]) if isinstance(p, tuple) else redacted(p) for p in parts))
+    """One line of plain and styled parts, `styled((title, "bold"), "  ", (where, "dim"))`, each redacted and kept
+    on the line (a newline in a title or a path is printed as `\\n`)."""
+    return Text.assemble(*((redacted(one_line(p[0])), p[1]) if isinstance(p, tuple) else redacted(one_line(p))
+                           for p in parts))
 
 
 def _default(value):
@@ -115,8 +118,9 @@ class Output:
     def __init__(self, stdout: TextIO, stderr: TextIO, env: Mapping[str, str]) -> None:
         self.stdout = stdout
         self.stderr = stderr
-        self.console = _TextConsole(file=stdout, highlight=False, _environ=dict(env))
-        self.err_console = _TextConsole(file=stderr, highlight=False, _environ=dict(env))
+        env = {**env, **usable_size(env)}
+        self.console = _TextConsole(file=stdout, highlight=False, _environ=env)
+        self.err_console = _TextConsole(file=stderr, highlight=False, _environ=env)
 
     def line(self, *parts: str | tuple[str, str]) -> None:
         """Print one line of plain and styled parts (see `styled`)."""
@@ -130,13 +134,13 @@ class Output:
         self.stderr.write(text + "\n")
 
     def table(self, columns: list[str], rows: list[list[str]], title: str | None = None) -> None:
-        if not self.console.is_terminal:
+        if not self.console.is_terminal:  # a row a line, cells apart by tabs: neither may come from a cell
             for row in rows:
-                self.stdout.write("\t".join(redacted(cell) for cell in row) + "\n")
+                self.stdout.write("\t".join(escaped(redacted(one_line(cell))) for cell in row) + "\n")
             return
         out = Table(*columns, title=title, show_lines=False, header_style="bold")
         for row in rows:
-            out.add_row(*(Text(redacted(cell)) for cell in row))
+            out.add_row(*(Text(redacted(one_line(cell))) for cell in row))
         self.console.print(out)
 
     @contextmanager

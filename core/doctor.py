@@ -14,6 +14,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from .embedding.embed import Embedder
@@ -92,8 +93,43 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
         db.set_meta("schema_version", str(SCHEMA_VERSION))
     if rebuild_index:
         actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
+    readable = [t.name for t in health if not t.problem and t.name not in lost]
+    actions += _rebuild_broken_indexes(db, readable)
+    actions += _repair_vectors(db, readable, embedder)
     actions += [said for said in (_scrub_memories(db), _scrub_agent_log(db)) if said]
     return DoctorReport(health, tuple(actions))
+
+
+def _repair_vectors(db: Database, names: list[str], embedder: Embedder) -> list[str]:
+    """Vectors that are not finite or not the model's length: embedded again, or dropped from the cache (see
+    core/store/vector_health.py)."""
+    from .store.vector_health import VECTOR_TABLES, bad_vectors, repair
+
+    actions = []
+    for name in (n for n in VECTOR_TABLES if n in names):
+        table = db.conn.open_table(name)
+        found = bad_vectors(table, embedder.dim, embedder.model_id)
+        if found is not None:
+            with db.write_lock():
+                actions.append(repair(db, table, found))
+    return actions
+
+
+def _rebuild_broken_indexes(db: Database, names: list[str]) -> list[str]:
+    """Every search index of the readable tables exercised; one whose files are gone is built again (see
+    core/store/index_health.py)."""
+    from .store.index_health import broken_indexes, rebuild
+
+    actions = []
+    for name in names:
+        table = db.conn.open_table(name)
+        for broken in broken_indexes(table):
+            with db.write_lock():
+                db.commit(partial(rebuild, table, broken))
+            why = "its files are gone" if "Not found" in broken.problem else broken.problem
+            actions.append(f"{name}: index {broken.name} ({broken.index_type} on {broken.column}) could not be read "
+                           f"({why}); rebuilt")
+    return actions
 
 
 def _scrub_memories(db: Database) -> str:

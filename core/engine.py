@@ -26,7 +26,7 @@ from .errors import CortexError, UnusableLocation
 from .git import gitctx
 from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
-from .locations import default_db_uri, team_queue_file
+from .locations import default_db_uri, is_remote_uri, team_queue_file
 from .pool import READS
 from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
@@ -35,6 +35,7 @@ from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .secrets.secret_fields import secure_draft
 from .store.exact_import import import_exact
+from .store.memory_rows import validate_draft
 from .store.reembed import reembed
 from .store.sessions import narrowed, visible_where
 from .store.store import GitPosition, MemoryStore
@@ -89,6 +90,21 @@ class Engine:
         index = self._index
         return gitctx.read_git_context(self.root, max_commits, index.generation() if index is not None else None,
                                        history_out)
+
+    @property
+    def read_only(self) -> bool:
+        """The owner took the repository database's write permission away (`chmod -R a-w .cortex/db`): it is
+        opened for reading, and a write is refused in one line instead of the tree being made writable again."""
+        from .store.private_dir import owner_made_read_only
+
+        path = Path(self.db_uri)
+        return not is_remote_uri(self.db_uri) and path.is_dir() and owner_made_read_only(path)
+
+    @property
+    def read_only_note(self) -> str:
+        from .store.database import read_only_note
+
+        return read_only_note(self.db_uri)
 
     def init(self) -> MemoryStore:
         """Create the database and keep `.cortex/` out of git through `.git/info/exclude` (never a tracked file)."""
@@ -182,7 +198,9 @@ class Engine:
         if draft.scope == "session" and not draft.session:
             raise CortexError("a session memory needs its session: give --session ID or set CORTEX_SESSION")
         # Refused before anything is opened or embedded: a near-duplicate check would otherwise embed the secret
-        # and keep its vector in the cache (the store checks again, for its other callers).
+        # and keep its vector in the cache (the store checks again, for its other callers). The size first: the
+        # scan of a 20 MB text took minutes.
+        validate_draft(draft, self.settings.max_text_bytes)
         draft = secure_draft(draft)
         pos = self.position()
         draft = self.anchoring.anchored([draft], pos.commit)[0]
@@ -478,6 +496,7 @@ class Engine:
 
     def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
         """Edit a memory by storing a new version; a memory without a key gets one so its history is kept."""
+        validate_draft(draft, self.settings.max_text_bytes)  # before reading the memory or scanning the draft
         store = self._stores.owner(memory_id)
         old = store.get(memory_id)
         key = old.source_key or f"memory:{old.id}"

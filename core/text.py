@@ -22,6 +22,28 @@ def visible(text: str) -> str:
     return text.translate(_VISIBLE)
 
 
+_LINE_BREAKS = {c: f"\\x{c:02x}" for c in (0x0B, 0x0C, 0x1C, 0x1D, 0x1E, 0x85)}
+_LINE_BREAKS.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def one_line(text: str) -> str:
+    """The text with every character that ends a line (and tab, the piped tables' separator) written as an escape
+    (`\\n`, `\\r`, `\\t`, `\\u2028`), for a field printed within a line: a file named `new\\nline.py` printed raw
+    made a line of its own, so a file name could forge lines of any answer."""
+    return text.translate(_LINE_BREAKS)
+
+
+_ESCAPED = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)}
+_ESCAPED.update({c: f"\\u{c:04x}" for c in [0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def escaped(text: str) -> str:
+    """The text with control characters (but newline and tab) written as escapes (`\\x1b`, `\\u202e`), for output
+    read by a program or a pager: an escape sequence, a carriage return that overwrites the line or a bidirectional
+    override passes a pipe as text, never as what it does."""
+    return text.translate(_ESCAPED)
+
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 

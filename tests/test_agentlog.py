@@ -205,3 +205,25 @@ def test_init_and_branches_print_as_text(empty_repo):
     assert code == 0 and out.split("\t")[:6] == ["*", "main", "active", "", "2", "1"], out
     code, out, _ = cli("agent", "context", "-k", "1")
     assert code == 0 and "Contribution:\nmeasured\n1. **O:** slow" in out and "2. **O:** still slow" in out
+
+
+def test_an_oversized_field_is_refused_by_its_size_before_its_scan(log):
+    big = "the parser reads one token at a time " * 60_000 + "end"  # 2.2 MB: over the 1 MB limit of a memory
+    size = f"{len(big):,}"
+    with pytest.raises(CortexError, match=f"^the observation is {size} bytes; the limit is 1,000,000$"):
+        log.log_ota(big, "", "")
+    with pytest.raises(CortexError, match=f"^the contribution is {size} bytes; the limit is 1,000,000$"):
+        log.commit(big)
+    assert _counts(log)[:2] == (0, 0)
+
+
+def test_an_export_nested_100000_deep_is_one_line_naming_the_depth_limit(log, tmp_path):
+    log.log_ota("saw it", "", "")
+    exported = tmp_path / "export"
+    log.export(exported)
+    (exported / "metadata.yaml").write_text("[" * 100_000 + "]" * 100_000)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q", "-b", "main")
+    with pytest.raises(CortexError, match=r"metadata.yaml: arrays and objects nested more than 64 deep \(the limit\)$"):
+        Engine(elsewhere).agent_log(create=True).import_(exported)

@@ -1,10 +1,14 @@
 """Input no command can use is one line and leaves nothing behind: bytes that are not UTF-8 in an argument or on
 standard input (in-process and through the resident server), and a database location nothing can work with
-(`--db /dev/null`), which must not leave a resident server running. Real processes; nothing here is timed."""
+(`--db /dev/null`), which must not leave a resident server running. Real processes; oversized input is
+timed only loosely (seconds, not the minutes it took)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -50,3 +54,56 @@ def test_a_command_that_cannot_work_leaves_no_server_behind(repo, runtime):
     # A usable database keeps its server, as before.
     assert cortex(repo, "remember", "Prices are cached per region").returncode == 0
     assert status(repo)["running"]
+
+
+def _twenty_megabytes() -> bytes:
+    """20 MiB of ordinary notes: words and identifiers, nothing secret."""
+    line = b"the cache keeps one price per region and sku; the worker reads price_table_v2 at start\n"
+    return line * (20 * 1024 * 1024 // len(line) + 1)
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_a_20_mb_memory_is_refused_by_its_size_at_once(repo, runtime, served):
+    """The size is checked before the secret scan and the near-duplicate embedding (which took two minutes and
+    1.6 GB); through the server, a second client is answered meanwhile instead of hearing nothing for 15 s."""
+    assert cortex(repo, "init", served=False).returncode == 0
+    if served:
+        assert cortex(repo, "list").returncode == 0  # the server is up: its start-up is not what is timed
+    big = _twenty_megabytes()
+    started = time.monotonic()
+    other = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "remember", "Prices are per region",
+                              *([] if served else ["--no-daemon"])], cwd=repo, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    out = cortex(repo, "remember", "-", served=served, stdin=big)
+    elapsed = time.monotonic() - started
+    _, other_err = other.communicate(timeout=600)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.decode() == f"cortex: error: memory text is {len(big):,} bytes; the limit is 1,000,000\n"
+    assert other.returncode == 0, other_err
+    # A Python start-up and 20 MB read: seconds on a loaded machine, never the minutes of a scan and an embedding.
+    assert elapsed < (5 if served else 15), elapsed
+    assert [m["title"] for m in json.loads(cortex(repo, "list", "--json", served=False).stdout)] == \
+        ["Prices are per region"]
+
+
+def test_a_20_mb_import_record_is_refused_by_its_size(repo, runtime, tmp_path):
+    assert cortex(repo, "init", served=False).returncode == 0
+    # A secret inside too: measured first, the record is refused for its size, before any scan of it.
+    big = _twenty_megabytes().decode() + "deploy with AKIAZ7QW3ERTY5UIOPAS\n"
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"text": "a small note"}) + "\n" + json.dumps({"text": big}) + "\n")
+    started = time.monotonic()
+    out = cortex(repo, "import", str(notes))
+    assert time.monotonic() - started < 15
+    assert out.returncode == 1
+    assert out.stderr.decode() == (f"cortex: error: {notes} line 2: memory text is {len(big):,} bytes; the limit is "
+                                   "1,000,000; nothing was imported (--skip-bad imports the rest)\n")
+
+
+def test_standard_input_read_for_a_server_that_could_not_run_reaches_the_in_process_run(repo, runtime, tmp_path):
+    shared = tmp_path / "shared-runtime"
+    shared.mkdir(mode=0o755)  # not private: no server is started there, the command runs in-process
+    out = cortex(repo, "remember", "-", stdin=b"Prices are per region\n", env={"CORTEX_RUNTIME_DIR": str(shared)})
+    assert out.returncode == 0, out.stderr
+    assert [m["text"] for m in json.loads(cortex(repo, "list", "--json", served=False).stdout)] == \
+        ["Prices are per region\n"]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from .conftest import commit_file
+from .test_serve import runtime, status  # noqa: F401  (runtime is a fixture)
 
 TITLE = "fix [/] closing tag [bold]loud[/bold]"
 SUBJECT = "Handle [/] in paths [link=x]y"
@@ -41,7 +44,7 @@ def test_text_output_redacts_a_secret_already_stored(cli, repo):
 def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_path):
     """A memory (from an agent, say) or a commit subject holding escape sequences: on a terminal the CLI shows
     them as visible symbols instead of letting them set the title, clear the screen or reorder the line; piped
-    output keeps the text verbatim."""
+    output writes them as escapes (`\\x1b`)."""
     import os
     import pty
     import subprocess
@@ -80,7 +83,7 @@ def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_pat
     assert "Subject \u241b[2Jwiped \ufffddesrever" in on_a_terminal("git")
     assert "zqesc body \u241b]0;PWNED\u2407" in on_a_terminal("context", "zqesc body", "--budget", "400")
     piped = subprocess.run([*cortex, "list"], capture_output=True, text=True, env=env, timeout=300).stdout
-    assert f"zqesc {clear}title" in piped
+    assert "zqesc \\x1b[2Jtitle" in piped and clear not in piped, "a program reading the pipe gets escapes"
 
 
 def test_a_command_started_with_its_output_streams_closed_ends_cleanly(repo):
@@ -109,3 +112,68 @@ def test_piped_text_output_is_never_wrapped(cli, repo):
     assert code == 0 and text in out.splitlines(), out
     code, out, err = cli("what")
     assert code == 0 and any(subject in line for line in out.splitlines()), out
+
+
+FORGED = "line.py  imported by 99"
+
+
+def test_a_file_name_with_a_newline_cannot_forge_a_line(cli, repo):
+    """A file named `new\\nline.py` was printed raw, so a name could forge lines of any answer; now every path
+    and title is printed on its own line's terms, as `new\\nline.py`."""
+    (repo / "src" / "new\nline.py").write_text("def forged_line_marker():\n    return 1\n")
+    (repo / "src" / "tab\tcr\rname.py").write_text("x = 1\n")
+    code, out, err = cli("remember", "The forged_line_marker helper is temporary", "--title", "forged marker note",
+                         "--files", "src/new\nline.py")
+    assert code == 0, err
+    memory_id = cli.json("list")[0]["id"]
+    for args in (("what",), ("git",), ("ss", "forged_line_marker"), ("show", memory_id), ("list",),
+                 ("select", "forged_line_marker", "--budget", "2000"), ("context", "forged_line_marker", "--budget", "2000")):
+        code, out, err = cli(*args)
+        assert code == 0, (args, err)
+        lines = out.split("\n")
+        assert not any(line.startswith("line.py") for line in lines), (args, out)
+        assert "\r" not in out, (args, out)
+        if args[0] in ("what", "git", "show"):
+            assert "new\\nline.py" in out, (args, out)
+
+
+def test_served_commands_print_on_a_terminal_of_size_0x0(repo, runtime):
+    """`script -qc "cortex ss hello" /dev/null` gives a terminal of 0 columns: served commands printed nothing and
+    exited 0 while `--no-daemon` printed. A new pty is 0x0 until someone sets its size."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    cortex = [sys.executable, "-m", "cortex_tui.app.cli.client", "-C", str(repo)]
+    made = subprocess.run([*cortex, "remember", "Prices are cached per region", "--title", "zerosize pricing note"],
+                          capture_output=True, env=env, timeout=300)
+    assert made.returncode == 0, made.stderr
+    memory_id = json.loads(subprocess.run([*cortex, "list", "--json"], capture_output=True, env=env,
+                                          timeout=300).stdout)[0]["id"]
+
+    def on_a_0x0_terminal(*args: str) -> str:
+        master, slave = pty.openpty()
+        assert os.get_terminal_size(slave) == (0, 0)
+        done = subprocess.run([*cortex, *args], stdin=slave, stdout=slave, stderr=slave, env=env, timeout=300)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        assert done.returncode == 0, out
+        return out.decode("utf-8", "replace")
+
+    for args, said in ((("ss", "pricing"), "zerosize"), (("list",), "zerosize"), (("what",), "zerosize"),
+                       (("stats",), "memories: 1 active"), (("show", memory_id), "zerosize"),
+                       (("select", "pricing", "--budget", "500"), "/ 500 tokens")):
+        out = on_a_0x0_terminal(*args)
+        assert said in out, (args, out)
+    assert status(repo)["running"], "these were served"

@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 from cortex_tui.core.store.database import Database
 
+from .test_serve import runtime  # noqa: F401  (a fixture)
+
 DIM = 384
 SCHEMA = pa.schema([pa.field("id", pa.string()), pa.field("words", pa.string()),
                     pa.field("vector", pa.list_(pa.float32(), DIM))])
@@ -95,3 +97,87 @@ def test_the_background_compactor_keeps_up_with_writes_that_never_pause(tmp_path
     finally:
         compactor.stop()
     assert compactor.compacted >= 1 and i < 599
+
+
+def _versions(db_dir: Path) -> dict[str, int]:
+    return {t.name.removesuffix(".lance"): len(list((t / "_versions").glob("*.manifest")))
+            for t in sorted(db_dir.glob("*.lance"))}
+
+
+def _indexed_repo(repo: Path) -> Path:
+    """A repository indexed in a few passes, so the code index's tables hold several versions each."""
+    from cortex_tui.core.engine import Engine
+
+    from .conftest import commit_file
+
+    for i in range(4):
+        commit_file(repo, f"src/part{i}.py", "".join(f"def part{i}_{n}(x):\n    return x + {n}\n\n" for n in range(20)),
+                    f"Add part {i}")
+        Engine(repo).code_index(create=True).update(embed=False)
+    return repo / ".cortex" / "db"
+
+
+def test_gc_compacts_every_table_the_code_index_included(repo, runtime):
+    """`cortex gc` compacted the memories and the vector cache only: `chunks.lance` kept every version."""
+    from .test_serve import cortex
+
+    db_dir = _indexed_repo(repo)
+    assert cortex(repo, "remember", "Parts add their number").returncode == 0
+    before = _versions(db_dir)
+    assert before["chunks"] > 3 and before["files"] > 3, before
+    out = cortex(repo, "gc")
+    assert out.returncode == 0, out.stderr
+    after = _versions(db_dir)
+    assert all(n <= 3 for n in after.values()), after
+    assert set(after) == set(before)
+
+
+def test_gc_waits_for_another_compactor_and_removes_what_a_failed_compaction_left(repo):
+    """One compactor per database across processes (the watcher's and the server's compactions raced: `Not found:
+    .../_versions/18446744073709551292.manifest`), and a data file no version references (what a compaction that
+    failed or lost a race leaves) is removed by `gc` instead of staying for days."""
+    import shutil
+    import threading
+    import time
+
+    from cortex_tui.core.engine import Engine
+    from cortex_tui.core.store.commits import file_lock
+
+    db_dir = _indexed_repo(repo)
+    data = sorted((db_dir / "chunks.lance" / "data").glob("*.lance"))[0]
+    orphan = data.with_name("0" * 8 + "-left-by-a-failed-compaction.lance")
+    shutil.copy(data, orphan)
+    engine = Engine(repo)
+    engine.store(create=True)
+    released = threading.Event()
+
+    def another_compactor() -> None:
+        with file_lock(db_dir, ".compaction.lock", 10, "test"):
+            time.sleep(2)
+            released.set()
+
+    holder = threading.Thread(target=another_compactor)
+    holder.start()
+    time.sleep(0.3)
+    assert engine.compact_due() == 0, "a background compactor leaves the database to the one compacting it"
+    engine.gc()
+    assert released.is_set(), "gc waited for the other compactor"
+    holder.join()
+    assert not orphan.exists()
+    assert engine.code_index().chunks.count_rows() > 0
+
+
+def test_the_background_compaction_covers_tables_only_other_processes_opened(repo):
+    """The compactor of a server or a dashboard looked only at the tables its own process had opened; the code
+    index is written by index child processes and the watcher, so its tables were never compacted."""
+    from cortex_tui.core.engine import Engine
+
+    db_dir = _indexed_repo(repo)
+    engine = Engine(repo)
+    store = engine.store(create=True)
+    store.db.compact_every, store.db.compact_keep = 2, timedelta(0)
+    before = _versions(db_dir)
+    assert before["chunks"] > 3
+    assert engine.compact_due() > 0
+    after = _versions(db_dir)
+    assert after["chunks"] < before["chunks"] and after["files"] < before["files"], (before, after)

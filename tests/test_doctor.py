@@ -152,3 +152,57 @@ def test_a_lost_newest_manifest_is_named_with_what_was_lost(cli, repo):
     engine = Engine(repo)
     engine.remember(MemoryDraft(text="writes work after it"))
     assert len(engine.list()) == 2
+
+
+def test_index_folders_that_are_gone_are_rebuilt_instead_of_nothing_to_repair(cli, damaged_setup):
+    """With a table's `_indices/` folder gone the table opens and reads whole: doctor said "nothing to repair"
+    while every search said the database was damaged."""
+    import shutil
+
+    db = damaged_setup
+    for table in ("memories", "chunks"):
+        shutil.rmtree(db / f"{table}.lance" / "_indices")
+    code, _, err = cli("search", "release tag")
+    assert code == 1 and "damaged" in err
+
+    code, out, err = cli("doctor")
+    assert code == 0, err
+    assert "memories: index words_idx (FTS on words) could not be read (its files are gone); rebuilt" in out
+    assert any(line.startswith("chunks: index ") and line.endswith("(its files are gone); rebuilt")
+               for line in out.splitlines()), out
+    code, out, _ = cli("doctor")
+    assert code == 0 and "nothing to repair" in out
+    code, out, err = cli("search", "release tag")
+    assert code == 0 and "release runs from the tag" in out, err
+
+
+def test_a_cached_vector_of_another_length_is_dropped(cli, damaged_setup):
+    """A vector that is not the model's length (a model changed under the same name) fails the search that meets
+    it, and the table still reads whole: doctor said nothing to repair."""
+    import lancedb
+    import pyarrow as pa
+
+    cache = lancedb.connect(str(damaged_setup)).open_table("vector_cache")
+    row = cache.to_arrow().slice(0, 1)
+    short = pa.array([row["vector"][0].as_py()[:100]], type=row.schema.field("vector").type)
+    cache.merge_insert(["hash", "model"]).when_matched_update_all().execute(
+        row.set_column(row.schema.get_field_index("vector"), "vector", short))
+
+    code, out, err = cli("doctor")
+    assert code == 0, err
+    assert "vector_cache: 1 vector(s) not finite or not 384 numbers long; dropped from the cache" in out
+    code, out, _ = cli("doctor")
+    assert code == 0 and "nothing to repair" in out
+
+
+def test_vectors_with_a_nan_an_infinity_or_another_length_are_found():
+    """LanceDB refuses to write a NaN into a vector column, so one comes from the disk (a flipped bit) or an older
+    writer: the check is on the arrays as read back."""
+    import math
+
+    import pyarrow as pa
+    from cortex_tui.core.store.vector_health import _bad_rows
+
+    column = pa.chunked_array([pa.array([[1.0, 2.0, 3.0], [1.0, math.nan, 3.0], None, [1.0, 2.0], [math.inf, 0.0, 0.0]],
+                                        type=pa.list_(pa.float32()))])
+    assert _bad_rows(column, 3).tolist() == [False, True, False, True, True]

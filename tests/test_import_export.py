@@ -204,3 +204,20 @@ def test_dry_run_lists_what_would_be_stored_and_stores_nothing(cli, repo, tmp_pa
     assert "guide.html line 5: note 'Rollback'" in out and "bad record" in out and AWS_KEY not in out
     assert not (repo / ".cortex").exists()
     assert cli.json("import", str(docs), "--skip-bad")["created"] == 8
+
+
+def test_input_nested_100000_deep_is_one_line_naming_the_depth_limit(cli, tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.json").write_text(deep)
+    (tmp_path / "deep.jsonl").write_text(json.dumps({"text": "fine"}) + "\n" + deep + "\n")
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / "0f1e2d3c.jsonl").write_text(deep + "\n")
+    # Deeper than the limit but well within what Python's parser takes: refused all the same.
+    (tmp_path / "deep65.json").write_text(json.dumps({"text": "x", "anchors": json.loads("[" * 65 + "]" * 65)}))
+    for args, where in ((["deep.json"], "deep.json"), (["deep.jsonl"], "deep.jsonl line 2"),
+                        (["deep65.json"], "deep65.json"), (["--claude-sessions", "sessions"], "0f1e2d3c.jsonl line 1")):
+        err = failure(cli, "import", *(a if a.startswith("--") else str(tmp_path / a) for a in args))
+        assert f"{where}: arrays and objects nested more than 64 deep (the limit)" in err, err
+        assert "Recursion" not in err
+    with pytest.raises(AssertionError, match="no cortex database"):
+        cli.json("list")  # nothing was written: not even the database

@@ -265,6 +265,20 @@ async def test_bad_arguments_are_errors_and_the_server_keeps_serving(shop, tmp_p
     assert written <= {".cortex", ".git", "shop", "src", "README.md"}
 
 
+@MODES
+async def test_a_20_mb_memory_or_step_is_refused_by_its_size_at_once(shop, served):
+    big = "the cache keeps one price per region and sku; the worker reads price_table_v2 at start\n" * 240_000
+    async with server(shop, "--no-watch", served=served) as client:
+        await call(client, "agent_init", goal="Apply tax once")
+        started = time.monotonic()
+        said = [await error(client, "remember", text=big), await error(client, "agent_log", observation=big)]
+        # Seconds to pass 20 MB as JSON, not the minutes of scanning and embedding it.
+        assert time.monotonic() - started < 20
+        assert [s.split(": ", 1)[1] for s in said] == [f"memory text is {len(big):,} bytes; the limit is 1,000,000",
+                                                       f"the observation is {len(big):,} bytes; the limit is 1,000,000"]
+        assert (await call(client, "what_should_i_know"))["branch"] == "main", "still serving"
+
+
 async def test_every_tool_refuses_arguments_it_does_not_take_and_does_nothing(shop):
     """An agent that passes an option a tool lacks (a misspelling, an option of another tool) is told so in one line
     naming the argument and those the tool takes, instead of getting an answer that silently ignored it."""

@@ -18,6 +18,7 @@ from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.store.database import Database
 
 from .conftest import git
+from .test_serve import runtime  # noqa: F401  (a fixture)
 
 OTHER_USER = "cortex-test-other"
 
@@ -94,3 +95,27 @@ def test_another_local_user_cannot_read_the_database(open_checkout, other_user):
                          text=True, cwd="/")
     assert run.returncode == 0, run.stderr
     assert run.stdout == ""
+
+
+def test_a_database_its_owner_made_read_only_is_read_and_never_made_writable(repo, runtime):
+    """`chmod -R a-w .cortex/db`: the tightening chmod-ed the tree back to 0700/0600, and root (which ignores
+    permissions) then wrote into it. Now it is read with a one-line note, a write is refused in one line, and
+    nothing in it changes, modes included."""
+    from .test_serve import cortex
+
+    assert cortex(repo, "remember", "Prices are cached per region", served=False).returncode == 0
+    db = repo / ".cortex" / "db"
+    subprocess.run(["chmod", "-R", "a-w", str(db)], check=True)
+    before = {p: (p.stat().st_mode, p.stat().st_mtime_ns) for p in (db, *db.rglob("*"))}
+    note = f"the database at {db} is read-only (its write permission was removed)"
+    for served in (True, False):
+        listed = cortex(repo, "list", served=served)
+        assert listed.returncode == 0 and b"Prices are cached per region" in listed.stdout, listed.stderr
+        assert listed.stderr.decode() == f"cortex: note: {note}; reading only\n"
+        refused = cortex(repo, "remember", "Another note", served=served)
+        assert refused.returncode == 1 and refused.stderr.decode() == f"cortex: error: {note}; nothing was written\n"
+    assert cortex(repo, "doctor").returncode == 0
+    assert cortex(repo, "ss", "prices").returncode == 0
+    after = {p: (p.stat().st_mode, p.stat().st_mtime_ns) for p in (db, *db.rglob("*"))}
+    assert after == before
+    assert not stat.S_IMODE(db.stat().st_mode) & 0o222

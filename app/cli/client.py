@@ -15,6 +15,7 @@ When no server can be reached or started, or the daemon is turned off, the comma
 from __future__ import annotations
 
 import base64
+import io
 import os
 import socket
 import sys
@@ -31,6 +32,7 @@ from ..link.connection import (
     wait_stopped,
 )
 from ..link.protocol import Request
+from ..terminal_size import usable_size
 from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
 
@@ -70,9 +72,18 @@ def main(argv: list[str] | None = None) -> int:
         code = _send(route)
         if code is not None:
             return code
+        if route.request.stdin is not None:
+            _give_back_stdin(route.request)
     from . import main as cli
 
     return cli.main(argv)
+
+
+def _give_back_stdin(request: Request) -> None:
+    """Standard input was read for a server that did not run the command: the in-process run reads the same bytes
+    (it found an empty stream, and `cortex remember -` said "memory text is empty")."""
+    data = base64.b64decode(request.stdin or "")
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding=request.stdin_encoding, errors=request.stdin_errors)
 
 
 def _strip_no_daemon(argv: list[str]) -> tuple[list[str], bool]:
@@ -106,6 +117,7 @@ def _route(argv: list[str]) -> Route | None:
     env = {k: v for k, v in os.environ.items() if protocol.forwarded(k)}
     if "COLUMNS" not in env and (size := _terminal_size()) is not None:
         env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
+    env.update(usable_size(env))
     request = Request(
         op="run", fingerprint=protocol.fingerprint(), argv=tuple(argv), cwd=os.getcwd(), env=env,
         stdout_tty=_isatty(sys.stdout), stderr_tty=_isatty(sys.stderr),

@@ -43,6 +43,9 @@ class CommandContext:
     """Absolute: relative paths in the command line (`-C`, `--db`, `-o`, a file to import) are read from here."""
     env: Mapping[str, str] = field(repr=False)
     engines: EngineSource = new_engine
+    notes: list[str] = field(default_factory=list)
+    """Lines for standard error once the command has succeeded (`cortex: note: ...`); a failed command's one-line
+    error says what matters instead, so errors stay one line."""
 
     @classmethod
     def of_process(cls) -> CommandContext:
@@ -75,7 +78,11 @@ class CommandContext:
         environment."""
         settings = self.settings(getattr(args, "no_global", False))
         where = getattr(args, "target", None) or args.path
-        return self.engines(self.path(where), self.database(args.db or settings.db), settings)
+        engine = self.engines(self.path(where), self.database(args.db or settings.db), settings)
+        note = f"cortex: note: {engine.read_only_note}; reading only"
+        if engine.read_only and note not in self.notes:
+            self.notes.append(note)
+        return engine
 
     def session(self, args) -> str | None:
         """The session the command runs in (`--session`, else CORTEX_SESSION; None: no session)."""

@@ -8,6 +8,7 @@ from .context import CommandContext
 
 
 def run_git(args, ctx: CommandContext) -> Answer:
+    from ...core.text import one_line
     git = ctx.engine(args).git(args.commits)
 
     def show(out) -> None:
@@ -18,11 +19,11 @@ def run_git(args, ctx: CommandContext) -> Answer:
         out.line((str(git.root), "bold"), f" {where}" + (f" ({'; '.join(git.notes)})" if git.notes else ""))
         for label, files in (("staged", git.staged), ("modified", git.modified), ("untracked", git.untracked)):
             if files:
-                out.console.print(f"{label}: {', '.join(files)}")
+                out.console.print(one_line(f"{label}: {', '.join(files)}"))
         rows = [[c.short, age(c.time), c.author, c.subject, str(len(c.files))] for c in git.commits]
         if rows:
             out.table(["commit", "age", "author", "subject", "files"], rows)
-        out.console.print(f"branches: {', '.join(git.branches) or 'none'}")
+        out.console.print(one_line(f"branches: {', '.join(git.branches) or 'none'}"))
 
     return Answer(git.to_json(), show)
 
@@ -35,6 +36,7 @@ def add_graph(p) -> None:
 
 def run_graph(args, ctx: CommandContext) -> Answer:
     from ...core.graph.graph import neighbourhood  # the engine: not for the thin client, which only parses
+    from ...core.text import one_line
 
     found = neighbourhood(ctx.engine(args).graph(session=ctx.session(args)), args.node, args.depth, args.limit)
 
@@ -43,7 +45,7 @@ def run_graph(args, ctx: CommandContext) -> Answer:
         if not found.neighbours:
             out.console.print("no neighbours")
         for n in found.neighbours:
-            out.console.print(f"{'  ' * n.depth}{n.via:<12} {n.label}")
+            out.console.print(f"{'  ' * n.depth}{n.via:<12} {one_line(n.label)}")
 
     return Answer(found, show)
 

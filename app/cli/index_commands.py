@@ -60,6 +60,7 @@ def _index_status(engine) -> Answer:
 
 def _list_skipped(engine) -> Answer:
     """The skip list the last index run stored, read back: nothing is listed, read or embedded."""
+    from ...core.text import one_line
     skipped = engine.code_index(create=False).skipped()
     if not skipped and not engine.has_index():
         raise CortexError(f"nothing indexed yet in {engine.root}: run `cortex index` first")
@@ -68,7 +69,7 @@ def _list_skipped(engine) -> Answer:
         if not skipped:
             out.console.print("the last index run skipped no files")
         for path, reason in skipped:
-            out.console.print(f"{path}: {reason}", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"{path}: {reason}"), markup=False, soft_wrap=True)
 
     return Answer([{"path": p, "reason": r} for p, r in skipped], show)
 

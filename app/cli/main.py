@@ -106,7 +106,10 @@ def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> in
         ctx.stderr.write(exc.stderr)
         return exc.status
     try:
-        return present(args, ctx, COMMANDS[args.handler].run(args, ctx))
+        code = present(args, ctx, COMMANDS[args.handler].run(args, ctx))
+        for note in ctx.notes:
+            ctx.stderr.write(note + "\n")
+        return code
     except CortexError as exc:
         return _fail(ctx, str(exc))
     except KeyboardInterrupt:

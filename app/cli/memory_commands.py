@@ -38,6 +38,7 @@ def memories_answer(memories: list[Memory], empty: str) -> Answer:
 
 
 def _print_memory(out, memory: Memory) -> None:
+    from ...core.text import one_line
     out.line((memory.title, "bold"), f"  ({memory.kind}, {memory.status}, v{memory.version}, id {memory.id})")
     meta = [f"created {memory.created_at:%Y-%m-%d %H:%M} UTC", f"scope {memory.scope}"]
     if memory.branch:
@@ -46,10 +47,10 @@ def _print_memory(out, memory: Memory) -> None:
         meta.append(f"key {memory.source_key}")
     if memory.kind == "task":
         meta.append(f"task {memory.task_state}")
-    out.console.print(" · ".join(meta), style="dim")
+    out.console.print(one_line(" · ".join(meta)), style="dim")
     for label, values in (("tags", memory.tags), ("files", memory.files), ("symbols", memory.symbols)):
         if values:
-            out.console.print(f"{label}: {', '.join(values)}", style="dim", markup=False)
+            out.console.print(one_line(f"{label}: {', '.join(values)}"), style="dim", markup=False)
     print_code_change(out, memory)
     out.console.print()
     out.console.out(memory.text)
@@ -166,9 +167,10 @@ def add_done(p) -> None:
 
 
 def run_done(args, ctx: CommandContext) -> Answer:
+    from ...core.text import one_line
     memory = ctx.engine(args).set_task_state(args.id, "open" if args.reopen else "done")
     return Answer(memory.to_json(),
-                  lambda out: out.console.print(f"task {memory.id} is {memory.task_state}: {memory.title}"))
+                  lambda out: out.console.print(one_line(f"task {memory.id} is {memory.task_state}: {memory.title}")))
 
 
 def run_confirm(args, ctx: CommandContext) -> Answer:

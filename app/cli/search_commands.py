@@ -55,6 +55,7 @@ def run_search(args, ctx: CommandContext) -> Answer:
 
 
 def _print_results(out, results, explain: bool, full: bool) -> None:
+    from ...core.text import one_line
     if results.implicit and results.terms:
         out.console.print(f"no query: searching for what you are working on ({' '.join(results.terms[:12])})", style="dim")
     if results.index_fresh is False:
@@ -83,7 +84,7 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
     if results.neighbours:
         out.console.print("neighbours of the top hits", style="bold")
         for n in results.neighbours:
-            out.console.print(f"  {n.via:<12} {n.label}")
+            out.console.print(f"  {n.via:<12} {one_line(n.label)}")
 
 
 def run_what(args, ctx: CommandContext) -> Answer:
@@ -92,6 +93,7 @@ def run_what(args, ctx: CommandContext) -> Answer:
 
 
 def _print_what(out, w) -> None:
+    from ...core.text import one_line
     head = f"on {w.git.branch}" if w.git.branch else ("detached" if w.git.detached else "")
     out.line(("What should I know", "bold"), f" {head}")
 
@@ -103,14 +105,15 @@ def _print_what(out, w) -> None:
 
     def fmt(m) -> str:
         changed = f"\n      code changed since: {m.code_change.summary}" if m.code_change is not None else ""
-        return f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {m.title}{changed}"
+        return f"{m.id} {m.kind:<9} {age(m.updated_at):>4}  {one_line(m.title)}{changed}"
 
     section("Memories on this branch", [fmt(m) for m in w.branch_memories])
-    section("About the files you changed", [f"{fmt(m)}  ({', '.join(m.files)})" for m in w.file_memories])
+    section("About the files you changed", [f"{fmt(m)}  ({one_line(', '.join(m.files))})" for m in w.file_memories])
     section("Open tasks", [fmt(m) for m in w.open_tasks])
     section("Recent memories", [fmt(m) for m in w.recent_memories])
-    section("Recent commits", [f"{c.short} {age(c.time):>4}  {c.subject}" for c in w.recent_commits])
-    section("Working change, most imported first", [f"{f.state:<9} {f.path}  imported by {f.imported_by}" for f in w.changed_files])
+    section("Recent commits", [f"{c.short} {age(c.time):>4}  {one_line(c.subject)}" for c in w.recent_commits])
+    section("Working change, most imported first",
+            [f"{f.state:<9} {one_line(f.path)}  imported by {f.imported_by}" for f in w.changed_files])
     for hint in w.hints:
         out.console.print(f"\n{hint}", style="dim")
 
@@ -158,6 +161,7 @@ def run_select(args, ctx: CommandContext) -> Answer:
 
 
 def _print_selection(out, sel) -> None:
+    from ...core.text import one_line
     out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items")
     for note in sel.notes:
         out.console.print(note, style="yellow")
@@ -165,7 +169,8 @@ def _print_selection(out, sel) -> None:
         [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
     ])
     for label, items in left_out_groups(sel):
-        out.console.print(f"{label}: " + ", ".join(_left_label(i) for i in items[:8]), style="dim", markup=False)
+        out.console.print(one_line(f"{label}: " + ", ".join(_left_label(i) for i in items[:8])), style="dim",
+                          markup=False)
 
 
 def left_out_groups(sel) -> list[tuple[str, list]]:
@@ -202,7 +207,7 @@ def _why(item) -> str:
 def run_context(args, ctx: CommandContext) -> Answer | int:
     from ...core.clipboard import copy, terminal_osc52
     from ...core.context.assemble import assemble
-    from ...core.text import visible
+    from ...core.text import escaped, visible
 
     engine = ctx.engine(args)
     sel = engine.select_context(_select_request(args, ctx))
@@ -221,7 +226,7 @@ def run_context(args, ctx: CommandContext) -> Answer | int:
         if args.json:
             return Answer({**report, "text": doc.text})
         # Verbatim into a pipe or file; on a terminal, control characters are shown, not obeyed (see output).
-        ctx.stdout.write(visible(doc.text) if ctx.stdout.isatty() else doc.text)
+        ctx.stdout.write(visible(doc.text) if ctx.stdout.isatty() else escaped(doc.text))
         return 0
 
     def show(out) -> None:

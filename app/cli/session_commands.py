@@ -14,24 +14,24 @@ def add_map(p) -> None:
 
 def run_map(args, ctx: CommandContext) -> Answer | int:
     from ...core.requests import MapRequest
-    from ...core.text import visible
+    from ...core.text import escaped, visible
 
     found = ctx.engine(args).repo_map(MapRequest(args.budget, tuple(args.focus)))
     if args.json:
         return Answer(found.to_json())
     for note in found.notes:
         ctx.stderr.write(f"cortex: {note}\n")
-    ctx.stdout.write(visible(found.text) if ctx.stdout.isatty() else found.text)
+    ctx.stdout.write(visible(found.text) if ctx.stdout.isatty() else escaped(found.text))
     return 0
 
 
 def run_snapshot(args, ctx: CommandContext) -> Answer | int:
-    from ...core.text import visible
+    from ...core.text import escaped, visible
 
     found = ctx.engine(args).snapshot(session=ctx.session(args))
     if args.json:
         return Answer(found.to_json())
-    ctx.stdout.write(visible(found.text) if ctx.stdout.isatty() else found.text)
+    ctx.stdout.write(visible(found.text) if ctx.stdout.isatty() else escaped(found.text))
     return 0
 
 

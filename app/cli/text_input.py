@@ -8,16 +8,19 @@ only: the thin client checks arguments before it routes a command.
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
+
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+"""How `surrogateescape` writes a byte that is not UTF-8. A regular expression, not a loop over the characters: a
+20 MB standard input took half a second to look through in Python."""
 
 
 def _first_undecodable(text: str) -> int | None:
     """Where text read with `surrogateescape` (how Python decodes arguments, and standard input under a C or POSIX
     locale) holds a byte that was not UTF-8, or None."""
-    for i, char in enumerate(text):
-        if "\udc80" <= char <= "\udcff":
-            return i
-    return None
+    found = _UNDECODABLE.search(text)
+    return found.start() if found else None
 
 
 def _shown(text: str) -> str:

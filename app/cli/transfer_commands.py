@@ -24,6 +24,7 @@ def add_import(p) -> None:
 def run_import(args, ctx: CommandContext) -> Answer:
     from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions  # the store: not for the
     from ...core.store.importer import plan_import  # thin client, which only parses
+    from ...core.text import one_line
 
     if args.source is None and not args.claude_sessions:
         raise CortexError("give a file or a directory to import (or --claude-sessions)")
@@ -51,9 +52,9 @@ def run_import(args, ctx: CommandContext) -> Answer:
         out.console.print(f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
                           f"{counts['duplicate']} already known{exact}", markup=False, soft_wrap=True)
         for path, reason in plan.skipped:
-            out.console.print(f"  skipped {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  skipped {path}: {reason}"), style="dim", markup=False, soft_wrap=True)
         for bad in plan.bad:
-            out.console.print(f"  skipped bad record {bad}", style="yellow", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  skipped bad record {bad}"), style="yellow", markup=False, soft_wrap=True)
 
     return Answer({"files": plan.files, **counts, "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],
                    "bad": [{"where": b.where, "reason": b.reason} for b in plan.bad]}, show)
@@ -63,6 +64,7 @@ def _dry_run(plan, skip_bad: bool) -> Answer:
     """What an import would store, where each record was read, and what it would pass over; nothing is written. A
     bad record makes the exit status 1 unless --skip-bad, as it would abort the import."""
     from ...core.records import Memory
+    from ...core.text import one_line
 
     would = [{"where": where, "kind": entry.kind, "title": entry.title, "characters": len(entry.text),
               "key": entry.source_key, **({"id": entry.id} if isinstance(entry, Memory) else {})}
@@ -72,12 +74,12 @@ def _dry_run(plan, skip_bad: bool) -> Answer:
         out.console.print(f"would import {len(would)} record(s) from {plan.files} file(s); nothing was stored",
                           markup=False, soft_wrap=True)
         for record in would:
-            out.console.print(f"  {record['where']}: {record['kind']} {record['title']!r} ({record['characters']:,} "
-                              "characters)", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  {record['where']}: {record['kind']} {record['title']!r} "
+                                       f"({record['characters']:,} characters)"), markup=False, soft_wrap=True)
         for path, reason in plan.skipped:
-            out.console.print(f"  would skip {path}: {reason}", style="dim", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  would skip {path}: {reason}"), style="dim", markup=False, soft_wrap=True)
         for bad in plan.bad:
-            out.console.print(f"  bad record {bad}", style="yellow", markup=False, soft_wrap=True)
+            out.console.print(one_line(f"  bad record {bad}"), style="yellow", markup=False, soft_wrap=True)
 
     return Answer({"dry_run": True, "files": plan.files, "would_store": would,
                    "skipped": [{"path": p, "reason": r} for p, r in plan.skipped],

@@ -19,6 +19,7 @@ from ..errors import CortexError
 from ..records import COMMIT_TAG, STEP_TAG, MemoryDraft
 from ..secrets.secret_fields import record_texts, refuse_secrets
 from ..secrets.secrets import redacted
+from ..sizes import check_sizes
 from ..store.database import Database
 from ..store.memory_rows import now
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
@@ -212,6 +213,12 @@ class AgentLog:
         if not self.is_initialised():
             raise CortexError("no agent context here yet: run `cortex agent init GOAL` first")
 
+    def _refuse(self, **named: str | None) -> None:
+        """Text an agent hands in, refused when it is over the memory size limit (checked first, so a huge field
+        costs no secret scan) or holds a secret."""
+        check_sizes(self.store.max_text_bytes, "the", **named)
+        refuse_secrets(**named)
+
     def _active(self, name: str) -> AgentBranch:
         branch = self.get_branch(name)
         if branch.status != "active":
@@ -223,7 +230,7 @@ class AgentLog:
         goal = goal.strip()
         if not goal:
             raise CortexError("the goal is empty")
-        refuse_secrets(goal=goal)
+        self._refuse(goal=goal)
         with self.db.lock(_LOCK):
             if self.is_initialised():
                 raise CortexError("the agent context already exists: extend the roadmap with `cortex agent commit --roadmap`")
@@ -239,7 +246,7 @@ class AgentLog:
     def log_ota(self, observation: str, thought: str, action: str, branch: str | None = None) -> AgentStep:
         if not any(part.strip() for part in (observation, thought, action)):
             raise CortexError("an empty step: give an observation, a thought or an action")
-        refuse_secrets(observation=observation, thought=thought, action=action)
+        self._refuse(observation=observation, thought=thought, action=action)
         with self.db.lock(_LOCK):
             name = self._active(branch or self.current()).name
             n = self._last_n(name) + 1
@@ -265,7 +272,7 @@ class AgentLog:
         contribution = contribution.strip()
         if not contribution:
             raise CortexError("the commit's contribution is empty")
-        refuse_secrets(contribution=contribution, summary=previous_summary, roadmap=update_roadmap)
+        self._refuse(contribution=contribution, summary=previous_summary, roadmap=update_roadmap)
         with self.db.lock(_LOCK):
             b = self._active(branch or self.current())
             commits = self.commits(b.name)
@@ -294,7 +301,7 @@ class AgentLog:
 
     def branch(self, name: str, purpose: str) -> AgentBranch:
         validate_branch_name(name)
-        refuse_secrets(branch_name=name, purpose=purpose)
+        self._refuse(branch_name=name, purpose=purpose)
         with self.db.lock(_LOCK):
             parent = self._active(self.current()).name
             if self.find_branch(name) is not None:
@@ -329,7 +336,7 @@ class AgentLog:
         and mark `name` merged. Crash-safe and repeatable: the copies are one commit and stay hidden until the
         last write marks the source merged; running the merge again after a crash reuses the copies it finds and
         the merge commit (its id is derived from the branches), so nothing is stored twice."""
-        refuse_secrets(summary=summary)
+        self._refuse(summary=summary)
         with self.db.lock(_LOCK):
             source = self.get_branch(name)
             into = target or source.parent or MAIN
@@ -376,7 +383,7 @@ class AgentLog:
     def import_(self, directory: Path) -> AgentContext:
         """Read an export back: the same roadmap, branches, steps and commits, each mirrored as a memory again."""
         data = read_export(directory)
-        refuse_secrets(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
+        self._refuse(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
                                        *(c for v in data.commits.values() for c in v)]))
         with self.db.lock(_LOCK):
             if self.is_initialised():

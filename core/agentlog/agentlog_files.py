@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import CortexError
+from ..nesting import parsed_within_limit
 from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 
 FORMAT = 1
@@ -82,7 +83,9 @@ def read_export(directory: Path) -> AgentExport:
 
     path = directory / "metadata.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = parsed_within_limit(lambda: yaml.safe_load(path.read_text(encoding="utf-8")))
+    except CortexError as exc:
+        raise CortexError(f"{path}: {exc}") from None
     except FileNotFoundError:
         raise CortexError(f"{path} not found: not a `cortex agent export` directory") from None
     except (UnicodeDecodeError, yaml.YAMLError) as exc:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from ..errors import CortexError
 from ..secrets.secret_fields import redact_item
 from ..secrets.secrets import redacted
+from ..text import one_line
 from ..tokens import count_tokens
 from .items import Item, Selection
 from .purpose_names import DEFAULT
@@ -166,7 +167,7 @@ def _render(task: str, commit: str, encoding: str, laid_out: list[Section], layo
                 label = " (relevant regions; the rest elided)" if i.kind == "reduced" else ""
                 fence = _fence(i.text)
                 lang = _LANG.get("." + i.path.rsplit(".", 1)[-1], "") if "." in i.path else ""
-                parts += [f"## {cite}{i.path}:{_spans(i)}{at}{label}", "", f"{fence}{lang}", i.text.rstrip("\n"), fence,
+                parts += [f"## {cite}{one_line(i.path)}:{_spans(i)}{at}{label}", "", f"{fence}{lang}", i.text.rstrip("\n"), fence,
                           ""]
     return "\n".join(parts)
 
@@ -176,9 +177,9 @@ def _source(i: Item, commit: str) -> str:
     if i.kind == "memory":
         m = _memory(i)
         files = f", about {', '.join(m.files[:5])}" if m.files else ""
-        return f"memory {m.id} ({m.kind}, {m.created_at:%Y-%m-%d}{files}): {m.title}"
+        return one_line(f"memory {m.id} ({m.kind}, {m.created_at:%Y-%m-%d}{files}): {m.title}")
     at = f" at commit {commit[:12]}" if commit and not i.uncommitted else f" ({WORKING_TREE})"
-    return f"{i.path} lines {_spans(i)}{at}"
+    return f"{one_line(i.path)} lines {_spans(i)}{at}"
 
 
 def _xml_item(i: Item, commit: str, number: int | None) -> str:

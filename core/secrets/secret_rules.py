@@ -21,6 +21,8 @@ from pathlib import Path
 from ..locations import cache_dir
 
 RULES_FILE = Path(__file__).with_name("secret_rules.yml")
+KEYWORDLESS_FILE = Path(__file__).with_name("secret_rules_keywordless.yml")
+"""The maintained rules with a distinctive value, without their keyword (generated: see keywordless.py)."""
 
 JUDGED_KINDS = frozenset({
     # the rule set's rules that capture any password rather than a format
@@ -67,7 +69,7 @@ def vendor_scanner():
 
             directory = cache_dir() / "secret-rules"
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            rules = Rules([RULES_FILE], builtins=True, confidence="low", cache_dir=directory)
+            rules = Rules([RULES_FILE, KEYWORDLESS_FILE], builtins=True, confidence="low", cache_dir=directory)
             # base64=False: decoding every base64 run costs 4x the scan and finds encoded keys nobody reads.
             _vendor.append(Scanner(rules, base64=False, dedup=False, redact=False))
     return _vendor[0]

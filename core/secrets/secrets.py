@@ -8,7 +8,9 @@ indexed, a memory's field, an import record, a search hit or a context document.
 - our token formats for what it leaves out (AWS key ids alone, test keys, HTTP credentials, crypt hashes, `.netrc`);
 - assignments whose name says the value is secret (`password: …`, `DIGITALOCEAN_TOKEN=…`, `"apiKey": "…"`,
   `<add key="DbPassword" value="…"/>`, Terraform `variable "db_password" { default = "…" }`) with a plausible
-  value: not a placeholder, a reference, a type or a word; random-looking when the name only says `key`/`auth`.
+  value: not a placeholder, a reference, a type or a word; random-looking when the name only says `key`/`auth`;
+- shape and neighbourhood: string literals side by side joined, a credential word before a random-looking value
+  in prose, a call's callee and the heading above a fenced block as the value's name (docs/security.md).
 
 A found secret is the value only, so `redact` keeps the name readable: `password: «redacted secret»`. Documented
 example values and placeholders (`AKIAIOSFODNN7EXAMPLE`, `changeme`, `<password>`, `${VAR}`, `xxxx`) are allowed,
@@ -102,6 +104,22 @@ _SNAKE_NAME = re.compile(r"[a-z_][a-z_]*_[a-z_]*")
 _VERSION = re.compile(r"[<>=!~^v]*\d+(?:\.\d+)+[\w.+-]*")
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)*/?")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+")
+_KEY_PATH = re.compile(r"(?:[a-z]+|v?\d+)(?:[:/.](?:[a-z]+|v?\d+)?)+")
+"""`user:profile:v2:`: lowercase words and version numbers apart by `:` `/` `.`, as cache keys and routes are."""
+_LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'""")
+_ADJACENT_LITERALS = re.compile(r"""(?:"[^"\\\n]*"|'[^'\\\n]*')(?:[ \t]*\+?[ \t]*\\?\r?\n?[ \t]*\+?[ \t]*"""
+                                r"""(?:"[^"\\\n]*"|'[^'\\\n]*'))+""")
+_PROSE_SOURCE = (r"\b(?:tokens?|passwords?|passwd|passphrase|secrets?|api[ _-]?keys?|pwd)\b[ \t]+"
+                 r"""(?:(?:is|was|=|:)[ \t]+)?([^\s"'`<>()\[\]{},;]{12,200})""")
+_PROSE = re.compile(_PROSE_SOURCE)
+_PROSE_ANY_CASE = re.compile(_PROSE_SOURCE, re.I)
+"""A credential word, maybe `is`, then a value (checked by `_prose_secret`)."""
+_CREDENTIAL_WORD = re.compile(r"(?i)\b(?:tokens?|passwords?|passwd|passphrase|secrets?|api[ _-]?keys?|credentials?)\b")
+_CALL_ARGUMENT = re.compile(r"""\(\s*(?P<q>["'`])(?P<value>[^"'`\\\n]{8,500})(?P=q)""")
+_CALLEE = re.compile(r"[A-Za-z_][\w.]{0,63}$")
+_FENCE = re.compile(r"^[ \t]*(?P<mark>```|~~~)[^\n]*\n(?P<body>.*?)^[ \t]*(?P=mark)", re.M | re.S)
 RANDOM_MIN_CHARS = 16
 RANDOM_MIN_BITS = 3.0
 """A value under a name that only says `key` or `auth` counts when it has at least this many characters, letters
@@ -137,7 +155,8 @@ def find_secrets(text: str) -> list[SecretHit]:
     file being indexed, a memory's field, a search hit or a context document."""
     if not text:
         return []
-    hits = _format_hits(text) + _assignment_hits(text) + _pair_hits(text)
+    hits = (_format_hits(text) + _assignment_hits(text) + _pair_hits(text) + _joined_hits(text) + _prose_hits(text)
+            + _call_hits(text) + _fenced_hits(text))
     hits.sort(key=lambda h: (h.start, -h.end, h.kind))  # the same kind for the same span, whatever found it first
     merged: list[SecretHit] = []
     for hit in hits:
@@ -263,8 +282,8 @@ def _assignment_hits(text: str) -> list[SecretHit]:
         assert before is not None and after is not None  # both match the empty string
         name_start, name_end = before.start(), after.end()
         strength = name_strength(text[name_start:name_end])
-        if strength is None or (strength == "weak" and name_start and text[name_start - 1] in "?&"):
-            continue  # `?key=value2&page=3` is a query, not a setting
+        if strength is None:
+            continue
         a = _ASSIGNMENT.match(text, name_end)
         if a is None:
             continue
@@ -273,6 +292,94 @@ def _assignment_hits(text: str) -> list[SecretHit]:
         if plausible_value(a.group(group), quoted, weak=strength == "weak"):
             hits.append(SecretHit("secret", *a.span(group)))
     return hits
+
+
+def _joined_hits(text: str) -> list[SecretHit]:
+    """Formats split over adjacent string literals (`"sk_live_51Hq" "LyjWDarjtT1zdp7dc"`, joined by the compiler
+    or a `+`): the literals of each run are joined and scanned, and a secret that crosses from one literal into the
+    next is redacted from its first literal to its last, the quotes between included."""
+    if '"' not in text and "'" not in text:
+        return []
+    hits = []
+    for run in _ADJACENT_LITERALS.finditer(text):
+        literals = list(_LITERAL.finditer(run.group(0)))
+        starts, joined = [], ""
+        for literal in literals:
+            starts.append((len(joined), run.start() + literal.start() + 1))
+            joined += literal.group(0)[1:-1]
+        for hit in _format_hits(joined):
+            first = max(i for i, (at, _) in enumerate(starts) if at <= hit.start)
+            last = max(i for i, (at, _) in enumerate(starts) if at < hit.end)
+            if first == last:
+                continue  # within one literal: found in the text itself
+            start = starts[first][1] + hit.start - starts[first][0]
+            end = starts[last][1] + hit.end - starts[last][0]
+            hits.append(SecretHit(hit.kind, start, end))
+    return hits
+
+
+def _prose_hits(text: str) -> list[SecretHit]:
+    """A credential word followed by a value that could only be a credential, in prose (`ran deploy with token
+    Tjt4TY!mQU9RGZq#lswA`): no assignment, so only values that look random count (12+ characters, letters and
+    digits with a symbol or both cases, 3.5 bits of entropy per character, not a name, a path or a version)."""
+    hits = []
+    lowered = text.lower()  # a lowercase pattern on lowered text: `re` is several times slower with IGNORECASE
+    found = _PROSE.finditer(lowered) if len(lowered) == len(text) else _PROSE_ANY_CASE.finditer(text)
+    for m in found:
+        value = text[m.start(1):m.end(1)].rstrip(".,:;!?")
+        if _prose_secret(value):
+            hits.append(SecretHit("secret", m.start(1), m.start(1) + len(value)))
+    return hits
+
+
+def _call_hits(text: str) -> list[SecretHit]:
+    """A call whose callee's name says secret, given a literal (`set_api_key("…")`, `Token.new('…')`): the callee
+    is the value's name, judged as an assignment's name is."""
+    hits = []
+    for m in _CALL_ARGUMENT.finditer(text):  # led by `(` and a quote, so `re` skips the rest of the text fast
+        found = _CALLEE.search(text, max(0, m.start() - 64), m.start())
+        if found is None:
+            continue
+        callee = found.group(0).removesuffix(".new")  # Ruby's `Token.new("…")` names its class
+        strength = name_strength(callee)
+        if strength and plausible_value(m.group("value"), quoted=True, weak=strength == "weak"):
+            hits.append(SecretHit("secret", *m.span("value")))
+    return hits
+
+
+def _fenced_hits(text: str) -> list[SecretHit]:
+    """A fenced block under a heading or a sentence that names a credential (`## Deploy token`, then the value
+    alone in the fence): the words above are the value's name. Only a line that is one random-looking value
+    counts (as in prose)."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    hits = []
+    for m in _FENCE.finditer(text):
+        above = text[max(0, m.start() - 300):m.start()].rstrip().rsplit("\n", 1)[-1]
+        if not _CREDENTIAL_WORD.search(above):
+            continue
+        offset = m.start("body")
+        for line in m.group("body").splitlines(keepends=True):
+            value = line.strip()
+            if value and _prose_secret(value):
+                start = offset + line.index(value)
+                hits.append(SecretHit("secret", start, start + len(value)))
+            offset += len(line)
+    return hits
+
+
+def _prose_secret(value: str) -> bool:
+    if len(value) < 12 or any(c.isspace() for c in value) or _is_placeholder(value) or "://" in value or _looks_like_path(value):
+        return False
+    if not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+        return False
+    if not (re.search(r"[^A-Za-z0-9]", value) or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))):
+        return False
+    if _VERSION.fullmatch(value) or _ENV_NAME.fullmatch(value) or _DOTTED_NAME.fullmatch(value) or _wordy(value):
+        return False
+    if _IDENTIFIER.fullmatch(value):  # `cl100k_base_encoding`, `test_user2_fixture`: names, not values
+        return False
+    return _entropy(value) >= 3.5
 
 
 def _pair_hits(text: str) -> list[SecretHit]:
@@ -323,6 +430,8 @@ def plausible_value(value: str, quoted: bool, weak: bool = False) -> bool:
                        or (not has_digit and _wordy(value))):  # code (`token = next_token`, `auth: AuthConfig`)
         return False
     if weak:
+        if _UUID.fullmatch(value) or _KEY_PATH.fullmatch(value):  # a row's id, a cache key's namespace
+            return False
         return len(value) >= RANDOM_MIN_CHARS and _entropy(value) >= RANDOM_MIN_BITS and _looks_random(value)
     # A bare word in prose or a config schema ("password: required") is not a secret; one with a digit, a symbol
     # or inner capitals is.

@@ -8,11 +8,11 @@ As with any import, a message holding a secret is refused (listed, never shown),
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from ..errors import CortexError
+from ..nesting import load_json
 from ..records import MemoryDraft
 from ..transcripts import message_text
 from .importer import BadRecord, ImportPlan, check_draft, parse_time
@@ -37,16 +37,19 @@ def plan_claude_sessions(directory: Path, max_bytes: int) -> ImportPlan:
         for n, line in enumerate(file.read_bytes().splitlines(), 1):
             where = f"{file.name} line {n}"
             try:
-                entry = json.loads(line)
+                entry = load_json(line)
             except ValueError:
                 plan.bad.append(BadRecord(where, "not a JSON line"))
+                continue
+            except CortexError as exc:
+                plan.bad.append(BadRecord(where, str(exc)))
                 continue
             draft = _draft(file.stem, n, entry)
             if draft is None:
                 continue
             try:
-                draft = check_draft(draft)
                 validate_draft(draft, max_bytes)
+                draft = check_draft(draft)
             except CortexError as exc:
                 plan.bad.append(BadRecord(where, str(exc)))
                 continue

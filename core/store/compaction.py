@@ -55,12 +55,20 @@ class CompactionPolicy:
     compact_every: int
     compact_keep: timedelta
     last_commit: float
+    read_only: bool
     _tables: dict[str, Any]
     _compaction_lock: threading.Lock
+    conn: Any
     if TYPE_CHECKING:
         def commit(self, fn: Callable[[], T], idempotent: bool = True) -> T: ...
 
         def try_lock(self, name: str) -> AbstractContextManager[bool]: ...
+
+        def lock(self, name: str, timeout: float | None = None) -> AbstractContextManager[None]: ...
+
+        def write_lock(self) -> AbstractContextManager[None]: ...
+
+        def table_names(self) -> set[str]: ...
 
     @staticmethod
     def note_written() -> None:
@@ -73,13 +81,42 @@ class CompactionPolicy:
         one process at a time; returns the names compacted. Run by a background compactor when writes have
         paused, and by `cortex index`; never by a write itself. Not under the write lock: a compaction can take
         minutes, and a write that meets it retries its commit (see `commit`) or, as an append, does not conflict."""
-        with self._compaction_lock:
-            tables = list(self._tables.values())
         done = []
-        for table in tables:
+        for table in self.every_table():
             if self.compact_if_due(table):
                 done.append(table.name)
         return done
+
+    def every_table(self) -> list:
+        """Every table of the database: the ones opened here and the ones only other processes write. The code
+        index's tables are written by index child processes and the watcher, so a compactor that looked only at its
+        own tables never compacted them (`chunks.lance` kept 27 versions on a fresh flask-sized index)."""
+        with self._compaction_lock:
+            tables = dict(self._tables)
+        if self.remote:
+            return list(tables.values())
+        for name in sorted(self.table_names() - tables.keys()):
+            try:
+                tables[name] = self.conn.open_table(name)
+            except Exception:  # noqa: BLE001  (a table another process is still creating has no version to compact)
+                continue
+        return list(tables.values())
+
+    def compact_everything(self) -> int:
+        """`cortex gc`: every table compacted now, every old version dropped, and the files no version references
+        removed (a compaction that failed, or two that raced, left their rewritten data behind). Waits for a
+        compaction running in another process to end (one compactor per database), and holds the write lock, so
+        no write is between writing its files and committing them while unreferenced files are removed. Returns
+        the versions removed."""
+        removed = 0
+        if self.read_only:
+            return 0
+        with self.lock(_COMPACTION_LOCK, timeout=-1), self.write_lock():
+            for table in self.every_table():
+                before = len(table.list_versions())
+                self._optimize(table, timedelta(0), delete_unverified=not self.remote)
+                removed += max(before - len(table.list_versions()), 0)
+        return removed
 
     def compact_if_due(self, table) -> bool:
         """Compact when enough versions older than `compact_keep` have piled up, or when the table has grown past
@@ -148,10 +185,16 @@ class CompactionPolicy:
         return sum(p.stat().st_size for p in self._table_folder(table.name).rglob("*") if p.is_file())
 
     def compact(self, table, keep: timedelta = timedelta(0)) -> None:
+        """Compact one table; the caller holds the compaction lock (one compactor per database across processes:
+        the watcher's and the server's compactions raced, and one's cleanup removed a manifest the other was
+        reading, `Not found: .../_versions/18446744073709551292.manifest`)."""
+        self._optimize(table, keep)
+
+    def _optimize(self, table, keep: timedelta, delete_unverified: bool = False) -> None:
         def apply():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                table.optimize(cleanup_older_than=keep)
+                table.optimize(cleanup_older_than=keep, delete_unverified=delete_unverified)
 
         self.commit(apply)
         marker = self._marker(table)

@@ -39,7 +39,7 @@ from .failures import (
     unreachable_error,
 )
 from .indexes import Maintenance
-from .private_dir import make_private
+from .private_dir import make_private, owner_made_read_only
 from .schema import META_SCHEMA, SCHEMA_VERSION, missing_fields
 from .sql import quote
 
@@ -48,6 +48,10 @@ _LOCK_NAME = ".write.lock"
 _CREATION_WAIT_S = 20.0
 """How long a table listed in a remote store without a first version is taken for one another machine is still
 creating, before it is reported damaged."""
+
+
+def read_only_note(uri: str) -> str:
+    return f"the database at {uri} is read-only (its write permission was removed)"
 
 
 def _make_private(path: Path) -> None:
@@ -88,6 +92,8 @@ class Database(CompactionPolicy, Maintenance):
         self._compaction_lock = threading.Lock()
         self.last_commit = 0.0
         """`time.monotonic()` of this process's last commit: a background compactor waits for writes to pause."""
+        self.read_only = False
+        """The owner took the database's write permission away: it is read, never written (nor compacted)."""
         if not self.remote:
             path = Path(uri)
             if not path.exists():
@@ -99,6 +105,7 @@ class Database(CompactionPolicy, Maintenance):
                     raise UnusableLocation(f"cannot create database directory {uri}: {exc.strerror}") from exc
             elif not path.is_dir():
                 raise UnusableLocation(f"database path {uri} is not a directory")
+            self.read_only = owner_made_read_only(path)
             _make_private(path)
         lancedb = load_lancedb()
         if self.remote:
@@ -308,7 +315,7 @@ class Database(CompactionPolicy, Maintenance):
         lock (flock, or LockFileEx on Windows) that the kernel drops when its holder dies, so a killed process
         never leaves the database locked. `timeout`: seconds to wait, the database's `lock_timeout` when None,
         for as long as it takes when negative."""
-        if self.remote:
+        if self.remote or self.read_only:  # nothing is written to a read-only database: no lock file either
             yield
             return
         with file_lock(Path(self.uri), name, self.lock_timeout if timeout is None else timeout, self.uri):
@@ -319,6 +326,9 @@ class Database(CompactionPolicy, Maintenance):
         """The named lock if no other process holds it now (yields True), else yields False at once."""
         if self.remote:
             yield True
+            return
+        if self.read_only:
+            yield False  # what it would guard (a compaction, an index build) writes
             return
         with try_file_lock(Path(self.uri), name) as mine:
             yield mine
@@ -353,6 +363,8 @@ class Database(CompactionPolicy, Maintenance):
         another writer wrote nothing, so it is tried again, but only when `idempotent` (a merge on a key, a delete
         or update by filter, an index, a compaction): a plain append is not repeated, since an error that merely
         looks like a conflict could follow a commit that landed."""
+        if self.read_only:
+            raise CortexError(read_only_note(self.uri) + "; nothing was written")
         result = retried(fn, idempotent)
         self.last_commit = time.monotonic()
         COMMITS.committed()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pathspec
 
 from ..errors import CortexError
+from ..nesting import load_json
 from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Anchors, Memory, MemoryDraft
 from ..secrets.secret_fields import draft_secret
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
@@ -122,8 +123,8 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
                 if isinstance(entry, BadRecord):
                     plan.bad.append(entry)
                 elif isinstance(entry, MemoryDraft):
-                    entry = check_draft(entry)
                     validate_draft(entry, max_bytes)
+                    entry = check_draft(entry)
                     plan.entries.append((where, entry))
                 else:
                     _add_record(plan, where, entry, default_kind, scope, max_bytes)
@@ -210,18 +211,22 @@ def _jsonl(name: str, raw: bytes) -> list[tuple[str, object]]:
         if not text.strip():
             continue
         try:
-            entries.append((where, json.loads(text)))
+            entries.append((where, load_json(text)))
         except json.JSONDecodeError as exc:
             entries.append((where, BadRecord(where, f"invalid JSON: {exc.msg} at column {exc.colno}")))
+        except CortexError as exc:
+            entries.append((where, BadRecord(where, str(exc))))
     return entries
 
 
 def _json(name: str, text: str) -> list[tuple[str, object]]:
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         where = f"{name} line {exc.lineno}"
         return [(where, BadRecord(where, f"invalid JSON: {exc.msg} at column {exc.colno}"))]
+    except CortexError as exc:
+        return [(name, BadRecord(name, str(exc)))]
     items = data if isinstance(data, list) else [data]
     return [(f"{name} record {number}" if isinstance(data, list) else name, item) for number, item in enumerate(items, 1)]
 
@@ -263,8 +268,8 @@ def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, s
         context=item.get("context") or "",
         session=(item.get("session") or "") if (item.get("scope") or scope) == "session" else "",
     )
-    draft = check_draft(draft)
     validate_draft(draft, max_bytes)
+    draft = check_draft(draft)
     plan.entries.append((where, draft if item.get("id") is None else _exact(item, draft, plan)))
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import CortexError
 from ..records import KINDS, MEMORY_COLUMNS, SCOPES, TASK_STATES, Anchors, Memory, MemoryDraft
+from ..sizes import check_sizes
 from ..text import identifier_words, path_words
 from .sessions import check_session
 
@@ -19,11 +20,12 @@ def now() -> datetime:
 
 
 def validate_draft(draft: MemoryDraft, max_bytes: int) -> None:
+    """Cheap checks only (sizes first): every caller runs this before the secret scan, so a text too large to
+    store is refused in milliseconds whatever it holds."""
+    check_sizes(max_bytes, "memory", text=draft.text, title=draft.title, key=draft.source_key, context=draft.context,
+                tags=",".join(draft.tags), files=",".join(draft.files), symbols=",".join(draft.symbols))
     if not draft.text or not draft.text.strip():
         raise CortexError("memory text is empty")
-    size = len(draft.text.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        raise CortexError(f"memory text is {size:,} bytes; the limit is {max_bytes:,}")
     if draft.kind not in KINDS:
         raise CortexError(f"unknown kind {draft.kind!r}; choose one of {', '.join(KINDS)}")
     if draft.task_state and draft.task_state not in TASK_STATES:

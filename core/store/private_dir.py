@@ -34,6 +34,9 @@ def make_private(directory: Path) -> None:
     mode = stat.S_IMODE(directory.stat().st_mode)
     if mode == 0o700 and _has_owner_only_default(directory):
         return
+    if owner_made_read_only(directory):
+        _close_to_others(directory)
+        return
     for path in (directory, *directory.rglob("*")) if mode != 0o700 else (directory,):
         try:
             if path.is_symlink():
@@ -44,6 +47,23 @@ def make_private(directory: Path) -> None:
             else:
                 os.chmod(path, 0o600)
         except FileNotFoundError:  # removed meanwhile by a compaction in another process
+            continue
+
+
+def owner_made_read_only(directory: Path) -> bool:
+    """The owner took the write permission away (`chmod -R a-w .cortex/db`): a wish to keep the database as it
+    is. Tightening used to chmod the tree back to 0700/0600, writable again; root, which ignores permissions,
+    would then have written into it."""
+    return not stat.S_IMODE(directory.stat().st_mode) & stat.S_IWUSR
+
+
+def _close_to_others(directory: Path) -> None:
+    """Group and other bits off the tree, the owner's left as they are (no write given back)."""
+    for path in (directory, *directory.rglob("*")):
+        try:
+            if not path.is_symlink():
+                os.chmod(path, stat.S_IMODE(path.stat().st_mode) & 0o700)
+        except FileNotFoundError:
             continue
 
 

@@ -244,9 +244,9 @@ class MemoryStore:
     ) -> builtins.list[RememberResult]:
         """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write whose
         changes (new versions, superseded ones, refreshed duplicates) are a single commit."""
-        drafts = [secure_draft(d) for d in drafts]
-        for draft in drafts:
+        for draft in drafts:  # sizes before the secret scan, which takes time in proportion to them
             validate_draft(draft, self.max_text_bytes)
+        drafts = [secure_draft(d) for d in drafts]
         if not drafts:
             return []
         vectors, _ = self.embedder.embed([embed_text(d) for d in drafts], self.vector_cache, progress)
@@ -427,13 +427,6 @@ class MemoryStore:
         stale = self.table.count_rows(self.stale_where())
         self._vectors_current = stale == 0
         return stale
-
-    def gc(self) -> int:
-        """Compact the table and drop every old version now; returns how many versions were removed."""
-        before = len(self.table.list_versions())
-        self.db.write(lambda: self.db.compact(self.table))
-        self.db.write(lambda: self.db.compact(self.vector_cache.table))
-        return max(before - len(self.table.list_versions()), 0)
 
     def stats(self) -> StoreStats:
         # Counts answered by the bitmap indexes on status and kind: no version's text is read.

@@ -122,9 +122,9 @@ class TeamMemory:
         self.max_text_bytes = max_text_bytes
 
     def remember_many(self, drafts: Sequence[MemoryDraft], position: GitPosition) -> list[RememberResult]:
-        drafts = [secure_draft(d) for d in drafts]
-        for draft in drafts:
+        for draft in drafts:  # sizes before the secret scan, which takes time in proportion to them
             validate_draft(draft, self.max_text_bytes)
+        drafts = [secure_draft(d) for d in drafts]
         # The time is fixed now, so a memory sent later by `cortex sync` keeps the time it was typed.
         stamp = datetime.now(UTC)
         items = [QueuedWrite(uuid.uuid4().hex[:12], d if d.created_at else _with_time(d, stamp), position.branch,
