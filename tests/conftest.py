@@ -131,6 +131,7 @@ PROCESS_TESTS = {
     "test_select.py::test_a_file_with_uncommitted_changes_is_labelled_working_tree_not_a_commit",
     "test_select.py::test_a_context_kept_in_a_file_is_named_after_its_format",
     "test_tokens.py::test_counting_builds_only_the_encoding_asked_for",
+    "test_versions.py::test_each_command_prints_the_installed_version",
     "test_what_graph.py::test_cli_search_what_graph",
 }
 """Tests elsewhere that start processes. `_processes_marked` fails a test that starts one and is not listed."""

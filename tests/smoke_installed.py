@@ -20,6 +20,7 @@ import tempfile
 import termios
 import threading
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
@@ -30,6 +31,8 @@ FILES = {
     "README.md": "# shop\n\nPrices include tax.\n",
 }
 TASK = "change how tax is applied to prices"
+VERSION = version("cortex-tui")
+"""The installed distribution's: what every command and the MCP server must say they are."""
 
 
 def step(name: str) -> None:
@@ -61,8 +64,16 @@ def make_repository(base: Path) -> Path:
     return repo
 
 
+def versions(repo: Path) -> None:
+    step("cortex --version, cortex-tui --version")
+    for command in ("cortex", "cortex-tui"):
+        done = subprocess.run([str(BIN / command), "--version"], cwd=repo, capture_output=True, text=True, timeout=120)
+        expect(done.stdout == f"{command} {VERSION}\n", f"`{command} --version` printed {done.stdout!r}",
+               done.stderr)
+
+
 def commands(repo: Path) -> None:
-    step("cortex init, index, ss, select, context")
+    step("cortex init, index, ss, select, context, doctor")
     cortex("init", cwd=repo)
     expect((repo / ".cortex" / "db").is_dir(), "cortex init made no .cortex/db")
     cortex("index", cwd=repo)
@@ -72,16 +83,20 @@ def commands(repo: Path) -> None:
     expect("shop/pricing.py" in selected, "cortex select did not choose shop/pricing.py", selected)
     context = cortex("context", TASK, "--budget", "2000", cwd=repo)
     expect("def price_of(sku):" in context, "cortex context does not hold price_of", context)
+    doctor = cortex("doctor", cwd=repo)
+    expect(f"cortex-tui       {VERSION}" in doctor and "nothing to repair" in doctor, "cortex doctor", doctor)
 
 
 async def mcp_session(repo: Path) -> None:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    step("cortex mcp: initialize, tools/list, smart_search")
+    step("cortex mcp: initialize (name and version), tools/list, smart_search")
     server = StdioServerParameters(command=str(BIN / "cortex"), args=["mcp", "-C", str(repo)], env=dict(os.environ),
                                    cwd=str(repo))
     async with Client(server, read_timeout_seconds=120) as client:
+        info = client.server_info
+        expect((info.name, info.version) == ("cortex", VERSION), f"cortex mcp initialized as {info}")
         tools = {tool.name for tool in (await client.list_tools()).tools}
         expect({"smart_search", "select_context", "remember"} <= tools, f"cortex mcp lists {sorted(tools)}")
         found = await client.call_tool("smart_search", {"query": "price of a sku"})
@@ -145,6 +160,7 @@ def main() -> None:
         os.environ.pop(name, None)
     repo = make_repository(base)
     try:
+        versions(repo)
         commands(repo)
         asyncio.run(mcp_session(repo))
         dashboard(repo)

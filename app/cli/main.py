@@ -9,6 +9,7 @@ import sys
 from ...core.errors import CortexError
 from ..bench import commands as bench_commands
 from ..command import Command, common_options, nested_options, present
+from ..version import VersionAction
 from . import (
     agent_commands,
     git_commands,
@@ -56,6 +57,13 @@ class _Parser(argparse.ArgumentParser):
         raise UsageExit(0, stdout=self.format_help())
 
 
+class _Version(VersionAction):
+    """`cortex --version`, written to the command's own streams like its help."""
+
+    def show(self, parser: argparse.ArgumentParser, text: str) -> None:
+        raise UsageExit(0, stdout=text)
+
+
 @functools.cache
 def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentParser:
     """Built once per process: building it is a tenth of a warm served command (argparse looks up a translation
@@ -66,6 +74,7 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     else (an unknown command, `--help`) fails to parse there and goes to the whole tree in-process."""
     parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
                      parents=[common_options(top=True)])
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS.values():
         if commands is None or not commands.isdisjoint((command.name, *command.aliases)):

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..version import VersionAction
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
@@ -17,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--here", action="store_true", help="outside git, use this plain directory instead of the demo")
     parser.add_argument("--no-daemon", action="store_true",
                         help="build the engine in this process instead of attaching to the resident server")
+    parser.add_argument("--version", action=VersionAction)
     args = parser.parse_args(argv)
 
     path = Path(args.path).expanduser()
