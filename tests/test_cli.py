@@ -287,6 +287,34 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     assert re.search(r"embedding [\d,]+/[\d,]+ chunks \(\d+%\)", shown), shown[-2000:]
     assert re.search(r"\d+(\.\d)?/s", shown) and re.search(r"about \d+ (s|min) left", shown), shown[-2000:]
     assert "indexed " in shown
+    assert "[progress" not in shown, "the bar's style is applied, not printed"
+
+
+def test_the_progress_bar_on_a_terminal_shows_its_line_styled_never_markup():
+    """The bar `cortex index` draws on a terminal printed its column's markup: `[progress.description]indexing: ...`.
+    Drawn here on a real pseudo-terminal, as a person's terminal receives it."""
+    import io
+    import os
+    import pty
+    import time
+
+    from cortex_tui.app.output import Output
+
+    leader, follower = pty.openpty()
+    terminal = os.fdopen(follower, "w", encoding="utf-8")
+    shown, reader = read_terminal(leader)
+    out = Output(io.StringIO(), terminal, {"TERM": "xterm-256color", "COLUMNS": "120"})
+    with out.progress_bar("indexing") as update:
+        for done in (0, 96, 500, 2247):
+            update(done, 2247, "embedding")
+            time.sleep(0.2)  # the bar redraws ten times a second
+    terminal.close()
+    reader.join(timeout=10)
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+    assert "indexing: embedding 500/2,247 chunks (22%)" in text, text
+    assert "[" not in text, "no markup tag, nor any bracket, is printed"
+    assert b"\x1b[" in shown, "styled: the terminal gets colours, not tags"
 
 
 def test_watch_says_what_each_update_did_in_the_dashboards_words(repo):
