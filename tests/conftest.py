@@ -95,6 +95,7 @@ PROCESS_TESTS = {
     "test_cli.py::test_non_git_directory_works",
     "test_cli.py::test_reads_on_a_directory_without_a_database_say_so",
     "test_dashboard.py::test_a_code_preview_starts_at_the_code_with_its_line_numbers",
+    "test_dashboard.py::test_a_first_run_says_it_made_cortex_and_that_the_server_stays_after_q",
     "test_dashboard.py::test_a_code_preview_opens_at_the_definition_asked_for_in_a_chunk_of_several",
     "test_dashboard.py::test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size",
     "test_dashboard.py::test_a_missing_path_is_one_line_error_not_the_demo",

@@ -39,12 +39,12 @@ def step(name: str) -> None:
     print(f"smoke: {name}", flush=True)
 
 
-def cortex(*args: str, cwd: Path) -> str:
-    """One `cortex` command of the installed environment; its output, or the script ends with what it said."""
+def cortex(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """One `cortex` command of the installed environment, or the script ends with what it said."""
     done = subprocess.run([str(BIN / "cortex"), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         sys.exit(f"smoke: `cortex {' '.join(args)}` exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return done.stdout
+    return done
 
 
 def expect(condition: bool, what: str, seen: str = "") -> None:
@@ -74,16 +74,18 @@ def versions(repo: Path) -> None:
 
 def commands(repo: Path) -> None:
     step("cortex init, index, ss, select, context, doctor")
-    cortex("init", cwd=repo)
+    first = cortex("init", cwd=repo).stderr
     expect((repo / ".cortex" / "db").is_dir(), "cortex init made no .cortex/db")
+    expect(f"first run in {repo}: made .cortex/ there (kept out of git); {len(FILES)} files get indexed; a resident "
+           "server" in first, "cortex init did not say what its first run did", first)
     cortex("index", cwd=repo)
-    found = cortex("ss", "price of a sku with tax", cwd=repo)
+    found = cortex("ss", "price of a sku with tax", cwd=repo).stdout
     expect("shop/pricing.py" in found, "cortex ss did not find shop/pricing.py", found)
-    selected = cortex("select", TASK, "--budget", "2000", cwd=repo)
+    selected = cortex("select", TASK, "--budget", "2000", cwd=repo).stdout
     expect("shop/pricing.py" in selected, "cortex select did not choose shop/pricing.py", selected)
-    context = cortex("context", TASK, "--budget", "2000", cwd=repo)
+    context = cortex("context", TASK, "--budget", "2000", cwd=repo).stdout
     expect("def price_of(sku):" in context, "cortex context does not hold price_of", context)
-    doctor = cortex("doctor", cwd=repo)
+    doctor = cortex("doctor", cwd=repo).stdout
     expect(f"cortex-tui       {VERSION}" in doctor and "nothing to repair" in doctor, "cortex doctor", doctor)
 
 

@@ -23,6 +23,28 @@ def test_init_then_remember_show_list(cli, repo):
 
 
 @both_modes
+def test_the_first_command_in_a_directory_says_what_it_made_and_what_stays(cli, repo, tmp_path):
+    """A first run in the wrong place (a home directory, a repository's parent) made `.cortex/` and left a resident
+    server in silence. The command that makes `.cortex/` says where, how many files get indexed and, when a resident
+    server ran it, that the server stays and how to end it; the commands after it say nothing more."""
+    stays = ("; a resident server keeps the engine warm for the CLI, the dashboard and agents, and exits after 10 idle "
+             "minutes; `cortex serve --stop` ends it now") if cli.served else ""
+    code, out, err = cli("remember", "Prices include tax", "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "created", "the answer on standard output stays whole"
+    assert err == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 2 files get indexed{stays}\n"
+    assert cli("remember", "Carts round once")[2] == ""
+
+    plain = tmp_path / "notes"
+    (plain / "drafts").mkdir(parents=True)
+    for name in ("a.md", "b.md", "drafts/c.md"):
+        (plain / name).write_text(f"# {name}\n")
+    code, out, err = Cli(plain / "drafts", cli.served)("init")
+    assert code == 0 and (plain / "drafts" / ".cortex").is_dir()
+    assert err.startswith(f"cortex: first run in {plain / 'drafts'}: made .cortex/ there (not a git repository: cortex "
+                          "works on the plain directory); 1 file gets indexed")
+
+
+@both_modes
 def test_history_forget_purge_and_done(cli):
     cli.json("remember", "v1 text", "--key", "k")
     cli.json("remember", "v2 text", "--key", "k")

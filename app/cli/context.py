@@ -43,6 +43,8 @@ class CommandContext:
     """Absolute: relative paths in the command line (`-C`, `--db`, `-o`, a file to import) are read from here."""
     env: Mapping[str, str] = field(repr=False)
     engines: EngineSource = new_engine
+    served: bool = False
+    """Run by the repository's resident server (which stays after the command), not in the command's own process."""
 
     @classmethod
     def of_process(cls) -> CommandContext:

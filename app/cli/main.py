@@ -9,6 +9,7 @@ import sys
 from ...core.errors import CortexError
 from ..bench import commands as bench_commands
 from ..command import Command, common_options, nested_options, present
+from ..first_run import FirstRun, server_stays
 from ..version import VersionAction
 from . import (
     agent_commands,
@@ -114,6 +115,23 @@ def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> in
         ctx.stdout.write(exc.stdout)
         ctx.stderr.write(exc.stderr)
         return exc.status
+    first = FirstRun.ahead(ctx.path(getattr(args, "target", None) or args.path))
+    code = _run(args, ctx)
+    if first is not None and first.made():
+        _say_first_run(first, ctx)
+    return code
+
+
+def _say_first_run(first: FirstRun, ctx: CommandContext) -> None:
+    """After the command's own output, on standard error (a `--json` answer on standard output stays whole)."""
+    settings = ctx.settings()
+    said = first.made_here(first.files(settings.max_file_bytes))
+    if ctx.served:
+        said += f"; {server_stays(settings.daemon_idle_minutes)}"
+    ctx.stderr.write(f"cortex: {said}\n")
+
+
+def _run(args: argparse.Namespace, ctx: CommandContext) -> int:
     try:
         return present(args, ctx, COMMANDS[args.handler].run(args, ctx))
     except CortexError as exc:
