@@ -55,4 +55,6 @@ package_data: dict[str, list[str]] = {}
 package_dir = top_folders()
 for name, folder in package_dir.items():
     walk(name, Path(folder), packages, package_data)
-setup(packages=packages, package_dir=package_dir, package_data=package_data)
+# Every data file is in `package_data`. With `include_package_data` (pyproject's default) setuptools also reads the
+# model's data folder as a package missing from `packages`, and prints a page of warning about it on every build.
+setup(packages=packages, package_dir=package_dir, package_data=package_data, include_package_data=False)
