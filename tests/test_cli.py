@@ -263,7 +263,8 @@ def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(
     assert before.returncode == 1 and before.stderr.count("\n") == 1
     done = run_cortex("index", "--no-embed", "-C", str(repo))
     assert done.returncode == 0, done.stderr
-    lines = done.stderr.splitlines()
+    *lines, first_run = done.stderr.splitlines()
+    assert first_run == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 3 files get indexed"
     assert lines and all(line.startswith("cortex: indexing") for line in lines)
     assert {"listing", "writing", "done"} <= {line.split(": ")[2].split()[0] for line in lines}
     assert "index --skipped` lists them" in done.stdout

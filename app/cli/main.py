@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> in
         return exc.status
     first = FirstRun.ahead(ctx.path(getattr(args, "target", None) or args.path))
     code = _run(args, ctx)
-    if first is not None and first.made():
+    if code == 0 and first is not None and first.made():  # an error stays one line, as every error is
         _say_first_run(first, ctx)
     return code
 
