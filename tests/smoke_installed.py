@@ -151,6 +151,9 @@ def main() -> None:
     installed = Path(cortex_tui.__file__).resolve()
     expect(Path(sys.prefix).resolve() in installed.parents, f"cortex_tui is imported from {installed}, not the "
            f"environment at {sys.prefix}: run this with the Python of the environment the wheel is installed in")
+    step("the Python API's names")
+    for name in cortex_tui.__all__:
+        getattr(cortex_tui, name)  # each one imports the part of the engine it comes from
     base = Path(tempfile.mkdtemp(prefix="cxs-"))  # short: the server's socket path is limited to 108 bytes
     # Nothing of the user's: stores, caches, configuration and resident servers of this run only.
     os.environ.update({"CORTEX_CACHE_DIR": str(base / "cache"), "CORTEX_CONFIG": str(base / "config.toml"),
