@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..core.versions import cortex_version
-
 
 class VersionAction(argparse.Action):
     """argparse's own version action takes its text when the parser is built; this one reads the installed
@@ -17,6 +15,8 @@ class VersionAction(argparse.Action):
                          help="show the installed version and exit")
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from ..core.versions import cortex_version  # here: the thin client imports this module to parse every command
+
         self.show(parser, f"{parser.prog} {cortex_version()}\n")
 
     def show(self, parser: argparse.ArgumentParser, text: str) -> None:
