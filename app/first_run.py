@@ -34,7 +34,7 @@ class FirstRun:
         return None if (found.root / CORTEX_DIRNAME).exists() else found
 
     def made(self) -> bool:
-        """The run made `.cortex/` (a read, a `--db` elsewhere or a failed command makes none)."""
+        """The run made `.cortex/` (a read, or a database elsewhere, makes none)."""
         return (self.root / CORTEX_DIRNAME).is_dir()
 
     def files(self, max_bytes: int) -> int:

@@ -58,8 +58,9 @@ def installed_cortex() -> Path:
 
 def hook_command(kind: str, cortex: Path, install: str, streams: str = "") -> str:
     """A shell command that hands a hook's event to `cortex hooks run KIND`, or says in one line on standard error
-    why it could not (`cortex` gone, or failing to start), and then exits 1: not 0, which hides a hook's standard
-    error, and not 2, with which Claude Code blocks the agent's tool call; git ignores a post-commit hook's status."""
+    why it could not (`cortex` gone, or failing to start) and ends with status 1: not 0, with which Claude Code hides
+    a hook's standard error, and not 2, with which it blocks the agent's tool call (git's post-commit script goes on
+    to its own exit status, which git ignores)."""
     command = shlex.quote(str(cortex))
     again = f"run `cortex hooks install {install}` with the cortex you use now"
     gone = f"cortex: {kind} hook: {cortex} is gone (cortex moved or was uninstalled), nothing was captured; {again}"
