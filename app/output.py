@@ -150,17 +150,18 @@ class Output:
         if not self.err_console.is_terminal:
             yield _ProgressLines(description, self.stderr)
             return
-        from rich.markup import escape
-        from rich.progress import BarColumn, Progress, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         text = _ProgressText(description)
+        # The description is text, styled as a whole: a column given as a markup string is read as markup only when
+        # the console prints with markup, and this console never does (its `print`), so the bar showed the tag.
         with Progress(
-            BarColumn(), "[progress.description]{task.description}", TimeElapsedColumn(),
-            console=self.err_console, transient=True,
+            BarColumn(), TextColumn("{task.description}", style="progress.description", markup=False),
+            TimeElapsedColumn(), console=self.err_console, transient=True,
         ) as bar:
             task = bar.add_task(description, total=None)
 
             def update(done: int, total: int, phase: str = "") -> None:
-                bar.update(task, completed=done, total=total or None, description=escape(text(done, total, phase)))
+                bar.update(task, completed=done, total=total or None, description=text(done, total, phase))
 
             yield update

@@ -19,8 +19,10 @@ from pathlib import Path
 
 from .embedding.embed import Embedder
 from .errors import CortexError
+from .secrets.secret_rules import rules_version
 from .store.database import Database
 from .store.schema import META_SCHEMA, SCHEMA_VERSION
+from .versions import ComponentVersion, cortex_version, distribution_version
 
 INDEX_TABLES = ("files", "chunks", "edges", "skipped")
 CACHE_TABLES = ("vector_cache",)
@@ -42,9 +44,19 @@ class DoctorReport:
     tables: tuple[TableHealth, ...]
     actions: tuple[str, ...]
     """What was repaired, one line each; empty when every table was healthy."""
+    versions: tuple[ComponentVersion, ...]
+    """What reads and writes the database: a report on damage says which versions met it."""
 
     def to_json(self) -> dict:
-        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions)}
+        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions),
+                "versions": {v.component: v.version for v in self.versions}}
+
+
+def component_versions(embedder: Embedder) -> tuple[ComponentVersion, ...]:
+    return (ComponentVersion("cortex-tui", cortex_version()),
+            ComponentVersion("LanceDB", distribution_version("lancedb") or "(not installed)"),
+            ComponentVersion("embedding model", embedder.provenance()),
+            ComponentVersion("secret rules", rules_version()))
 
 
 def check_table(conn, name: str) -> TableHealth:
@@ -97,7 +109,7 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
     actions += _rebuild_broken_indexes(db, readable)
     actions += _repair_vectors(db, readable, embedder)
     actions += [said for said in (_scrub_memories(db), _scrub_agent_log(db)) if said]
-    return DoctorReport(health, tuple(actions))
+    return DoctorReport(health, tuple(actions), component_versions(embedder))
 
 
 def _repair_vectors(db: Database, names: list[str], embedder: Embedder) -> list[str]:

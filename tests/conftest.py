@@ -79,12 +79,14 @@ PROCESS_FIXTURES = {"runtime", "s3", "team"}
 PROCESS_FILES = {"test_crash.py", "test_concurrency.py", "test_serve.py", "test_server_memory.py", "test_team.py",
                  "test_mcp.py", "test_recall_http.py", "test_cli_text.py", "test_dashboard_items.py", "test_progress.py",
                  "test_index_process.py", "test_select_shaping.py", "test_hooks.py", "test_sessions.py",
-                 "test_meter_live.py"}
+                 "test_meter_live.py",
+                 "test_packaging.py"}
 """Files whose tests all run `cortex`, a server or a crash in processes of their own."""
 PROCESS_TESTS = {
     "test_agentlog.py::test_concurrent_processes_get_distinct_gap_free_steps",
     "test_agentlog.py::test_the_cli_drives_a_session_and_search_finds_committed_steps",
     "test_agentlog.py::test_init_and_branches_print_as_text",
+    "test_api.py::test_the_engine_loads_when_the_api_is_first_used_not_when_the_package_is_imported",
     "test_architecture.py::test_importing_the_engine_loads_no_textual",
     "test_architecture.py::test_the_engine_imports_lancedb_without_its_rest_client",
     "test_cli.py::test_import_markdown_and_jsonl_then_export_round_trip",
@@ -95,6 +97,7 @@ PROCESS_TESTS = {
     "test_cli.py::test_non_git_directory_works",
     "test_cli.py::test_reads_on_a_directory_without_a_database_say_so",
     "test_dashboard.py::test_a_code_preview_starts_at_the_code_with_its_line_numbers",
+    "test_dashboard.py::test_a_first_run_says_it_made_cortex_and_that_the_server_stays_after_q",
     "test_dashboard.py::test_a_code_preview_opens_at_the_definition_asked_for_in_a_chunk_of_several",
     "test_dashboard.py::test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size",
     "test_dashboard.py::test_a_missing_path_is_one_line_error_not_the_demo",
@@ -131,6 +134,7 @@ PROCESS_TESTS = {
     "test_select.py::test_a_file_with_uncommitted_changes_is_labelled_working_tree_not_a_commit",
     "test_select.py::test_a_context_kept_in_a_file_is_named_after_its_format",
     "test_tokens.py::test_counting_builds_only_the_encoding_asked_for",
+    "test_versions.py::test_each_command_prints_the_installed_version",
     "test_what_graph.py::test_cli_search_what_graph",
 }
 """Tests elsewhere that start processes. `_processes_marked` fails a test that starts one and is not listed."""

@@ -197,7 +197,8 @@ def test_init_and_branches_print_as_text(empty_repo):
     `cortex agent branches` counts each branch's steps and commits."""
     cli = Cli(empty_repo)
     code, out, err = cli("agent", "init", "Speed up the [bold]lexer[/]")
-    assert (code, err) == (0, "") and out == "agent context on branch main: Speed up the [bold]lexer[/]\n"
+    assert out == "agent context on branch main: Speed up the [bold]lexer[/]\n"
+    assert code == 0 and err.startswith(f"cortex: first run in {empty_repo}: ") and err.count("\n") == 1, err
     cli.json("agent", "log", "--obs", "slow")
     cli.json("agent", "commit", "measured")
     cli.json("agent", "log", "--obs", "still slow")

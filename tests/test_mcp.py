@@ -68,6 +68,14 @@ async def error(client, tool: str, **arguments) -> str:
     return result.content[0].text
 
 
+async def test_initialize_names_the_server_and_its_installed_version(repo):
+    """Clients show and log the server's version; an empty one says nothing about which cortex answered."""
+    from importlib.metadata import version
+
+    async with server(repo, "--no-watch", served=False) as client:
+        assert (client.server_info.name, client.server_info.version) == ("cortex", version("cortex-tui"))
+
+
 @MODES
 async def test_every_tool_on_a_real_repository(shop, served):
     async with server(shop, "--no-watch", served=served) as client:

@@ -33,6 +33,7 @@ from ..link.connection import (
 )
 from ..link.protocol import Request
 from ..terminal_size import usable_size
+from . import hook_run
 from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
 
@@ -60,6 +61,10 @@ class _Retry(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 3 and argv[:2] == ["hooks", "run"] and argv[2] in hook_run.KINDS:
+        # What an installed hook runs, on each of an agent's tool calls and each commit: the hand-off needs neither
+        # the parser nor a server, and skipping the parser halves the hook's time (0.33 -> 0.17 s).
+        return hook_run.hand_off(argv[2], sys.stdin.buffer.read() if sys.stdin is not None else b"")
     problem = invalid_argument(argv)
     if problem:  # before a server is asked (or started) for a command that cannot run
         return _fail(problem, 2)

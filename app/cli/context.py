@@ -46,6 +46,8 @@ class CommandContext:
     notes: list[str] = field(default_factory=list)
     """Lines for standard error once the command has succeeded (`cortex: note: ...`); a failed command's one-line
     error says what matters instead, so errors stay one line."""
+    served: bool = False
+    """Run by the repository's resident server (which stays after the command), not in the command's own process."""
 
     @classmethod
     def of_process(cls) -> CommandContext:

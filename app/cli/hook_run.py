@@ -1,5 +1,6 @@
-"""What an installed hook runs: `python -S .../hook_run.py claude-code|git-post-commit`, fast and never failing
-(`cortex hooks run KIND` does the same by hand).
+"""What an installed hook runs: `cortex hooks run claude-code|git-post-commit`, fast and never failing (the thin
+client calls `hand_off` before anything else; hooks installed by earlier versions run this file as a script,
+`python -S .../hook_run.py KIND`, which does the same).
 
 The hook process appends its event (standard input) to the repository's spool, starts a detached worker and exits 0:
 an agent's tool call waits for a Python start-up, an append and a fork, never for the engine. This module's top

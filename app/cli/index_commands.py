@@ -146,6 +146,8 @@ def run_doctor(args, ctx: CommandContext) -> Answer:
                     s.lock_timeout)
 
     def show(out) -> None:
+        for v in report.versions:
+            out.console.out(f"{v.component:16} {v.version}")
         for t in report.tables:
             state = "ok" if not t.problem else "LOST" if t.problem.startswith("LOST") else "DAMAGED"
             out.console.out(f"{state:8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem.removeprefix("LOST ")))

@@ -9,6 +9,8 @@ import sys
 from ...core.errors import CortexError
 from ..bench import commands as bench_commands
 from ..command import Command, common_options, nested_options, present
+from ..first_run import FirstRun, server_stays
+from ..version import VersionAction
 from . import (
     agent_commands,
     git_commands,
@@ -56,6 +58,13 @@ class _Parser(argparse.ArgumentParser):
         raise UsageExit(0, stdout=self.format_help())
 
 
+class _Version(VersionAction):
+    """`cortex --version`, written to the command's own streams like its help."""
+
+    def show(self, parser: argparse.ArgumentParser, text: str) -> None:
+        raise UsageExit(0, stdout=text)
+
+
 @functools.cache
 def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentParser:
     """Built once per process: building it is a tenth of a warm served command (argparse looks up a translation
@@ -66,6 +75,7 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     else (an unknown command, `--help`) fails to parse there and goes to the whole tree in-process."""
     parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
                      parents=[common_options(top=True)])
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS.values():
         if commands is None or not commands.isdisjoint((command.name, *command.aliases)):
@@ -105,6 +115,23 @@ def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> in
         ctx.stdout.write(exc.stdout)
         ctx.stderr.write(exc.stderr)
         return exc.status
+    first = FirstRun.ahead(ctx.path(getattr(args, "target", None) or args.path))
+    code = _run(args, ctx)
+    if code == 0 and first is not None and first.made():  # an error stays one line, as every error is
+        _say_first_run(first, ctx)
+    return code
+
+
+def _say_first_run(first: FirstRun, ctx: CommandContext) -> None:
+    """After the command's own output, on standard error (a `--json` answer on standard output stays whole)."""
+    settings = ctx.settings()
+    said = first.made_here(first.files(settings.max_file_bytes))
+    if ctx.served:
+        said += f"; {server_stays(settings.daemon_idle_minutes)}"
+    ctx.stderr.write(f"cortex: {said}\n")
+
+
+def _run(args: argparse.Namespace, ctx: CommandContext) -> int:
     try:
         code = present(args, ctx, COMMANDS[args.handler].run(args, ctx))
         for note in ctx.notes:

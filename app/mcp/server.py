@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from ...core.engine import Engine
 from ...core.errors import CortexError
+from ...core.versions import cortex_version
 from .arguments import Runner, one_line
 from .tools import TOOL_ALIASES, TOOL_CALLS, CortexTools
 
@@ -118,7 +119,7 @@ class Changes:
 def build_server(run: Runner, changes: Changes | None = None) -> MCPServer:
     from ..link.remote import RemoteError
 
-    server = _Server("cortex", instructions=INSTRUCTIONS, subscriptions=changes)
+    server = _Server("cortex", version=cortex_version(), instructions=INSTRUCTIONS, subscriptions=changes)
 
     @server.resource(MEMORIES_URI, name="memories", mime_type="application/json",
                      description="What matters now: memories of this branch and of the changed files, open tasks, "

@@ -67,6 +67,7 @@ class CommandRunner:
                 cwd=Path(request.cwd),
                 env=self._environment(request.env),
                 engines=self._engines,
+                served=True,
             )
             started = time.perf_counter()
             code = self._main(request.argv, ctx)

@@ -6,6 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..first_run import FirstRun, server_stays
+from ..version import VersionAction
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
@@ -17,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--here", action="store_true", help="outside git, use this plain directory instead of the demo")
     parser.add_argument("--no-daemon", action="store_true",
                         help="build the engine in this process instead of attaching to the resident server")
+    parser.add_argument("--version", action=VersionAction)
     args = parser.parse_args(argv)
 
     path = Path(args.path).expanduser()
@@ -29,20 +33,45 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget <= 0:
         print("cortex-tui: error: --budget must be a positive number of tokens", file=sys.stderr)
         return 1
+    first = FirstRun.ahead(path)
     bridge = _attached(path, args)
+    served = bridge is not None
     if bridge is None:
         made = _in_process(path, args)
         if made is None:
             return 1
         bridge, notice = made
+    # The demo, or a database elsewhere, makes no `.cortex/` here.
+    said = _first_run(first, served) if first is not None and not notice and not args.db else None
 
     from .app import CortexApp
 
     app = CortexApp(bridge, task=args.task, budget=args.budget, theme=args.theme)
-    if notice:
+    if said is not None:
+        whole = "; ".join(filter(None, said))
+        app.call_later(app.notify, whole[0].upper() + whole[1:], timeout=30, markup=False)
+    elif notice:
         app.call_later(app.notify, notice, timeout=10, markup=False)
     app.run()
+    if first is not None and said is not None:
+        # Said again once the screen is the shell's: the toast went with the dashboard, the server stays. A `q`
+        # before the first database call made no `.cortex/`, but the server is there all the same.
+        left = "; ".join(filter(None, said if first.made() else said[1:]))
+        if left:
+            print(f"cortex-tui: {left}", file=sys.stderr)
     return app.return_code or 0  # 1 when the dashboard ended on an error
+
+
+def _first_run(first: FirstRun, served: bool) -> tuple[str, str] | None:
+    """What a first run in this directory does: where it makes `.cortex/` and how many files get indexed, and that
+    the resident server stays ("" in-process); None when the settings put the database elsewhere."""
+    from ...core.config import load_settings
+
+    settings = load_settings()
+    if settings.db:
+        return None
+    return (first.made_here(first.files(settings.max_file_bytes)),
+            server_stays(settings.daemon_idle_minutes) if served else "")
 
 
 def _attached(path: Path, args):

