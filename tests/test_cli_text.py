@@ -46,7 +46,6 @@ def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_pat
     them as visible symbols instead of letting them set the title, clear the screen or reorder the line; piped
     output writes them as escapes (`\\x1b`)."""
     import os
-    import pty
     import subprocess
     import sys
 
@@ -58,22 +57,7 @@ def test_escape_sequences_in_stored_text_do_not_reach_the_terminal(repo, tmp_pat
                    check=True, capture_output=True, env=env, timeout=300)
 
     def on_a_terminal(*args: str) -> str:
-        master, slave = pty.openpty()
-        done = subprocess.run([*cortex, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env,
-                              timeout=300)
-        os.close(slave)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.close(master)
-        assert done.returncode == 0, out
-        return out.decode("utf-8", "replace")
+        return _on_a_pty([*cortex, *args], env, stdin_too=False)
 
     # (a small budget keeps the context under what a pty holds unread)
     for args in (("search", "zqesc"), ("list",), ("what",), ("git",), ("context", "zqesc body", "--budget", "400")):
@@ -141,7 +125,6 @@ def test_served_commands_print_on_a_terminal_of_size_0x0(repo, runtime):
     """`script -qc "cortex ss hello" /dev/null` gives a terminal of 0 columns: served commands printed nothing and
     exited 0 while `--no-daemon` printed. A new pty is 0x0 until someone sets its size."""
     import os
-    import pty
     import subprocess
     import sys
 
@@ -154,22 +137,7 @@ def test_served_commands_print_on_a_terminal_of_size_0x0(repo, runtime):
                                           timeout=300).stdout)[0]["id"]
 
     def on_a_0x0_terminal(*args: str) -> str:
-        master, slave = pty.openpty()
-        assert os.get_terminal_size(slave) == (0, 0)
-        done = subprocess.run([*cortex, *args], stdin=slave, stdout=slave, stderr=slave, env=env, timeout=300)
-        os.close(slave)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.close(master)
-        assert done.returncode == 0, out
-        return out.decode("utf-8", "replace")
+        return _on_a_pty([*cortex, *args], env, stdin_too=True, size=(0, 0))
 
     for args, said in ((("ss", "pricing"), "zerosize"), (("list",), "zerosize"), (("what",), "zerosize"),
                        (("stats",), "memories: 1 active"), (("show", memory_id), "zerosize"),
@@ -177,3 +145,29 @@ def test_served_commands_print_on_a_terminal_of_size_0x0(repo, runtime):
         out = on_a_0x0_terminal(*args)
         assert said in out, (args, out)
     assert status(repo)["running"], "these were served"
+
+
+def _on_a_pty(command: list[str], env: dict, stdin_too: bool, size: tuple[int, int] | None = None) -> str:
+    """What a command prints on a pseudo-terminal (its standard input too when `stdin_too`); it must succeed."""
+    import os
+    import pty
+    import subprocess
+
+    master, slave = pty.openpty()
+    if size is not None:
+        assert os.get_terminal_size(slave) == size
+    done = subprocess.run(command, stdin=slave if stdin_too else subprocess.DEVNULL, stdout=slave, stderr=slave,
+                          env=env, timeout=300)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert done.returncode == 0, out
+    return out.decode("utf-8", "replace")
