@@ -12,6 +12,7 @@ import asyncio
 import fcntl
 import os
 import pty
+import re
 import shutil
 import struct
 import subprocess
@@ -117,20 +118,25 @@ def dashboard(repo: Path) -> None:
     screen = bytearray()
     reader = threading.Thread(target=read_all, args=(leader, screen), daemon=True)
     reader.start()
+    subject = "A shop that prices with tax"  # the commit, in the first pane at every width
     try:
         deadline = time.monotonic() + 120
-        while b"pricing.py" not in screen and time.monotonic() < deadline and child.poll() is None:
+        while subject not in words(screen) and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.2)
-        shown = bytes(screen).decode(errors="replace")
-        expect(b"pricing.py" in screen, "cortex-tui did not show the repository's files", shown)
+        expect(subject in words(screen), "cortex-tui did not show the repository's commit", words(screen))
         os.write(leader, b"q")
         code = child.wait(timeout=60)
-        expect(code == 0, f"cortex-tui exited {code} after q", bytes(screen).decode(errors="replace"))
+        expect(code == 0, f"cortex-tui exited {code} after q", words(screen))
     finally:
         if child.poll() is None:
             os.killpg(child.pid, 9)
             child.wait()
         os.close(leader)
+
+
+def words(screen: bytearray) -> str:
+    """What a terminal shows, without the escape sequences that style and place it."""
+    return re.sub(r"\x1b\[[0-9;?<>=$]*[A-Za-z~]", "", bytes(screen).decode(errors="replace"))
 
 
 def read_all(leader: int, into: bytearray) -> None:
