@@ -426,23 +426,34 @@ class Engine:
             encoding=self.settings.encoding,
             chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
             query_vector=lambda: self.embedder.embed_one(query),
-            pinned_memories=self._pinned_memories(request.pins, memory_hits),
+            pinned_memories=self._pinned_memories(request.pins, request.session, memory_hits),
         )
         selection = choose(inputs, request, self.settings.select)
         self._stores.accessed([i.memory for i in selection.chosen if i.memory is not None])
         return replace(selection, notes=notes + selection.notes)
 
-    def _pinned_memories(self, pins: frozenset[str], hits) -> builtins.list[Memory]:
-        """The pinned memories search did not return (a pinned one that is gone is simply not there)."""
+    def _pinned_memories(self, pins: frozenset[str], session: str | None, hits) -> builtins.list[Memory]:
+        """The pinned memories search did not return, as they are now: a pin follows an edited memory to the newest
+        version of its key and lets go of a forgotten one, and another session's session memory stays out."""
+        from .store.sql import quote
+
         found = {h.memory.id for h in hits if h.memory is not None}
-        out = []
+        out: builtins.list[Memory] = []
         for key in sorted(pins):
             memory_id = key.removeprefix("memory:")
-            if key.startswith("memory:") and memory_id not in found:
-                try:
-                    out.append(self._stores.owner(memory_id).get(memory_id))
-                except CortexError:
-                    continue
+            if not key.startswith("memory:") or memory_id in found:
+                continue
+            try:
+                store = self._stores.owner(memory_id)
+            except CortexError:
+                continue  # a pin of a memory no store holds any more
+            pinned = store.find(memory_id)
+            if pinned is None:
+                continue
+            where = f"id = {quote(memory_id)}" if pinned.status == "active" or not pinned.source_key \
+                else f"source_key = {quote(pinned.source_key)}"
+            now = store.query(narrowed(f"({where}) AND status = 'active'", session), 1)
+            out += [m for m in now if m.id not in found and m not in out]
         return self.checked(out)
 
     def repo_map(self, request: MapRequest):

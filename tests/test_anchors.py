@@ -305,4 +305,19 @@ def test_a_change_on_the_branchs_own_commits_is_in_progress_one_on_main_is_not(c
     git(repo, "merge", "-q", "--ff-only", "tune-retries")
     change = _change(cli, config)
     assert change["commit"] and change["in_progress"] is False
-    assert "code changed" in _first_memory(cli)["breakdown"]["boosts"] or _first_memory(cli)["id"] == users
+    hits = cli.json("search", "how long do we wait between retries", "--memories-only", "--explain")["hits"]
+    demoted = next(h for h in hits if h["id"] == config)
+    assert demoted["breakdown"]["boosts"]["code changed"] < 0
+
+
+def test_a_change_whose_commit_this_clone_lacks_is_not_in_progress(cli, repo):
+    """An anchor's commit that is not in this repository (a team memory written in another clone): git cannot say
+    which commit changed the code since, and that is not the work going on here."""
+    config, _ = _two_retry_decisions(cli, repo)
+    # The commit the memories were anchored at is rewritten and pruned, as a squash would leave it.
+    git(repo, "commit", "-q", "--amend", "-m", "Add the users page (reworded)")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    commit_file(repo, "src/config.py", "RETRY_DELAY_SECONDS = 9\nMAX_RETRIES = 3\n", "Wait longer")
+    change = _change(cli, config)
+    assert change is not None and change["commit"] == "" and change["in_progress"] is False

@@ -84,6 +84,26 @@ async def test_pane_5_follows_saves_edits_pins_closes_and_r(repo):
         await settle(pilot, SelectionMade)
         assert current not in _memories(app)
 
+        # A pinned memory edited: the pin follows it to its new version; forgotten: it is gone, pinned or not.
+        note = Engine(repo).remember(MemoryDraft(text="the session store keeps carts for a week", kind="note")).memory
+        app.messages.clear()
+        screen.pins = screen.pins | {f"memory:{note.id}"}
+        screen.run_select()
+        await settle(pilot, SelectionMade)
+        assert note.id in _memories(app)
+        app.messages.clear()
+        screen.save_memory(MemoryDraft(text="the session store keeps carts for two weeks", kind="note"),
+                           screen.bridge.memory(note.id))
+        await settle(pilot, SelectionMade)
+        texts = [i.text for i in screen.query_one(BudgetPane).items if i.memory is not None]
+        assert "the session store keeps carts for two weeks" in texts and note.id not in _memories(app)
+        newest = next(i.memory.id for i in screen.query_one(BudgetPane).items
+                      if i.memory is not None and "two weeks" in i.text)
+        app.messages.clear()
+        screen.change_memory(screen.bridge.memory(newest), close_task=False)
+        await settle(pilot, SelectionMade)
+        assert not any("carts" in i.text for i in screen.query_one(BudgetPane).items)
+
         # `r` recomputes the meter too: a memory written by another process shows after it.
         Engine(repo).remember(MemoryDraft(text="gzip middleware must skip responses that are already compressed",
                                           kind="decision", files=("src/gzip_middleware.py",)))

@@ -91,13 +91,47 @@ def test_a_selection_stops_when_nothing_relevant_is_left_and_says_so(cli, repo):
 
 def test_left_out_for_budget_lists_only_what_did_not_fit(cli, repo):
     _project(repo)
-    for n in range(6):
-        commit_file(repo, f"src/bars_{n}.py", PROGRESS.replace("ProgressBar", f"ProgressBar{n}"), f"Bar {n}")
-    for budget in ("400", "900", "3000"):
+    topics = ("spinner", "eta", "throughput", "label", "width", "colour")
+    for n, topic in enumerate(topics):
+        commit_file(repo, f"src/bar_{topic}.py", f'''"""The progress bar's {topic}."""
+
+
+def render_progress_{topic}(bar, length=None):
+    """The {topic} part of the progress bar rendering; an unknown length shows the {topic} alone."""
+    {topic}_value = bar.pos * {n + 2} if length else 0
+    percentage = 100 * bar.pos // max(length or 1, 1)
+    return f"{{{topic}_value}} {{percentage}}%"
+''', f"Bar {topic}")
+    over_somewhere = False
+    for budget in ("300", "600", "900", "3000"):
         selection = cli.json("select", TASK, "--budget", budget)
         free = selection["budget"] - selection["tokens"]
         over = [i for i in selection["left_out"] if i.get("reason") == "over the budget"]
         assert all(i["tokens"] > free for i in over), (budget, free, over)
+        over_somewhere = over_somewhere or bool(over)
+        if over:
+            code, out, _ = cli("select", TASK, "--budget", budget)
+            assert "left out for budget: " in out and "nothing else reaches the floor" not in out
+    assert over_somewhere, "some budget here is too small for every relevant file"
+
+
+def test_a_memory_that_does_not_fit_is_left_out_for_budget(cli, repo):
+    _project(repo)
+    long = "the progress bar percentage uses the known length; " + "an unknown length renders a spinner. " * 60
+    cli.json("remember", long, "--kind", "decision", "--files", "src/progress.py")
+    selection = cli.json("select", TASK, "--budget", "400")
+    out = [i for i in selection["left_out"] if i["kind"] == "memory"]
+    assert out and out[0]["reason"] == "over the budget" and out[0]["tokens"] > 400 - selection["tokens"]
+    assert not any("nothing else reaches the floor" in n for n in selection["notes"])
+
+
+def test_a_small_module_whose_words_a_large_one_holds_is_not_a_copy(cli, repo):
+    _project(repo)
+    commit_file(repo, "src/percent.py", "def percent(bar):\n    return 100 * bar.pos // max(bar.length or 1, 1)\n",
+                "Add the percent helper")
+    selection = cli.json("select", "the percent of the progress bar is wrong", "--budget", "4000")
+    reasons = {i["path"]: i.get("reason") for i in selection["left_out"] if i["kind"] != "memory"}
+    assert not str(reasons.get("src/percent.py", "")).startswith("a copy of"), reasons
 
 
 def test_a_weak_memory_stays_out_a_strong_one_goes_in(cli, repo):

@@ -54,10 +54,12 @@ class AnchorChecker:
             return found
 
     def _in_progress(self, change: CodeChange) -> bool:
-        """Uncommitted, or committed on this branch's own commits: the work going on, not code that moved on."""
-        if not change.commit:
+        """Uncommitted (the file in the working tree is not HEAD's), or committed on this branch's own commits: the
+        work going on, not code that moved on. A change whose commit git could not name (an anchor's commit this
+        clone lacks) is neither."""
+        if change.path and self.tree.blob(change.path) != self.tree.committed_blob(change.path):
             return True
-        return any(sha.startswith(change.commit) for sha in self.tree.own_commits())
+        return bool(change.commit) and any(sha.startswith(change.commit) for sha in self.tree.own_commits())
 
     def annotate(self, memories: Sequence[Memory]) -> list[Memory]:
         """The memories, each with `code_change` set when its anchored code changed since (copies; the ones

@@ -100,8 +100,9 @@ class CodeVersion:
         head = self._head()
         key = f"{self._branch()} {head}"
         if key not in self._own:
+            # A default ref at HEAD itself stays: HEAD then has no commits of its own beyond it.
             others = [ref for ref in ("refs/remotes/origin/HEAD", "refs/heads/main", "refs/heads/master")
-                      if self._resolves(ref) not in ("", head)]
+                      if self._resolves(ref)]
             try:
                 out = self.repo.git.rev_list("--max-count=500", head, "--not", *others) if others else ""
             except Exception:

@@ -108,8 +108,14 @@ def item_overhead(task: str, commit: str, encoding: str, item: Item, layout: Lay
     """Tokens an item's header and separators (its section's heading included) add to a document, measured by
     rendering it with an empty text."""
     empty = replace(item, text="")
-    base = count_tokens(_render(task, commit, encoding, [], layout), encoding)
+    base = base_cost(task, commit, encoding, layout)
     return count_tokens(_render(task, commit, encoding, sections([empty], layout.purpose), layout), encoding) - base
+
+
+def base_cost(task: str, commit: str, encoding: str, layout: Layout) -> int:
+    """Tokens of the document before any item (its title line, the format's frame): what the first item pays
+    beside its own header."""
+    return count_tokens(_render(task, commit, encoding, [], layout), encoding)
 
 
 def text_cost(text: str, encoding: str, fmt: str) -> int:

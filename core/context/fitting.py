@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..requests import SelectRequest
-from .assemble import Layout, document, item_overhead, text_cost
+from .assemble import Layout, base_cost, document, item_overhead, text_cost
 from .items import Item
-from .redundancy import COPY, covered, redundancy, vocabulary
+from .redundancy import is_copy, redundancy, vocabulary
 from .regions import Chunk
 
 
@@ -48,6 +48,9 @@ class Render:
 
     def cost(self, text: str) -> int:
         return text_cost(text, self.encoding, self.layout.fmt)
+
+    def base(self) -> int:
+        return base_cost(self.task, self.commit, self.encoding, self.layout)
 
 
 @dataclass(frozen=True)
@@ -142,10 +145,10 @@ class Said:
         return u.gain * (1.0 - redundancy(self.vocabulary(u), self._chosen))
 
     def copy_of(self, u: Unit) -> str:
-        """The file (or memory key) of a chosen unit that already says `u` nearly word for word, else ''."""
+        """The file (or memory key) of a chosen unit that `u` copies nearly word for word, else ''."""
         words = self.vocabulary(u)
         for chosen, group in zip(self._chosen, self._groups):
-            if group != (u.path or u.key) and covered(words, chosen) >= COPY:
+            if group != (u.path or u.key) and is_copy(words, chosen):
                 return group
         return ""
 

@@ -2,8 +2,8 @@
 
 The same selection reads differently for different readers: an assistant about to edit wants the code first, a
 planner the decisions and constraints that bound the plan, a researcher every source with where it came from, a
-writer the prose (notes, decisions, docs) before the code. `general` is the layout from before purposes existed
-(memories, then files) and stays the default, so contexts already copied into prompts and scripts read the same.
+writer the prose (notes, decisions, docs) before the code. `general` (memories, then files, each most relevant
+first) is the default.
 Only the order and the section headings change: every item is still verbatim, and selection counts the headings in
 the budget (the document is rendered per purpose).
 """
@@ -77,7 +77,8 @@ def _research(memories, code):
 def _drafting(memories, code):
     # Prose first, newest memory first: what was decided and noted last is what a draft must say.
     docs = [i for i in code if path_role(i.path, i.is_test) == "docs"]
-    return [("Notes and decisions", memories[::-1]), ("Documentation", docs),
+    newest = sorted(memories, key=lambda i: (-memory_of(i).created_at.timestamp(), i.key))
+    return [("Notes and decisions", newest), ("Documentation", docs),
             ("Code", [i for i in code if i not in docs])]
 
 

@@ -21,8 +21,9 @@ FLOOR = 0.6
 NEAR_DUPLICATE = 0.8
 """Coverage from which a piece counts as a near-duplicate of another (the benchmark's measure)."""
 COPY = 0.95
-"""Coverage from which a piece is a copy of one already chosen (a copied file, a vendored module): it stays out
-whatever its gain, since it would tell the reader nothing new."""
+"""Coverage, both ways, from which a piece is a copy of one already chosen (a copied file, a vendored module): it
+stays out whatever its gain, since it would tell the reader nothing new. Both ways: a small wrapper whose every
+word a large module holds is not a copy of it (its gain is only discounted)."""
 
 
 def vocabulary(text: str) -> frozenset[str]:
@@ -34,6 +35,10 @@ def covered(piece: frozenset[str], by: frozenset[str]) -> float:
     if len(piece) < MIN_WORDS:
         return 0.0
     return len(piece & by) / len(piece)
+
+
+def is_copy(piece: frozenset[str], other: frozenset[str]) -> bool:
+    return covered(piece, other) >= COPY and covered(other, piece) >= COPY
 
 
 def redundancy(candidate: frozenset[str], chosen: Iterable[frozenset[str]]) -> float:

@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -191,17 +192,31 @@ def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
 
 def _gap(chunks: list[Chunk], start: int, end: int) -> str:
     """The lines left out, as the signatures of the definitions in them (`  line: signature`, as the repository
-    map writes them), so the reader still sees what the rest of the file defines and where."""
+    map writes them), so the reader still sees what the rest of the file defines and where. Only the first few are
+    read out of their chunks: a gap of a large file holds hundreds."""
     inside = [c for c in chunks if c.start_line >= start and c.end_line <= end and c.symbols]
-    signatures = sorted({at for c in inside for at in signature_lines(c.text, c.start_line, list(c.symbols)).values()})
     head = f"... (lines {start}-{end} omitted"
-    if not signatures:
+    if not inside:
         names = list(dict.fromkeys(s for c in chunks if c.start_line <= end and c.end_line >= start for s in c.symbols))
         shown = ", ".join(names[:6])
         more = f" and {len(names) - 6} more" if len(names) > 6 else ""
         return f"{head}{': ' + shown + more if shown else ''})\n"
+    signatures: list[tuple[int, str]] = []
+    read = 0
+    for c in inside:
+        if len(signatures) >= SIGNATURES_PER_GAP:
+            break
+        signatures += sorted(set(_signatures(c.text, c.start_line, c.symbols)))
+        read += 1
+    rest = len(signatures) - SIGNATURES_PER_GAP + sum(len(c.symbols) for c in inside[read:])
     lines = [f"{head}; the definitions there:)\n"]
     lines += [f"  {line}: {signature}\n" for line, signature in signatures[:SIGNATURES_PER_GAP]]
-    if len(signatures) > SIGNATURES_PER_GAP:
-        lines.append(f"  ... and {len(signatures) - SIGNATURES_PER_GAP} more\n")
+    if rest > 0:
+        lines.append(f"  ... and {rest} more\n")
     return "".join(lines)
+
+
+@lru_cache(maxsize=4096)
+def _signatures(text: str, start_line: int, symbols: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """A chunk's signature lines; cached, since fitting a document renders the same gaps again and again."""
+    return tuple(signature_lines(text, start_line, list(symbols)).values())

@@ -37,7 +37,7 @@ from .inputs import SelectInputs
 from .items import BELOW_FLOOR, OVER_BUDGET, Item, Selection
 from .purpose_names import DEFAULT
 from .purposes import check_purpose
-from .redundancy import COPY, covered, vocabulary
+from .redundancy import is_copy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
 
@@ -100,7 +100,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
 
     notes: list[str] = []
     head = [c for c in relevant if c.value >= request.min_score][:REGION_FILES]
-    if relevant and not head and not _memories_clear(weights.memory_item, inputs.memory_hits, request):
+    if relevant and not head and not _memories_clear(weights.memory_item, inputs, request):
         # Nothing clears the floor: an empty context helps no one, so the best files go in, with a warning.
         head = relevant[:FALLBACK]
         notes.append(f"nothing reaches the minimum score {request.min_score:g} (the best file scores "
@@ -127,11 +127,15 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     chosen_units, doc = fit(chosen_units, Pool(units, mandatory, limits), request, build, render)
     chosen = build(chosen_units)
     used = doc.tokens if chosen else 0
-    left_out = _left_out(ranked, head, units, chosen_units, limits, budget - used, copies) + memories_out
+    # What a further item would have had: the budget less the document so far (its frame alone when empty).
+    free = budget - (used if chosen else render.base())
+    left_out = sorted(_left_out(ranked, head, units, chosen_units, limits, free, copies)
+                      + _memories_left_out(memories, chosen_units, limits, free) + memories_out,
+                      key=lambda i: (-i.value, i.key))
     if not chosen and units:
         smallest = min(u.cost for u in units)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
-    elif chosen and not any(i.reason == OVER_BUDGET for i in left_out) and used < budget * FULL:
+    elif chosen and all(_stopped(i.reason) for i in left_out) and used < budget * FULL:
         notes.append(f"{used:,} of {budget:,} tokens: nothing else reaches the floor")
     if not units:
         notes.append("no candidates: nothing indexed matches the task")
@@ -141,6 +145,29 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
 
 FULL = 0.9
 """A selection using less than this share of its budget says why it stopped."""
+LIMITED = "over the file or item limit"
+FITTED = "left out when the document was fitted (its gaps' lines took the room)"
+STOPPED_REASONS = (BELOW_FLOOR, "says what a memory already in says")
+
+
+def _stopped(reason: str) -> bool:
+    """Whether an item is out because nothing else was worth its tokens (not for the budget or a limit)."""
+    return reason in STOPPED_REASONS or reason.startswith("a copy of ")
+
+
+def _why_not(u: Unit, need: int, free: int, limits: Limits, groups: set[str]) -> str:
+    """Why a unit worth its tokens is out: it needs more than was free, a limit, or the fitting of the document."""
+    if need > free:
+        return OVER_BUDGET
+    return LIMITED if not limits.room(u, groups) else FITTED
+
+
+def _memories_left_out(memories: list[Unit], chosen: list[Unit], limits: Limits, free: int) -> list[Item]:
+    """The memories that reached the floor and are not in: for the budget, a limit, or the fitting."""
+    keys = {u.key for u in chosen}
+    groups = {u.path or u.key for u in chosen}
+    return [replace(u.item, text="", reason=_why_not(u, u.cost, free, limits, groups)) for u in memories
+            if u.key not in keys and u.item is not None]
 
 
 def _without_copies(head, chunks: dict[str, list[Chunk]], changed: set[str],
@@ -154,7 +181,7 @@ def _without_copies(head, chunks: dict[str, list[Chunk]], changed: set[str],
     copies: dict[str, str] = {}
     for c in order:
         words = vocabulary(whole_text(chunks.get(c.path) or []))
-        original = next((path for path, other in kept if covered(words, other) >= COPY), None)
+        original = next((path for path, other in kept if is_copy(words, other)), None)
         if original is not None and c.path not in pins:
             copies[c.path] = original
         else:
@@ -164,8 +191,10 @@ def _without_copies(head, chunks: dict[str, list[Chunk]], changed: set[str],
 
 def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limits, free: int,
               copies: dict[str, str]) -> list[Item]:
-    """Every candidate file that is not in, each with why: over the budget (a region worth having did not fit in
-    what was left, and the tokens it needs), a copy of a file already in, or below the floor."""
+    """Every candidate file that is not in, each with why: over the budget (a region worth having needs more than
+    was left: `tokens` is what it needs), a limit, the fitting of the document, a copy of another candidate, or
+    below the floor (under the evidence floor, past the first REGION_FILES files, or no region worth its
+    tokens)."""
     in_paths = {u.path for u in chosen if u.path}
     said = Said()
     for u in chosen:
@@ -175,6 +204,7 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
         if u.path:
             by_path.setdefault(u.path, []).append(u)
     in_head = {c.path for c in head}
+    groups = {u.path or u.key for u in chosen}
     out = []
     for c in ranked:
         if c.path in in_paths:
@@ -189,9 +219,8 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
             if file_units and all(said_by):
                 reason = f"a copy of {said_by[0]}"
             elif worth:
-                need = min(u.cost + u.header for u in worth)
-                reason = OVER_BUDGET if need > free else "over the file or item limit"
-                tokens = need
+                tokens = min(u.cost + u.header for u in worth)
+                reason = _why_not(worth[0], tokens, free, limits, groups)
         out.append(Item(f"file:{c.path}", "file", c.path, "", tokens, round(c.value, 4), _rounded(c.signals),
                         is_test=c.is_test, reason=reason))
     return out
@@ -262,9 +291,18 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
     return units, mandatory
 
 
-def _memories_clear(weight: float, hits, request: SelectRequest) -> bool:
-    """Whether any memory's value reaches the floor (`_memory_units` scales the best memory to `weight`)."""
-    return bool(hits) and weight >= request.min_score
+def _memories_clear(weight: float, inputs: SelectInputs, request: SelectRequest) -> bool:
+    """Whether any memory reaches both floors `_memory_units` holds memories to (the request's minimum score, and
+    a share of the task's best hit)."""
+    best, strongest = _memory_scale(inputs)
+    return any(weight * h.score.total / best >= request.min_score and h.score.total >= MEMORY_FLOOR * strongest
+               for h in inputs.memory_hits)
+
+
+def _memory_scale(inputs: SelectInputs) -> tuple[float, float]:
+    """The best memory hit's score (a memory's value is scaled by it) and the task's best hit's, code or memory."""
+    best = max((h.score.total for h in inputs.memory_hits), default=0.0) or 1.0
+    return best, max([h.score.total for h in inputs.code_hits[:1]] + [best])
 
 
 def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
@@ -274,8 +312,7 @@ def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
     hits = inputs.memory_hits
     out: list[Unit] = []
     left: list[Item] = []
-    best = max((h.score.total for h in hits), default=0.0) or 1.0
-    strongest = max([h.score.total for h in inputs.code_hits[:1]] + [best])
+    best, strongest = _memory_scale(inputs)
     kept: list[str] = []
     for hit in hits:
         m = hit.memory
