@@ -231,9 +231,14 @@ def test_a_stale_socket_of_a_killed_server_is_replaced(repo, runtime):
 def test_a_new_install_replaces_the_running_server(repo, runtime, tmp_path):
     # Another install is started here as another interpreter path (its fingerprint names the Python running it).
     # Touching this install's files instead would retire the servers of every test running beside this one.
-    other = tmp_path / "other-install" / "python"
-    other.parent.mkdir()
+    other = tmp_path / "other-install" / "bin" / "python"
+    other.parent.mkdir(parents=True)
     other.symlink_to(sys.executable)
+    if sys.prefix != sys.base_prefix:
+        # In a virtual environment an interpreter finds its packages from the pyvenv.cfg above its folder: the other
+        # path gets the environment's, so it is the same install seen from another path.
+        shutil.copy(Path(sys.prefix) / "pyvenv.cfg", other.parent.parent / "pyvenv.cfg")
+        (other.parent.parent / "lib").symlink_to(Path(sys.prefix) / "lib")
     made = subprocess.run([str(other), "-m", "cortex_tui.app.cli.client", "remember", "old server note"], cwd=repo,
                           capture_output=True, timeout=600)
     assert made.returncode == 0, made.stderr
