@@ -166,7 +166,7 @@ def _print_selection(out, sel) -> None:
     for note in sel.notes:
         out.console.print(note, style="yellow")
     out.table(["kind", "item", "tokens", "score", "why"], [
-        [i.kind, i.provenance, f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
+        [i.kind, _chosen_label(i), f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
     ])
     for label, items in left_out_groups(sel):
         out.console.print(one_line(f"{label}: " + ", ".join(_left_label(i) for i in items[:8])), style="dim",
@@ -190,6 +190,11 @@ def left_out_groups(sel) -> list[tuple[str, list]]:
             label = i.reason
         groups.setdefault(label, []).append(i)
     return list(groups.items())
+
+
+def _chosen_label(item) -> str:
+    """Where an item comes from, and for a memory its title too: an id and a date alone do not say which it is."""
+    return f"{item.provenance}: {item.memory.title}" if item.memory is not None else item.provenance
 
 
 def _left_label(item) -> str:
