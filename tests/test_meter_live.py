@@ -33,9 +33,16 @@ def _memories(app) -> set[str]:
     return {i.memory.id for i in app.screen.query_one(BudgetPane).items if i.memory is not None}
 
 
-async def _next_selection(pilot, app) -> None:
+async def _after(pilot, app, action) -> None:
+    """Do something in the dashboard, then wait for the selection it makes (and every worker) to be done."""
     app.messages.clear()
+    action()
     await settle(pilot, SelectionMade)
+
+
+def _pin(screen, memory_id: str) -> None:
+    screen.pins = screen.pins | {f"memory:{memory_id}"}
+    screen.run_select()
 
 
 async def test_pane_5_follows_saves_edits_pins_closes_and_r(repo):
@@ -50,58 +57,42 @@ async def test_pane_5_follows_saves_edits_pins_closes_and_r(repo):
         screen = app.screen
 
         # Saved in the dashboard (as the form's ctrl+s does): the meter takes it in at once.
-        app.messages.clear()
-        screen.save_memory(MemoryDraft(text="the gzip middleware compresses only responses larger than minimum_size",
-                                       kind="decision", files=("src/gzip_middleware.py",)), None)
-        await settle(pilot, SelectionMade)
+        saved = MemoryDraft(text="the gzip middleware compresses only responses larger than minimum_size",
+                            kind="decision", files=("src/gzip_middleware.py",))
+        await _after(pilot, app, lambda: screen.save_memory(saved, None))
         decision = next(iter(_memories(app)), None)
         assert decision is not None, "a saved decision about the task's code is in pane 5"
 
         # Edited: the new version replaces it.
         edited = screen.bridge.memory(decision)
-        app.messages.clear()
-        screen.save_memory(MemoryDraft(text="the gzip middleware compresses responses of 500 bytes or more",
-                                       kind="decision", files=("src/gzip_middleware.py",)), edited)
-        await settle(pilot, SelectionMade)
+        revised = MemoryDraft(text="the gzip middleware compresses responses of 500 bytes or more", kind="decision",
+                              files=("src/gzip_middleware.py",))
+        await _after(pilot, app, lambda: screen.save_memory(revised, edited))
         texts = [i.text for i in screen.query_one(BudgetPane).items if i.memory is not None]
         assert texts == ["the gzip middleware compresses responses of 500 bytes or more"]
 
         # A task pinned from pane 1 (search does not find it for this task) goes in.
-        app.messages.clear()
-        screen.pins = screen.pins | {f"memory:{task.id}"}
-        screen.run_select()
-        await settle(pilot, SelectionMade)
+        await _after(pilot, app, lambda: _pin(screen, task.id))
         assert task.id in _memories(app)
 
         # Closed: still pinned, so still in, and the next selection says so; forgotten: gone.
-        app.messages.clear()
-        screen.change_memory(screen.bridge.memory(task.id), close_task=True)
-        await settle(pilot, SelectionMade)
+        await _after(pilot, app, lambda: screen.change_memory(screen.bridge.memory(task.id), True))
         assert task.id in _memories(app)
         current = next(m for m in _memories(app) if m != task.id)
-        app.messages.clear()
-        screen.change_memory(screen.bridge.memory(current), close_task=False)
-        await settle(pilot, SelectionMade)
+        await _after(pilot, app, lambda: screen.change_memory(screen.bridge.memory(current), False))
         assert current not in _memories(app)
 
         # A pinned memory edited: the pin follows it to its new version; forgotten: it is gone, pinned or not.
         note = Engine(repo).remember(MemoryDraft(text="the session store keeps carts for a week", kind="note")).memory
-        app.messages.clear()
-        screen.pins = screen.pins | {f"memory:{note.id}"}
-        screen.run_select()
-        await settle(pilot, SelectionMade)
+        await _after(pilot, app, lambda: _pin(screen, note.id))
         assert note.id in _memories(app)
-        app.messages.clear()
-        screen.save_memory(MemoryDraft(text="the session store keeps carts for two weeks", kind="note"),
-                           screen.bridge.memory(note.id))
-        await settle(pilot, SelectionMade)
+        longer = MemoryDraft(text="the session store keeps carts for two weeks", kind="note")
+        await _after(pilot, app, lambda: screen.save_memory(longer, screen.bridge.memory(note.id)))
         texts = [i.text for i in screen.query_one(BudgetPane).items if i.memory is not None]
         assert "the session store keeps carts for two weeks" in texts and note.id not in _memories(app)
         newest = next(i.memory.id for i in screen.query_one(BudgetPane).items
                       if i.memory is not None and "two weeks" in i.text)
-        app.messages.clear()
-        screen.change_memory(screen.bridge.memory(newest), close_task=False)
-        await settle(pilot, SelectionMade)
+        await _after(pilot, app, lambda: screen.change_memory(screen.bridge.memory(newest), False))
         assert not any("carts" in i.text for i in screen.query_one(BudgetPane).items)
 
         # `r` recomputes the meter too: a memory written by another process shows after it.
