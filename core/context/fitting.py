@@ -31,6 +31,11 @@ class Unit:
     """The person pinned it: it goes in even when it repeats what is already in."""
 
 
+def groups_of(units: list[Unit]) -> set[str]:
+    """What the units hold, as `Limits` counts it: a file's path, or a memory's key."""
+    return {u.path or u.key for u in units}
+
+
 @dataclass(frozen=True)
 class Render:
     """How the document is rendered and counted: the same for every trial of one selection."""
@@ -131,6 +136,13 @@ class Said:
         self._groups: list[str] = []
         self._vocab: dict[str, frozenset[str]] = {}
 
+    @classmethod
+    def of(cls, chosen: list[Unit]) -> Said:
+        said = cls()
+        for u in chosen:
+            said.add(u)
+        return said
+
     def vocabulary(self, u: Unit) -> frozenset[str]:
         if u.key not in self._vocab:
             text = u.chunk.text if u.chunk is not None else u.item.text if u.item is not None else ""
@@ -175,10 +187,8 @@ def fit(chosen: list[Unit], pool: Pool, request: SelectRequest, build: Callable[
         chosen.remove(weakest)
         doc = render.document(build(chosen))
     keys = {u.key for u in chosen}
-    groups = {u.path or u.key for u in chosen}
-    said = Said()
-    for u in chosen:
-        said.add(u)
+    groups = groups_of(chosen)
+    said = Said.of(chosen)
     tries = 0
     for u in sorted(pool.units, key=lambda u: (-u.gain / max(u.cost, 1), u.key)):
         slack = budget - doc.tokens

@@ -32,7 +32,7 @@ from ..store.near import texts_say_the_same
 from ..store.sql import in_filter, scan
 from .assemble import Layout, check_format
 from .file_ranking import rank_files, task_identifiers
-from .fitting import Limits, Pool, Render, Said, Unit, fit, plan
+from .fitting import Limits, Pool, Render, Said, Unit, fit, groups_of, plan
 from .inputs import SelectInputs
 from .items import BELOW_FLOOR, OVER_BUDGET, Item, Selection
 from .purpose_names import DEFAULT
@@ -165,7 +165,7 @@ def _why_not(u: Unit, need: int, free: int, limits: Limits, groups: set[str]) ->
 def _memories_left_out(memories: list[Unit], chosen: list[Unit], limits: Limits, free: int) -> list[Item]:
     """The memories that reached the floor and are not in: for the budget, a limit, or the fitting."""
     keys = {u.key for u in chosen}
-    groups = {u.path or u.key for u in chosen}
+    groups = groups_of(chosen)
     return [replace(u.item, text="", reason=_why_not(u, u.cost, free, limits, groups)) for u in memories
             if u.key not in keys and u.item is not None]
 
@@ -196,15 +196,13 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
     below the floor (under the evidence floor, past the first REGION_FILES files, or no region worth its
     tokens)."""
     in_paths = {u.path for u in chosen if u.path}
-    said = Said()
-    for u in chosen:
-        said.add(u)
+    said = Said.of(chosen)
     by_path: dict[str, list[Unit]] = {}
     for u in units:
         if u.path:
             by_path.setdefault(u.path, []).append(u)
     in_head = {c.path for c in head}
-    groups = {u.path or u.key for u in chosen}
+    groups = groups_of(chosen)
     out = []
     for c in ranked:
         if c.path in in_paths:
