@@ -52,7 +52,8 @@ a server left alone holds neither its last map's graph nor the embedding model. 
 maps and selections as they work keeps them; the rebuild costs the next map a few hundred milliseconds, and the
 next search loads the model again."""
 LIBRARY_PAGES_KEPT = 96 << 20
-"""The shared libraries' pages a server keeps mapped between bursts of work, over what the last drop left. One
+"""The shared libraries' pages a server keeps mapped between bursts of work (counted from its mappings, a few
+milliseconds once a burst has ended). One
 command on a 2,000-file repository runs through 45-90 MiB of them; left alone, the pages of every code path ever run
 stay mapped, about 200 MiB. Past this bound the quiet trim unmaps them (core.heap.drop_library_pages; they stay in
 the page cache), and the next command maps back what it runs: 10-20 ms for that one command, so not after every
@@ -85,8 +86,6 @@ class Server:
         """Whether the heap was trimmed since the last job ended."""
         self._released = True
         """Whether the engines released their caches since the last job ended."""
-        self._file_pages_floor = 0
-        """Files' pages still resident after the last drop of the libraries' pages (see LIBRARY_PAGES_KEPT)."""
         self._handlers: set[threading.Thread] = set()
         self._started = time.time()
         self._engines = EngineCache(on_memories=lambda: self._hosted.memories_changed())
@@ -167,7 +166,7 @@ class Server:
         if trim or release:
             gc.collect()  # cycles a command left (objects made after the warm-up's freeze only: a few milliseconds)
             heap.trim()
-            if release or heap.file_pages_bytes() > self._file_pages_floor + LIBRARY_PAGES_KEPT:
+            if release or heap.library_pages_bytes() > LIBRARY_PAGES_KEPT:
                 self._drop_library_pages()
 
     def _drop_library_pages(self) -> None:
@@ -177,8 +176,6 @@ class Server:
         with self._jobs_lock:
             if self._jobs == 0:
                 heap.drop_library_pages()
-                # What stays (files' pages that are not a library's, or not clean) is not counted against the bound.
-                self._file_pages_floor = heap.file_pages_bytes()
 
     def _retire_files(self) -> None:
         """Remove the socket and the status file, unless a successor has already put its own there."""
