@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from pydantic import BaseModel, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -18,6 +18,7 @@ from pydantic_settings import (
 
 from .errors import CortexError
 from .locations import user_config_file
+from .records import KINDS
 
 
 class SearchWeights(BaseModel):
@@ -77,14 +78,71 @@ class SelectWeights(BaseModel):
     """Value of the most relevant memory as an item of its own (others scale down from it)."""
 
 
+RETAINED_SCOPES = ("session", "repo", "global")
+"""The scopes a retention policy may prune. The team store is shared: no one teammate's settings prune it."""
+
+
 class Retention(BaseModel):
-    """How many active memories a scope keeps of each kind; past it the least recently accessed are forgotten (kept
-    in history as deleted versions), memories tagged `pinned` exempt. 0 keeps everything."""
+    """How many active memories a scope keeps of each kind, and for how long unread; past either the least recently
+    accessed are forgotten (kept in history as deleted versions), memories tagged `pinned` exempt. 0 keeps
+    everything."""
 
     session: int = 24
     """Session memories are scratch notes of one piece of work: a small working set."""
     repo: int = 0
     """A repository's memories are its record: kept unless configured."""
+    global_: int = Field(default=0, validation_alias=AliasChoices("global", "global_"))
+    """The user's memories for every repository: kept unless configured."""
+    kinds: dict[str, dict[str, int]] = {}
+    """A cap for one kind of one scope, in place of the scope's (`[retention.kinds.repo]` `observation = 200`)."""
+    max_age_days: dict[str, float] = {}
+    """Per scope, how many days a memory may go unread and unwritten before it is forgotten
+    (`[retention.max_age_days]` `session = 14`); absent or 0 keeps it whatever its age."""
+
+    @field_validator("session", "repo", "global_")
+    @classmethod
+    def _count(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("a cap is a count of memories, 0 or more (0 keeps everything)")
+        return value
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, value: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        for scope, caps in value.items():
+            _retained(scope)
+            for kind, cap in caps.items():
+                if kind not in KINDS:
+                    raise ValueError(f"no kind {kind!r} (kinds: {', '.join(KINDS)})")
+                if cap < 0:
+                    raise ValueError("a cap is a count of memories, 0 or more (0 keeps everything)")
+        return value
+
+    @field_validator("max_age_days")
+    @classmethod
+    def _ages(cls, value: dict[str, float]) -> dict[str, float]:
+        for scope, days in value.items():
+            _retained(scope)
+            if not math.isfinite(days) or days < 0:
+                raise ValueError("an age is a number of days, 0 or more (0 keeps everything)")
+        return value
+
+    def caps(self, scope: str) -> dict[str, int]:
+        """Each kind's cap in `scope` (0: none)."""
+        default = {"session": self.session, "repo": self.repo, "global": self.global_}.get(scope, 0)
+        return {kind: self.kinds.get(scope, {}).get(kind, default) for kind in KINDS}
+
+    def max_age(self, scope: str) -> float:
+        return self.max_age_days.get(scope, 0.0)
+
+    def prunes(self, scope: str) -> bool:
+        """Whether anything is ever pruned in `scope`."""
+        return any(self.caps(scope).values()) or self.max_age(scope) > 0
+
+
+def _retained(scope: str) -> None:
+    if scope not in RETAINED_SCOPES:
+        raise ValueError(f"retention applies to the scopes {', '.join(RETAINED_SCOPES)}, not {scope!r}")
 
 
 class Settings(BaseSettings):

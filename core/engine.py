@@ -13,12 +13,13 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .agentlog.agentlog import AgentLog
 from .anchors.anchoring import Anchoring
-from .config import SearchWeights, Settings, load_settings
+from .config import RETAINED_SCOPES, SearchWeights, Settings, load_settings
 from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
@@ -130,6 +131,10 @@ class Engine:
             return self.init()
         return self._stores.repo(create)
 
+    def has_store(self) -> bool:
+        """Whether the repository's store exists (a remote one is taken to: only opening it can tell)."""
+        return self._stores.is_open(self.db_uri) or is_remote_uri(self.db_uri) or Path(self.db_uri).exists()
+
     def code_index(self, create: bool = False) -> CodeIndex:
         """The repository's code index (in the same database as its memories)."""
         with self._lock:
@@ -212,8 +217,8 @@ class Engine:
         if draft.scope == "team":
             return self.team().remember_many([draft], pos)[0]
         result = self._store_for(draft.scope).remember(draft, pos)
-        if draft.scope == "session" and self.settings.retention.session > 0:
-            self.retention(dry_run=False)  # a count per kind while the scope is within its caps
+        if self.settings.retention.prunes(draft.scope):
+            self.retention(dry_run=False, scopes=(draft.scope,))  # a count per kind while within the caps
         return result
 
     # --- anchors: the code a memory describes, and whether it changed since (core/anchors) ---------------------
@@ -270,18 +275,38 @@ class Engine:
         """Write the access times still pending (a long-lived process letting go of the engine)."""
         return self._stores.flush_access()
 
-    def retention(self, dry_run: bool = True) -> list[Memory]:
+    def retention(self, dry_run: bool = True, scopes: Sequence[str] = RETAINED_SCOPES) -> list[Memory]:
         """The memories the retention policy drops (settings `retention`: a cap per scope and kind, per session for
-        scope `session`, least recently
-        accessed out first, `pinned` exempt); unless `dry_run`, forgets them (kept in history as deleted)."""
+        scope `session`, least recently accessed out first; an age past which an unread memory goes; `pinned`
+        exempt) in `scopes`; unless `dry_run`, forgets them (kept in history as deleted) and counts them in the
+        store's stats. The team store is never pruned: it is shared, and no one teammate's settings decide for it."""
         self.flush_access()
-        caps = {"session": self.settings.retention.session, "repo": self.settings.retention.repo}
-        store = self.store()
-        dropped = [m for scope, cap in caps.items() if cap > 0 for m in store.over_cap(scope, cap)]
-        if not dry_run:
-            for m in dropped:
-                store.forget(m.id)
+        policy = self.settings.retention
+        dropped: list[Memory] = []
+        for store, held in self._retained_stores(scopes):
+            found: dict[str, Memory] = {}
+            for scope in held:
+                found |= {m.id: m for m in store.over_cap(scope, policy.caps(scope))}
+                if (days := policy.max_age(scope)) > 0:
+                    cutoff = datetime.now(UTC) - timedelta(days=days)
+                    found |= {m.id: m for m in store.unread_since(scope, cutoff)}
+            if not dry_run:
+                store.prune(list(found.values()))
+            dropped += found.values()
         return dropped
+
+    def _retained_stores(self, scopes: Sequence[str]) -> list[tuple[MemoryStore, tuple[str, ...]]]:
+        """Each existing store that may hold one of `scopes` the policy prunes, with those scopes. Global memories
+        live in the user's global store when there is one, else in the repository's."""
+        policy = self.settings.retention
+        pruned = [scope for scope in RETAINED_SCOPES if scope in scopes and policy.prunes(scope)]
+        stores: list[tuple[MemoryStore, tuple[str, ...]]] = []
+        if "global" in pruned and (found := self._stores.global_store(create=False)) is not None:
+            stores.append((found, ("global",)))
+            pruned.remove("global")
+        if pruned and self.has_store():
+            stores.append((self.store(), tuple(pruned)))
+        return stores
 
     def list(self, session: str | None = None, **filters) -> list[Memory]:
         """`session`: the reader's (see core/store/sessions.py); the other filters are `MemoryStore.list`'s."""

@@ -178,6 +178,14 @@ class RememberResult:
 
 
 @dataclass(frozen=True)
+class LastPruned:
+    """When a retention policy last forgot memories in a store, and how many."""
+
+    at: datetime
+    count: int
+
+
+@dataclass(frozen=True)
 class StoreStats:
     """Counts for `cortex stats`."""
 
@@ -189,6 +197,9 @@ class StoreStats:
     open_tasks: int
     table_versions: int
     disk_bytes: int | None
+    pruned: int = 0
+    """Memories a retention policy has forgotten here, ever (`cortex gc`, or after a `remember`)."""
+    last_pruned: LastPruned | None = None
 
 
 MEMORY_COLUMNS = tuple(f for f in Memory.__dataclass_fields__ if f not in (*VECTOR_FIELDS, "code_change"))

@@ -112,6 +112,9 @@ def run_stats(args, ctx: CommandContext) -> Answer:
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.by_kind.items())) or "none"
             out.line((s.uri, "bold"), f" (schema v{s.schema_version}, {size}, {s.table_versions} table versions)")
             out.console.print(f"  memories: {s.active:,} active of {s.memories:,} stored; {s.open_tasks:,} open task{'' if s.open_tasks == 1 else 's'}; by kind: {kinds}")
+            if s.last_pruned is not None:
+                out.console.print(f"  retention: {s.pruned:,} forgotten in all; last {s.last_pruned.count:,} at "
+                                  f"{s.last_pruned.at.astimezone():%Y-%m-%d %H:%M}", style="dim")
 
     return Answer({"stores": stats, "index": {**index.__dict__, "fresh": index.fresh, "skipped": skip_counts}}, show)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -17,6 +17,7 @@ from ..records import (
     STATUSES,
     TASK_STATES,
     Anchors,
+    LastPruned,
     Memory,
     MemoryDraft,
     RememberResult,
@@ -47,6 +48,12 @@ SMALL_STORE = 20_000
 MEMORY_BITMAPS = ("status", "kind", "scope", "task_state", "vector_model", "session")
 MEMORY_LABEL_LISTS = ("tags", "files")
 MEMORY_BTREES = ("id", "updated_at", "branch", "source_key")
+_PRUNABLE = "status = 'active' AND NOT array_has_any(tags, ['pinned'])"
+"""What a retention policy may forget: active memories not tagged `pinned`."""
+PRUNED_META = "retention_pruned"
+"""Meta key: how many memories retention has forgotten in this store, ever."""
+LAST_PRUNED_META = "retention_last"
+"""Meta key: when retention last forgot something here, and how many (`<ISO time> <count>`)."""
 
 
 @dataclass(frozen=True)
@@ -375,14 +382,14 @@ class MemoryStore:
             return True
         return self.db.write_if_free(stamp)
 
-    def over_cap(self, scope: str, cap: int) -> builtins.list[Memory]:
-        """Active memories of a scope beyond `cap` per kind (per kind and session, for scope `session`), least
-        recently accessed first out; memories tagged `pinned` are exempt. Reads only the scope's ids, sessions and
-        access times past a count (a kind within its cap costs one count)."""
+    def over_cap(self, scope: str, caps: Mapping[str, int]) -> builtins.list[Memory]:
+        """Active memories of a scope beyond their kind's cap (per kind and session, for scope `session`; 0: no
+        cap), least recently accessed first out; memories tagged `pinned` are exempt. Reads only the scope's ids,
+        sessions and access times past a count (a kind within its cap costs one count)."""
         out: list[Memory] = []
-        for kind in KINDS:
-            where = f"status = 'active' AND scope = {quote(scope)} AND kind = {quote(kind)} AND NOT array_has_any(tags, ['pinned'])"
-            if self.table.count_rows(where) <= cap:
+        for kind, cap in caps.items():
+            where = f"{_PRUNABLE} AND scope = {quote(scope)} AND kind = {quote(kind)}"
+            if cap <= 0 or self.table.count_rows(where) <= cap:
                 continue
             rows = self.table.search().where(where).select(["id", "accessed_at", "session"]).limit(None).to_list()
             rows.sort(key=lambda r: (r["accessed_at"], r["id"]), reverse=True)
@@ -391,6 +398,26 @@ class MemoryStore:
                 by_owner.setdefault((r["session"] or "") if scope == "session" else "", []).append(r)
             out += [m for owned in by_owner.values() for r in owned[cap:] if (m := self.find(r["id"])) is not None]
         return out
+
+    def unread_since(self, scope: str, cutoff: datetime) -> builtins.list[Memory]:
+        """Active memories of a scope neither read nor written since `cutoff` (`pinned` exempt)."""
+        stamp = f"TIMESTAMP '{cutoff.astimezone(UTC):%Y-%m-%d %H:%M:%S}'"
+        where = f"{_PRUNABLE} AND scope = {quote(scope)} AND accessed_at < {stamp} AND updated_at < {stamp}"
+        return self.query(where)
+
+    def prune(self, memories: Sequence[Memory]) -> None:
+        """Forget what a retention policy dropped, in one version, and count it in the store's meta (`stats`)."""
+        if not memories:
+            return
+        when = now()
+
+        def apply():
+            self.db.update(self.table, in_filter("id", [m.id for m in memories]), {"status": "deleted", "updated_at": when})
+            self.db.note_written()
+
+        self.db.write(apply)
+        before = int(self.db.get_meta(PRUNED_META) or 0)
+        self.db.set_metas({PRUNED_META: str(before + len(memories)), LAST_PRUNED_META: f"{when.isoformat()} {len(memories)}"})
 
     def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
         """Record again the code an active memory describes (`cortex confirm`): the same version, checked anew."""
@@ -432,6 +459,8 @@ class MemoryStore:
         # Counts answered by the bitmap indexes on status and kind: no version's text is read.
         active = "status = 'active'"
         by_kind = {k: n for k in KINDS if (n := self.table.count_rows(f"{active} AND kind = {quote(k)}"))}
+        metas = self.db.metas()
+        last = metas.get(LAST_PRUNED_META, "").split()
         return StoreStats(
             uri=self.db.uri,
             schema_version=SCHEMA_VERSION,
@@ -441,6 +470,8 @@ class MemoryStore:
             open_tasks=self.table.count_rows(f"{active} AND kind = 'task' AND task_state = 'open'"),
             table_versions=len(self.table.list_versions()),
             disk_bytes=self.db.disk_bytes(),
+            pruned=int(metas.get(PRUNED_META) or 0),
+            last_pruned=LastPruned(datetime.fromisoformat(last[0]), int(last[1])) if len(last) == 2 else None,
         )
 
 
