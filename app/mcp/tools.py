@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
@@ -146,8 +145,7 @@ class CortexTools:
         status = self.engine.code_index().status() if self.engine.has_index() else None
         index = None if status is None else {**status.__dict__, "fresh": status.fresh}
         # Before the first write there is no local database: nothing to count yet, which is an answer, not an error.
-        missing = "://" not in self.engine.db_uri and not Path(self.engine.db_uri).is_dir()
-        stores = [] if missing else self.engine.stats()
+        stores = self.engine.stats() if self.engine.has_store() else []
         return plain({"stores": stores, "index": index})
 
     def remember(self, text: Annotated[str, _d("the memory, verbatim")],
