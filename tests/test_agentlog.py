@@ -181,8 +181,12 @@ def test_the_cli_drives_a_session_and_search_finds_committed_steps(repo, capsys)
     assert code == 1 and "nothing to commit" in err and "\n" not in err.strip()
     hits = cli.json("search", "quadratic copying generator")["hits"]
     assert any(h["id"] == step["memory_id"] for h in hits[:3])
+    assert cli("agent", "roadmap", "then cache the token table")[1] == "roadmap entry 2 added\n"
+    code, _, err = cli("agent", "roadmap", "  ")
+    assert code == 1 and err.strip() == "cortex: error: the roadmap entry is empty"
     context = cli.json("agent", "context", "-k", "1")
     assert "lex yields tokens lazily" in context["markdown"] and context["commits"][0]["id"] == commit["id"]
+    assert "2. then cache the token table" in context["markdown"]
     timeline = Engine(repo).timeline()
     marks = [m.id for e in timeline.entries for m in e.agent_commits]
     assert marks == [commit["memory_id"]], "the commit marks the timeline; its steps do not"

@@ -15,7 +15,7 @@ from .conftest import commit_file
 
 TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "confirm", "memory_history",
          "memory_list", "memory_show", "task_done", "graph_neighbors", "agent_init", "agent_log", "agent_commit",
-         "agent_branch", "agent_switch", "agent_merge", "agent_abandon", "agent_branches", "agent_context",
+         "agent_roadmap", "agent_branch", "agent_switch", "agent_merge", "agent_abandon", "agent_branches", "agent_context",
          "memory_smart_search", "memory_what", "repo_map", "snapshot", "stats"}
 
 
@@ -127,8 +127,10 @@ async def test_every_tool_on_a_real_repository(shop, served):
         commit_text = "tax applied once, in pricing"
         await call(client, "agent_log", observation="tests pass", action="commit")
         assert (await call(client, "agent_commit", contribution=commit_text))["steps"] == [3]
+        assert (await call(client, "agent_roadmap", text="then round totals to cents"))["seq"] == 2
         context = await call(client, "agent_context", k=3)
         assert commit_text in context["markdown"] and len(context["commits"]) == 2
+        assert "2. then round totals to cents" in context["markdown"]
     assert (resident_calls(shop) > 0) is served, "the tools ran where the mode says"
 
 

@@ -248,6 +248,10 @@ class CortexTools:
         (defaults to the previous commit's plus its contribution), optionally extending the roadmap."""
         return plain(self.engine.agent_log(create=True).commit(contribution, previous_summary, update_roadmap, branch))
 
+    def agent_roadmap(self, text: Annotated[str, _d("the entry: a goal added, a plan changed")]) -> dict[str, Any]:
+        """Append an entry to the agent context's roadmap on its own, without a commit."""
+        return plain(self.engine.agent_log(create=True).extend_roadmap(text))
+
     def agent_branch(self, name: Annotated[str, _d("1-64 letters, digits, ., _ or -")],
                      purpose: Annotated[str, _d("what this branch explores")]) -> dict[str, Any]:
         """Create an agent branch from the current one to explore an alternative, and switch to it."""

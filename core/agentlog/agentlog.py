@@ -233,7 +233,7 @@ class AgentLog:
         self._refuse(goal=goal)
         with self.db.lock(_LOCK):
             if self.is_initialised():
-                raise CortexError("the agent context already exists: extend the roadmap with `cortex agent commit --roadmap`")
+                raise CortexError("the agent context already exists: extend the roadmap with `cortex agent roadmap TEXT`")
             stamp = now()
             self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": 1, "text": goal, "at": stamp}]))
             self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
@@ -284,9 +284,20 @@ class AgentLog:
                 self._append_roadmap(update_roadmap.strip())
             return self._store_commit(b, commits, "commit", contribution, previous_summary, new, "")
 
-    def _append_roadmap(self, text: str) -> None:
-        seq = max((e.seq for e in self.roadmap()), default=0) + 1
-        self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": seq, "text": text, "at": now()}]))
+    def extend_roadmap(self, text: str) -> RoadmapEntry:
+        """Append to the roadmap on its own, between commits: a goal added, a plan changed."""
+        text = text.strip()
+        if not text:
+            raise CortexError("the roadmap entry is empty")
+        self._refuse(roadmap=text)
+        with self.db.lock(_LOCK):
+            self._require_init()
+            return self._append_roadmap(text)
+
+    def _append_roadmap(self, text: str) -> RoadmapEntry:
+        entry = RoadmapEntry(max((e.seq for e in self.roadmap()), default=0) + 1, text, now())
+        self.db.write(lambda: self.db.add(self.roadmap_table, [entry.__dict__]))
+        return entry
 
     def _store_commit(self, b: AgentBranch, commits: list[AgentCommit], kind: str, contribution: str,
                       previous_summary: str | None, steps: tuple[int, ...], merged_from: str,
