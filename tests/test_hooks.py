@@ -192,7 +192,7 @@ def test_a_hook_whose_cortex_is_gone_says_so_and_never_stops_the_commit(cli, rep
     assert fired.returncode == 1 and b"failed to start" in fired.stderr and len(fired.stderr.splitlines()) == 1
 
 
-def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_secrets(cli, repo, tmp_path, monkeypatch):
+def test_import_claude_sessions_keeps_each_turn_verbatim_once_and_refuses_secrets(cli, repo, tmp_path, monkeypatch):
     said = [
         {"type": "user", "uuid": "u1", "timestamp": "2026-01-05T10:00:00Z",
          "message": {"role": "user", "content": "Why does the invoice [bold]rounding[/] drift?"}},
@@ -200,6 +200,8 @@ def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_sec
             {"type": "text", "text": "Banker's rounding in quantize_total; switch to ROUND_HALF_UP."},
             {"type": "tool_use", "name": "Edit", "input": {"file_path": "src/app.py"}}]}},
         {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}},
+        {"type": "assistant", "uuid": "a2", "timestamp": "2026-01-05T10:00:30Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done: totals now round half up."}]}},
         {"type": "user", "uuid": "u3", "message": {"role": "user", "content": f"push with {TOKEN}"}},
         {"type": "summary", "summary": "Invoice rounding"},
     ]
@@ -208,9 +210,14 @@ def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_sec
     (sessions / "0f1e2d3c-5b6a.jsonl").write_text("\n".join(json.dumps(e) for e in said) + "\n")
 
     code, out, err = cli("import", "--claude-sessions", str(sessions))
-    assert code == 1 and err.count("\n") == 1 and "line 4" in err and "secret" in err and TOKEN not in err
+    assert code == 1 and err.count("\n") == 1 and "line 5" in err and "secret" in err and TOKEN not in err
     imported = cli.json("import", "--claude-sessions", str(sessions), "--skip-bad")
-    assert imported["created"] == 2 and [b["where"] for b in imported["bad"]] == ["0f1e2d3c-5b6a.jsonl line 4"]
+    assert imported["created"] == 1 and [b["where"] for b in imported["bad"]] == ["0f1e2d3c-5b6a.jsonl line 5"]
+    # One turn: the question and every answer to it (a tool's result in between does not end it).
+    [turn] = cli.json("list", "--kind", "agent")
+    assert turn["text"] == ("User: Why does the invoice [bold]rounding[/] drift?\n\nAssistant: Banker's rounding in "
+                            "quantize_total; switch to ROUND_HALF_UP.\n\nDone: totals now round half up.")
+    assert turn["title"] == "Claude Code · session 0f1e2d3c: Why does the invoice [bold]rounding[/] drift?"
 
     # Without a directory: this project's transcripts where Claude Code keeps them; nothing is stored twice.
     home = tmp_path / "home"
@@ -219,12 +226,40 @@ def test_import_claude_sessions_keeps_each_message_verbatim_once_and_refuses_sec
     (project / "0f1e2d3c-5b6a.jsonl").write_text((sessions / "0f1e2d3c-5b6a.jsonl").read_text())
     monkeypatch.setenv("HOME", str(home))
     again = cli.json("import", "--claude-sessions", "--skip-bad")
-    assert again["created"] == 0 and again["duplicate"] == 2
+    assert again["created"] == 0 and again["duplicate"] == 1
 
-    found = json.dumps(cli.json("search", "quantize_total ROUND_HALF_UP"))
-    assert "Banker's rounding in quantize_total; switch to ROUND_HALF_UP." in found
+    found = json.dumps(cli.json("search", "why does the invoice rounding drift"))
+    assert "Banker's rounding in quantize_total; switch to ROUND_HALF_UP." in found, "the question comes with its answer"
     stored = b"".join(p.read_bytes() for p in (repo / ".cortex").rglob("*") if p.is_file())
     assert TOKEN.encode() not in stored and b"push with" not in stored
+
+
+def test_a_session_still_going_on_imports_its_newer_turns_since_a_date(cli, repo, tmp_path):
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    transcript = sessions / "7a7b7c7d-0000.jsonl"
+    old = [{"type": "user", "uuid": "q0", "timestamp": "2025-06-01T08:00:00Z",
+            "message": {"role": "user", "content": "Which port does the dev server use?"}},
+           {"type": "assistant", "uuid": "r0", "timestamp": "2025-06-01T08:00:05Z",
+            "message": {"role": "assistant", "content": "Port 8031, set in devserver.toml."}}]
+    asked = {"type": "user", "uuid": "q1", "timestamp": "2026-11-28T09:00:00Z",
+             "message": {"role": "user", "content": "Why is the cache warm-up slow?"}}
+    transcript.write_text("\n".join(json.dumps(e) for e in [*old, asked]) + "\n")
+    first = cli.json("import", "--claude-sessions", str(sessions), "--since", "2026-11-01")
+    assert first["created"] == 1, "the turn of June 2025 is before --since"
+    [turn] = cli.json("list", "--kind", "agent")
+    assert turn["text"] == "User: Why is the cache warm-up slow?"
+    answered = {"type": "assistant", "uuid": "r1", "timestamp": "2026-11-28T09:00:20Z",
+                "message": {"role": "assistant", "content": "It reads every shard serially; read them in parallel."}}
+    with transcript.open("a") as more:
+        more.write(json.dumps(answered) + "\n")
+    second = cli.json("import", "--claude-sessions", str(sessions), "--since", "2026-11-01")
+    assert second["created"] == 0 and second["new_version"] == 1, "the grown turn is a new version of the same key"
+    [turn] = cli.json("list", "--kind", "agent")
+    assert turn["text"].endswith("Assistant: It reads every shard serially; read them in parallel.")
+    assert cli.json("import", "--claude-sessions", str(sessions))["created"] == 1, "without --since, the old turn too"
+    code, _, err = cli("import", str(transcript), "--since", "7d")
+    assert code == 1 and err.strip() == "cortex: error: --since goes with --claude-sessions (a file's records are all imported)"
 
 
 def test_a_claude_code_session_start_names_the_session_for_the_agents_shell_commands(cli, repo, tmp_path):

@@ -13,7 +13,9 @@ def add_import(p) -> None:
     p.add_argument("source", nargs="?", help="a file or a directory (recursive, honours .gitignore)")
     p.add_argument("--claude-sessions", action="store_true",
                    help="SOURCE is a directory of Claude Code transcripts (default: this project's under "
-                        "~/.claude/projects): each message, verbatim, as a memory of kind agent")
+                        "~/.claude/projects): each turn (the user's message and the answer), verbatim, as a memory "
+                        "of kind agent")
+    p.add_argument("--since", help="with --claude-sessions: only turns begun since then (7d, 12h, 2w, 30m or an ISO date)")
     p.add_argument("--kind", default="note", help="kind for markdown/text sections")
     p.add_argument("--scope", default="repo")
     p.add_argument("--skip-bad", action="store_true",
@@ -22,16 +24,21 @@ def add_import(p) -> None:
 
 
 def run_import(args, ctx: CommandContext) -> Answer:
-    from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions  # the store: not for the
-    from ...core.store.importer import plan_import  # thin client, which only parses
+    # The engine's modules: not for the thin client, which only parses.
+    from ...core.search.query import parse_since
+    from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions
+    from ...core.store.importer import plan_import
     from ...core.text import one_line
 
     if args.source is None and not args.claude_sessions:
         raise CortexError("give a file or a directory to import (or --claude-sessions)")
+    if args.since and not args.claude_sessions:
+        raise CortexError("--since goes with --claude-sessions (a file's records are all imported)")
+    since = parse_since(args.since) if args.since else None
     engine = ctx.engine(args)
     if args.claude_sessions:
         where = ctx.path(args.source) if args.source else claude_projects_dir(engine.root)
-        plan = plan_claude_sessions(where, engine.settings.max_text_bytes)
+        plan = plan_claude_sessions(where, engine.settings.max_text_bytes, since)
     else:
         plan = plan_import(ctx.path(args.source), default_kind=args.kind, scope=args.scope,
                            max_bytes=engine.settings.max_text_bytes)
