@@ -156,6 +156,9 @@ class SearchResults:
     """With `--expand`: graph neighbours (`Neighbour`, below) of the top hits."""
     ranked_by: str = ZERO_LLM
     """Which method produced the hits: the zero-LLM ranking, or `llm-filter` when a model selected them."""
+    past_sessions: tuple[SearchHit, ...] | None = None
+    """With past sessions `beside`: the imported sessions' hits, best first, searched on their own beside the others
+    (which leave them out); None otherwise."""
 
     def to_json(self) -> dict:
         return {
@@ -164,6 +167,7 @@ class SearchResults:
             "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
             "hits": [h.to_json() for h in self.hits],
             "neighbours": [n.__dict__ for n in self.neighbours],
+            **({"past_sessions": [h.to_json() for h in self.past_sessions]} if self.past_sessions is not None else {}),
         }
 
 

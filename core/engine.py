@@ -394,7 +394,14 @@ class Engine:
     def smart_search(self, request: SearchRequest) -> SearchResults:
         """A search as a front end asked for it, inline filters and all (see `SearchRequest.parsed`)."""
         query, filters = request.parsed()
-        return self.search(query, filters, request.limit, expand=request.expand, llm_filter=request.llm_filter)
+        results = self.search(query, filters, request.limit, expand=request.expand, llm_filter=request.llm_filter)
+        if request.filters.past_sessions != "beside":
+            return results
+        # The second list: the same search of the sessions alone (the first leaves them out).
+        beside = replace(request, filters=replace(request.filters, past_sessions="only"), expand=False)
+        words, narrowed_to_sessions = beside.parsed()
+        sessions = self.search(words, narrowed_to_sessions, request.limit, llm_filter=request.llm_filter)
+        return replace(results, past_sessions=tuple(sessions.hits))
 
     def select(self, task: str, budget: int = 12000, **shaping):
         """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""

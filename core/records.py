@@ -8,6 +8,10 @@ from datetime import datetime
 
 KINDS = ("decision", "note", "task", "fact", "observation", "link", "agent")
 SCOPES = ("session", "repo", "global", "team")
+PAST_SESSION_TAG = "claude-code"
+"""The tag of an imported past agent session's turns (`cortex import --claude-sessions`)."""
+PAST_SESSIONS = ("mixed", "without", "only", "beside")
+"""How a search treats them: in with the rest, left out, alone, or as a second list beside the rest."""
 STATUSES = ("active", "superseded", "deleted")
 TASK_STATES = ("open", "done")
 STEP_TAG, COMMIT_TAG = "agent-step", "agent-commit"

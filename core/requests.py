@@ -39,6 +39,9 @@ class SearchFilters:
                                  "session's (default: the reader's own session)")
     keys: tuple[str, ...] = _about("keep memories stored under these keys; one ending in * keeps every key it "
                                    "begins", ())
+    past_sessions: str = _about("imported past agent sessions (`cortex import --claude-sessions`): 'mixed' in with "
+                                "the rest (default), 'without' them, 'only' them, or 'beside' the rest, as a second "
+                                "list of hits", "mixed")
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class SearchRequest:
             history=given.history,
             session=given.session,
             keys=tuple(given.keys) + tuple(inline.get("key", [])),
-        )
+        ).past_sessions(given.past_sessions)
 
 
 @dataclass(frozen=True)

@@ -230,6 +230,12 @@ def test_import_claude_sessions_keeps_each_turn_verbatim_once_and_refuses_secret
 
     found = json.dumps(cli.json("search", "why does the invoice rounding drift"))
     assert "Banker's rounding in quantize_total; switch to ROUND_HALF_UP." in found, "the question comes with its answer"
+    note = cli.json("remember", "Invoice totals round half up since release 2.3", "--kind", "decision")["memory"]["id"]
+    side = cli.json("search", "invoice rounding", "--past-sessions", "beside")
+    assert note in {h["id"] for h in side["hits"]} and turn["id"] not in {h["id"] for h in side["hits"]}
+    assert [h["id"] for h in side["past_sessions"]] == [turn["id"]]
+    code, out, _ = cli("search", "invoice rounding", "--past-sessions", "beside")
+    assert code == 0 and out.index("Invoice totals round half up") < out.index("in past sessions") < out.index("Claude Code")
     stored = b"".join(p.read_bytes() for p in (repo / ".cortex").rglob("*") if p.is_file())
     assert TOKEN.encode() not in stored and b"push with" not in stored
 

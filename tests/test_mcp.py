@@ -182,6 +182,14 @@ async def test_every_filter_and_option_of_every_tool(shop, served):
                    for h in await hits(filters={"files": ["shop/pricing.py"]}))
         assert {h["source"] for h in await hits(filters={"branch": "main"})} >= {"memory"}
         assert all(h["source"] == "code" for h in await hits(filters={"branch": "elsewhere"}))
+        turn = (await call(client, "remember", text="User: why is tax added twice?\n\nAssistant: the cart adds it "
+                           "again", kind="agent", tags=["claude-code", "session", "turn"]))["memory"]["id"]
+        assert turn in {h["id"] for h in await hits()}, "an imported session's turn is searched with the rest"
+        assert turn not in {h["id"] for h in await hits(filters={"past_sessions": "without"})}
+        assert [h["id"] for h in await hits(filters={"past_sessions": "only"})] == [turn]
+        beside = await call(client, "smart_search", query="tax cart price", filters={"past_sessions": "beside"})
+        assert turn not in {h["id"] for h in beside["hits"]} and [h["id"] for h in beside["past_sessions"]] == [turn]
+        await call(client, "forget", id=turn)  # the checks below count the memories above
         memories = {h["id"] for h in everything if h["source"] == "memory"}
         assert {h["id"] for h in await hits(filters={"since": "7d"})} == memories, "since keeps new memories only"
         assert not await hits(filters={"since": "2999-01-01"})

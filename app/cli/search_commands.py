@@ -31,6 +31,9 @@ def add_search(p) -> None:
     p.add_argument("--memories-only", action="store_true")
     p.add_argument("--code-only", action="store_true")
     p.add_argument("--history", action="store_true", help="include superseded and deleted versions")
+    p.add_argument("--past-sessions", choices=("mixed", "without", "only", "beside"), default="mixed",
+                   help="imported past agent sessions (import --claude-sessions): in with the rest (default), "
+                        "left out, alone, or beside the rest as a second list")
     p.add_argument("--limit", type=at_least(1), default=10)
     p.add_argument("--explain", action="store_true", help="show each hit's score breakdown")
     p.add_argument("--expand", action="store_true", help="add the graph neighbours of the top hits")
@@ -46,7 +49,7 @@ def run_search(args, ctx: CommandContext) -> Answer:
     filters = SearchFilters(
         kinds=tuple(args.kind or ()), tags=tuple(args.tag or ()), files=tuple(args.file or ()), branch=args.branch,
         since=args.since, memories_only=args.memories_only, code_only=args.code_only, history=args.history,
-        session=ctx.session(args), keys=tuple(args.key or ()),
+        session=ctx.session(args), keys=tuple(args.key or ()), past_sessions=args.past_sessions,
     )
     engine = ctx.engine(args)
     results = engine.smart_search(SearchRequest(" ".join(args.query), filters, args.limit, args.expand, args.filter))
@@ -64,7 +67,20 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
         out.console.print(note, style="dim")
     if not results.hits:
         out.console.print("no results")
-    for i, hit in enumerate(results.hits, 1):
+    _print_hits(out, results.hits, explain, full)
+    if results.past_sessions is not None:
+        out.console.print("\nin past sessions", style="bold")
+        if not results.past_sessions:
+            out.console.print("no results")
+        _print_hits(out, results.past_sessions, explain, full)
+    if results.neighbours:
+        out.console.print("neighbours of the top hits", style="bold")
+        for n in results.neighbours:
+            out.console.print(f"  {n.via:<12} {one_line(n.label)}")
+
+
+def _print_hits(out, hits, explain: bool, full: bool) -> None:
+    for i, hit in enumerate(hits, 1):
         where = hit.location if hit.source == "code" else f"{hit.kind} {hit.id} {hit.memory.created_at:%Y-%m-%d}"
         if hit.memory is not None and hit.memory.store != "repo":
             where += f" ({hit.memory.store})"
@@ -81,10 +97,6 @@ def _print_results(out, results, explain: bool, full: bool) -> None:
         else:  # the lines that match the query best, numbered as in the file (or the memory)
             for n, line in enumerate(hit.snippet.text.splitlines(), hit.snippet.start_line):
                 out.console.out(f"    {n:>5}  {line}")
-    if results.neighbours:
-        out.console.print("neighbours of the top hits", style="bold")
-        for n in results.neighbours:
-            out.console.print(f"  {n.via:<12} {one_line(n.label)}")
 
 
 def run_what(args, ctx: CommandContext) -> Answer:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from ..errors import CortexError
-from ..records import KINDS
+from ..records import KINDS, PAST_SESSION_TAG, PAST_SESSIONS
 from ..text import split_identifier, word_stems
 
 STOP_WORDS = frozenset(
@@ -168,6 +168,23 @@ class Filters:
     None: a read in no session, which shows none). See core/store/sessions.py."""
     keys: tuple[str, ...] = ()
     """Memories stored under these keys (`--key`); one ending in `*` keeps every key it begins."""
+    required_tags: tuple[str, ...] = ()
+    """Memories with every one of these tags."""
+    without_tags: tuple[str, ...] = ()
+    """Memories with none of these tags (code is not narrowed by it)."""
+
+    def past_sessions(self, mode: str) -> Filters:
+        """These filters for one way of treating imported past sessions (`PAST_SESSIONS`): `mixed` leaves them as
+        they are; `only` keeps the sessions' turns; `without` and `beside` (whose second list is `only`) leave
+        them out."""
+        if mode not in PAST_SESSIONS:
+            raise CortexError(f"past sessions go {', '.join(PAST_SESSIONS)}, not {mode!r}")
+        if mode == "only":
+            return replace(self, required_tags=(*self.required_tags, PAST_SESSION_TAG), memories_only=True,
+                           code_only=False)
+        if mode in ("without", "beside"):
+            return replace(self, without_tags=(*self.without_tags, PAST_SESSION_TAG))
+        return self
 
     def __post_init__(self) -> None:
         for kind in self.kinds:

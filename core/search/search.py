@@ -412,6 +412,10 @@ def _memory_where(f: Filters) -> str:
         clauses.append(f"({in_filter('kind', list(f.kinds))})")
     if f.tags:
         clauses.append(f"array_has_any(tags, {sql_list(f.tags)})")
+    if f.required_tags:
+        clauses.append(f"array_has_all(tags, {sql_list(f.required_tags)})")
+    if f.without_tags:
+        clauses.append(f"NOT array_has_any(tags, {sql_list(f.without_tags)})")
     if f.keys:
         clauses.append(_key_clause(f.keys))
     if f.files:

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from ..errors import CortexError
 from ..nesting import load_json
-from ..records import MemoryDraft
+from ..records import PAST_SESSION_TAG, MemoryDraft
 from ..transcripts import message_text
 from .importer import BadRecord, ImportPlan, check_draft, parse_time
 from .memory_rows import validate_draft
 
-TAGS = ("claude-code", "session", "turn")
+TAGS = (PAST_SESSION_TAG, "session", "turn")
 TITLE_CHARS = 80
 """A turn's title: the session, then the opening line of what the user said, cut to about a line of a listing."""
 
