@@ -6,8 +6,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cortex_tui.app.bench.localize import Duel, _Files, duels, full_stuff_rank, tfidf_rank
+import pytest
+from cortex_tui.app.bench.localize import (
+    Duel,
+    _Files,
+    bm25_rank,
+    default_methods,
+    duels,
+    full_stuff_rank,
+    llm_triage_rank,
+    run,
+    tfidf_rank,
+)
 from cortex_tui.app.bench.scoring import MethodScore, Shown, oracle_texts
+from cortex_tui.core.config import Settings
+from cortex_tui.core.errors import CortexError
+from cortex_tui.core.search.llm_filter import LLMFilterConfig
+
+from .test_llm_filter import FakeModel
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -57,3 +73,31 @@ def test_duels_count_wins_ties_and_losses_per_repository_and_budget():
     }
     found = duels(edits, ["cortex", "bm25"], (4000,), lambda m, b: f"{m}@{b}")
     assert found == [Duel("pallets+click", "bm25", 4000, 1, 1, 0), Duel("spf13+cobra", "bm25", 4000, 0, 0, 1)]
+
+
+def test_the_llm_triage_takes_the_files_the_model_points_at_and_falls_back_to_bm25(tmp_path):
+    files = _Files(_tree(tmp_path), {})
+    model = FakeModel()
+    try:
+        config = LLMFilterConfig(model.url, "tiny-test-model", timeout=5.0)
+        model.reply = lambda body: next(line[1:line.index("]")] for line in body["messages"][1]["content"].splitlines()
+                                        if line.startswith("[") and "src/config.py" in line)
+        ranked, note = llm_triage_rank(files, "read the progress percent from the config", config)
+        prompt = model.requests[-1]["body"]["messages"]
+        assert "numbered files" in prompt[0]["content"] and "Files:\n[1] src/" in prompt[1]["content"]
+        assert ranked == ["src/config.py"] and "chose 1 of" in note
+        model.reply = "no idea"
+        ranked, note = llm_triage_rank(files, "read the progress percent from the config", config)
+        assert ranked == bm25_rank(files, "read the progress percent from the config") and "not a list" in note
+    finally:
+        model.close()
+
+
+def test_the_llm_triage_runs_by_default_only_with_a_model_configured(monkeypatch):
+    assert "llm-triage" not in default_methods(Settings())
+    monkeypatch.setenv("CORTEX_LLM_FILTER_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CORTEX_LLM_FILTER_MODEL", "tiny-test-model")
+    assert default_methods(Settings())[-1] == "llm-triage"
+    monkeypatch.delenv("CORTEX_LLM_FILTER_URL")
+    with pytest.raises(CortexError, match="llm-triage asks a model"):
+        run([], methods=("llm-triage",), settings=Settings())

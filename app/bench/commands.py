@@ -81,15 +81,17 @@ def _add_localize(b) -> None:
                                      "overrides --budget")
     b.add_argument("--limit", type=int, default=None, help="use at most this many tasks (per repository with --repo)")
     b.add_argument("--every", type=int, default=1, help="use every N-th task (a subset spread over all repositories)")
-    b.add_argument("--methods", default="cortex,bm25,grep,random,cognitive-cache",
-                   help="comma-separated; cortex+embed also embeds the candidate files (slow the first time); "
-                        "oracle shows only the fix's changed lines (the ceiling)")
+    b.add_argument("--methods", help="comma-separated (default: cortex,bm25,grep,random,cognitive-cache, and "
+                                     "llm-triage when llm_filter_url and llm_filter_model are set); cortex+embed also "
+                                     "embeds the candidate files (slow the first time); oracle shows only the fix's "
+                                     "changed lines (the ceiling)")
     b.add_argument("--vector-cache", help="SQLite file of embeddings shared across tasks and runs (cortex+embed)")
     b.add_argument("--keep", metavar="DIR", help="keep each task's tree and index here; a later run selects from them "
                                                  "again without indexing (for comparing selection settings)")
 
 
 def _localize(args, ctx) -> Answer:
+    from ...core.config import Settings
     from . import localize
 
     if args.tasks:
@@ -104,7 +106,8 @@ def _localize(args, ctx) -> Answer:
     else:
         raise CortexError("give --tasks FILE --mirrors DIR, or --repo PATH")
     budgets = _budgets(args.budgets) if args.budgets else (args.budget,)
-    results = localize.run(tasks, budgets, _methods(args.methods), progress=ctx.out.warn, vector_cache=_cache(args),
+    methods = _methods(args.methods) if args.methods else localize.default_methods(Settings())
+    results = localize.run(tasks, budgets, methods, progress=ctx.out.warn, vector_cache=_cache(args),
                            keep=Path(args.keep) if args.keep else None)
     cols = ["edit_recall", "file_recall", "gold_token_share", "gold_file_share", "R@1", "R@5", "R@10", "tokens_median",
             "files_median", "near_duplicates", "s_per_task", "tasks"]

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...core.config import Settings
@@ -34,6 +34,7 @@ from ...core.errors import CortexError
 from ...core.index.languages import is_test_path, language_of
 from ...core.index.walk import list_files
 from ...core.locations import cache_dir
+from ...core.search.llm_filter import LLMFilterConfig, choose
 from ...core.search.query import STOP_WORDS
 from ...core.store.sql import quote
 from ...core.text import split_identifier
@@ -41,7 +42,8 @@ from ...core.tokens import count_tokens
 from .scoring import MethodScore, Shown, changed_lines, edit_lines, oracle_texts
 from .vectors import DiskVectorCache
 
-METHODS = ("cortex", "cortex+embed", "bm25", "tfidf", "grep", "full-stuff", "random", "cognitive-cache", "oracle")
+METHODS = ("cortex", "cortex+embed", "bm25", "tfidf", "grep", "full-stuff", "random", "cognitive-cache", "llm-triage",
+           "oracle")
 DEFAULT_METHODS = ("cortex", "bm25", "grep", "random", "cognitive-cache")
 EMBED_FILES = 20
 """`cortex+embed` embeds the chunks of this many candidate files (the lexical ranking's best) per task: a user's
@@ -176,6 +178,28 @@ def _terms(text: str) -> list[str]:
     return out
 
 
+def default_methods(settings: Settings) -> tuple[str, ...]:
+    """The methods a run compares unless told: the LLM triage too when a model is configured."""
+    return DEFAULT_METHODS + (("llm-triage",) if LLMFilterConfig.from_settings(settings).configured else ())
+
+
+TRIAGE_CANDIDATES = 30
+"""Files the LLM triage is shown: BM25's first 30, each as its path and opening lines."""
+TRIAGE_SHOWN_LINES = 12
+
+
+def llm_triage_rank(files: _Files, task: str, config: LLMFilterConfig) -> tuple[list[str], str]:
+    """The seed's LLM-triage baseline: BM25's first files, each shown as its path and opening lines, and the files
+    the configured model points at, in its order. When it points at none (or fails), BM25's order, said in the
+    note."""
+    candidates = bm25_rank(files, task)[:TRIAGE_CANDIDATES]
+    shown = [f"{path}\n" + "\n".join(files.texts[path].splitlines()[:TRIAGE_SHOWN_LINES]) for path in candidates]
+    outcome = choose(task, shown, replace(config, candidates=TRIAGE_CANDIDATES), items="files")
+    if not outcome.chosen:
+        return candidates, outcome.note
+    return [candidates[i] for i in outcome.chosen], outcome.note
+
+
 def bm25_rank(files: _Files, task: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
     return bm25_order({p: f"{t}\n{p}" for p, t in files.texts.items()}, task, k1, b)
 
@@ -259,6 +283,10 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
     if unknown:
         raise CortexError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
     settings = settings or Settings()
+    triage = LLMFilterConfig.from_settings(settings)
+    if "llm-triage" in methods and not triage.configured:
+        raise CortexError("llm-triage asks a model: set llm_filter_url and llm_filter_model (CORTEX_LLM_FILTER_URL, "
+                          "CORTEX_LLM_FILTER_MODEL)")
 
     def label(method: str, budget: int) -> str:
         return method if len(budgets) == 1 else f"{method}@{budget}"
@@ -293,6 +321,13 @@ def run(tasks: list[Task], budgets: tuple[int, ...] = (12000,), methods: tuple[s
                     seconds = time.perf_counter() - t0
                     for b in budgets:
                         shown[label(name, b)] = files.shown(ranked, b, seconds)
+            if "llm-triage" in methods:
+                t0 = time.perf_counter()
+                ranked, note = llm_triage_rank(files, task.task, triage)
+                if progress and "chose" not in note:
+                    progress(f"  {task.id} llm-triage: {note}")
+                for b in budgets:
+                    shown[label("llm-triage", b)] = files.shown(ranked, b, time.perf_counter() - t0)
             if "random" in methods:
                 t0 = time.perf_counter()
                 ranked = sorted(files.texts)
