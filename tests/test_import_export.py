@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.store.importer import ImportPlan
 
 from .conftest import Cli
 
@@ -221,3 +223,10 @@ def test_input_nested_100000_deep_is_one_line_naming_the_depth_limit(cli, tmp_pa
         assert "Recursion" not in err
     with pytest.raises(AssertionError, match="no cortex database"):
         cli.json("list")  # nothing was written: not even the database
+
+
+def test_an_import_is_written_in_bounded_batches_that_keep_each_keys_versions_in_order():
+    drafts = [MemoryDraft(text=f"record {n}", source_key=key) for n, key in enumerate("abaca")]
+    plan = ImportPlan(entries=[(f"line {n}", d) for n, d in enumerate(drafts, 1)])
+    assert [[d.text for d in batch] for batch in plan.rounds(most=2)] == [
+        ["record 0", "record 1"], ["record 3"], ["record 2"], ["record 4"]]

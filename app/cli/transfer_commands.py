@@ -46,12 +46,15 @@ def run_import(args, ctx: CommandContext) -> Answer:
         return _dry_run(plan, args.skip_bad)
     if not args.skip_bad:
         plan.refuse_bad()
-    results = []
+    counts = dict.fromkeys(("created", "new_version", "duplicate"), 0)
     with ctx.out.progress_bar("embedding") as update:
         restored = engine.import_exact(plan.exact, progress=update)
+        total, before = len(plan.drafts), 0
         for batch in plan.rounds():
-            results += engine.remember_many(batch, progress=update)
-    counts = {o: sum(r.outcome == o for r in results) for o in ("created", "new_version", "duplicate")}
+            # Counted, not kept: each result holds its memory and vector (12 kB of floats each).
+            for result in engine.remember_many(batch, progress=lambda done, _, at=before: update(at + done, total)):
+                counts[result.outcome] = counts.get(result.outcome, 0) + 1
+            before += len(batch)
     counts |= {"restored": len(restored), "already_present": len(plan.exact) - len(restored)}
 
     def show(out) -> None:

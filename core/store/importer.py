@@ -42,6 +42,10 @@ class BadRecord:
         return f"{self.where}: {self.reason}"
 
 
+IMPORT_BATCH = 1000
+"""Drafts embedded and written together: one commit each. A whole 20,000-line file as one batch held 1.2 GB."""
+
+
 @dataclass
 class ImportPlan:
     """What an import will store, every file it passed over, and every record it cannot store."""
@@ -71,9 +75,11 @@ class ImportPlan:
             " (--skip-bad imports the rest)"
         raise CortexError(f"{self.bad[0]}; nothing was imported{rest}")
 
-    def rounds(self) -> list[list[MemoryDraft]]:
-        """The drafts in batches where no key appears twice, in file order: a batch stores each key's next version,
-        so two records with one key become versions 1 and 2 (the later one active), never two active memories."""
+    def rounds(self, most: int = IMPORT_BATCH) -> list[list[MemoryDraft]]:
+        """The drafts in batches of at most `most` where no key appears twice, in file order: a round stores each
+        key's next version, so two records with one key become versions 1 and 2 (the later one active), never two
+        active memories. Each batch is embedded and written on its own, so an import holds one batch's vectors and
+        rows at a time, not the file's."""
         batches: list[list[MemoryDraft]] = []
         seen: dict[str, int] = {}
         for draft in self.drafts:
@@ -83,7 +89,7 @@ class ImportPlan:
             while len(batches) <= n:
                 batches.append([])
             batches[n].append(draft)
-        return batches
+        return [batch[i:i + most] for batch in batches for i in range(0, len(batch), most)]
 
 
 def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max_bytes: int = 1_000_000) -> ImportPlan:
