@@ -154,3 +154,26 @@ def test_the_context_reads_most_relevant_first(cli, repo, tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "src/progress.py" in text and "src/aaa_widgets.py" in text
     assert text.index("src/progress.py") < text.index("src/aaa_widgets.py")
+
+
+def test_relevant_files_past_the_weighed_head_say_so_not_below_the_floor(cli, repo):
+    _project(repo)
+    topics = ("spinner", "eta", "throughput", "label", "width", "colour", "border", "fill", "empty", "prefix",
+              "suffix", "speed", "units", "columns", "rows")
+    for n, topic in enumerate(topics):
+        commit_file(repo, f"src/bar_{topic}.py", f'''"""The progress bar's {topic}."""
+
+
+def render_progress_{topic}(bar, length=None):
+    """The {topic} part of the progress bar rendering; an unknown length shows the wrong percentage."""
+    percentage = 100 * bar.pos // max(length or 1, 1)
+    return f"{{percentage}}% {n}"
+''', f"Bar {topic}")
+    selection = cli.json("select", TASK, "--budget", "12000")
+    considered = {i["path"] for i in selection["chosen"] if i["kind"] != "memory"}
+    past = [i["path"] for i in selection["left_out"] if i.get("reason") == "past the first 12 relevant files"]
+    assert past and len(considered | {i["path"] for i in selection["left_out"] if i["kind"] == "file"
+                                      and i["path"] not in past}) >= 12, selection["left_out"]
+    assert not any("nothing else reaches the floor" in n for n in selection["notes"])
+    code, out, _ = cli("select", TASK, "--budget", "12000")
+    assert code == 0 and "past the first 12 relevant files: " in out

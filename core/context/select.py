@@ -47,6 +47,8 @@ FALLBACK = 3
 """The best files that go in, with a warning, when nothing reaches the request's minimum score."""
 REGION_FILES = 12
 """Files whose chunks are scored and may enter: the ranking's head, where almost every edit lies."""
+PAST_HEAD = f"past the first {REGION_FILES} relevant files"
+"""Why a file over the evidence floor is out: only the head's regions are weighed (it was said "below the floor")."""
 GUARANTEED = 1
 """The best files that always get in (whole when small, else at least their best region). One: the others go in
 by what they are worth (on every 3rd dev task, three guaranteed files gave the same edit recall at 4,000 and
@@ -129,7 +131,8 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     used = doc.tokens if chosen else 0
     # What a further item would have had: the budget less the document so far (its frame alone when empty).
     free = budget - (used if chosen else render.base())
-    left_out = sorted(_left_out(ranked, head, units, chosen_units, limits, free, copies)
+    left_out = sorted(_left_out(ranked, head, units, chosen_units, limits, free, copies,
+                                {c.path for c in relevant if c.value >= request.min_score})
                       + _memories_left_out(memories, chosen_units, limits, free) + memories_out,
                       key=lambda i: (-i.value, i.key))
     if not chosen and units:
@@ -190,11 +193,11 @@ def _without_copies(head, chunks: dict[str, list[Chunk]], changed: set[str],
 
 
 def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limits, free: int,
-              copies: dict[str, str]) -> list[Item]:
+              copies: dict[str, str], eligible: set[str]) -> list[Item]:
     """Every candidate file that is not in, each with why: over the budget (a region worth having needs more than
-    was left: `tokens` is what it needs), a limit, the fitting of the document, a copy of another candidate, or
-    below the floor (under the evidence floor, past the first REGION_FILES files, or no region worth its
-    tokens)."""
+    was left: `tokens` is what it needs), a limit, the fitting of the document, a copy of another candidate, past
+    the first REGION_FILES relevant files (whose regions alone are weighed), or below the floor (under the
+    evidence floor, or no region worth its tokens)."""
     in_paths = {u.path for u in chosen if u.path}
     said = Said.of(chosen)
     by_path: dict[str, list[Unit]] = {}
@@ -208,7 +211,9 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
         if c.path in in_paths:
             continue
         reason, tokens = BELOW_FLOOR, c.tokens
-        if c.path in copies:
+        if c.path in eligible and c.path not in in_head and c.path not in copies:
+            reason = PAST_HEAD
+        elif c.path in copies:
             reason = f"a copy of {copies[c.path]}"
         elif c.path in in_head:
             file_units = by_path.get(c.path, [])
