@@ -59,7 +59,8 @@ class SearchRequest:
 
     def parsed(self):
         """(the words to search for, the engine's `Filters`): the one place a search's filters are built."""
-        from .search.query import Filters, parse_since, split_inline_filters
+        from .ages import parse_since
+        from .search.query import Filters, split_inline_filters
 
         text, inline = split_inline_filters(self.query)
         given = self.filters

@@ -25,7 +25,7 @@ def add_import(p) -> None:
 
 def run_import(args, ctx: CommandContext) -> Answer:
     # The engine's modules: not for the thin client, which only parses.
-    from ...core.search.query import parse_since
+    from ...core.ages import parse_since
     from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions
     from ...core.store.importer import plan_import
     from ...core.text import one_line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from ..errors import CortexError
 from ..records import KINDS, PAST_SESSION_TAG, PAST_SESSIONS
@@ -24,7 +24,6 @@ QUESTION_WORDS = frozenset(
 "which function defines ..."): every function is code, so they would match everything full-text search holds."""
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
 _FILTER = re.compile(r"\b(kind|tag|file|branch|since|key):(\S+)")
-_SINCE = re.compile(r"^(\d+)([hdwm])$")
 MAX_QUERY_CHARS = 2000
 
 
@@ -192,24 +191,6 @@ class Filters:
                 raise CortexError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
         if self.memories_only and self.code_only:
             raise CortexError("--memories-only and --code-only exclude each other")
-
-
-def parse_since(value: str) -> datetime:
-    """`7d`, `12h`, `2w`, `30m` (minutes) or an ISO date."""
-    match = _SINCE.match(value.strip())
-    now = datetime.now(UTC)
-    if match:
-        n, unit = int(match.group(1)), match.group(2)
-        try:
-            return now - {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n), "m": timedelta(minutes=n)}[unit]
-        except OverflowError as exc:
-            # Python dates stop at year 1; a window reaching further back is a typo, not "everything".
-            raise CortexError(f"since {value!r} reaches back before the year 1; use a smaller number or an ISO date") from exc
-    try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise CortexError(f"cannot read since {value!r}: use 7d, 12h, 2w, 30m or an ISO date") from exc
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def split_inline_filters(raw: str) -> tuple[str, dict[str, list[str]]]:
