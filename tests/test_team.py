@@ -447,3 +447,103 @@ def test_a_bucket_whose_region_cannot_be_looked_up_is_unreachable_not_damaged():
                           "'nonexistent-bucket-zz'")
     assert is_unreachable(raised)
     assert looks_corrupt(raised)  # which is why the unreachable check must come first, as it does on open
+
+
+def test_a_queued_team_write_keeps_the_id_it_was_shown_with(repo, team, s3):
+    """A write queued while the store was down printed one id, and `cortex sync` stored it under another: the id
+    the user was shown found nothing."""
+    cli = Cli(repo)
+    assert cli.json("remember", "before the outage", "--scope", "team")["outcome"] == "created"
+    s3.pause()
+    try:
+        queued = cli.json("remember", "typed during the outage", "--scope", "team")
+    finally:
+        s3.resume()
+    assert queued["outcome"] == "queued"
+    assert cli.json("sync") == {"sent": 1, "waiting": 0, "error": ""}
+    shown = cli.json("show", queued["memory"]["id"])
+    assert shown["text"] == "typed during the outage" and shown["store"] == "team"
+    assert [m.id for m in _team_memories(team) if m.text == "typed during the outage"] == [queued["memory"]["id"]]
+
+
+def _server_started_without_credentials(repo: Path, monkeypatch) -> tuple:
+    """The repository's resident server, started from an environment without any AWS_* variable (as a shell
+    without credentials, or a dashboard opened elsewhere, would start it); the variables are back afterwards.
+    Returns its paths and status."""
+    from cortex_tui.app.link import connection, protocol
+
+    saved = {name: value for name, value in os.environ.items() if name.startswith("AWS_")}
+    for name in saved:
+        monkeypatch.delenv(name)
+    key = connection.server_key(str(repo), None)
+    paths = protocol.server_paths(*key)
+    conn = connection.start_server(paths, *key)
+    assert conn is not None, "no resident server could be started"
+    conn.close()
+    for name, value in saved.items():
+        monkeypatch.setenv(name, value)
+    status = connection.ask(paths, "status")
+    assert status is not None
+    environ = Path(f"/proc/{status['pid']}/environ").read_bytes()
+    assert b"AWS_" not in environ
+    return paths, status
+
+
+def test_team_commands_from_a_shell_with_credentials_work_through_a_server_started_without(repo, team, monkeypatch):
+    """The server answered every team command "unreachable" when it was started without credentials, whoever
+    asked: each command's credentials are its caller's."""
+    from cortex_tui.app.link import connection
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    cli = Cli(repo)
+    made = cli.json("remember", "team fact: the deploy window is Tuesday", "--scope", "team")
+    assert made["outcome"] == "created" and made["memory"]["store"] == "team"
+    assert [m["text"] for m in cli.json("list", "--scope", "team")] == ["team fact: the deploy window is Tuesday"]
+    code, out, err = cli("ss", "when is the deploy window")
+    assert code == 0 and "(team)" in " ".join(out.split()) and "unreachable" not in err, err
+    after = connection.ask(paths, "status")
+    assert after["pid"] == before["pid"] and after["commands"] == before["commands"] + 3  # served, by that server
+    assert [m.text for m in _team_memories(team)] == ["team fact: the deploy window is Tuesday"]
+
+    # A shell without credentials asks the same server: the team store does not answer it, in one line.
+    for name in TEST_KEYS:
+        monkeypatch.delenv(name)
+    code, out, err = cli("list", "--scope", "team")
+    assert "unreachable" in err and len(err.strip().splitlines()) == 1, err
+    assert "deploy window" not in out
+    assert connection.ask(paths, "status")["pid"] == before["pid"]
+
+
+def test_a_dashboard_attached_to_a_server_without_credentials_reads_the_team_with_its_own(repo, team, monkeypatch):
+    """An attached dashboard's calls run with the attaching process's environment, not the server's."""
+    from .conftest import bridge_for
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    # Written by this process's own engine: what is tested is the dashboard's path alone.
+    made = Engine(repo, settings=load_settings(use_global=False)).remember(
+        MemoryDraft(text="team decision: tabs, not spaces", kind="decision", scope="team"))
+    assert made.outcome == "created"
+    bridge = bridge_for(repo)
+    try:
+        assert bridge.memory(made.memory.id).text == "team decision: tabs, not spaces"
+        what = bridge.what()
+        assert "team decision: tabs, not spaces" in [m.text for m in what.branch_memories + what.recent_memories]
+    finally:
+        bridge.stop()
+    for name in TEST_KEYS:
+        monkeypatch.delenv(name)
+    with pytest.raises(Exception, match="no memory with id"):
+        bridge.memory(made.memory.id)
+
+
+def test_credentials_stay_out_of_the_servers_log_and_status(repo, team, monkeypatch):
+    from cortex_tui.app.link import connection
+
+    paths, _ = _server_started_without_credentials(repo, monkeypatch)
+    cli = Cli(repo)
+    assert cli.json("remember", "shared through the server", "--scope", "team")["outcome"] == "created"
+    code, out, err = cli("serve", "--status")
+    status = json.dumps(connection.ask(paths, "status"))
+    for secret in (TEST_KEYS["AWS_SECRET_ACCESS_KEY"], TEST_KEYS["AWS_ACCESS_KEY_ID"]):
+        assert secret not in out + err + status
+        assert secret not in paths.log.read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The resident server's warm engines, one per repository root, database and settings."""
+"""The resident server's warm engines, one per repository root, database, settings and credentials."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ MAX_ENGINES = 4
 class EngineCache:
     """Hands commands (their context's `engines`) a warm Engine instead of a new one per command.
 
-    Keyed by repository root, database and the effective settings, so a command whose environment or config
-    differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
+    Keyed by repository root, database, the effective settings and the caller's object-store credentials (see
+    core/credentials.py), so a command whose environment or config differs gets an engine of its own, whose team
+    store is reached with its caller's credentials. A database directory that was deleted or replaced since (`rm -rf .cortex`)
     yields a fresh engine, as a new process would."""
 
     def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
@@ -61,7 +62,8 @@ class EngineCache:
         resolved = start.resolve()
         root = gitctx.repo_root(resolved) or resolved
         uri = db or settings.db or default_db_uri(root)
-        key = (str(root), uri, settings.model_dump_json())
+        # The credentials by their hash alone: a key is kept for the server's life, the values never are.
+        key = (str(root), uri, settings.model_dump_json(), settings.credentials.key)
         stamp = _directory_stamp(uri)
         found = self._engines.get(key)
         if found is not None and found[1] in (stamp, None):

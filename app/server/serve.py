@@ -27,6 +27,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -295,7 +296,7 @@ class Server:
             self._answer_call(conn, request)
             return
         if request.op == "watch":
-            self._stream_watch(conn)
+            self._stream_watch(conn, self._commands.environment(request.env))
             return
         future = self._submit(self._commands.run, request)
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
@@ -318,8 +319,9 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
             protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
             return
+        env = self._commands.environment(request.env)
         future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs),
-                                                                request.session))
+                                                                request.session, env))
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
         try:
             # An answer that holds an engine object (which would import the engine on the other end) fails to pack,
@@ -335,7 +337,7 @@ class Server:
             kind = "error"
         protocol.send(conn, {"type": kind, "payload": payload})
 
-    def _stream_watch(self, conn: socket.socket) -> None:
+    def _stream_watch(self, conn: socket.socket, env: dict[str, str]) -> None:
         """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""
         events = None
         try:
@@ -344,7 +346,7 @@ class Server:
                 protocol.send(conn, {"type": "alive"})
             if self._stopping.is_set():
                 return  # stopped meanwhile: the subscriber sees the connection close, as at any stop
-            events = self._hosted.subscribe()
+            events = self._hosted.subscribe(env)
             while not self._stopping.is_set():
                 try:
                     kind, value = events.get(timeout=ALIVE_SECONDS)
@@ -362,17 +364,21 @@ class Server:
             with self._jobs_lock:
                 self._last_activity = time.monotonic()
 
-    def _engine(self):
-        """The warm engine of this server's repository for attached processes, with the server's own settings."""
+    def _engine(self, env: Mapping[str, str] | None = None):
+        """The warm engine of this server's repository for an attached process's call, with the settings of its
+        environment (`env`), or with the server's own (None: the warm-up's)."""
+        from ...core.config import load_settings
         from ..bridge.local import repository_gone, still_there
 
         if not still_there(Path(self.root), self._was_repo):
             raise repository_gone(Path(self.root))
-        if self._settings is None:
-            from ...core.config import load_settings
-
-            self._settings = load_settings()
-        return self._engines(Path(self.root), self.db or None, self._settings)
+        if env is not None:
+            settings = load_settings(env=env)
+        else:
+            if self._settings is None:
+                self._settings = load_settings()
+            settings = self._settings
+        return self._engines(Path(self.root), self.db or None, settings)
 
     def _warm_up(self) -> None:
         """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""
