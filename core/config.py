@@ -148,7 +148,8 @@ class Settings(BaseSettings):
         return value
     team_db: str | None = None
     """Team store URI (s3://bucket/prefix, gs://..., az://...): memories of scope `team` live there, and reads and
-    the code index's vector cache consult it too. Credentials come from each cloud SDK's own environment/config."""
+    the code index's vector cache consult it too. Credentials come from each cloud SDK's own variables in the
+    environment of the command's caller (see core/credentials.py)."""
     team_endpoint: str | None = None
     """Endpoint of an S3-compatible server (MinIO, ...) for s3:// stores, e.g. http://127.0.0.1:9000; the standard
     AWS_ENDPOINT_URL variable works too."""

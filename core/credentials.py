@@ -40,7 +40,10 @@ class CloudCredentials:
 
     @classmethod
     def of(cls, env: Mapping[str, str]) -> CloudCredentials:
-        return cls(tuple(sorted((k, v) for k, v in env.items() if is_cloud_variable(k) and v)))
+        found = {k: v for k, v in env.items() if is_cloud_variable(k) and v}
+        for name, value in profile_keys(env).items():
+            found.setdefault(name, value)
+        return cls(tuple(sorted(found.items())))
 
     @property
     def key(self) -> str:
@@ -58,3 +61,40 @@ class CloudCredentials:
         """LanceDB storage options for `uri`'s object store: its own variables, lowercased."""
         prefix = _SCHEME_PREFIX.get(uri.partition("://")[0].lower())
         return {k.lower(): v for k, v in self.variables if prefix is not None and k.startswith(prefix)}
+
+
+_PROFILE_KEYS = {"aws_access_key_id": "AWS_ACCESS_KEY_ID", "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
+                 "aws_session_token": "AWS_SESSION_TOKEN", "region": "AWS_REGION"}
+
+
+def profile_keys(env: Mapping[str, str]) -> dict[str, str]:
+    """The keys of the named profile `AWS_PROFILE` of `env`, as variables, from the shared credentials and config
+    files that `env` names (`AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`, else under its `HOME`). LanceDB reads a
+    profile only from its own process's environment, so a caller's profile reaches the server as these keys. Empty
+    without a named profile, when keys are given as variables, or when the profile holds none (one that logs in
+    through SSO or assumes a role: those need the SDK in the caller's own process)."""
+    import configparser
+    import os
+
+    name = env.get("AWS_PROFILE") or ""
+    if not name or env.get("AWS_ACCESS_KEY_ID"):
+        return {}
+    home = env.get("HOME") or os.path.expanduser("~")
+    sources = ((env.get("AWS_SHARED_CREDENTIALS_FILE") or os.path.join(home, ".aws", "credentials"), name),
+               (env.get("AWS_CONFIG_FILE") or os.path.join(home, ".aws", "config"),
+                name if name == "default" else f"profile {name}"))
+    found: dict[str, str] = {}
+    for path, section in sources:
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue  # a file the SDK could not read either: as if absent
+        if parser.has_section(section):
+            for key, variable in _PROFILE_KEYS.items():
+                value = parser.get(section, key, fallback="").strip()
+                if value:
+                    found.setdefault(variable, value)
+    if "AWS_ACCESS_KEY_ID" not in found or "AWS_SECRET_ACCESS_KEY" not in found:
+        return {}
+    return found

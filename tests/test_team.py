@@ -547,3 +547,52 @@ def test_credentials_stay_out_of_the_servers_log_and_status(repo, team, monkeypa
     for secret in (TEST_KEYS["AWS_SECRET_ACCESS_KEY"], TEST_KEYS["AWS_ACCESS_KEY_ID"]):
         assert secret not in out + err + status
         assert secret not in paths.log.read_text(encoding="utf-8")
+
+
+def test_the_servers_engines_differ_by_credentials_only_where_an_object_store_is_used(repo, monkeypatch):
+    """A shell with AWS_* set and no team store shares the server's warm engine; with a team store, each set of
+    credentials gets an engine of its own, told apart by a hash that holds none of them."""
+    from cortex_tui.app.server.engines import EngineCache
+
+    def settings(**env: str):
+        return load_settings({**os.environ, **env}, use_global=False)
+
+    cache = EngineCache()
+    try:
+        plain = cache(repo, None, settings())
+        assert cache(repo, None, settings(**TEST_KEYS)) is plain
+        monkeypatch.setenv("CORTEX_TEAM_DB", "s3://team-bucket/cortex")
+        keyed = cache(repo, None, settings(**TEST_KEYS))
+        other = cache(repo, None, settings(**{**TEST_KEYS, "AWS_SECRET_ACCESS_KEY": "another-secret"}))
+        assert keyed is not plain and other is not keyed
+        assert cache(repo, None, settings(**TEST_KEYS)) is keyed
+        assert keyed.settings.credentials.storage_options("s3://team-bucket/cortex")["aws_secret_access_key"] == \
+            TEST_KEYS["AWS_SECRET_ACCESS_KEY"]
+        shown = repr(keyed.settings.credentials) + keyed.settings.model_dump_json() + repr(cache._engines.keys())
+        assert TEST_KEYS["AWS_SECRET_ACCESS_KEY"] not in shown and TEST_KEYS["AWS_ACCESS_KEY_ID"] not in shown
+    finally:
+        cache.close()
+
+
+def test_a_named_profile_of_the_callers_reaches_the_team_store_through_the_server(repo, team, tmp_path, monkeypatch):
+    """LanceDB reads AWS_PROFILE only from its own process's environment, which the server's is not: the caller's
+    profile crosses as the keys its shared credentials file holds."""
+    from cortex_tui.app.link import connection
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    shared = tmp_path / "aws-credentials"
+    shared.write_text("[default]\naws_access_key_id = not-this-one\naws_secret_access_key = nor-this\n\n"
+                      f"[team]\naws_access_key_id = {TEST_KEYS['AWS_ACCESS_KEY_ID']}\n"
+                      f"aws_secret_access_key = {TEST_KEYS['AWS_SECRET_ACCESS_KEY']}\nregion = us-east-1\n",
+                      encoding="utf-8")
+    for name in TEST_KEYS:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(shared))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_PROFILE", "team")
+    made = Cli(repo).json("remember", "kept with the team profile", "--scope", "team")
+    assert made["outcome"] == "created" and made["memory"]["store"] == "team"
+    assert connection.ask(paths, "status")["pid"] == before["pid"]
+    for name, value in TEST_KEYS.items():
+        monkeypatch.setenv(name, value)
+    assert [m.text for m in _team_memories(team)] == ["kept with the team profile"]

@@ -54,7 +54,7 @@ class EngineCache:
         """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
         from ...core.engine import Engine
         from ...core.git import gitctx
-        from ...core.locations import default_db_uri
+        from ...core.locations import default_db_uri, is_remote_uri
 
         start = Path(path).expanduser()
         if not start.exists():
@@ -62,8 +62,10 @@ class EngineCache:
         resolved = start.resolve()
         root = gitctx.repo_root(resolved) or resolved
         uri = db or settings.db or default_db_uri(root)
-        # The credentials by their hash alone: a key is kept for the server's life, the values never are.
-        key = (str(root), uri, settings.model_dump_json(), settings.credentials.key)
+        # The credentials count only where an object store is used (a shell with AWS_* set and no team store shares
+        # the warm engine), and by their hash alone: a key is kept for the server's life, the values never are.
+        remote = any(is_remote_uri(u) for u in (uri, settings.team_db or "", settings.global_db or ""))
+        key = (str(root), uri, settings.model_dump_json(), settings.credentials.key if remote else "")
         stamp = _directory_stamp(uri)
         found = self._engines.get(key)
         if found is not None and found[1] in (stamp, None):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import queue
@@ -52,6 +53,8 @@ RELEASE_AFTER_SECONDS = 120.0
 a server left alone holds neither its last map's graph nor the embedding model. Two minutes: a person asking for
 maps and selections as they work keeps them; the rebuild costs the next map a few hundred milliseconds, and the
 next search loads the model again."""
+SETTINGS_KEPT = 8
+"""Attached processes' settings kept read (one per environment: a dashboard's, an MCP server's, ...)."""
 LIBRARY_PAGES_KEPT = 96 << 20
 """The shared libraries' pages a server keeps mapped between bursts of work (counted from its mappings, a few
 milliseconds once a burst has ended). One
@@ -96,6 +99,9 @@ class Server:
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
         self._hosted = Hosted(self._engine, self.log, self._imported, on_work=self._note_work)
         self._settings = None
+        self._settings_by_env: dict[tuple, object] = {}
+        """Attached processes' settings by a hash of their environment (see `_call_settings`)."""
+        self._settings_lock = threading.Lock()
 
     # --- life ----------------------------------------------------------------------------------------------------
 
@@ -373,12 +379,36 @@ class Server:
         if not still_there(Path(self.root), self._was_repo):
             raise repository_gone(Path(self.root))
         if env is not None:
-            settings = load_settings(env=env)
+            settings = self._call_settings(env)
         else:
             if self._settings is None:
                 self._settings = load_settings()
             settings = self._settings
         return self._engines(Path(self.root), self.db or None, settings)
+
+    def _call_settings(self, env: Mapping[str, str]):
+        """The settings of an attached process's environment, read again only when that environment or its config
+        file changed: a dashboard makes many calls, and reading them costs about 10 ms each time. Kept by a hash of
+        the environment (which holds credentials), never by its text."""
+        from ...core.config import load_settings
+        from ...core.locations import user_config_file
+
+        try:
+            st = os.stat(user_config_file(env))
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        text = "\0".join(f"{k}={v}" for k, v in sorted(env.items()))
+        key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), stamp)
+        with self._settings_lock:
+            found = self._settings_by_env.get(key)
+        if found is None:
+            found = load_settings(env=env)
+            with self._settings_lock:
+                self._settings_by_env[key] = found
+                while len(self._settings_by_env) > SETTINGS_KEPT:
+                    self._settings_by_env.pop(next(iter(self._settings_by_env)))
+        return found
 
     def _warm_up(self) -> None:
         """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""
