@@ -596,3 +596,32 @@ def test_a_named_profile_of_the_callers_reaches_the_team_store_through_the_serve
     for name, value in TEST_KEYS.items():
         monkeypatch.setenv(name, value)
     assert [m.text for m in _team_memories(team)] == ["kept with the team profile"]
+
+
+def test_cortex_mcp_attached_to_a_server_without_credentials_writes_to_the_team_with_its_own(repo, team, monkeypatch):
+    """A real `cortex mcp` process, started by an agent whose environment has the credentials, attached to a server
+    started without them: its tool calls reach the team store, through that server."""
+    import asyncio
+
+    from cortex_tui.app.link import connection
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_", "AWS_", "HOME", "PATH"))}
+
+    async def session() -> list:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli.client", "mcp"],
+                                       env=env, cwd=str(repo))
+        async with Client(params, read_timeout_seconds=300) as client:
+            made = await client.call_tool("remember", {"text": "Agents share this through the team", "scope": "team"})
+            assert not made.is_error, made.content
+            listed = await client.call_tool("memory_list", {"scope": "team"})
+            assert not listed.is_error, listed.content
+            return [json.dumps(made.structured_content), json.dumps(listed.structured_content)]
+
+    made, listed = asyncio.run(session())
+    assert '"created"' in made and "Agents share this through the team" in listed
+    after = connection.ask(paths, "status")
+    assert after["pid"] == before["pid"] and after["calls"] >= before["calls"] + 2
+    assert [m.text for m in _team_memories(team)] == ["Agents share this through the team"]
