@@ -1,6 +1,8 @@
 """The team store on a real S3-API server (moto's server mode in a subprocess): the team scope and where results
 come from, several machines writing at once, reads within the consistency interval, writes queued while the
-store is unreachable and sent by `cortex sync`, the shared vector cache, and credentials kept out of output."""
+store is unreachable and sent by `cortex sync` under the ids they were shown with, the shared vector cache,
+credentials kept out of output, and each command's, dashboard's and MCP server's own credentials used through a
+resident server started without any."""
 
 from __future__ import annotations
 
