@@ -110,8 +110,8 @@ class Hosted:
         then its updates."""
         engine = self._engine(env)
         with self._lock:
-            watch_env = self._watch_env
-        watched = engine if env == watch_env else self._engine(watch_env)
+            watch_env, watching = self._watch_env, self._watching is not None
+        watched = engine if env == watch_env or not watching else self._engine(watch_env)
         with self._lock:
             old = self._watching
             stale = old is not None and old.engine is not watched
