@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -16,6 +17,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from .credentials import CloudCredentials
 from .errors import CortexError
 from .locations import user_config_file
 from .records import KINDS
@@ -149,6 +151,7 @@ class Settings(BaseSettings):
     """cortex settings. Environment variables use the CORTEX_ prefix (CORTEX_DB, CORTEX_EMBED_MODEL, ...)."""
 
     model_config = SettingsConfigDict(env_prefix="CORTEX_", env_nested_delimiter="__", extra="ignore")
+    _credentials: CloudCredentials | None = PrivateAttr(default=None)
 
     db: str | None = None
     """Database directory or object-storage URI; default `<repo>/.cortex/db`."""
@@ -203,7 +206,8 @@ class Settings(BaseSettings):
         return value
     team_db: str | None = None
     """Team store URI (s3://bucket/prefix, gs://..., az://...): memories of scope `team` live there, and reads and
-    the code index's vector cache consult it too. Credentials come from each cloud SDK's own environment/config."""
+    the code index's vector cache consult it too. Credentials come from each cloud SDK's own variables in the
+    environment of the command's caller (see core/credentials.py)."""
     team_endpoint: str | None = None
     """Endpoint of an S3-compatible server (MinIO, ...) for s3:// stores, e.g. http://127.0.0.1:9000; the standard
     AWS_ENDPOINT_URL variable works too."""
@@ -217,6 +221,12 @@ class Settings(BaseSettings):
     search: SearchWeights = SearchWeights()
     select: SelectWeights = SelectWeights()
     retention: Retention = Retention()
+
+    @property
+    def credentials(self) -> CloudCredentials:
+        """The object-store credentials of the environment these settings were read from (`load_settings`), else
+        of this process's; never part of the settings' fields, so never dumped or printed with them."""
+        return self._credentials if self._credentials is not None else CloudCredentials.of(os.environ)
 
     @classmethod
     def settings_customise_sources(
@@ -254,12 +264,14 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     """The settings from `env` (default: this process's environment) and the config file it names."""
     token = _ENVIRONMENT.set(env)
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:  # one line naming each bad setting, not pydantic's multi-line report
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise CortexError(f"bad setting ({problems}); check the CORTEX_* variables and {user_config_file(env)}") from None
     finally:
         _ENVIRONMENT.reset(token)
+    settings._credentials = CloudCredentials.of(os.environ if env is None else env)
+    return settings
 
 
 def save_user_setting(key: str, value: str) -> None:

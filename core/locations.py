@@ -8,6 +8,8 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir, user_config_dir, user_data_dir
 
+from .credentials import ENDPOINT_OPTIONS, CloudCredentials
+
 APP_NAME = "cortex-tui"
 CORTEX_DIRNAME = ".cortex"
 
@@ -45,13 +47,18 @@ def team_queue_file(root: Path) -> Path:
     return cortex_dir(root) / "team-queue.jsonl"
 
 
-def remote_storage_options(uri: str, endpoint: str | None, timeout_s: float) -> dict[str, str]:
-    """LanceDB storage options for an object-storage URI: timeouts and an S3-compatible endpoint, never credentials
-    (those stay in each SDK's environment variables or config files, so nothing stores or prints them)."""
+def remote_storage_options(uri: str, endpoint: str | None, timeout_s: float,
+                           credentials: CloudCredentials | None = None) -> dict[str, str]:
+    """LanceDB storage options for an object-storage URI: timeouts, an S3-compatible endpoint, and the caller's
+    credentials when given (None: LanceDB reads this process's environment itself). The options are handed to
+    LanceDB only, never printed or stored."""
     seconds = f"{max(timeout_s, 0.1):g}s"
-    options = {"timeout": seconds, "connect_timeout": seconds, "client_max_retries": "1",
-               "client_retry_timeout": f"{max(int(timeout_s), 1)}"}
+    options = credentials.storage_options(uri) if credentials is not None else {}
+    options.update({"timeout": seconds, "connect_timeout": seconds, "client_max_retries": "1",
+                    "client_retry_timeout": f"{max(int(timeout_s), 1)}"})
     if endpoint and uri.startswith("s3://"):
+        for name in ENDPOINT_OPTIONS:  # the setting wins over the variables
+            options.pop(name, None)
         options["endpoint"] = endpoint
         if endpoint.startswith("http://"):
             options["allow_http"] = "true"

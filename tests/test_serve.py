@@ -397,7 +397,9 @@ def test_the_client_path_imports_nothing_heavy(repo):
     assert out.returncode == 0, out.stderr
     heavy, engine = out.stdout.splitlines()
     assert heavy == "[]"
-    assert engine == "['cortex_tui.core.context', 'cortex_tui.core.context.purpose_names', 'cortex_tui.core.errors']"
+    # core.credentials names the variables the client forwards: standard library only, like the client.
+    assert engine == ("['cortex_tui.core.context', 'cortex_tui.core.context.purpose_names', 'cortex_tui.core.credentials', "
+                      "'cortex_tui.core.errors']")
 
 
 @pytest.mark.parametrize("argv", [
@@ -694,7 +696,7 @@ def test_the_one_watcher_moves_to_the_new_engine_when_the_database_is_replaced(r
     from cortex_tui.core.store.sql import scan
 
     cache, settings, said = EngineCache(), load_settings(), []
-    hosted = Hosted(lambda: cache(repo, None, settings), said.append)
+    hosted = Hosted(lambda _env: cache(repo, None, settings), said.append)
 
     def next_event(events, kind):
         deadline = time.monotonic() + 180
@@ -755,7 +757,7 @@ def test_calls_and_subscriptions_wait_for_the_warm_up(repo):
     cache, settings, ready = EngineCache(), load_settings(), Warming()
     made: list[object] = []
 
-    def engine():
+    def engine(_env):
         made.append(1)
         return cache(repo, None, settings)
 

@@ -1,6 +1,8 @@
 """The team store on a real S3-API server (moto's server mode in a subprocess): the team scope and where results
 come from, several machines writing at once, reads within the consistency interval, writes queued while the
-store is unreachable and sent by `cortex sync`, the shared vector cache, and credentials kept out of output."""
+store is unreachable and sent by `cortex sync` under the ids they were shown with, the shared vector cache,
+credentials kept out of output, and each command's, dashboard's and MCP server's own credentials used through a
+resident server started without any."""
 
 from __future__ import annotations
 
@@ -447,3 +449,181 @@ def test_a_bucket_whose_region_cannot_be_looked_up_is_unreachable_not_damaged():
                           "'nonexistent-bucket-zz'")
     assert is_unreachable(raised)
     assert looks_corrupt(raised)  # which is why the unreachable check must come first, as it does on open
+
+
+def test_a_queued_team_write_keeps_the_id_it_was_shown_with(repo, team, s3):
+    """A write queued while the store was down printed one id, and `cortex sync` stored it under another: the id
+    the user was shown found nothing."""
+    cli = Cli(repo)
+    assert cli.json("remember", "before the outage", "--scope", "team")["outcome"] == "created"
+    s3.pause()
+    try:
+        queued = cli.json("remember", "typed during the outage", "--scope", "team")
+    finally:
+        s3.resume()
+    assert queued["outcome"] == "queued"
+    assert cli.json("sync") == {"sent": 1, "waiting": 0, "error": ""}
+    shown = cli.json("show", queued["memory"]["id"])
+    assert shown["text"] == "typed during the outage" and shown["store"] == "team"
+    assert [m.id for m in _team_memories(team) if m.text == "typed during the outage"] == [queued["memory"]["id"]]
+
+
+def _server_started_without_credentials(repo: Path, monkeypatch) -> tuple:
+    """The repository's resident server, started from an environment without any AWS_* variable (as a shell
+    without credentials, or a dashboard opened elsewhere, would start it); the variables are back afterwards.
+    Returns its paths and status."""
+    from cortex_tui.app.link import connection, protocol
+
+    saved = {name: value for name, value in os.environ.items() if name.startswith("AWS_")}
+    for name in saved:
+        monkeypatch.delenv(name)
+    key = connection.server_key(str(repo), None)
+    paths = protocol.server_paths(*key)
+    conn = connection.start_server(paths, *key)
+    assert conn is not None, "no resident server could be started"
+    conn.close()
+    for name, value in saved.items():
+        monkeypatch.setenv(name, value)
+    status = connection.ask(paths, "status")
+    assert status is not None
+    environ = Path(f"/proc/{status['pid']}/environ").read_bytes()
+    assert b"AWS_" not in environ
+    return paths, status
+
+
+def test_team_commands_from_a_shell_with_credentials_work_through_a_server_started_without(repo, team, monkeypatch):
+    """The server answered every team command "unreachable" when it was started without credentials, whoever
+    asked: each command's credentials are its caller's."""
+    from cortex_tui.app.link import connection
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    cli = Cli(repo)
+    made = cli.json("remember", "team fact: the deploy window is Tuesday", "--scope", "team")
+    assert made["outcome"] == "created" and made["memory"]["store"] == "team"
+    assert [m["text"] for m in cli.json("list", "--scope", "team")] == ["team fact: the deploy window is Tuesday"]
+    code, out, err = cli("ss", "when is the deploy window")
+    assert code == 0 and "(team)" in " ".join(out.split()) and "unreachable" not in err, err
+    after = connection.ask(paths, "status")
+    assert after["pid"] == before["pid"] and after["commands"] == before["commands"] + 3  # served, by that server
+    assert [m.text for m in _team_memories(team)] == ["team fact: the deploy window is Tuesday"]
+
+    # A shell without credentials asks the same server: the team store does not answer it, in one line.
+    for name in TEST_KEYS:
+        monkeypatch.delenv(name)
+    code, out, err = cli("list", "--scope", "team")
+    assert "unreachable" in err and len(err.strip().splitlines()) == 1, err
+    assert "deploy window" not in out
+    assert connection.ask(paths, "status")["pid"] == before["pid"]
+
+
+def test_a_dashboard_attached_to_a_server_without_credentials_reads_the_team_with_its_own(repo, team, monkeypatch):
+    """An attached dashboard's calls run with the attaching process's environment, not the server's."""
+    from .conftest import bridge_for
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    # Written by this process's own engine: what is tested is the dashboard's path alone.
+    made = Engine(repo, settings=load_settings(use_global=False)).remember(
+        MemoryDraft(text="team decision: tabs, not spaces", kind="decision", scope="team"))
+    assert made.outcome == "created"
+    bridge = bridge_for(repo)
+    try:
+        assert bridge.memory(made.memory.id).text == "team decision: tabs, not spaces"
+        what = bridge.what()
+        assert "team decision: tabs, not spaces" in [m.text for m in what.branch_memories + what.recent_memories]
+    finally:
+        bridge.stop()
+    for name in TEST_KEYS:
+        monkeypatch.delenv(name)
+    with pytest.raises(Exception, match="no memory with id"):
+        bridge.memory(made.memory.id)
+
+
+def test_credentials_stay_out_of_the_servers_log_and_status(repo, team, monkeypatch):
+    from cortex_tui.app.link import connection
+
+    paths, _ = _server_started_without_credentials(repo, monkeypatch)
+    cli = Cli(repo)
+    assert cli.json("remember", "shared through the server", "--scope", "team")["outcome"] == "created"
+    code, out, err = cli("serve", "--status")
+    status = json.dumps(connection.ask(paths, "status"))
+    for secret in (TEST_KEYS["AWS_SECRET_ACCESS_KEY"], TEST_KEYS["AWS_ACCESS_KEY_ID"]):
+        assert secret not in out + err + status
+        assert secret not in paths.log.read_text(encoding="utf-8")
+
+
+def test_the_servers_engines_differ_by_credentials_only_where_an_object_store_is_used(repo, monkeypatch):
+    """A shell with AWS_* set and no team store shares the server's warm engine; with a team store, each set of
+    credentials gets an engine of its own, told apart by a hash that holds none of them."""
+    from cortex_tui.app.server.engines import EngineCache
+
+    def settings(**env: str):
+        return load_settings({**os.environ, **env}, use_global=False)
+
+    cache = EngineCache()
+    try:
+        plain = cache(repo, None, settings())
+        assert cache(repo, None, settings(**TEST_KEYS)) is plain
+        monkeypatch.setenv("CORTEX_TEAM_DB", "s3://team-bucket/cortex")
+        keyed = cache(repo, None, settings(**TEST_KEYS))
+        other = cache(repo, None, settings(**{**TEST_KEYS, "AWS_SECRET_ACCESS_KEY": "another-secret"}))
+        assert keyed is not plain and other is not keyed
+        assert cache(repo, None, settings(**TEST_KEYS)) is keyed
+        assert keyed.settings.credentials.storage_options("s3://team-bucket/cortex")["aws_secret_access_key"] == \
+            TEST_KEYS["AWS_SECRET_ACCESS_KEY"]
+        shown = repr(keyed.settings.credentials) + keyed.settings.model_dump_json() + repr(cache._engines.keys())
+        assert TEST_KEYS["AWS_SECRET_ACCESS_KEY"] not in shown and TEST_KEYS["AWS_ACCESS_KEY_ID"] not in shown
+    finally:
+        cache.close()
+
+
+def test_a_named_profile_of_the_callers_reaches_the_team_store_through_the_server(repo, team, tmp_path, monkeypatch):
+    """LanceDB reads AWS_PROFILE only from its own process's environment, which the server's is not: the caller's
+    profile crosses as the keys its shared credentials file holds."""
+    from cortex_tui.app.link import connection
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    shared = tmp_path / "aws-credentials"
+    shared.write_text("[default]\naws_access_key_id = not-this-one\naws_secret_access_key = nor-this\n\n"
+                      f"[team]\naws_access_key_id = {TEST_KEYS['AWS_ACCESS_KEY_ID']}\n"
+                      f"aws_secret_access_key = {TEST_KEYS['AWS_SECRET_ACCESS_KEY']}\nregion = us-east-1\n",
+                      encoding="utf-8")
+    for name in TEST_KEYS:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(shared))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_PROFILE", "team")
+    made = Cli(repo).json("remember", "kept with the team profile", "--scope", "team")
+    assert made["outcome"] == "created" and made["memory"]["store"] == "team"
+    assert connection.ask(paths, "status")["pid"] == before["pid"]
+    for name, value in TEST_KEYS.items():
+        monkeypatch.setenv(name, value)
+    assert [m.text for m in _team_memories(team)] == ["kept with the team profile"]
+
+
+def test_cortex_mcp_attached_to_a_server_without_credentials_writes_to_the_team_with_its_own(repo, team, monkeypatch):
+    """A real `cortex mcp` process, started by an agent whose environment has the credentials, attached to a server
+    started without them: its tool calls reach the team store, through that server."""
+    import asyncio
+
+    from cortex_tui.app.link import connection
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    paths, before = _server_started_without_credentials(repo, monkeypatch)
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CORTEX_", "GIT_", "AWS_", "HOME", "PATH"))}
+
+    async def session() -> list:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli.client", "mcp"],
+                                       env=env, cwd=str(repo))
+        async with Client(params, read_timeout_seconds=300) as client:
+            made = await client.call_tool("remember", {"text": "Agents share this through the team", "scope": "team"})
+            assert not made.is_error, made.content
+            listed = await client.call_tool("memory_list", {"scope": "team"})
+            assert not listed.is_error, listed.content
+            return [json.dumps(made.structured_content), json.dumps(listed.structured_content)]
+
+    made, listed = asyncio.run(session())
+    assert '"created"' in made and "Agents share this through the team" in listed
+    after = connection.ask(paths, "status")
+    assert after["pid"] == before["pid"] and after["calls"] >= before["calls"] + 2
+    assert [m.text for m in _team_memories(team)] == ["Agents share this through the team"]

@@ -65,7 +65,8 @@ def run(uri: str | None, writes: int = 30, searches: int = 30) -> list[TeamBench
     embedder = Embedder(settings.embed_model, settings.embed_model_path, settings.embed_threads, settings.embed_batch)
     texts = synthetic_texts(max(writes, 1))
     embedder.embed(texts)  # load the model and warm the runtime outside the timed writes
-    remote = RemoteOptions(settings.team_endpoint, settings.remote_timeout_seconds, settings.remote_consistency_seconds)
+    remote = RemoteOptions(settings.team_endpoint, settings.remote_timeout_seconds, settings.remote_consistency_seconds,
+                           settings.credentials)
     team_uri = f"{base.rstrip('/')}/bench-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="cortex-bench-team-") as tmp:
         local = MemoryStore(Database(str(Path(tmp) / "db"), create=True), embedder)

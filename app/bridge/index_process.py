@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO
 
 from ...core.answers import IndexProgress, IndexReport
+from ...core.credentials import without_cloud_variables
 from ...core.errors import CortexError, DatabaseLocked
 
 STOP = "stop"
@@ -74,18 +75,21 @@ def run_index_pass(engine, embed: bool, caller: PassCaller) -> IndexReport:
     unless the phase is small (SMALL_PASS_FILES, SMALL_PASS_CHUNKS)."""
     index = engine.code_index(create=True)
     base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
+    # The engine's object-store credentials (its caller's, in the resident server) go to the child as its
+    # environment: the team's vector cache is read with them, and they never pass through a pipe or a file.
+    env = {**without_cloud_variables(os.environ), **engine.settings.credentials.environment()}
     # A first pass goes to a child without a look at the tree (the look lists it and reads the files table).
     seen = index.status() if index.has_files() else None
     if seen is not None and seen.stale + seen.new + seen.removed <= SMALL_PASS_FILES:
         report = index.update(embed=False, progress=_until_done(caller.progress))
     else:
-        report = _run_child(PassRequest(**base, phase="lexical"), caller)
+        report = _run_child(PassRequest(**base, phase="lexical"), caller, env)
     if embed and report.embeddings_pending and not caller.should_stop():
         priority = list(engine.git().changed_files)
         if report.embeddings_pending <= SMALL_PASS_CHUNKS:
             embedded = _embed(engine, index, priority, _until_done(caller.progress), caller.should_stop)
         else:
-            embedded = _run_child(PassRequest(**base, phase="embed", priority=priority), caller)
+            embedded = _run_child(PassRequest(**base, phase="embed", priority=priority), caller, env)
         report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
         report.embeddings_pending = embedded.embeddings_pending
     elif embed:
@@ -111,11 +115,11 @@ def _embed(engine, index, priority: list[str], progress: Callable[[IndexProgress
     return IndexReport(embedded=embedded, embed_seconds=time.perf_counter() - start, embeddings_pending=index.pending())
 
 
-def _run_child(request: PassRequest, caller: PassCaller) -> IndexReport:
+def _run_child(request: PassRequest, caller: PassCaller, env: dict[str, str]) -> IndexReport:
     with tempfile.TemporaryFile() as errors:
         child = subprocess.Popen(
             [sys.executable, "-m", __spec__.name], cwd=request.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=errors, text=True, encoding="utf-8",
+            stderr=errors, text=True, encoding="utf-8", env=env,
         )
         done = threading.Event()
         stopper = threading.Thread(target=_pass_on_stop, args=(child, caller.should_stop, done), daemon=True,

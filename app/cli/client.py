@@ -119,7 +119,7 @@ def _route(argv: list[str]) -> Route | None:
     copy = CopyHere(key[0], bool(args.json)) if handler == "context" and args.copy else None
     if copy is not None:
         argv = served_argv(argv)
-    env = {k: v for k, v in os.environ.items() if protocol.forwarded(k)}
+    env = protocol.forwarded_environment()
     if "COLUMNS" not in env and (size := _terminal_size()) is not None:
         env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
     env.update(usable_size(env))

@@ -37,7 +37,8 @@ def run(args, ctx: CommandContext) -> Answer | int:
     # This process becomes the very server the client starts in the background (same pid, same terminal), so the
     # server module runs commands through the CLI without the CLI's `serve` command importing it back.
     idle = [] if args.idle_minutes is None else ["--idle-minutes", str(args.idle_minutes)]
-    os.execv(sys.executable, [sys.executable, "-m", "cortex_tui.app.server.serve", "--root", key[0], "--db", key[1], *idle])
+    os.execve(sys.executable, [sys.executable, "-m", "cortex_tui.app.server.serve", "--root", key[0], "--db", key[1], *idle],
+              connection.server_environment())
 
 
 def _status(paths) -> Answer:

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from ...core.credentials import without_cloud_variables
 from . import protocol
 from .protocol import ALIVE_SECONDS, Request, ServerPaths
 
@@ -115,6 +116,7 @@ def start_server(paths: ServerPaths, root: str, db: str) -> socket.socket | None
             server = subprocess.Popen(
                 [sys.executable, "-m", "cortex_tui.app.server.serve", "--root", root, "--db", db],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd="/", start_new_session=True,
+                env=server_environment(),
             )
         finally:
             os.close(log)
@@ -129,6 +131,12 @@ def start_server(paths: ServerPaths, root: str, db: str) -> socket.socket | None
             return None  # it failed before listening (its reason is in the log)
         time.sleep(0.02)
     return None
+
+
+def server_environment() -> dict[str, str]:
+    """The environment a resident server starts with: this one without object-store credentials, so that the server
+    never answers with its own: each command and call brings its caller's (see core/credentials.py)."""
+    return without_cloud_variables(os.environ)
 
 
 def ask(paths: ServerPaths, op: str) -> dict | None:

@@ -34,6 +34,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ...core.credentials import CLOUD_PREFIXES
+
 PROTOCOL_VERSION = 2
 MAX_FRAME = 256 * 1024 * 1024
 """Larger frames are refused: nothing cortex prints comes near, and a corrupt length must not allocate gigabytes."""
@@ -42,8 +44,10 @@ ALIVE_SECONDS = 1.0
 
 # Client environment the command sees in the server. Everything else stays the server's own: changing the C
 # environment while native threads (LanceDB, ONNX) read it is not safe, so only what can change a command's
-# result or its look crosses over, and only when it differs.
-FORWARDED_PREFIXES = ("CORTEX_", "XDG_", "GIT_", "LC_")
+# result or its look crosses over, and the command reads it from its context, never from the process. The object
+# stores' credentials (AWS_*, GOOGLE_*, AZURE_*) cross too: the server, started without any of its own, hands a
+# command's to LanceDB as storage options (core/credentials.py).
+FORWARDED_PREFIXES = ("CORTEX_", "XDG_", "GIT_", "LC_", *CLOUD_PREFIXES)
 FORWARDED_NAMES = frozenset({
     "HOME", "LANG", "TZ", "TERM", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE",
     "TTY_INTERACTIVE",
@@ -52,6 +56,11 @@ FORWARDED_NAMES = frozenset({
 
 def forwarded(name: str) -> bool:
     return name in FORWARDED_NAMES or name.startswith(FORWARDED_PREFIXES)
+
+
+def forwarded_environment() -> dict[str, str]:
+    """The variables of this process that a request carries (see FORWARDED_PREFIXES)."""
+    return {k: v for k, v in os.environ.items() if forwarded(k)}
 
 
 class ProtocolError(Exception):
@@ -68,6 +77,8 @@ class Request:
     argv: tuple[str, ...] = ()
     cwd: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    """The client's forwarded variables (see FORWARDED_PREFIXES): a command's, and for `call` and `watch` the attached
+    process's, whose settings and credentials the call runs with."""
     stdout_tty: bool = False
     stderr_tty: bool = False
     stdout_encoding: str = "utf-8"

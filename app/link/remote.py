@@ -82,8 +82,9 @@ class Remote:
 
     def call_in(self, session: str, facade: str, method: str, args: tuple, kwargs: dict):
         """`call`, in a session (an MCP client's: the tools read and write that session's memories)."""
+        # This process's environment as it is now: the call runs with its settings and credentials, not the server's.
         request = Request(op="call", fingerprint=self.fingerprint, facade=facade, method=method,
-                          payload=protocol.pack((args, kwargs)), session=session)
+                          payload=protocol.pack((args, kwargs)), session=session, env=protocol.forwarded_environment())
         with self._open(request) as conn:
             try:
                 while True:
@@ -104,7 +105,8 @@ class Remote:
                                   "taken effect") from exc
 
     def watch(self) -> Subscription:
-        return Subscription(self._open(Request(op="watch", fingerprint=self.fingerprint)))
+        return Subscription(self._open(Request(op="watch", fingerprint=self.fingerprint,
+                                               env=protocol.forwarded_environment())))
 
 
 class Subscription:

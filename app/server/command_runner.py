@@ -65,7 +65,7 @@ class CommandRunner:
                 stdout=ClientStream(1, request.stdout_tty, request.stdout_encoding, sink),
                 stderr=ClientStream(2, request.stderr_tty, request.stderr_encoding, sink),
                 cwd=Path(request.cwd),
-                env=self._environment(request.env),
+                env=self.environment(request.env),
                 engines=self._engines,
                 served=True,
             )
@@ -88,6 +88,7 @@ class CommandRunner:
             ctx.stderr.write(traceback.format_exc())
             return 1
 
-    def _environment(self, client_env: dict[str, str]) -> dict[str, str]:
-        """The command's environment: the variables the client forwards (see protocol), over the server's others."""
+    def environment(self, client_env: dict[str, str]) -> dict[str, str]:
+        """A command's (or an attached process's call's) environment: the variables the client forwards (see
+        protocol), over the server's others."""
         return {**self._base_env, **{k: v for k, v in client_env.items() if protocol.forwarded(k)}}

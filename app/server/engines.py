@@ -1,4 +1,4 @@
-"""The resident server's warm engines, one per repository root, database and settings."""
+"""The resident server's warm engines, one per repository root, database, settings and credentials."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ MAX_ENGINES = 4
 class EngineCache:
     """Hands commands (their context's `engines`) a warm Engine instead of a new one per command.
 
-    Keyed by repository root, database and the effective settings, so a command whose environment or config
-    differs gets an engine of its own. A database directory that was deleted or replaced since (`rm -rf .cortex`)
+    Keyed by repository root, database, the effective settings and the caller's object-store credentials (see
+    core/credentials.py), so a command whose environment or config differs gets an engine of its own, whose team
+    store is reached with its caller's credentials. A database directory that was deleted or replaced since (`rm -rf .cortex`)
     yields a fresh engine, as a new process would."""
 
     def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
@@ -53,7 +54,7 @@ class EngineCache:
         """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
         from ...core.engine import Engine
         from ...core.git import gitctx
-        from ...core.locations import default_db_uri
+        from ...core.locations import default_db_uri, is_remote_uri
 
         start = Path(path).expanduser()
         if not start.exists():
@@ -61,7 +62,10 @@ class EngineCache:
         resolved = start.resolve()
         root = gitctx.repo_root(resolved) or resolved
         uri = db or settings.db or default_db_uri(root)
-        key = (str(root), uri, settings.model_dump_json())
+        # The credentials count only where an object store is used (a shell with AWS_* set and no team store shares
+        # the warm engine), and by their hash alone: a key is kept for the server's life, the values never are.
+        remote = any(is_remote_uri(u) for u in (uri, settings.team_db or "", settings.global_db or ""))
+        key = (str(root), uri, settings.model_dump_json(), settings.credentials.key if remote else "")
         stamp = _directory_stamp(uri)
         found = self._engines.get(key)
         if found is not None and found[1] in (stamp, None):

@@ -1,7 +1,9 @@
 """What the resident server does for attached processes: method calls on its warm engine and the one index watcher.
 
 An attached dashboard calls its bridge's methods here (`EngineBridge` over the server's engine), an attached
-`cortex mcp` its tools' (`CortexTools`); neither builds an engine, opens LanceDB or loads the model itself. Calls run
+`cortex mcp` its tools' (`CortexTools`); neither builds an engine, opens LanceDB or loads the model itself. Each call
+runs with the settings of the attached process's environment (its team store, credentials, model), as a command
+runs with its client's, so the server's own environment decides nothing for it. Calls run
 on a small pool of their own, beside the command worker: they read no process-wide stream, directory or variable
 the way a command does, and the engine is safe to share between threads.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..bridge.calls import CALLS as BRIDGE_CALLS
@@ -31,10 +33,16 @@ CALL_THREADS = 4
 SETTLE_SECONDS = 1.0
 
 
-class Hosted:
-    """Calls and the watcher over the engine that `engine()` hands out (the server's warm one for its repository)."""
+Environment = Mapping[str, str] | None
+"""An attached process's environment as the server runs its calls with it (None: the server's own)."""
 
-    def __init__(self, engine: Callable[[], object], log: Callable[[str], None],
+
+class Hosted:
+    """Calls and the watcher over the engines that `engine(env)` hands out (the server's warm ones for its
+    repository): each call's with the settings of the environment of the process that made it, the watcher's with
+    those of the subscriber that started it."""
+
+    def __init__(self, engine: Callable[[Environment], object], log: Callable[[str], None],
                  ready: threading.Event | None = None, on_work: Callable[[], None] = lambda: None) -> None:
         self._engine = engine
         self._log = log
@@ -47,28 +55,31 @@ class Hosted:
         self._indexing = False
         self._indexed: tuple | None = None
         self._watching = None
+        self._watch_env: Environment = None
+        """The environment of the subscriber that started the index pass and the watcher."""
         self._closing = threading.Event()
         self.calls = 0
 
     # --- calls ---------------------------------------------------------------------------------------------------
 
-    def submit(self, facade: str, method: str, args: tuple, kwargs: dict, session: str = "") -> Future:
+    def submit(self, facade: str, method: str, args: tuple, kwargs: dict, session: str = "",
+               env: Environment = None) -> Future:
         with self._lock:
             self.calls += 1
-        return self._pool.submit(self._call, facade, method, args, kwargs, session)
+        return self._pool.submit(self._call, facade, method, args, kwargs, session, env)
 
-    def _call(self, facade: str, method: str, args: tuple, kwargs: dict, session: str):
+    def _call(self, facade: str, method: str, args: tuple, kwargs: dict, session: str, env: Environment):
         self._ready.wait()
         from ...core.errors import CortexError
 
         if facade == "bridge" and method in BRIDGE_CALLS:
             from ..bridge.local import EngineBridge
 
-            target = EngineBridge(self._current())
+            target = EngineBridge(self._current(env))
         elif facade == "tools" and method in _tool_calls():
             from ..mcp.tools import CortexTools
 
-            target = CortexTools(self._current(), session)
+            target = CortexTools(self._current(env), session)
         else:
             raise CortexError(f"the resident server has no call {facade}.{method}")
         return getattr(target, method)(*args, **kwargs)
@@ -91,15 +102,19 @@ class Hosted:
         """An index pass is under way (the first, or the one after the database was replaced)."""
         return self._indexing
 
-    def _current(self):
-        """The engine calls get now, with the watcher moved onto it when it is not the one watched: the server's
-        cache hands out a new engine once the database directory was deleted or replaced (`rm -rf .cortex`), or
-        after evicting the old one, and a watcher left on the old engine would keep writing its database while
-        every call read the new one. The subscribers see the new engine's index pass, then its updates."""
-        engine = self._engine()
+    def _current(self, env: Environment):
+        """The engine a call with `env` gets now; the watcher moves to the engine of its own environment when that is
+        not the one watched: the server's cache hands out a new engine once the database directory was deleted or
+        replaced (`rm -rf .cortex`), or after evicting the old one, and a watcher left on the old engine would keep
+        writing its database while every call read the new one. The subscribers see the new engine's index pass,
+        then its updates."""
+        engine = self._engine(env)
+        with self._lock:
+            watch_env, watching = self._watch_env, self._watching is not None
+        watched = engine if env == watch_env or not watching else self._engine(watch_env)
         with self._lock:
             old = self._watching
-            stale = old is not None and old.engine is not engine
+            stale = old is not None and old.engine is not watched
             restart = stale and bool(self._subscribers) and not self._closing.is_set()
             if stale:
                 self._watching, self._indexed, self._indexing = None, None, restart
@@ -111,20 +126,21 @@ class Hosted:
             self._pool.submit(self._index_then_watch)
         return engine
 
-    def subscribe(self) -> queue.Queue:
+    def subscribe(self, env: Environment = None) -> queue.Queue:
         """A queue of (kind, value) events: `progress`, `indexed` (report, status), `update`, `failed` (a message).
-        Waits for `ready`; refused (RuntimeError) once the host is closing."""
+        The first subscriber's environment is the watcher's (later ones share that watcher). Waits for `ready`;
+        refused (RuntimeError) once the host is closing."""
         self._ready.wait()
         if self._closing.is_set():
             raise RuntimeError("the server is stopping")
-        self._current()
+        self._current(env)
         events: queue.Queue = queue.Queue()
         with self._lock:
             self._subscribers.append(events)
             if self._indexed is not None:
                 events.put(("indexed", self._indexed))
             elif not self._indexing:
-                self._indexing = True
+                self._indexing, self._watch_env = True, env
                 self._pool.submit(self._index_then_watch)
         return events
 
@@ -148,7 +164,7 @@ class Hosted:
     def _index_then_watch(self) -> None:
         from ..bridge.local import EngineBridge
 
-        bridge = EngineBridge(self._engine(), owns_engine=False)
+        bridge = EngineBridge(self._engine(self._watch_env), owns_engine=False)
         try:
             bridge.open()
             # A server on its way out stops the pass between files instead of finishing a long embedding run.
@@ -192,8 +208,8 @@ class Hosted:
         """A database removed under the watcher (`rm -rf .cortex`) fails it while the removal is still under way;
         once that has settled, a replaced engine is no failure to tell: the watcher moves to the new one."""
         time.sleep(SETTLE_SECONDS)
-        if self._engine() is not bridge.engine:
-            self._current()
+        if self._engine(self._watch_env) is not bridge.engine:
+            self._current(self._watch_env)
         else:
             self._publish("failed", text)
 

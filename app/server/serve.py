@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import queue
@@ -27,6 +28,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -51,6 +53,8 @@ RELEASE_AFTER_SECONDS = 120.0
 a server left alone holds neither its last map's graph nor the embedding model. Two minutes: a person asking for
 maps and selections as they work keeps them; the rebuild costs the next map a few hundred milliseconds, and the
 next search loads the model again."""
+SETTINGS_KEPT = 8
+"""Attached processes' settings kept read (one per environment: a dashboard's, an MCP server's, ...)."""
 LIBRARY_PAGES_KEPT = 96 << 20
 """The shared libraries' pages a server keeps mapped between bursts of work (counted from its mappings, a few
 milliseconds once a burst has ended). One
@@ -95,6 +99,9 @@ class Server:
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
         self._hosted = Hosted(self._engine, self.log, self._imported, on_work=self._note_work)
         self._settings = None
+        self._settings_by_env: dict[tuple, object] = {}
+        """Attached processes' settings by a hash of their environment (see `_call_settings`)."""
+        self._settings_lock = threading.Lock()
 
     # --- life ----------------------------------------------------------------------------------------------------
 
@@ -295,7 +302,7 @@ class Server:
             self._answer_call(conn, request)
             return
         if request.op == "watch":
-            self._stream_watch(conn)
+            self._stream_watch(conn, self._commands.environment(request.env))
             return
         future = self._submit(self._commands.run, request)
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
@@ -318,8 +325,9 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
             protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
             return
+        env = self._commands.environment(request.env)
         future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs),
-                                                                request.session))
+                                                                request.session, env))
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
         try:
             # An answer that holds an engine object (which would import the engine on the other end) fails to pack,
@@ -335,7 +343,7 @@ class Server:
             kind = "error"
         protocol.send(conn, {"type": kind, "payload": payload})
 
-    def _stream_watch(self, conn: socket.socket) -> None:
+    def _stream_watch(self, conn: socket.socket, env: dict[str, str]) -> None:
         """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""
         events = None
         try:
@@ -344,7 +352,7 @@ class Server:
                 protocol.send(conn, {"type": "alive"})
             if self._stopping.is_set():
                 return  # stopped meanwhile: the subscriber sees the connection close, as at any stop
-            events = self._hosted.subscribe()
+            events = self._hosted.subscribe(env)
             while not self._stopping.is_set():
                 try:
                     kind, value = events.get(timeout=ALIVE_SECONDS)
@@ -362,17 +370,45 @@ class Server:
             with self._jobs_lock:
                 self._last_activity = time.monotonic()
 
-    def _engine(self):
-        """The warm engine of this server's repository for attached processes, with the server's own settings."""
+    def _engine(self, env: Mapping[str, str] | None = None):
+        """The warm engine of this server's repository for an attached process's call, with the settings of its
+        environment (`env`), or with the server's own (None: the warm-up's)."""
+        from ...core.config import load_settings
         from ..bridge.local import repository_gone, still_there
 
         if not still_there(Path(self.root), self._was_repo):
             raise repository_gone(Path(self.root))
-        if self._settings is None:
-            from ...core.config import load_settings
+        if env is not None:
+            settings = self._call_settings(env)
+        else:
+            if self._settings is None:
+                self._settings = load_settings()
+            settings = self._settings
+        return self._engines(Path(self.root), self.db or None, settings)
 
-            self._settings = load_settings()
-        return self._engines(Path(self.root), self.db or None, self._settings)
+    def _call_settings(self, env: Mapping[str, str]):
+        """The settings of an attached process's environment, read again only when that environment or its config
+        file changed: a dashboard makes many calls, and reading them costs about 10 ms each time. Kept by a hash of
+        the environment (which holds credentials), never by its text."""
+        from ...core.config import load_settings
+        from ...core.locations import user_config_file
+
+        try:
+            st = os.stat(user_config_file(env))
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        text = "\0".join(f"{k}={v}" for k, v in sorted(env.items()))
+        key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), stamp)
+        with self._settings_lock:
+            found = self._settings_by_env.get(key)
+        if found is None:
+            found = load_settings(env=env)
+            with self._settings_lock:
+                self._settings_by_env[key] = found
+                while len(self._settings_by_env) > SETTINGS_KEPT:
+                    self._settings_by_env.pop(next(iter(self._settings_by_env)))
+        return found
 
     def _warm_up(self) -> None:
         """Pay the start-up once: the heavy imports, the settings, the engine and its database, the model."""

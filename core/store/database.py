@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import pyarrow as pa
 
+from ..credentials import CloudCredentials
 from ..errors import CortexError, UnusableLocation
 from ..lancedb_loader import load_lancedb
 from ..locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
@@ -72,6 +73,8 @@ class RemoteOptions:
     timeout_s: float = 10.0
     consistency_s: float = 2.0
     """Reads may be this stale; 0 would check the store for a new version on every read (a round trip each)."""
+    credentials: CloudCredentials | None = None
+    """The caller's object-store credentials (see core/credentials.py); None: this process's environment."""
 
 
 class Database(CompactionPolicy, Maintenance):
@@ -109,7 +112,7 @@ class Database(CompactionPolicy, Maintenance):
             _make_private(path)
         lancedb = load_lancedb()
         if self.remote:
-            self._options: dict[str, str] | None = remote_storage_options(uri, remote.endpoint, remote.timeout_s)
+            self._options: dict[str, str] | None = remote_storage_options(uri, remote.endpoint, remote.timeout_s, remote.credentials)
             interval = timedelta(seconds=remote.consistency_s)
         else:
             self._options, interval = None, timedelta(0)

@@ -248,9 +248,11 @@ class MemoryStore:
         drafts: Sequence[MemoryDraft],
         position: GitPosition = GitPosition(),
         progress: Callable[[int, int], None] | None = None,
+        ids: Sequence[str] | None = None,
     ) -> builtins.list[RememberResult]:
         """Store drafts in one batch: embeddings first (outside the lock), then one locked read-modify-write whose
-        changes (new versions, superseded ones, refreshed duplicates) are a single commit."""
+        changes (new versions, superseded ones, refreshed duplicates) are a single commit. `ids` are the new
+        memories' ids when the caller minted them already (a queued team write keeps the id it was shown with)."""
         for draft in drafts:  # sizes before the secret scan, which takes time in proportion to them
             validate_draft(draft, self.max_text_bytes)
         drafts = [secure_draft(d) for d in drafts]
@@ -258,9 +260,9 @@ class MemoryStore:
             return []
         vectors, _ = self.embedder.embed([embed_text(d) for d in drafts], self.vector_cache, progress)
         # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
-        ids = [uuid.uuid4().hex[:12] for _ in drafts]
+        new_ids = list(ids) if ids is not None else [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
-        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, ids, stamp)))
+        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, new_ids, stamp)))
 
     def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime) -> builtins.list[RememberResult]:
         hashes = [text_hash(d.text) for d in drafts]

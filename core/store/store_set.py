@@ -45,7 +45,7 @@ class StoreSet:
         with self._lock:
             if uri not in self._open:
                 remote = RemoteOptions(self.settings.team_endpoint, self.settings.remote_timeout_seconds,
-                                       self.settings.remote_consistency_seconds)
+                                       self.settings.remote_consistency_seconds, self.settings.credentials)
                 db = Database(uri, create=create, lock_timeout=self.settings.lock_timeout,
                               compact_every=self.settings.compact_every, remote=remote)
                 self._open[uri] = MemoryStore(db, self._embedder, self.settings.max_text_bytes,

@@ -132,7 +132,7 @@ class TeamMemory:
         try:
             self.sync()
             store = self.open_store()
-            return settle(store, store.remember_many([q.draft for q in items], position))
+            return settle(store, store.remember_many([q.draft for q in items], position, ids=[q.id for q in items]))
         except Exception as exc:
             if not is_unreachable(exc):
                 raise
@@ -150,7 +150,9 @@ class TeamMemory:
             store = self.open_store()
             for position in dict.fromkeys((q.branch, q.commit) for q in waiting):
                 batch = [q for q in waiting if (q.branch, q.commit) == position]
-                settle(store, store.remember_many([q.draft for q in batch], GitPosition(*position)))
+                # Stored under the ids they were queued with: the id printed then is the memory's id.
+                settle(store, store.remember_many([q.draft for q in batch], GitPosition(*position),
+                                                  ids=[q.id for q in batch]))
                 self.queue.remove({q.id for q in batch})
                 sent += len(batch)
         except Exception as exc:
