@@ -2,8 +2,13 @@
 (the CLI's command modules, and the benchmarks' own).
 
 Every command module imports only the standard library and the engine's light vocabulary at its top: the thin
-client imports them all to build its parser, and a served command costs a Python start-up, not the seconds of
-importing LanceDB, rich or the model. What a handler needs beyond that it imports when it runs."""
+client imports the module of the command it parses (see `cli.parser`), and a served command costs a Python start-up,
+not the seconds of importing LanceDB, rich or the model. What a handler needs beyond that it imports when it runs.
+
+Nor do the modules of served commands import the standard library's slower modules where they can do without:
+`dataclasses` (it imports `inspect`) and `typing`. So `Answer` and `Command` are plain classes, and these modules say
+`TYPE_CHECKING = False` (which type checkers read as `typing.TYPE_CHECKING`) for their type-only imports. A test runs
+a served `cortex ss` and lists what it imported."""
 
 from __future__ import annotations
 
@@ -11,46 +16,53 @@ import argparse
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
 
+from .terminal_size import terminal_columns
+
+TYPE_CHECKING = False  # typing's, without importing typing (see above)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from .output import Output
+
+    class Printing(Protocol):
+        """What `present` needs of a command's context (the CLI's `CommandContext`): where it prints."""
+
+        @property
+        def out(self) -> Output: ...
+
+    Handler = Callable[[argparse.Namespace, Any], "Answer | int"]
+    """(arguments, the command's context) -> an answer to print, or an exit status for a command that printed."""
 
 KIND_HELP = "decision, note, task, fact, observation, link, agent"
 
 
-@dataclass(frozen=True)
 class Answer:
     """What a command found: `data` is printed as JSON under --json, else `show` prints it as text (by default the
     data itself, one JSON document, as for commands with no text form of their own)."""
 
-    data: Any
-    show: Callable[[Output], None] | None = None
-    code: int = 0
-    """The exit status, whichever form is printed."""
+    __slots__ = ("data", "show", "code")
+
+    def __init__(self, data: Any, show: Callable[[Output], None] | None = None, code: int = 0) -> None:
+        self.data = data
+        self.show = show
+        self.code = code
+        """The exit status, whichever form is printed."""
 
 
-class Printing(Protocol):
-    """What `present` needs of a command's context (the CLI's `CommandContext`): where it prints."""
-
-    @property
-    def out(self) -> Output: ...
-
-
-Handler = Callable[[argparse.Namespace, Any], "Answer | int"]
-"""(arguments, the command's context) -> an answer to print, or an exit status for a command that printed."""
-
-
-@dataclass(frozen=True)
 class Command:
     """One `cortex NAME` command: how it is parsed and what runs it."""
 
-    name: str
-    help: str
-    run: Handler
-    add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
-    aliases: tuple[str, ...] = ()
+    __slots__ = ("name", "help", "run", "add_arguments", "aliases")
+
+    def __init__(self, name: str, help: str, run: Handler,
+                 add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None,
+                 aliases: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.help = help
+        self.run = run
+        self.add_arguments = add_arguments
+        self.aliases = aliases
 
 
 def present(args: argparse.Namespace, ctx: Printing, result: Answer | int | None) -> int:
@@ -64,6 +76,16 @@ def present(args: argparse.Namespace, ctx: Printing, result: Answer | int | None
     return result.code
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse's help, as wide as argparse makes it (`terminal_columns`, less 2), without importing shutil: argparse
+    makes a formatter for every argument a parser is given, and every served command is parsed (`cli.parser`)."""
+
+    def __init__(self, prog: str, **options) -> None:
+        if options.get("width") is None:
+            options["width"] = terminal_columns() - 2
+        super().__init__(prog, **options)
+
+
 @functools.cache
 def nested_options() -> argparse.ArgumentParser:
     """The options every command takes, as a parent of each sub-parser (see `common_options`)."""
@@ -75,7 +97,7 @@ def common_options(top: bool) -> argparse.ArgumentParser:
 
     Only the top-level parser has defaults: argparse copies everything a sub-parser parsed over what its parent
     already had, so the sub-parsers' copies suppress their defaults and set a value only when it is given."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, formatter_class=Formatter)
     kept = {} if top else {"default": argparse.SUPPRESS}
     common.add_argument("--json", action="store_true", help="print JSON", **kept)
     common.add_argument("--db", help="database directory or object-storage URI (default <repo>/.cortex/db; env CORTEX_DB)", **kept)

@@ -3,8 +3,7 @@ which the thin client imports to parse, use them too."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
     from datetime import datetime
 

@@ -7,6 +7,8 @@ nothing and exited 0, where the command run in-process (whose console ignores a 
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 
 FALLBACK = {"COLUMNS": "80", "LINES": "25"}
@@ -22,3 +24,19 @@ def usable_size(env: Mapping[str, str]) -> dict[str, str]:
         if value is not None and not (value.strip().isdigit() and int(value) > 0):
             fixed[name] = fallback
     return fixed
+
+
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`, the width argparse formats help for: `$COLUMNS` when it is a positive
+    number, else the width of the terminal on standard output, else 80. Without shutil, which imports the
+    compression modules (and which argparse imports for every argument a parser is given)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80

@@ -15,21 +15,12 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-CLOUD_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
-"""The variables the object stores read (object_store's `from_env` of S3, GCS and Azure)."""
+from .cloud_variables import is_cloud_variable
+
 _SCHEME_PREFIX = {"s3": "AWS_", "s3a": "AWS_", "gs": "GOOGLE_", "az": "AZURE_", "abfs": "AZURE_", "abfss": "AZURE_",
                   "azure": "AZURE_"}
 ENDPOINT_OPTIONS = frozenset({"aws_endpoint", "aws_endpoint_url", "aws_endpoint_url_s3"})
 """The S3 endpoint as variables name it: the setting `team_endpoint`, when set, wins over them."""
-
-
-def is_cloud_variable(name: str) -> bool:
-    return name.startswith(CLOUD_PREFIXES)
-
-
-def without_cloud_variables(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` with no object-store credentials: the environment a resident server is started with."""
-    return {k: v for k, v in env.items() if not is_cloud_variable(k)}
 
 
 @dataclass(frozen=True)

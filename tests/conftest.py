@@ -226,7 +226,7 @@ def stop_servers(runtime: Path) -> None:
             pid = json.loads(info.read_text())["pid"]
         except (OSError, ValueError, KeyError):
             continue
-        paths = protocol.ServerPaths(*(info.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
+        paths = protocol.ServerPaths(*(str(info.with_suffix(s)) for s in (".sock", ".lock", ".json", ".log")))
         if process_alive(pid):
             os.kill(pid, signal.SIGCONT)  # a test may have stopped it
         if connection.ask(paths, "stop") is None or not connection.wait_stopped(paths, 60):

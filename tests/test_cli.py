@@ -67,6 +67,31 @@ def test_smart_search_is_the_first_name_of_ss(cli):
     assert cli.json("smart-search", "deploy fridays")["hits"][0]["id"] == made["id"]
 
 
+@pytest.mark.parametrize("columns", [None, "57", "0", "wide", "-3"])
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch, columns):
+    """The parser's formatter finds the width shutil would find, without importing shutil."""
+    import shutil
+
+    from cortex_tui.app.terminal_size import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+def test_the_parsers_table_names_every_command_in_the_module_that_declares_it():
+    """The thin client imports a command's module from this table alone, and `cortex --help` lists them in its order."""
+    import importlib
+
+    from cortex_tui.app.cli import parser
+
+    for module, names in parser.COMMAND_MODULES.items():
+        declared = importlib.import_module(module, "cortex_tui.app.cli").COMMANDS
+        assert names == tuple(name for command in declared for name in (command.name, *command.aliases)), module
+
+
 @both_modes
 def test_stats_git_and_gc(cli, repo):
     cli.json("remember", "one")

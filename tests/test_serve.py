@@ -92,7 +92,7 @@ def test_served_commands_print_exactly_what_they_print_in_process(repo, runtime)
     assert stored.returncode == 0, stored.stderr
     shown = cortex(repo, "show", json.loads(stored.stdout)["memory"]["id"], "--json", served=False)
     assert json.loads(shown.stdout)["text"] == big.decode()
-    served = server_paths(repo).log.read_text().count(" exit ")  # every server's commands, should one be replaced
+    served = Path(server_paths(repo).log).read_text().count(" exit ")  # every server's commands, should one be replaced
     # The client parses first: a usage error (`--limit 0`, `--bogus`) or `--help` is printed in-process; the first
     # remember and the big one through `-` were served too.
     parsed_locally = 3
@@ -205,7 +205,7 @@ def test_kill_9_mid_write_loses_no_acknowledged_memory_and_the_stale_socket_is_r
     wait_until(lambda: len(acknowledged) >= 3, what="three acknowledged writes")
     os.kill(first, signal.SIGKILL)
     thread.join()
-    assert server_paths(repo).socket.exists() or acknowledged, "the killed server left its socket behind"
+    assert os.path.exists(server_paths(repo).socket) or acknowledged, "the killed server left its socket behind"
     for message in failed:  # at most the write in flight, with one clear line
         assert message.startswith("cortex: error: ") and message.count("\n") == 1, message
     assert len(failed) <= 1
@@ -221,7 +221,7 @@ def test_a_stale_socket_of_a_killed_server_is_replaced(repo, runtime):
     first = status(repo)["pid"]
     os.kill(first, signal.SIGKILL)
     wait_until(lambda: not process_alive(first), what="the killed server to go")
-    assert server_paths(repo).socket.exists(), "a killed server cannot remove its socket"
+    assert os.path.exists(server_paths(repo).socket), "a killed server cannot remove its socket"
     again = cortex(repo, "remember", "after the crash", "--json")
     assert again.returncode == 0, again.stderr
     second = status(repo)
@@ -272,7 +272,7 @@ def test_failing_and_malformed_requests_leave_the_server_running(repo, runtime):
     pid = status(repo)["pid"]
     bad = cortex(repo, "show", "missing")
     assert bad.returncode == 1 and bad.stderr.decode().startswith("cortex: error: no memory with id")
-    path = str(server_paths(repo).socket)
+    path = server_paths(repo).socket
     for garbage in (b"\x00\x00\x00\x05hello", b"\xff\xff\xff\xff", b"\x00\x00\x00\x02[]", b"\x00\x00"):
         with socket.socket(socket.AF_UNIX) as raw:
             raw.connect(path)
@@ -351,7 +351,7 @@ def test_warm_heap_is_out_of_the_collectors_reach(repo, runtime):
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
 def test_another_user_cannot_connect(repo, runtime):
     assert cortex(repo, "what").returncode == 0
-    path = str(server_paths(repo).socket)
+    path = server_paths(repo).socket
 
     def as_nobody() -> int:
         """0: could not connect; 1: the server refused; 2: the server listened to another user."""
@@ -397,9 +397,60 @@ def test_the_client_path_imports_nothing_heavy(repo):
     assert out.returncode == 0, out.stderr
     heavy, engine = out.stdout.splitlines()
     assert heavy == "[]"
-    # core.credentials names the variables the client forwards: standard library only, like the client.
-    assert engine == ("['cortex_tui.core.context', 'cortex_tui.core.context.purpose_names', 'cortex_tui.core.credentials', "
-                      "'cortex_tui.core.errors']")
+    # core.cloud_variables names the variables the client forwards: it imports nothing, like the client.
+    assert engine == ("['cortex_tui.core.cloud_variables', 'cortex_tui.core.context', "
+                      "'cortex_tui.core.context.purpose_names', 'cortex_tui.core.errors']")
+
+
+CLIENT_MODULES = {
+    "cortex_tui", "cortex_tui.app", "cortex_tui.app.cli", "cortex_tui.app.cli.client",
+    "cortex_tui.app.cli.text_input", "cortex_tui.app.cli.served_copy", "cortex_tui.app.terminal_size",
+    "cortex_tui.app.link", "cortex_tui.app.link.protocol", "cortex_tui.app.link.connection",
+    "cortex_tui.app.cli.parser", "cortex_tui.app.command", "cortex_tui.app.version",
+    "cortex_tui.app.cli.search_commands", "cortex_tui.app.cli.memory_commands", "cortex_tui.app.formats",
+    "cortex_tui.core", "cortex_tui.core.errors", "cortex_tui.core.context", "cortex_tui.core.context.purpose_names",
+    "cortex_tui.core.cloud_variables",
+}
+"""What a served `cortex ss` imports of the package: the client, and the parser of its own command only."""
+DONE_WITHOUT = ("dataclasses", "inspect", "typing", "pathlib", "hashlib", "tempfile", "subprocess", "threading")
+"""Standard modules a served command can do without, each a millisecond or more of its start-up."""
+
+
+def test_a_served_search_imports_only_its_own_command_and_the_standard_library(repo, runtime):
+    """The client's `main` in a process of its own, as the installed entry point runs it: the modules it imported
+    after Python's own start-up."""
+    assert cortex(repo, "remember", "The progress bar redraws at most ten times a second").returncode == 0  # served
+    code = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "from cortex_tui.app.cli.client import main\n"
+            "assert main(['ss', 'progress bar']) == 0\n"
+            "print(sorted(set(sys.modules) - before), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "progress bar redraws" in out.stdout
+    served = set(eval(out.stderr.splitlines()[-1]))
+    assert "cortex_tui.app.cli.main" not in served, "the command was served, not run in-process"
+    assert {m for m in served if m.startswith("cortex_tui")} == CLIENT_MODULES
+    assert sorted(m for m in served if not m.startswith("cortex_tui")
+                  and m.split(".")[0] not in sys.stdlib_module_names) == []
+    assert sorted(served & set(DONE_WITHOUT)) == []
+
+
+def test_the_clients_temporary_directory_is_tempfiles(monkeypatch, tmp_path):
+    """Where the runtime directory goes without $XDG_RUNTIME_DIR: where `tempfile` would put it."""
+    for tmpdir in (str(tmp_path), str(tmp_path / "missing"), None):
+        if tmpdir is None:
+            monkeypatch.delenv("TMPDIR", raising=False)
+        else:
+            monkeypatch.setenv("TMPDIR", tmpdir)
+        monkeypatch.setattr(tempfile, "tempdir", None)  # found again, not the one this process cached
+        assert protocol.temporary_dir() == tempfile.gettempdir()
+
+
+def test_the_client_knows_the_hook_kinds_without_importing_the_hook():
+    from cortex_tui.app.cli import hook_run
+
+    assert client.HOOK_KINDS == hook_run.KINDS
 
 
 @pytest.mark.parametrize("argv", [
@@ -409,14 +460,14 @@ def test_the_client_path_imports_nothing_heavy(repo):
 ])
 def test_the_clients_partial_parser_parses_as_the_whole_tree(argv):
     """The client builds only the commands its command line names; what it parses must not differ."""
-    from cortex_tui.app.cli import main as cli
+    from cortex_tui.app.cli import parser as cli
 
     assert vars(cli.build_parser(frozenset(argv)).parse_args(argv)) == vars(cli.build_parser().parse_args(argv))
 
 
 @pytest.mark.parametrize("argv", [["sss", "x"], ["ss", "--limit", "0"], ["--help"], ["what", "--nope"]])
 def test_what_the_partial_parser_refuses_goes_in_process(argv, capsys):
-    from cortex_tui.app.cli import main as cli
+    from cortex_tui.app.cli import parser as cli
 
     with pytest.raises(cli.UsageExit):
         cli.build_parser(frozenset(argv)).parse_args(argv)
@@ -432,7 +483,7 @@ def test_the_client_finds_the_config_file_where_the_settings_do(monkeypatch, xdg
         monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     else:
         monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
-    assert connection._config_file() == user_config_file()
+    assert Path(connection._config_file()) == user_config_file()
 
 
 def test_the_light_config_reader_agrees_with_the_settings(monkeypatch, tmp_path):
@@ -641,7 +692,7 @@ def test_a_served_remember_commits_its_cached_vector_after_answering(repo, runti
         return bool(store.vector_cache.get_vectors(store.embedder.model_id, [digest]))
 
     wait_until(cached, what="the server's cache write after its answer")
-    assert "write after answer failed" not in server_paths(repo).log.read_text()
+    assert "write after answer failed" not in Path(server_paths(repo).log).read_text()
 
 
 def _compactors() -> set[threading.Thread]:

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO
 
 from ...core.answers import IndexProgress, IndexReport
-from ...core.credentials import without_cloud_variables
+from ...core.cloud_variables import without_cloud_variables
 from ...core.errors import CortexError, DatabaseLocked
 
 STOP = "stop"

@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..command import Answer, Command, add_nested, at_least
 from ..formats import age
-from .context import CommandContext
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from .context import CommandContext
 
 
-@dataclass(frozen=True)
 class AgentOp:
-    """One `cortex agent OP`: its arguments, the call on the agent log, and the line said after it."""
+    """One `cortex agent OP`: its arguments, the call on the agent log, and the line said after it. (A plain class:
+    see app/command.py.)"""
 
-    name: str
-    help: str
-    call: Callable  # (log, args, ctx) -> result
-    said: Callable[[object], str] | None = None
-    """The line printed for the result; None for a result printed as markdown (the context)."""
-    add_arguments: Callable = lambda a: None
+    __slots__ = ("name", "help", "call", "said", "add_arguments")
+
+    def __init__(self, name: str, help: str, call: Callable, said: Callable[[object], str] | None = None,
+                 add_arguments: Callable = lambda a: None) -> None:
+        self.name = name
+        self.help = help
+        self.call = call
+        """(log, args, ctx) -> result"""
+        self.said = said
+        """The line printed for the result; None for a result printed as markdown (the context)."""
+        self.add_arguments = add_arguments
 
 
 def _add_log(a) -> None:

@@ -3,7 +3,14 @@
 This module and what it imports before a command is sent (`protocol`, `connection`, the argument parser in `cli`) use the
 standard library only, so a served command costs a Python start-up and a socket round trip, not the seconds of
 importing LanceDB and loading the model. The parser is the CLI's own: a command is served only when it parses, so
-usage errors and `--help` print in-process exactly as before.
+usage errors and `--help` print in-process exactly as before. It is built of the invoked command only, whose module
+alone is imported (`cli.parser`).
+
+Nor does the client import the standard library's slower modules where it can do without: `dataclasses` (and the
+`inspect` it imports), `typing`, `pathlib`, `hashlib`, `tempfile` and `shutil` cost a served `cortex ss` about 30 ms
+of its 68 ms of CPU on the busy 2-core development machine (docs/benchmarks.md). So its records are plain classes, paths
+are strings (`os.path`), sha256 is Python's own, and argparse's help width is found as shutil finds it. A test runs
+a served `cortex ss` and lists what it imported.
 
 Served: the commands that answer and exit (search, what, remember, list, show, select, context, graph, ...).
 In-process: long-lived or interactive ones (watch, mcp, serve, bench), the ones that draw a progress bar
@@ -19,7 +26,6 @@ import io
 import os
 import socket
 import sys
-from dataclasses import dataclass
 
 from ..link import protocol
 from ..link.connection import (
@@ -33,7 +39,6 @@ from ..link.connection import (
 )
 from ..link.protocol import Request
 from ..terminal_size import usable_size
-from . import hook_run
 from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
 
@@ -42,17 +47,23 @@ SERVED = frozenset({
     "graph", "select", "context", "agent", "index", "map", "snapshot",
 })
 NO_DAEMON_FLAG = "--no-daemon"
+HOOK_KINDS = ("claude-code", "git-post-commit")
+"""`hook_run.KINDS`, not imported from there: `cortex ss` has no use for what that module imports (a test holds
+them equal)."""
 
 
-@dataclass(frozen=True)
 class Route:
-    """Where a command goes: the server of this (repository root, database), with this request."""
+    """Where a command goes: the server of this (repository root, database), with this request. (Not a dataclass:
+    see `app/command.py`.)"""
 
-    root: str
-    db: str
-    request: Request
-    copy: CopyHere | None = None
-    """Set for `context --copy`: the answer's text goes on this process's clipboard."""
+    __slots__ = ("root", "db", "request", "copy")
+
+    def __init__(self, root: str, db: str, request: Request, copy: CopyHere | None = None) -> None:
+        self.root = root
+        self.db = db
+        self.request = request
+        self.copy = copy
+        """Set for `context --copy`: the answer's text goes on this process's clipboard."""
 
 
 class _Retry(Exception):
@@ -61,9 +72,11 @@ class _Retry(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) == 3 and argv[:2] == ["hooks", "run"] and argv[2] in hook_run.KINDS:
+    if len(argv) == 3 and argv[:2] == ["hooks", "run"] and argv[2] in HOOK_KINDS:
         # What an installed hook runs, on each of an agent's tool calls and each commit: the hand-off needs neither
         # the parser nor a server, and skipping the parser halves the hook's time (0.33 -> 0.17 s).
+        from . import hook_run
+
         return hook_run.hand_off(argv[2], sys.stdin.buffer.read() if sys.stdin is not None else b"")
     problem = invalid_argument(argv)
     if problem:  # before a server is asked (or started) for a command that cannot run
@@ -99,11 +112,11 @@ def _strip_no_daemon(argv: list[str]) -> tuple[list[str], bool]:
 
 
 def _route(argv: list[str]) -> Route | None:
-    from . import main as cli
+    from .parser import UsageExit, build_parser, parse
 
     try:
-        args = cli.parse(cli.build_parser(frozenset(argv)), argv)
-    except cli.UsageExit:
+        args = parse(build_parser(frozenset(argv)), argv)
+    except UsageExit:
         return None  # --help or a usage error: printed in-process, as before
     handler = getattr(args, "handler", None)
     if handler not in SERVED or (handler == "index" and not args.status):

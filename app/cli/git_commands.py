@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from ..command import Answer, Command, at_least
 from ..formats import age
-from .context import CommandContext
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from .context import CommandContext
 
 
 def run_git(args, ctx: CommandContext) -> Answer:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from ..command import Answer, Command, add_nested
-from .context import CommandContext
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from .context import CommandContext
 
 GOAL = "work captured from Claude Code sessions by `cortex hooks`"
 """The agent context's goal when the Claude Code hooks start one: says where the steps come from, nothing more."""

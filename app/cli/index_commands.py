@@ -6,7 +6,10 @@ import threading
 
 from ...core.errors import CortexError
 from ..command import Answer, Command
-from .context import CommandContext
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from .context import CommandContext
 
 
 def add_index(p) -> None:

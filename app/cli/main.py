@@ -3,102 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 
 from ...core.errors import CortexError
-from ..bench import commands as bench_commands
-from ..command import Command, common_options, nested_options, present
+from ..command import present
 from ..first_run import FirstRun, server_stays
-from ..version import VersionAction
-from . import (
-    agent_commands,
-    git_commands,
-    hooks_commands,
-    index_commands,
-    memory_commands,
-    search_commands,
-    serve_commands,
-    session_commands,
-    transfer_commands,
-)
 from .context import CommandContext
+from .parser import UsageExit, build_parser, command, parse
 from .text_input import invalid_argument
-
-COMMANDS: dict[str, Command] = {command.name: command for module in (
-    memory_commands, transfer_commands, index_commands, search_commands, git_commands, agent_commands, hooks_commands,
-    session_commands, serve_commands, bench_commands,
-) for command in module.COMMANDS}
-"""Every `cortex` command, declared in the module of its area beside its handler (`cortex bench` by the benchmarks).
-Those modules import only light things at their top: the thin client imports them all to parse."""
-
-
-class UsageExit(Exception):
-    """What argparse would print and exit with (help, a usage error): raised instead, so that the caller writes it
-    to the command's own streams, whichever process runs the command."""
-
-    def __init__(self, status: int, stdout: str = "", stderr: str = "") -> None:
-        super().__init__(stderr or stdout)
-        self.status = status
-        self.stdout = stdout
-        self.stderr = stderr
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line, like every other error of the command, and nothing printed
-    here (see UsageExit)."""
-
-    def error(self, message: str):
-        raise UsageExit(2, stderr=f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
-
-    def exit(self, status: int = 0, message: str | None = None):
-        raise UsageExit(status, stderr=message or "")
-
-    def print_help(self, file=None) -> None:
-        raise UsageExit(0, stdout=self.format_help())
-
-
-class _Version(VersionAction):
-    """`cortex --version`, written to the command's own streams like its help."""
-
-    def show(self, parser: argparse.ArgumentParser, text: str) -> None:
-        raise UsageExit(0, stdout=text)
-
-
-@functools.cache
-def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentParser:
-    """Built once per process: building it is a tenth of a warm served command (argparse looks up a translation
-    for every help string), and parsing leaves it unchanged, so the resident server reuses one.
-
-    With `commands`, the tree has just the commands named (or aliased) there: the thin client passes the words of its
-    command line, which parses that command exactly as the whole tree would, for a fraction of the cost. Anything
-    else (an unknown command, `--help`) fails to parse there and goes to the whole tree in-process."""
-    parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
-                     parents=[common_options(top=True)])
-    parser.add_argument("--version", action=_Version)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS.values():
-        if commands is None or not commands.isdisjoint((command.name, *command.aliases)):
-            p = sub.add_parser(command.name, help=command.help, parents=[nested_options()], aliases=list(command.aliases))
-            p.set_defaults(handler=command.name)
-            command.add_arguments(p)
-    return parser
-
-
-WORD_LISTS = ("query", "task")
-"""Positional word lists that may continue after options: `cortex ss match --limit 3 file:src/map.py`."""
-
-
-def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """Parse a command line; words left after the options join the command's query or task words (argparse stops
-    a positional list at the first option), anything else is the usual usage error."""
-    args, extra = parser.parse_known_args(argv)
-    target = next((name for name in WORD_LISTS if isinstance(getattr(args, name, None), list)), None)
-    if extra and (target is None or any(word.startswith("-") and word != "-" for word in extra)):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if extra and target is not None:
-        setattr(args, target, [*getattr(args, target), *extra])
-    return args
 
 
 def main(argv: list[str] | None = None, ctx: CommandContext | None = None) -> int:
@@ -133,7 +45,7 @@ def _say_first_run(first: FirstRun, ctx: CommandContext) -> None:
 
 def _run(args: argparse.Namespace, ctx: CommandContext) -> int:
     try:
-        code = present(args, ctx, COMMANDS[args.handler].run(args, ctx))
+        code = present(args, ctx, command(args.handler).run(args, ctx))
         for note in ctx.notes:
             ctx.stderr.write(note + "\n")
         return code

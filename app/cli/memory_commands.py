@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...core.errors import CortexError
 from ..command import KIND_HELP, Answer, Command, at_least, split_list
 from ..formats import age
-from .context import CommandContext
 from .text_input import read_text
 
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
     from ...core.records import Memory
+    from .context import CommandContext
 
 MEMORY_COLUMNS = ["id", "store", "kind", "status", "ver", "age", "title", "tags"]
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.context.purpose_names import PURPOSES
 from ..command import Answer, Command, at_least, finite
 from ..formats import age, selection_item_json
-from .context import CommandContext
 from .memory_commands import print_code_change, warn_team
 from .text_input import read_text
 
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
     from ...core.requests import SelectRequest
+    from .context import CommandContext
 
 # The requests, the clipboard (subprocess, tempfile) and rendering are imported as a handler runs: the thin client
 # imports this module on every call, only to parse.

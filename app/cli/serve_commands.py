@@ -11,7 +11,10 @@ from ...core.errors import CortexError
 from ..command import Answer, Command, finite, port
 from ..link import connection
 from ..link.protocol import fingerprint, server_paths
-from .context import CommandContext
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from .context import CommandContext
 
 
 def add_serve(p) -> None:

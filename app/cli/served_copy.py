@@ -5,19 +5,20 @@ OSC 52 escape are the client's, not the server's. Standard library only, like th
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
 
 COPY_FLAG = "--copy"
 
 
-@dataclass(frozen=True)
 class CopyHere:
-    """What the client does with the served answer: copy its text, then report as the command would have."""
+    """What the client does with the served answer: copy its text, then report as the command would have. (Not a
+    dataclass: see `app/command.py`.)"""
 
-    root: str
-    """The repository: the file fallback goes to its `.cortex/clipboard`."""
-    json_wanted: bool
+    __slots__ = ("root", "json_wanted")
+
+    def __init__(self, root: str, json_wanted: bool) -> None:
+        self.root = root
+        """The repository: the file fallback goes to its `.cortex/clipboard`."""
+        self.json_wanted = json_wanted
 
 
 def served_argv(argv: list[str]) -> list[str]:
@@ -33,7 +34,9 @@ def finish(copy: CopyHere, output: list, code: int) -> tuple[list, int]:
     """The output the user sees: the served one when it failed; otherwise the copy's report in its place."""
     if code != 0:
         return output, code
-    # Here, not at the top: subprocess and tempfile would cost every served command their import.
+    # Here, not at the top: subprocess, tempfile and pathlib would cost every served command their import.
+    from pathlib import Path
+
     from ...core.clipboard import copy as to_clipboard
     from ...core.clipboard import terminal_osc52
 

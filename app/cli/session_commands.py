@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from ..command import Answer, Command, at_least
-from .context import CommandContext
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from .context import CommandContext
 
 
 def add_map(p) -> None:

@@ -9,7 +9,10 @@ only: the thin client checks arguments before it routes a command.
 from __future__ import annotations
 
 import re
-from typing import TextIO
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from typing import TextIO
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
 """How `surrogateescape` writes a byte that is not UTF-8. A regular expression, not a loop over the characters: a

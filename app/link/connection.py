@@ -11,9 +11,8 @@ import os
 import socket
 import sys
 import time
-from pathlib import Path
 
-from ...core.credentials import without_cloud_variables
+from ...core.cloud_variables import without_cloud_variables
 from . import protocol
 from .protocol import ALIVE_SECONDS, Request, ServerPaths
 
@@ -46,47 +45,52 @@ def config_value(key: str, default: object = None) -> object:
     if explicit is not None:
         return explicit
     path = _config_file()
-    if not path.is_file():
+    if not os.path.isfile(path):
         return default
     import tomllib
 
-    return tomllib.loads(path.read_text(encoding="utf-8")).get(key, default)
+    with open(path, encoding="utf-8") as file:
+        return tomllib.loads(file.read()).get(key, default)
 
 
-def _config_file() -> Path:
+def _config_file() -> str:
     """The user's config.toml as `core.locations.user_config_file` finds it, without importing platformdirs on
     Linux (a tenth of a warm command's budget on a busy machine): the XDG rule, which a test holds equal."""
     explicit = os.environ.get("CORTEX_CONFIG")
     if explicit:
-        return Path(explicit)
+        return explicit
     if sys.platform.startswith("linux"):
         base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return Path(base) / "cortex-tui" / "config.toml"
+        return os.path.join(base, "cortex-tui", "config.toml")
     from ...core.locations import user_config_file
 
-    return user_config_file()
+    return str(user_config_file())
 
 
 def server_key(path: str, db: str | None) -> tuple[str, str] | None:
     """(repository root, database) naming the server for a command's `-C` and `--db`; None if the path is missing."""
-    root = repository_root(Path(path))
+    root = repository_root(path)
     if root is None:
         return None
     db = db or os.environ.get("CORTEX_DB") or ""
-    return str(root), os.path.abspath(db) if db and "://" not in db else db
+    return root, os.path.abspath(db) if db and "://" not in db else db
 
 
-def repository_root(path: Path) -> Path | None:
+def repository_root(path: str | os.PathLike[str]) -> str | None:
     """The enclosing work tree (a `.git` directory or file), else the directory itself; None if it does not exist.
-    Only names the server: the server's engine finds the root with git itself."""
+    Only names the server: the server's engine finds the root with git itself. (`os.path`, not `pathlib`: see
+    `cli.client`.)"""
     try:
-        start = path.expanduser().resolve(strict=True)
+        start = os.path.realpath(os.path.expanduser(path), strict=True)
     except (OSError, RuntimeError):
         return None
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
+    candidate = start
+    while not os.path.exists(os.path.join(candidate, ".git")):
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return start
+        candidate = parent
+    return candidate
 
 
 def connect(paths: ServerPaths) -> socket.socket | None:
@@ -95,7 +99,7 @@ def connect(paths: ServerPaths) -> socket.socket | None:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(CONNECT_SECONDS)
     try:
-        conn.connect(str(paths.socket))
+        conn.connect(paths.socket)
         uid = protocol.peer_uid(conn)
         if uid is not None and uid != os.getuid():
             raise ConnectionRefusedError("the server belongs to another user")

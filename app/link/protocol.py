@@ -24,17 +24,14 @@ keep in step.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import socket
 import stat
 import struct
 import sys
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-from ...core.credentials import CLOUD_PREFIXES
+from ...core.cloud_variables import CLOUD_PREFIXES
 
 PROTOCOL_VERSION = 2
 MAX_FRAME = 256 * 1024 * 1024
@@ -67,82 +64,119 @@ class ProtocolError(Exception):
     """The other end sent something that is not a frame of this protocol, or went away mid-frame."""
 
 
-@dataclass(frozen=True)
 class Request:
-    """One `cortex` invocation as the client saw it."""
+    """One `cortex` invocation as the client saw it. (A plain class, not a dataclass: the thin client sends one for
+    every served command; see `app/command.py`.)"""
 
-    op: str
-    """`run` a command, `call` a method, `watch` the index, report `status`, or `stop` the server."""
-    fingerprint: str = ""
-    argv: tuple[str, ...] = ()
-    cwd: str = ""
-    env: dict[str, str] = field(default_factory=dict)
-    """The client's forwarded variables (see FORWARDED_PREFIXES): a command's, and for `call` and `watch` the attached
-    process's, whose settings and credentials the call runs with."""
-    stdout_tty: bool = False
-    stderr_tty: bool = False
-    stdout_encoding: str = "utf-8"
-    stderr_encoding: str = "utf-8"
-    stdin: str | None = None
-    """Standard input as base64 bytes, read by the client when the command may read it (`-` as an argument);
-    None when it does not. The server decodes it as the client's own stdin would (`stdin_encoding`), so bytes
-    that are not valid text fail the same way in both places."""
-    stdin_encoding: str = "utf-8"
-    stdin_errors: str = "strict"
-    facade: str = ""
-    """For `call`: `bridge` (the dashboard's) or `tools` (the MCP server's)."""
-    method: str = ""
-    payload: str = ""
-    """For `call`: the arguments, `pack((args, kwargs))`."""
-    session: str = ""
-    """For `call` of `tools`: the MCP client's session, in which the tool reads and writes session memories."""
-    version: int = PROTOCOL_VERSION
+    __slots__ = ("op", "fingerprint", "argv", "cwd", "env", "stdout_tty", "stderr_tty", "stdout_encoding",
+                 "stderr_encoding", "stdin", "stdin_encoding", "stdin_errors", "facade", "method", "payload", "session",
+                 "version")
+
+    def __init__(self, op: str, *, fingerprint: str = "", argv: tuple[str, ...] = (), cwd: str = "",
+                 env: dict[str, str] | None = None, stdout_tty: bool = False, stderr_tty: bool = False,
+                 stdout_encoding: str = "utf-8", stderr_encoding: str = "utf-8", stdin: str | None = None,
+                 stdin_encoding: str = "utf-8", stdin_errors: str = "strict", facade: str = "", method: str = "",
+                 payload: str = "", session: str = "", version: int = PROTOCOL_VERSION) -> None:
+        self.op = op
+        """`run` a command, `call` a method, `watch` the index, report `status`, or `stop` the server."""
+        self.fingerprint = fingerprint
+        self.argv = argv
+        self.cwd = cwd
+        self.env: dict[str, str] = {} if env is None else env
+        """The client's forwarded variables (see FORWARDED_PREFIXES): a command's, and for `call` and `watch` the
+        attached process's, whose settings and credentials the call runs with."""
+        self.stdout_tty = stdout_tty
+        self.stderr_tty = stderr_tty
+        self.stdout_encoding = stdout_encoding
+        self.stderr_encoding = stderr_encoding
+        self.stdin = stdin
+        """Standard input as base64 bytes, read by the client when the command may read it (`-` as an argument);
+        None when it does not. The server decodes it as the client's own stdin would (`stdin_encoding`), so bytes
+        that are not valid text fail the same way in both places."""
+        self.stdin_encoding = stdin_encoding
+        self.stdin_errors = stdin_errors
+        self.facade = facade
+        """For `call`: `bridge` (the dashboard's) or `tools` (the MCP server's)."""
+        self.method = method
+        self.payload = payload
+        """For `call`: the arguments, `pack((args, kwargs))`."""
+        self.session = session
+        """For `call` of `tools`: the MCP client's session, in which the tool reads and writes session memories."""
+        self.version = version
 
     def to_json(self) -> dict:
-        return {**asdict(self), "argv": list(self.argv)}
+        return {**{name: getattr(self, name) for name in self.__slots__}, "argv": list(self.argv)}
 
     @classmethod
     def from_json(cls, data: dict) -> Request:
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        known = {k: data[k] for k in cls.__slots__ if k in data}
         return cls(**{**known, "argv": tuple(known.get("argv", ()))})
 
 
-@dataclass(frozen=True)
 class ServerPaths:
-    """The files of the server for one (repository root, database): socket, lifetime lock, status, log."""
+    """The files of the server for one (repository root, database): socket, lifetime lock, status, log. (Plain
+    strings: `pathlib` is one of the modules the thin client does without; see `cli.client`.)"""
 
-    socket: Path
-    lock: Path
-    info: Path
-    log: Path
+    __slots__ = ("socket", "lock", "info", "log")
+
+    def __init__(self, socket: str, lock: str, info: str, log: str) -> None:
+        self.socket = socket
+        self.lock = lock
+        self.info = info
+        self.log = log
 
 
-def runtime_dir() -> Path:
+def runtime_dir() -> str:
     """A directory only this user can enter: `$CORTEX_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/cortex-tui`, else
     `<tmp>/cortex-tui-<uid>`. Refused (OSError) when it is someone else's or open to others, because whoever can
     enter it can talk to the server."""
     explicit = os.environ.get("CORTEX_RUNTIME_DIR")
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if explicit:
-        path = Path(explicit)
-    elif xdg and Path(xdg).is_dir():
-        path = Path(xdg) / "cortex-tui"
+        path = explicit
+    elif xdg and os.path.isdir(xdg):
+        path = os.path.join(xdg, "cortex-tui")
     else:
-        import tempfile
-
-        path = Path(tempfile.gettempdir()) / f"cortex-tui-{os.getuid()}"
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.lstat()
+        path = os.path.join(temporary_dir(), f"cortex-tui-{os.getuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise OSError(f"{path} is not a private directory of this user (mode {stat.filemode(info.st_mode)})")
     return path
 
 
+def temporary_dir() -> str:
+    """`tempfile.gettempdir()` as it is on Unix, without importing tempfile (and the shutil and random it imports, 4 ms
+    of a served command on the 2-core development machine): the first of `$TMPDIR`, `$TEMP`, `$TMP`, /tmp, /var/tmp,
+    /usr/tmp that is a directory this user can write in. (tempfile writes a file to find out, and its last resort is
+    the working directory, where the runtime directory has no business: OSError here, and the command runs
+    in-process.)"""
+    candidates = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]
+    for candidate in filter(None, candidates):
+        path = os.path.abspath(candidate)
+        if os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK):
+            return path
+    raise FileNotFoundError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, /usr/tmp)")
+
+
 def server_paths(root: str, db: str) -> ServerPaths:
     """Named by a hash: a socket path under `.cortex/` can pass the 108-byte limit of Unix socket addresses."""
-    name = hashlib.sha256(f"{root}\0{db}".encode("utf-8", "surrogatepass")).hexdigest()[:20]
-    base = runtime_dir() / name
-    return ServerPaths(*(base.with_suffix(s) for s in (".sock", ".lock", ".json", ".log")))
+    name = sha256_hex(f"{root}\0{db}".encode("utf-8", "surrogatepass"))[:20]
+    base = os.path.join(runtime_dir(), name)
+    return ServerPaths(*(base + suffix for suffix in (".sock", ".lock", ".json", ".log")))
+
+
+def sha256_hex(data: bytes) -> str:
+    """`hashlib.sha256(data).hexdigest()` from Python's own implementation: importing `hashlib` loads OpenSSL, 3 ms of
+    a served command on the 2-core development machine against 0.1 ms for this."""
+    try:
+        from _sha2 import sha256  # Python 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.11
+        except ImportError:  # a Python built without its own hashes
+            from hashlib import sha256
+    return sha256(data).hexdigest()
 
 
 INSTALLED_MARKS = (".dist-info", ".egg-info", ".egg-link", ".pth")
@@ -164,10 +198,10 @@ def installed_fingerprint() -> str:
     replaced."""
     import cortex_tui
 
-    package = Path(__file__).resolve().parents[2]
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     parts = [cortex_tui.__version__, sys.executable, sys.version]
     for folder in ("app", "core"):
-        for top, dirs, files in os.walk(package / folder):
+        for top, dirs, files in os.walk(os.path.join(package, folder)):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(f for f in files if f.endswith(".py")):
                 st = os.stat(os.path.join(top, name))
@@ -176,7 +210,7 @@ def installed_fingerprint() -> str:
         if entry.endswith("site-packages") and os.path.isdir(entry):
             parts.append(entry)
             parts.extend(sorted(name for name in os.listdir(entry) if name.endswith(INSTALLED_MARKS)))
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256_hex("\n".join(parts).encode("utf-8", "surrogatepass"))[:16]
 
 
 PLAIN_MODULES = frozenset({"builtins", "copyreg", "collections", "datetime", "zoneinfo", "pathlib"})

@@ -6,7 +6,6 @@ import fcntl
 import os
 import socket
 import time
-from pathlib import Path
 
 from ...core import heap
 from ..link.protocol import ServerPaths
@@ -41,21 +40,21 @@ def take_lock(paths: ServerPaths) -> int | None:
             time.sleep(0.05)
 
 
-def _answers(path: Path) -> bool:
+def _answers(path: str) -> bool:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         probe.settimeout(1.0)
         try:
-            probe.connect(str(path))
+            probe.connect(path)
             return True
         except OSError:
             return False
 
 
-def trim_log(log: Path, limit: int = 1 << 20) -> None:
+def trim_log(log: str, limit: int = 1 << 20) -> None:
     """The log (our stderr, opened for appending by the client) is cut when it passes a megabyte; a stderr that is
     not the log (a terminal, or a file of the user's under `cortex serve`) is left alone."""
     try:
-        ours, file = os.fstat(2), log.stat()
+        ours, file = os.fstat(2), os.stat(log)
         if (ours.st_dev, ours.st_ino) == (file.st_dev, file.st_ino) and ours.st_size > limit:
             os.ftruncate(2, 0)
     except OSError:

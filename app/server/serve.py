@@ -192,8 +192,10 @@ class Server:
         except (OSError, AttributeError):
             pass
         try:
-            if json.loads(self.paths.info.read_text()).get("pid") == os.getpid():
-                self.paths.info.unlink()
+            with open(self.paths.info, encoding="utf-8") as info:
+                ours = json.load(info).get("pid") == os.getpid()
+            if ours:
+                os.unlink(self.paths.info)
         except (OSError, ValueError):
             pass
 
@@ -205,7 +207,7 @@ class Server:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket is created 0600, never briefly open to others
         try:
-            listener.bind(str(self.paths.socket))
+            listener.bind(self.paths.socket)
         finally:
             os.umask(old)
         os.chmod(self.paths.socket, 0o600)
@@ -221,7 +223,7 @@ class Server:
 
         return {
             "pid": os.getpid(), "root": self.root, "db": self.db, "version": cortex_tui.__version__,
-            "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": str(self.paths.socket),
+            "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": self.paths.socket,
             "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._commands.served,
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
             "private_bytes": private_bytes(),
@@ -418,8 +420,10 @@ class Server:
                 from ...core.config import load_settings
                 from ...core.errors import CortexError, UnusableLocation
                 from .. import output  # noqa: F401 - rich, which every printed answer needs
-                from ..cli import main  # noqa: F401 - the commands (each handler imports its heavy parts as it runs)
+                from ..cli import main  # noqa: F401 - what runs the commands
+                from ..cli.parser import build_parser
 
+                build_parser()  # every command's module (each handler imports its heavy parts as it runs)
                 load_lancedb()  # the largest single import (a second), paid here instead of by a command
             finally:
                 self._imported.set()

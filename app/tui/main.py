@@ -80,7 +80,7 @@ def _attached(path: Path, args):
     from ..link.connection import daemon_wanted, repository_root
 
     root = repository_root(path)
-    if args.no_daemon or not daemon_wanted() or root is None or (not (root / ".git").exists() and not args.here and not args.db):
+    if args.no_daemon or not daemon_wanted() or root is None or (not (Path(root) / ".git").exists() and not args.here and not args.db):
         return None
     from ..link.remote import Remote
 
