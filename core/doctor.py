@@ -21,6 +21,7 @@ from .embedding.embed import Embedder
 from .errors import CortexError
 from .secrets.secret_rules import rules_version
 from .store.database import Database
+from .store.salvage import KEYS, lance_failure
 from .store.schema import META_SCHEMA, SCHEMA_VERSION
 from .versions import ComponentVersion, cortex_version, distribution_version
 
@@ -64,7 +65,9 @@ def check_table(conn, name: str) -> TableHealth:
         table = conn.open_table(name)
         rows = table.count_rows()
         table.to_arrow()
-    except Exception as exc:  # any failure to read a table is what the doctor reports and repairs
+    except BaseException as exc:  # any failure to read a table, a Lance panic included, is reported and repaired
+        if not lance_failure(exc):
+            raise
         return TableHealth(name, None, _first_line(exc))
     return TableHealth(name, rows, "")
 
@@ -75,7 +78,7 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
         raise CortexError(f"no cortex database at {uri}")
     db = Database(uri, create=False, lock_timeout=lock_timeout, check=False)
     names = sorted(db.table_names())
-    if "meta" not in names:
+    if "meta" not in names and not any(db._holds_data(name) for name in names):
         raise CortexError(f"{uri} is not a cortex database (no meta table)")
     health = tuple(check_table(db.conn, name) for name in names)
     lost = {t.name: found for t in health if not t.problem and (found := find_lost_writes(Path(uri), t.name))}
@@ -101,8 +104,7 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
                 if name in names:
                     db.conn.drop_table(name)
     if "meta" not in db.table_names():
-        db.open_table("meta", META_SCHEMA)
-        db.set_meta("schema_version", str(SCHEMA_VERSION))
+        actions += [said for said in [_rebuild_meta(db, embedder, rebuild=bool(names))] if said]
     if rebuild_index:
         actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
     readable = [t.name for t in health if not t.problem and t.name not in lost]
@@ -299,7 +301,10 @@ def _size(n: int) -> str:
 
 
 def _restore(db: Database, name: str) -> str:
-    """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside."""
+    """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside, and keep
+    the readable rows of its newest version on top of it (core/store/salvage.py)."""
+    from .store.salvage import readable_rows, salvage
+
     set_aside = 0
     while True:
         try:
@@ -308,21 +313,31 @@ def _restore(db: Database, name: str) -> str:
             break
         except Exception:
             if not _set_aside_newest_manifest(Path(db.uri), name):
-                return _move_aside(db, name, "no readable version")
+                return _move_aside(db, name, "no manifest names its data files")
             set_aside += 1
     note = f" after setting {set_aside} damaged manifest(s) aside" if set_aside else ""
     for version in versions:
         try:
             table.checkout(version)
             rows = table.to_arrow().num_rows
-        except Exception:
+        except BaseException as exc:  # noqa: BLE001 - a Lance panic included
+            if not lance_failure(exc):
+                raise
             continue
         table.checkout_latest()
-        if version != versions[0]:
-            db.commit(lambda: table.restore(version))
-        lost = versions.index(version) + set_aside
-        return f"{name}: restored version {version} ({rows} rows){note}; {lost} newer version(s) could not be read"
-    return _move_aside(db, name, f"none of its {len(versions)} versions reads back")
+        if version == versions[0]:
+            return f"{name}: restored version {version} ({rows} rows){note}"
+        return salvage(table, name, version, versions[0], db.commit).said(name) + note
+    # No version reads whole: keep what reads of the newest, beside the files set aside.
+    table.checkout(versions[0])
+    found = readable_rows(table, table.count_rows(), KEYS.get(name) or tuple(table.schema.names))
+    table.checkout_latest()
+    said = _move_aside(db, name, f"none of its {len(versions)} versions reads whole")
+    if found.rows.num_rows:
+        db.commit(lambda: db.conn.create_table(name, data=found.rows))
+    lost = f"; lost {found.lost} row(s)" + (f": {', '.join(found.lost_keys[:20])}" if found.lost_keys else "")
+    kept = f"it starts with the {found.rows.num_rows} row(s) that read"
+    return said.replace("it starts empty", kept) + (lost if found.lost else "")
 
 
 def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
@@ -347,10 +362,34 @@ def _manifest_version(stem: str) -> int:
 def _move_aside(db: Database, name: str, why: str) -> str:
     """Nothing readable: keep the files for a manual look, and let the table start empty."""
     stamp = re.sub(r"\D", "", datetime.now().isoformat(timespec="seconds"))
+    source = Path(db.uri) / f"{name}.lance"
+    files = [p.stat().st_size for p in (source / "data").glob("*.lance")]
     target = Path(db.uri) / ASIDE / f"{name}-{stamp}.lance"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(Path(db.uri) / f"{name}.lance"), target)
-    return f"{name}: {why}; its files were moved to {target} and it starts empty"
+    shutil.move(str(source), target)
+    held = f" ({len(files)} data file(s), {_size(sum(files))})" if files else ""
+    return f"{name}: {why}; its files{held} were moved to {target} and it starts empty"
+
+
+def _rebuild_meta(db: Database, embedder: Embedder, rebuild: bool) -> str:
+    """The meta table again, from the data: the schema version and each format that a column computed from the
+    rows records (`words`, `names`: computed again as the tables are opened, so they hold what the format says).
+    How files were cut cannot be read from the chunks; taken as this version's, so the files stay fresh."""
+    from .index.formats import CUT_FORMAT, bring_up_to_date
+    from .store.store import MemoryStore
+
+    db.open_table("meta", META_SCHEMA)
+    values = {"schema_version": str(SCHEMA_VERSION)}
+    if "chunks" in db.table_names():
+        values["chunks_cut"] = CUT_FORMAT
+    db.set_metas(values)
+    if not rebuild:
+        return ""
+    db.migrated_from = None
+    MemoryStore(db, embedder)  # records the memories' words format, computing the column again
+    if {"chunks", "files"} <= db.table_names():  # the chunks' words and names formats, likewise
+        bring_up_to_date(db, db.conn.open_table("chunks"), db.conn.open_table("files"), embedder.model_id)
+    return f"meta: gone; rebuilt from the data ({', '.join(sorted(db.metas()))})"
 
 
 def _rebuild_index(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,

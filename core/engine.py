@@ -22,7 +22,7 @@ from .config import SearchWeights, Settings, load_settings
 from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
-from .errors import CortexError, UnusableLocation
+from .errors import CortexError, DamagedDatabase, UnusableLocation
 from .git import gitctx
 from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
@@ -313,6 +313,8 @@ class Engine:
     def has_index(self) -> bool:
         try:
             index = self.code_index()
+        except DamagedDatabase:
+            raise
         except CortexError:
             return False
         return index.has_files()
@@ -489,6 +491,8 @@ class Engine:
         changed = list(git.changed_files)
         try:
             stores = self.stores()
+        except DamagedDatabase:
+            raise
         except CortexError:
             stores = []
 
@@ -523,6 +527,8 @@ class Engine:
         git = self.git(max_commits)
         try:
             stores = self.stores() if with_memories else []
+        except DamagedDatabase:
+            raise
         except CortexError:
             stores = []
         return branch_timeline(git, stores)
@@ -534,6 +540,8 @@ class Engine:
         git = self.git(50)
         try:
             stores = self.stores()
+        except DamagedDatabase:
+            raise
         except CortexError:
             stores = []
         indexed = self.has_index()

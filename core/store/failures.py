@@ -12,7 +12,7 @@ here and nowhere else.
 
 from __future__ import annotations
 
-from ..errors import CortexError
+from ..errors import CortexError, DamagedDatabase
 
 _CONFLICTS = ("Retryable commit conflict", "Commit conflict for version", "Too many concurrent writ")
 """How Lance words the errors of a commit that lost a race (RetryableCommitConflict, CommitConflict after its own
@@ -57,7 +57,7 @@ def looks_corrupt(exc: BaseException) -> bool:
 
 
 def corrupt_error(uri: str, exc: BaseException) -> CortexError:
-    return CortexError(f"database at {uri} is damaged ({first_line(exc)[:160]}); run `cortex doctor` to check and repair it")
+    return DamagedDatabase(f"database at {uri} is damaged ({first_line(exc)[:160]}); run `cortex doctor` to check and repair it")
 
 
 def is_unreachable(exc: BaseException) -> bool:
