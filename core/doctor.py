@@ -20,7 +20,8 @@ from pathlib import Path
 from .embedding.embed import Embedder
 from .errors import CortexError
 from .secrets.secret_rules import rules_version
-from .store.database import Database
+from .store.database import Database, read_only_note
+from .store.orphan_writes import SETTLED_S, OrphanWrite, manifest_version, orphan_writes, read_version
 from .store.salvage import KEYS, lance_failure
 from .store.schema import META_SCHEMA, SCHEMA_VERSION
 from .versions import ComponentVersion, cortex_version, distribution_version
@@ -28,8 +29,6 @@ from .versions import ComponentVersion, cortex_version, distribution_version
 INDEX_TABLES = ("files", "chunks", "edges", "skipped")
 CACHE_TABLES = ("vector_cache",)
 ASIDE = ".doctor"
-_V2_MANIFEST = 1 << 63
-"""Lance names manifests `u64::MAX - version` (20 digits, newest sorts first) or, in older tables, `version`."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,11 @@ class DoctorReport:
     """What was repaired, one line each; empty when every table was healthy."""
     versions: tuple[ComponentVersion, ...]
     """What reads and writes the database: a report on damage says which versions met it."""
+    unrepaired: bool = False
+    """Damage was found and left as it is (the database is read-only): the command fails."""
 
     def to_json(self) -> dict:
-        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions),
+        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions), "unrepaired": self.unrepaired,
                 "versions": {v.component: v.version for v in self.versions}}
 
 
@@ -74,6 +75,14 @@ def check_table(conn, name: str) -> TableHealth:
 
 def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
                lock_timeout: float = 30.0) -> DoctorReport:
+    from .store.rust_panics import panics_kept_quiet
+
+    with panics_kept_quiet():  # a panic is reported as the table's damage, in one line
+        return _run_doctor(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout)
+
+
+def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
+                lock_timeout: float) -> DoctorReport:
     if not Path(uri).is_dir():
         raise CortexError(f"no cortex database at {uri}")
     db = Database(uri, create=False, lock_timeout=lock_timeout, check=False)
@@ -82,13 +91,23 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
         raise CortexError(f"{uri} is not a cortex database (no meta table)")
     health = tuple(check_table(db.conn, name) for name in names)
     lost = {t.name: found for t in health if not t.problem and (found := find_lost_writes(Path(uri), t.name))}
-    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else t for t in health)
+    orphans = {t.name: writes for t in health if not t.problem and t.name not in lost
+               and (writes := orphan_writes(Path(uri) / f"{t.name}.lance"))}
+    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else
+                   TableHealth(t.name, t.rows, _orphans_problem(orphans[t.name])) if t.name in orphans else t
+                   for t in health)
+    readable = [t.name for t in health if not t.problem or t.name in lost or t.name in orphans]
+    if db.read_only:
+        return _check_only(db, health, readable, embedder)
     actions: list[str] = []
     rebuild_index = False
     with db.write_lock():
         for table in health:
             if table.name in lost:
                 actions.append(_acknowledge_lost(Path(uri), lost[table.name], table.rows))
+                continue
+            if table.name in orphans:
+                actions.append(_set_orphans_aside(Path(uri), table.name, orphans[table.name]))
                 continue
             if not table.problem:
                 continue
@@ -107,29 +126,45 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
         actions += [said for said in [_rebuild_meta(db, embedder, rebuild=bool(names))] if said]
     if rebuild_index:
         actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
-    readable = [t.name for t in health if not t.problem and t.name not in lost]
     actions += _rebuild_broken_indexes(db, readable)
     actions += _repair_vectors(db, readable, embedder)
     actions += [said for said in (_scrub_memories(db), _scrub_agent_log(db)) if said]
     return DoctorReport(health, tuple(actions), component_versions(embedder))
 
 
-def _repair_vectors(db: Database, names: list[str], embedder: Embedder) -> list[str]:
+def _check_only(db: Database, health: tuple[TableHealth, ...], readable: list[str], embedder: Embedder
+                ) -> DoctorReport:
+    """A database its owner made read-only: what a repair would do, said and not done (nothing is written)."""
+    found = [f"{t.name}: {'a write is lost' if t.problem.startswith('LOST') else 'damaged'}" for t in health
+             if t.problem]
+    if "meta" not in db.table_names():
+        found.append("meta: gone")
+    found += _rebuild_broken_indexes(db, readable, repair=False)
+    found += _repair_vectors(db, readable, embedder, repair=False)
+    said = tuple(f"{line}; not repaired: {read_only_note(db.uri)}" for line in found)
+    return DoctorReport(health, said, component_versions(embedder), unrepaired=bool(said))
+
+
+def _repair_vectors(db: Database, names: list[str], embedder: Embedder, repair: bool = True) -> list[str]:
     """Vectors that are not finite or not the model's length: embedded again, or dropped from the cache (see
     core/store/vector_health.py)."""
-    from .store.vector_health import VECTOR_TABLES, bad_vectors, repair
+    from .store import vector_health
 
     actions = []
-    for name in (n for n in VECTOR_TABLES if n in names):
+    for name in (n for n in vector_health.VECTOR_TABLES if n in names):
         table = db.conn.open_table(name)
-        found = bad_vectors(table, embedder.dim, embedder.model_id)
-        if found is not None:
-            with db.write_lock():
-                actions.append(repair(db, table, found))
+        found = vector_health.bad_vectors(table, embedder.dim, embedder.model_id)
+        if found is None:
+            continue
+        if not repair:
+            actions.append(f"{found.table}: {found.why}")
+            continue
+        with db.write_lock():
+            actions.append(vector_health.repair(db, table, found))
     return actions
 
 
-def _rebuild_broken_indexes(db: Database, names: list[str]) -> list[str]:
+def _rebuild_broken_indexes(db: Database, names: list[str], repair: bool = True) -> list[str]:
     """Every search index of the readable tables exercised; one whose files are gone is built again (see
     core/store/index_health.py)."""
     from .store.index_health import broken_indexes, rebuild
@@ -138,11 +173,12 @@ def _rebuild_broken_indexes(db: Database, names: list[str]) -> list[str]:
     for name in names:
         table = db.conn.open_table(name)
         for broken in broken_indexes(table):
-            with db.write_lock():
-                db.commit(partial(rebuild, table, broken))
+            if repair:
+                with db.write_lock():
+                    db.commit(partial(rebuild, table, broken))
             why = "its files are gone" if "Not found" in broken.problem else broken.problem
             actions.append(f"{name}: index {broken.name} ({broken.index_type} on {broken.column}) could not be read "
-                           f"({why}); rebuilt")
+                           f"({why})" + ("; rebuilt" if repair else ""))
     return actions
 
 
@@ -234,8 +270,6 @@ class LostWrites:
                 f"{self.written:%Y-%m-%d %H:%M:%S}: {self.data_files} data file(s), {_size(self.data_bytes)}")
 
 
-_SETTLED_S = 60.0
-"""A transaction file younger than this may belong to a commit still under way in another process."""
 
 
 def find_lost_writes(uri: Path, name: str) -> LostWrites | None:
@@ -243,23 +277,23 @@ def find_lost_writes(uri: Path, name: str) -> LostWrites | None:
     settled transactions made on top of the newest manifest exist with data files newer than it (a commit under
     way writes its transaction and data just before its manifest)."""
     folder = uri / f"{name}.lance"
-    manifests = {_manifest_version(p.stem): p for p in (folder / "_versions").glob("*.manifest") if p.stem.isdigit()}
+    manifests = {manifest_version(p.stem): p for p in (folder / "_versions").glob("*.manifest") if p.stem.isdigit()}
     if not manifests:
         return None
     version = max(manifests)
     since = manifests[version].stat().st_mtime
     hint = _version_hint(folder)
     later = [p for p in (folder / "_transactions").glob("*.txn")
-             if _read_version(p) >= version and p.stat().st_mtime > since]
+             if read_version(p) >= version and p.stat().st_mtime > since]
     data = [p.stat() for p in (folder / "data").glob("*.lance") if p.stat().st_mtime > since]
     if hint is None or hint <= version:
         # Nothing names a newer version: only settled transactions with data newer than the manifests say a
         # commit was made and its manifest lost (one under way writes them just before its manifest).
-        settled = datetime.now().timestamp() - _SETTLED_S
+        settled = datetime.now().timestamp() - SETTLED_S
         later = [p for p in later if p.stat().st_mtime < settled]
         if not later or not any(d.st_mtime < settled for d in data):
             return None
-    newest = max([hint or 0, *(_read_version(p) + 1 for p in later)])
+    newest = max([hint or 0, *(read_version(p) + 1 for p in later)])
     if newest <= version:
         return None
     stamps = [p.stat().st_mtime for p in later] + [d.st_mtime for d in data]
@@ -283,17 +317,30 @@ def _acknowledge_lost(uri: Path, lost: LostWrites, rows: int | None) -> str:
             f"transaction file(s) set aside in {aside}")
 
 
+def _orphans_problem(found: list[OrphanWrite]) -> str:
+    when = ", ".join(f"{o.written:%Y-%m-%d %H:%M:%S} on version {o.read_version}" for o in found[:5])
+    return (f"LOST {len(found)} write(s) in no version (made {when}; the manifest was lost and a later write took "
+            f"its number): {sum(len(o.data) for o in found)} data file(s), {_size(sum(o.size for o in found))}")
+
+
+def _set_orphans_aside(uri: Path, name: str, found: list[OrphanWrite]) -> str:
+    """The lost writes' transactions and data files under `.doctor/` (their rows for a manual look: the next
+    compaction would remove data files no version names)."""
+    aside = uri / ASIDE / name
+    for folder, paths in (("_transactions", [o.transaction for o in found]),
+                          ("data", [p for o in found for p in o.data])):
+        (aside / folder).mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            shutil.move(str(path), aside / folder / path.name)
+    return (f"{name}: {len(found)} write(s) in no version are lost (their manifest is missing); their transaction "
+            f"and data files were set aside in {aside}")
+
+
 def _version_hint(folder: Path) -> int | None:
     try:
         return int(json.loads((folder / "_versions" / "latest_version_hint.json").read_text())["version"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _read_version(transaction: Path) -> int:
-    """The version a transaction was made on top of (`{read_version}-{uuid}.txn`)."""
-    head = transaction.name.split("-", 1)[0]
-    return int(head) if head.isdigit() else -1
 
 
 def _size(n: int) -> str:
@@ -345,18 +392,13 @@ def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
     manifests = [p for p in versions.glob("*.manifest") if p.stem.isdigit()]
     if not manifests:
         return False
-    newest = max(manifests, key=lambda p: _manifest_version(p.stem))
+    newest = max(manifests, key=lambda p: manifest_version(p.stem))
     aside = uri / ASIDE / name / "_versions"
     aside.mkdir(parents=True, exist_ok=True)
     shutil.move(str(newest), aside / newest.name)
     # The hint names the newest version; without it Lance lists the manifests that are left.
     (versions / "latest_version_hint.json").unlink(missing_ok=True)
     return True
-
-
-def _manifest_version(stem: str) -> int:
-    number = int(stem)
-    return (2**64 - 1) - number if number >= _V2_MANIFEST else number
 
 
 def _move_aside(db: Database, name: str, why: str) -> str:

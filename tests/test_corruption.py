@@ -76,7 +76,7 @@ def one_line_error(code: int, err: str, *words: str) -> None:
     """A command that met damage: non-zero, one line, no traceback or Rust panic, and the words asked for."""
     lines = err.strip().splitlines()
     assert code != 0 and len(lines) == 1, err
-    assert "Traceback" not in err and "panicked" not in err and "RUST_BACKTRACE" not in err, err
+    assert "Traceback" not in err and "panicked at" not in err and "RUST_BACKTRACE" not in err, err
     for word in words:
         assert word in err, err
 
@@ -206,24 +206,31 @@ def test_deleted_versions_are_reported_and_the_files_kept(populated):
 # --- 4. the newest manifest deleted, then one more write ----------------------------------------------------------
 
 def test_a_write_after_a_lost_manifest_is_reported(populated):
-    """The newest manifest deleted, then `remember`: the new write takes the lost version's number, so nothing
-    names a version beyond the manifests. The lost write's transaction, named by no manifest, says it."""
+    """A memory's commit loses its manifest, then `remember` again: the new write takes the lost version's number,
+    so nothing names a version beyond the manifests and doctor said "nothing to repair" while the memory was gone.
+    The lost write's transaction, named by no manifest, and its data file say it; both are set aside."""
     db = db_of(populated)
+    cli = Cli(populated, served=False)
+    assert cli("remember", "the release moved to friday")[0] == 0
     versions = db / "memories.lance" / "_versions"
     min(versions.glob("*.manifest"), key=lambda p: int(p.stem)).unlink()  # `u64::MAX - version`: the newest
-    cli = Cli(populated, served=False)
+    _age(db / "memories.lance")
     assert cli("remember", "written after the manifest was lost")[0] == 0
-    os.utime(db / "memories.lance" / "_transactions", None)
-    _age_transactions(db / "memories.lance")
+    assert "the release moved to friday" not in texts(populated)
     code, out, err = cli("doctor")
     assert code == 0, err
-    assert "nothing to repair" not in out, out
-    assert any(line.startswith("LOST") and "memories" in line for line in out.splitlines()), out
+    lost = [line for line in out.splitlines() if line.startswith("LOST")]
+    assert len(lost) == 1 and lost[0].startswith("LOST     memories: 1 write(s) in no version (made "), out
+    assert lost[0].endswith("1 data file(s), " + lost[0].rsplit(", ", 1)[1]), out
+    assert "memories: 1 write(s) in no version are lost" in out and "nothing to repair" not in out, out
+    aside = list((db / ".doctor" / "memories" / "data").glob("*.lance"))
+    assert len(aside) == 1 and b"the release moved to friday" in aside[0].read_bytes()
     healthy(cli)
+    assert texts(populated) == all_texts() | {"written after the manifest was lost"}
 
 
-def _age_transactions(folder: Path) -> None:
-    """Transactions a minute old: a younger one may be a commit still under way in another process."""
+def _age(folder: Path) -> None:
+    """A table's files two minutes old: a transaction younger than a minute may be a commit under way."""
     for path in [*(folder / "_transactions").glob("*.txn"), *(folder / "data").glob("*.lance"),
                  *(folder / "_versions").glob("*.manifest")]:
         st = path.stat()
@@ -291,29 +298,47 @@ def test_doctor_on_a_damaged_read_only_database_says_what_it_found_and_writes_no
 # --- 7. garbage in the chunks data file ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("served", [False, True], ids=["in-process", "served"])
-def test_garbage_in_the_chunks_data_file_is_one_line_and_doctor_rebuilds_the_index(populated, served):
-    """Garbage over the middle of the code index's data file makes Lance panic on read: a command says the database
-    is damaged in one line (no Rust backtrace), and doctor rebuilds the code index from the work tree."""
+def test_zeros_over_the_chunks_data_file_make_lance_panic_said_in_one_line(populated, served):
+    """256 zero bytes a little after the first page of the code index's data file (its language column) make
+    Lance's decoder index out of range, a Rust panic. A command meeting it says the database is damaged in one line,
+    and doctor reports it in one line too, with no Rust backtrace, and rebuilds the code index from the work tree."""
     db = db_of(populated)
-    compact_chunks = Cli(populated, served=False)
-    assert compact_chunks("gc")[0] == 0
+    assert Cli(populated, served=False)("gc")[0] == 0
     path = max(data_files(db, "chunks"), key=lambda p: p.stat().st_size)
-    size = path.stat().st_size
-    with open(path, "r+b") as f:
-        f.seek(size // 4)
-        f.write(os.urandom(min(4096, size // 2)))
+    data = bytearray(path.read_bytes())
+    at = data.index(b"python") + 256
+    data[at:at + 256] = bytes(256)
+    path.write_bytes(bytes(data))
     cli = Cli(populated, served=served)
-    code, out, err = cli("search", "handler answer")
-    if code == 0:  # the garbage fell where this query reads nothing: the doctor still finds it
-        assert "Traceback" not in err
-    else:
-        one_line_error(code, err, "damaged", "`cortex doctor`")
+    for command in (("search", "handler answer"), ("context", "change handler_3")):
+        one_line_error(*cli(*command)[::2], "the database is damaged", "panicked", "`cortex doctor`")
     code, out, err = cli("doctor")
     assert code == 0, out + err
-    assert "Traceback" not in out + err and "panicked" not in err, out + err
+    assert "Traceback" not in out + err and "panicked at" not in out + err and "RUST_BACKTRACE" not in err, out + err
+    assert re.search(r"DAMAGED  chunks: .*panicked", out), out
     assert "code index: unreadable; rebuilt from the work tree" in out, out
     code, out, err = cli("index")
     assert code == 0, err
     healthy(cli)
     code, out, err = cli("search", "handler_3")
     assert code == 0 and "mod3.py" in out, out + err
+
+
+def test_doctor_in_its_own_process_prints_no_rust_panic(populated):
+    """The panic hook writes to the process's own standard error: `cortex --no-daemon doctor` run as a user runs it."""
+    import subprocess
+    import sys
+
+    db = db_of(populated)
+    assert Cli(populated, served=False)("gc")[0] == 0
+    path = max(data_files(db, "chunks"), key=lambda p: p.stat().st_size)
+    data = bytearray(path.read_bytes())
+    at = data.index(b"python") + 256
+    data[at:at + 256] = bytes(256)
+    path.write_bytes(bytes(data))
+    cortex = Path(sys.executable).parent / "cortex"
+    run = subprocess.run([str(cortex), "--no-daemon", "-C", str(populated), "doctor"],
+                         capture_output=True, text=True, env={**os.environ, "RUST_BACKTRACE": "1"})
+    assert run.returncode == 0, run.stderr
+    assert "panicked at" not in run.stderr and "stack backtrace" not in run.stderr, run.stderr
+    assert re.search(r"DAMAGED  chunks: .*panicked", run.stdout), run.stdout
