@@ -197,10 +197,15 @@ def test_deleted_versions_are_reported_and_the_files_kept(populated):
         code, out, err = cli(*command)
         assert "no memories yet" not in out + err
         one_line_error(code, err, "damaged", "`cortex doctor`")
+    files = len(data_files(db, "memories"))
     code, out, err = cli("doctor")
     assert code == 0, err
-    assert "memories:" in out and ".doctor" in out, out
+    said = [line for line in out.splitlines() if line.startswith("memories: ")]
+    assert len(said) == 1 and said[0].startswith("memories: no manifest names its data files; its files "
+                                                 f"({files} data file(s), "), out
+    assert ".doctor" in said[0] and said[0].endswith("and it starts empty"), out
     assert cli("remember", "writes work after the repair")[0] == 0
+    assert cli("what")[0] == 0
 
 
 # --- 4. the newest manifest deleted, then one more write ----------------------------------------------------------

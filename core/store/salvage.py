@@ -28,6 +28,10 @@ KEYS: dict[str, tuple[str, ...]] = {
 """The columns that identify a row of each table the doctor restores (what a merge matches on)."""
 
 
+_PIECE = 8192
+"""Rows asked for in one take before any halving (a take of a whole large table is one large request)."""
+
+
 @dataclass(frozen=True)
 class Readable:
     rows: pa.Table
@@ -59,7 +63,7 @@ def readable_rows(table, count: int, keys: tuple[str, ...]) -> Readable:
     """The rows of the table's checked-out version that read, found by halving the ranges that do not."""
     pieces: list[pa.Table] = []
     unreadable: list[int] = []
-    pending = [(0, count)]
+    pending = [(lo, min(lo + _PIECE, count)) for lo in range(0, count, _PIECE)][::-1]
     while pending:
         lo, hi = pending.pop()
         got = _take(table, list(range(lo, hi)))
