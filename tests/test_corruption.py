@@ -187,12 +187,13 @@ def test_the_single_data_file_truncated_after_compaction_is_said_lost_and_kept_a
     assert cli("remember", "writes work after the repair")[0] == 0
 
 
-def test_deleted_versions_are_reported_and_the_files_kept(populated):
-    """`_versions` deleted: no manifest says which data files make the table. Commands say so in one line; doctor
-    keeps the files aside and says how many rows it could not bring back."""
+@pytest.mark.parametrize("served", [False, True], ids=["in-process", "served"])
+def test_deleted_versions_are_reported_and_the_files_kept(populated, served):
+    """`_versions` deleted: no manifest says which data files make the table. Commands say so in one line (`what`
+    answered "no memories yet"); doctor keeps the files aside and says how many there were."""
     db = db_of(populated)
     shutil.rmtree(db / "memories.lance" / "_versions")
-    cli = Cli(populated, served=False)
+    cli = Cli(populated, served=served)
     for command in (("list",), ("what",)):
         code, out, err = cli(*command)
         assert "no memories yet" not in out + err
