@@ -1,15 +1,16 @@
-"""`cortex doctor`: check every table of a database and repair what is damaged.
+"""`cortex doctor`: check every table of a database and repair what is damaged, keeping every row that reads.
 
-Each table is opened, counted and read in full (a truncated data file fails only when its rows are read). What
-can be rebuilt is rebuilt: the code index (files, chunks, edges, skipped) from the work tree, the vector cache
-from nothing. What cannot (memories, the agent log, meta) goes back to its newest readable version: LanceDB keeps
-the versions younger than the compaction window, and a damaged newest manifest is set aside so the one before it
-opens. Nothing is deleted that might hold memories: what cannot be read at all is moved under `.doctor/`.
+Each table is opened, counted and read in full (a truncated data file fails only when its rows are read); its
+indexes are queried, its vectors checked, its manifests compared with its transactions. What can be rebuilt is
+rebuilt: the code index (files, chunks, edges, skipped) from the work tree, the vector cache from nothing, meta
+from the data. What cannot (memories, the agent log) goes back to its newest version that reads whole, with the
+readable rows of its newest version merged on top (core/store/salvage.py); what is lost is counted, and named by
+key where its key reads. Nothing is deleted that might hold memories: what cannot be read is moved under
+`.doctor/`. A database its owner made read-only is checked and not written.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -21,7 +22,15 @@ from .embedding.embed import Embedder
 from .errors import CortexError
 from .secrets.secret_rules import rules_version
 from .store.database import Database, read_only_note
-from .store.orphan_writes import SETTLED_S, OrphanWrite, manifest_version, orphan_writes, read_version
+from .store.lost_writes import (
+    acknowledge_lost,
+    find_lost_writes,
+    manifest_version,
+    orphan_writes,
+    orphans_problem,
+    set_orphans_aside,
+    size,
+)
 from .store.salvage import KEYS, lance_failure
 from .store.schema import META_SCHEMA, SCHEMA_VERSION
 from .versions import ComponentVersion, cortex_version, distribution_version
@@ -94,7 +103,7 @@ def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_fil
     orphans = {t.name: writes for t in health if not t.problem and t.name not in lost
                and (writes := orphan_writes(Path(uri) / f"{t.name}.lance"))}
     health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else
-                   TableHealth(t.name, t.rows, _orphans_problem(orphans[t.name])) if t.name in orphans else t
+                   TableHealth(t.name, t.rows, orphans_problem(orphans[t.name])) if t.name in orphans else t
                    for t in health)
     readable = [t.name for t in health if not t.problem or t.name in lost or t.name in orphans]
     if db.read_only:
@@ -104,10 +113,10 @@ def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_fil
     with db.write_lock():
         for table in health:
             if table.name in lost:
-                actions.append(_acknowledge_lost(Path(uri), lost[table.name], table.rows))
+                actions.append(acknowledge_lost(Path(uri), Path(uri) / ASIDE, lost[table.name], table.rows))
                 continue
             if table.name in orphans:
-                actions.append(_set_orphans_aside(Path(uri), table.name, orphans[table.name]))
+                actions.append(set_orphans_aside(Path(uri) / ASIDE, table.name, orphans[table.name]))
                 continue
             if not table.problem:
                 continue
@@ -247,106 +256,6 @@ def _scrub_agent_log(db: Database) -> str:
     return f"agent log: {secrets} secret(s) redacted in {rows_changed} rows stored before a rule caught them"
 
 
-@dataclass(frozen=True)
-class LostWrites:
-    """Commits a table made that its remaining manifests do not reach: the newest manifest was deleted (Lance then
-    opens the one before it without a word), or the manifests are older than the table's data."""
-
-    name: str
-    version: int
-    """The version the table opens at."""
-    newest: int
-    """The newest version this table is known to have reached (its version hint, or the transactions on top)."""
-    transactions: tuple[Path, ...]
-    data_files: int
-    data_bytes: int
-    written: datetime
-
-    @property
-    def problem(self) -> str:
-        versions = f"version {self.newest}" if self.newest == self.version + 1 else \
-            f"versions {self.version + 1}-{self.newest}"
-        return (f"LOST {versions}: newer than its newest manifest (version {self.version}), written "
-                f"{self.written:%Y-%m-%d %H:%M:%S}: {self.data_files} data file(s), {_size(self.data_bytes)}")
-
-
-
-
-def find_lost_writes(uri: Path, name: str) -> LostWrites | None:
-    """Writes of a local table that its manifests lost: its version hint names a version no manifest has, or
-    settled transactions made on top of the newest manifest exist with data files newer than it (a commit under
-    way writes its transaction and data just before its manifest)."""
-    folder = uri / f"{name}.lance"
-    manifests = {manifest_version(p.stem): p for p in (folder / "_versions").glob("*.manifest") if p.stem.isdigit()}
-    if not manifests:
-        return None
-    version = max(manifests)
-    since = manifests[version].stat().st_mtime
-    hint = _version_hint(folder)
-    later = [p for p in (folder / "_transactions").glob("*.txn")
-             if read_version(p) >= version and p.stat().st_mtime > since]
-    data = [p.stat() for p in (folder / "data").glob("*.lance") if p.stat().st_mtime > since]
-    if hint is None or hint <= version:
-        # Nothing names a newer version: only settled transactions with data newer than the manifests say a
-        # commit was made and its manifest lost (one under way writes them just before its manifest).
-        settled = datetime.now().timestamp() - SETTLED_S
-        later = [p for p in later if p.stat().st_mtime < settled]
-        if not later or not any(d.st_mtime < settled for d in data):
-            return None
-    newest = max([hint or 0, *(read_version(p) + 1 for p in later)])
-    if newest <= version:
-        return None
-    stamps = [p.stat().st_mtime for p in later] + [d.st_mtime for d in data]
-    written = datetime.fromtimestamp(max(stamps)) if stamps else datetime.fromtimestamp(since)
-    return LostWrites(name, version, newest, tuple(later), len(data), sum(d.st_size for d in data), written)
-
-
-def _acknowledge_lost(uri: Path, lost: LostWrites, rows: int | None) -> str:
-    """Say what was lost, and make the table consistent with what it has: its transactions beyond the manifests
-    go under `.doctor/` (kept for a manual look), and the version hint no longer names a version that is gone.
-    The data files nothing references are removed by the next compaction."""
-    folder = uri / f"{lost.name}.lance"
-    aside = uri / ASIDE / lost.name / "_transactions"
-    aside.mkdir(parents=True, exist_ok=True)
-    for path in lost.transactions:
-        shutil.move(str(path), aside / path.name)
-    (folder / "_versions" / "latest_version_hint.json").unlink(missing_ok=True)
-    what = f"version {lost.newest}" if lost.newest == lost.version + 1 else f"versions {lost.version + 1}-{lost.newest}"
-    return (f"{lost.name}: the write(s) of {what} (made {lost.written:%Y-%m-%d %H:%M:%S}) are lost: their manifest is "
-            f"missing; the table reads as version {lost.version} ({rows} rows); {len(lost.transactions)} "
-            f"transaction file(s) set aside in {aside}")
-
-
-def _orphans_problem(found: list[OrphanWrite]) -> str:
-    when = ", ".join(f"{o.written:%Y-%m-%d %H:%M:%S} on version {o.read_version}" for o in found[:5])
-    return (f"LOST {len(found)} write(s) in no version (made {when}; the manifest was lost and a later write took "
-            f"its number): {sum(len(o.data) for o in found)} data file(s), {_size(sum(o.size for o in found))}")
-
-
-def _set_orphans_aside(uri: Path, name: str, found: list[OrphanWrite]) -> str:
-    """The lost writes' transactions and data files under `.doctor/` (their rows for a manual look: the next
-    compaction would remove data files no version names)."""
-    aside = uri / ASIDE / name
-    for folder, paths in (("_transactions", [o.transaction for o in found]),
-                          ("data", [p for o in found for p in o.data])):
-        (aside / folder).mkdir(parents=True, exist_ok=True)
-        for path in paths:
-            shutil.move(str(path), aside / folder / path.name)
-    return (f"{name}: {len(found)} write(s) in no version are lost (their manifest is missing); their transaction "
-            f"and data files were set aside in {aside}")
-
-
-def _version_hint(folder: Path) -> int | None:
-    try:
-        return int(json.loads((folder / "_versions" / "latest_version_hint.json").read_text())["version"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024:.1f} kB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
-
-
 def _restore(db: Database, name: str) -> str:
     """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside, and keep
     the readable rows of its newest version on top of it (core/store/salvage.py)."""
@@ -409,7 +318,7 @@ def _move_aside(db: Database, name: str, why: str) -> str:
     target = Path(db.uri) / ASIDE / f"{name}-{stamp}.lance"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(source), target)
-    held = f" ({len(files)} data file(s), {_size(sum(files))})" if files else ""
+    held = f" ({len(files)} data file(s), {size(sum(files))})" if files else ""
     return f"{name}: {why}; its files{held} were moved to {target} and it starts empty"
 
 
