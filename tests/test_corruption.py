@@ -348,3 +348,21 @@ def test_doctor_in_its_own_process_prints_no_rust_panic(populated):
     assert run.returncode == 0, run.stderr
     assert "panicked at" not in run.stderr and "stack backtrace" not in run.stderr, run.stderr
     assert re.search(r"DAMAGED  chunks: .*panicked", run.stdout), run.stdout
+
+
+def test_a_panics_block_is_left_out_and_other_lines_kept():
+    from cortex_tui.core.store.rust_panics import without_panics
+
+    text = ("[2026-11-29T04:16:04Z WARN  lancedb::table] kept before\n"
+            "thread 'lancedb-tokio-worker' (11904) panicked at lance-encoding/src/primitive.rs:3929:65:\n"
+            "range end index 833601624 out of range for slice of length 207216\n"
+            "stack backtrace:\n"
+            "   0: __rustc::rust_begin_unwind\n"
+            "             at /rustc/library/std/src/panicking.rs:697:5\n"
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n"
+            "thread '<unnamed>' panicked at src/reader.rs:10:5:\n"
+            "called `Option::unwrap()` on a `None` value\n"
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+            "cortex: note: kept after\n")
+    assert without_panics(text) == ("[2026-11-29T04:16:04Z WARN  lancedb::table] kept before\n"
+                                    "cortex: note: kept after\n")
