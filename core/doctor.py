@@ -1,15 +1,16 @@
-"""`cortex doctor`: check every table of a database and repair what is damaged.
+"""`cortex doctor`: check every table of a database and repair what is damaged, keeping every row that reads.
 
-Each table is opened, counted and read in full (a truncated data file fails only when its rows are read). What
-can be rebuilt is rebuilt: the code index (files, chunks, edges, skipped) from the work tree, the vector cache
-from nothing. What cannot (memories, the agent log, meta) goes back to its newest readable version: LanceDB keeps
-the versions younger than the compaction window, and a damaged newest manifest is set aside so the one before it
-opens. Nothing is deleted that might hold memories: what cannot be read at all is moved under `.doctor/`.
+Each table is opened, counted and read in full (a truncated data file fails only when its rows are read); its
+indexes are queried, its vectors checked, its manifests compared with its transactions. What can be rebuilt is
+rebuilt: the code index (files, chunks, edges, skipped) from the work tree, the vector cache from nothing, meta
+from the data. What cannot (memories, the agent log) goes back to its newest version that reads whole, with the
+readable rows of its newest version merged on top (core/store/salvage.py); what is lost is counted, and named by
+key where its key reads. Nothing is deleted that might hold memories: what cannot be read is moved under
+`.doctor/`. A database its owner made read-only is checked and not written.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -20,15 +21,23 @@ from pathlib import Path
 from .embedding.embed import Embedder
 from .errors import CortexError
 from .secrets.secret_rules import rules_version
-from .store.database import Database
+from .store.database import Database, read_only_note
+from .store.lost_writes import (
+    acknowledge_lost,
+    find_lost_writes,
+    manifest_version,
+    orphan_writes,
+    orphans_problem,
+    set_orphans_aside,
+    size,
+)
+from .store.salvage import KEYS, lance_failure
 from .store.schema import META_SCHEMA, SCHEMA_VERSION
 from .versions import ComponentVersion, cortex_version, distribution_version
 
 INDEX_TABLES = ("files", "chunks", "edges", "skipped")
 CACHE_TABLES = ("vector_cache",)
 ASIDE = ".doctor"
-_V2_MANIFEST = 1 << 63
-"""Lance names manifests `u64::MAX - version` (20 digits, newest sorts first) or, in older tables, `version`."""
 
 
 @dataclass(frozen=True)
@@ -46,9 +55,11 @@ class DoctorReport:
     """What was repaired, one line each; empty when every table was healthy."""
     versions: tuple[ComponentVersion, ...]
     """What reads and writes the database: a report on damage says which versions met it."""
+    unrepaired: bool = False
+    """Damage was found and left as it is (the database is read-only): the command fails."""
 
     def to_json(self) -> dict:
-        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions),
+        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions), "unrepaired": self.unrepaired,
                 "versions": {v.component: v.version for v in self.versions}}
 
 
@@ -64,28 +75,48 @@ def check_table(conn, name: str) -> TableHealth:
         table = conn.open_table(name)
         rows = table.count_rows()
         table.to_arrow()
-    except Exception as exc:  # any failure to read a table is what the doctor reports and repairs
+    except BaseException as exc:  # any failure to read a table, a Lance panic included, is reported and repaired
+        if not lance_failure(exc):
+            raise
         return TableHealth(name, None, _first_line(exc))
     return TableHealth(name, rows, "")
 
 
 def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
                lock_timeout: float = 30.0) -> DoctorReport:
+    from .store.rust_panics import panics_kept_quiet
+
+    with panics_kept_quiet():  # a panic is reported as the table's damage, in one line
+        return _run_doctor(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout)
+
+
+def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
+                lock_timeout: float) -> DoctorReport:
     if not Path(uri).is_dir():
         raise CortexError(f"no cortex database at {uri}")
     db = Database(uri, create=False, lock_timeout=lock_timeout, check=False)
     names = sorted(db.table_names())
-    if "meta" not in names:
+    if "meta" not in names and not any(db._holds_data(name) for name in names):
         raise CortexError(f"{uri} is not a cortex database (no meta table)")
     health = tuple(check_table(db.conn, name) for name in names)
     lost = {t.name: found for t in health if not t.problem and (found := find_lost_writes(Path(uri), t.name))}
-    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else t for t in health)
+    orphans = {t.name: writes for t in health if not t.problem and t.name not in lost
+               and (writes := orphan_writes(Path(uri) / f"{t.name}.lance"))}
+    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else
+                   TableHealth(t.name, t.rows, orphans_problem(orphans[t.name])) if t.name in orphans else t
+                   for t in health)
+    readable = [t.name for t in health if not t.problem or t.name in lost or t.name in orphans]
+    if db.read_only:
+        return _check_only(db, health, readable, embedder)
     actions: list[str] = []
     rebuild_index = False
     with db.write_lock():
         for table in health:
             if table.name in lost:
-                actions.append(_acknowledge_lost(Path(uri), lost[table.name], table.rows))
+                actions.append(acknowledge_lost(Path(uri), Path(uri) / ASIDE, lost[table.name], table.rows))
+                continue
+            if table.name in orphans:
+                actions.append(set_orphans_aside(Path(uri) / ASIDE, table.name, orphans[table.name]))
                 continue
             if not table.problem:
                 continue
@@ -101,33 +132,48 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
                 if name in names:
                     db.conn.drop_table(name)
     if "meta" not in db.table_names():
-        db.open_table("meta", META_SCHEMA)
-        db.set_meta("schema_version", str(SCHEMA_VERSION))
+        actions += [said for said in [_rebuild_meta(db, embedder, rebuild=bool(names))] if said]
     if rebuild_index:
         actions.append(_rebuild_index(uri, root, is_repo, embedder, max_file_bytes, encoding, lock_timeout))
-    readable = [t.name for t in health if not t.problem and t.name not in lost]
     actions += _rebuild_broken_indexes(db, readable)
     actions += _repair_vectors(db, readable, embedder)
     actions += [said for said in (_scrub_memories(db), _scrub_agent_log(db)) if said]
     return DoctorReport(health, tuple(actions), component_versions(embedder))
 
 
-def _repair_vectors(db: Database, names: list[str], embedder: Embedder) -> list[str]:
+def _check_only(db: Database, health: tuple[TableHealth, ...], readable: list[str], embedder: Embedder
+                ) -> DoctorReport:
+    """A database its owner made read-only: what a repair would do, said and not done (nothing is written)."""
+    found = [f"{t.name}: {'a write is lost' if t.problem.startswith('LOST') else 'damaged'}" for t in health
+             if t.problem]
+    if "meta" not in db.table_names():
+        found.append("meta: gone")
+    found += _rebuild_broken_indexes(db, readable, repair=False)
+    found += _repair_vectors(db, readable, embedder, repair=False)
+    said = tuple(f"{line}; not repaired: {read_only_note(db.uri)}" for line in found)
+    return DoctorReport(health, said, component_versions(embedder), unrepaired=bool(said))
+
+
+def _repair_vectors(db: Database, names: list[str], embedder: Embedder, repair: bool = True) -> list[str]:
     """Vectors that are not finite or not the model's length: embedded again, or dropped from the cache (see
     core/store/vector_health.py)."""
-    from .store.vector_health import VECTOR_TABLES, bad_vectors, repair
+    from .store import vector_health
 
     actions = []
-    for name in (n for n in VECTOR_TABLES if n in names):
+    for name in (n for n in vector_health.VECTOR_TABLES if n in names):
         table = db.conn.open_table(name)
-        found = bad_vectors(table, embedder.dim, embedder.model_id)
-        if found is not None:
-            with db.write_lock():
-                actions.append(repair(db, table, found))
+        found = vector_health.bad_vectors(table, embedder.dim, embedder.model_id)
+        if found is None:
+            continue
+        if not repair:
+            actions.append(f"{found.table}: {found.why}")
+            continue
+        with db.write_lock():
+            actions.append(vector_health.repair(db, table, found))
     return actions
 
 
-def _rebuild_broken_indexes(db: Database, names: list[str]) -> list[str]:
+def _rebuild_broken_indexes(db: Database, names: list[str], repair: bool = True) -> list[str]:
     """Every search index of the readable tables exercised; one whose files are gone is built again (see
     core/store/index_health.py)."""
     from .store.index_health import broken_indexes, rebuild
@@ -136,11 +182,12 @@ def _rebuild_broken_indexes(db: Database, names: list[str]) -> list[str]:
     for name in names:
         table = db.conn.open_table(name)
         for broken in broken_indexes(table):
-            with db.write_lock():
-                db.commit(partial(rebuild, table, broken))
+            if repair:
+                with db.write_lock():
+                    db.commit(partial(rebuild, table, broken))
             why = "its files are gone" if "Not found" in broken.problem else broken.problem
             actions.append(f"{name}: index {broken.name} ({broken.index_type} on {broken.column}) could not be read "
-                           f"({why}); rebuilt")
+                           f"({why})" + ("; rebuilt" if repair else ""))
     return actions
 
 
@@ -209,97 +256,11 @@ def _scrub_agent_log(db: Database) -> str:
     return f"agent log: {secrets} secret(s) redacted in {rows_changed} rows stored before a rule caught them"
 
 
-@dataclass(frozen=True)
-class LostWrites:
-    """Commits a table made that its remaining manifests do not reach: the newest manifest was deleted (Lance then
-    opens the one before it without a word), or the manifests are older than the table's data."""
-
-    name: str
-    version: int
-    """The version the table opens at."""
-    newest: int
-    """The newest version this table is known to have reached (its version hint, or the transactions on top)."""
-    transactions: tuple[Path, ...]
-    data_files: int
-    data_bytes: int
-    written: datetime
-
-    @property
-    def problem(self) -> str:
-        versions = f"version {self.newest}" if self.newest == self.version + 1 else \
-            f"versions {self.version + 1}-{self.newest}"
-        return (f"LOST {versions}: newer than its newest manifest (version {self.version}), written "
-                f"{self.written:%Y-%m-%d %H:%M:%S}: {self.data_files} data file(s), {_size(self.data_bytes)}")
-
-
-_SETTLED_S = 60.0
-"""A transaction file younger than this may belong to a commit still under way in another process."""
-
-
-def find_lost_writes(uri: Path, name: str) -> LostWrites | None:
-    """Writes of a local table that its manifests lost: its version hint names a version no manifest has, or
-    settled transactions made on top of the newest manifest exist with data files newer than it (a commit under
-    way writes its transaction and data just before its manifest)."""
-    folder = uri / f"{name}.lance"
-    manifests = {_manifest_version(p.stem): p for p in (folder / "_versions").glob("*.manifest") if p.stem.isdigit()}
-    if not manifests:
-        return None
-    version = max(manifests)
-    since = manifests[version].stat().st_mtime
-    hint = _version_hint(folder)
-    later = [p for p in (folder / "_transactions").glob("*.txn")
-             if _read_version(p) >= version and p.stat().st_mtime > since]
-    data = [p.stat() for p in (folder / "data").glob("*.lance") if p.stat().st_mtime > since]
-    if hint is None or hint <= version:
-        # Nothing names a newer version: only settled transactions with data newer than the manifests say a
-        # commit was made and its manifest lost (one under way writes them just before its manifest).
-        settled = datetime.now().timestamp() - _SETTLED_S
-        later = [p for p in later if p.stat().st_mtime < settled]
-        if not later or not any(d.st_mtime < settled for d in data):
-            return None
-    newest = max([hint or 0, *(_read_version(p) + 1 for p in later)])
-    if newest <= version:
-        return None
-    stamps = [p.stat().st_mtime for p in later] + [d.st_mtime for d in data]
-    written = datetime.fromtimestamp(max(stamps)) if stamps else datetime.fromtimestamp(since)
-    return LostWrites(name, version, newest, tuple(later), len(data), sum(d.st_size for d in data), written)
-
-
-def _acknowledge_lost(uri: Path, lost: LostWrites, rows: int | None) -> str:
-    """Say what was lost, and make the table consistent with what it has: its transactions beyond the manifests
-    go under `.doctor/` (kept for a manual look), and the version hint no longer names a version that is gone.
-    The data files nothing references are removed by the next compaction."""
-    folder = uri / f"{lost.name}.lance"
-    aside = uri / ASIDE / lost.name / "_transactions"
-    aside.mkdir(parents=True, exist_ok=True)
-    for path in lost.transactions:
-        shutil.move(str(path), aside / path.name)
-    (folder / "_versions" / "latest_version_hint.json").unlink(missing_ok=True)
-    what = f"version {lost.newest}" if lost.newest == lost.version + 1 else f"versions {lost.version + 1}-{lost.newest}"
-    return (f"{lost.name}: the write(s) of {what} (made {lost.written:%Y-%m-%d %H:%M:%S}) are lost: their manifest is "
-            f"missing; the table reads as version {lost.version} ({rows} rows); {len(lost.transactions)} "
-            f"transaction file(s) set aside in {aside}")
-
-
-def _version_hint(folder: Path) -> int | None:
-    try:
-        return int(json.loads((folder / "_versions" / "latest_version_hint.json").read_text())["version"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _read_version(transaction: Path) -> int:
-    """The version a transaction was made on top of (`{read_version}-{uuid}.txn`)."""
-    head = transaction.name.split("-", 1)[0]
-    return int(head) if head.isdigit() else -1
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024:.1f} kB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
-
-
 def _restore(db: Database, name: str) -> str:
-    """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside."""
+    """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside, and keep
+    the readable rows of its newest version on top of it (core/store/salvage.py)."""
+    from .store.salvage import readable_rows, salvage
+
     set_aside = 0
     while True:
         try:
@@ -308,21 +269,31 @@ def _restore(db: Database, name: str) -> str:
             break
         except Exception:
             if not _set_aside_newest_manifest(Path(db.uri), name):
-                return _move_aside(db, name, "no readable version")
+                return _move_aside(db, name, "no manifest names its data files")
             set_aside += 1
     note = f" after setting {set_aside} damaged manifest(s) aside" if set_aside else ""
     for version in versions:
         try:
             table.checkout(version)
             rows = table.to_arrow().num_rows
-        except Exception:
+        except BaseException as exc:  # noqa: BLE001 - a Lance panic included
+            if not lance_failure(exc):
+                raise
             continue
         table.checkout_latest()
-        if version != versions[0]:
-            db.commit(lambda: table.restore(version))
-        lost = versions.index(version) + set_aside
-        return f"{name}: restored version {version} ({rows} rows){note}; {lost} newer version(s) could not be read"
-    return _move_aside(db, name, f"none of its {len(versions)} versions reads back")
+        if version == versions[0]:
+            return f"{name}: restored version {version} ({rows} rows){note}"
+        return salvage(table, name, version, versions[0], db.commit).said(name) + note
+    # No version reads whole: keep what reads of the newest, beside the files set aside.
+    table.checkout(versions[0])
+    found = readable_rows(table, table.count_rows(), KEYS.get(name) or tuple(table.schema.names))
+    table.checkout_latest()
+    said = _move_aside(db, name, f"none of its {len(versions)} versions reads whole")
+    if found.rows.num_rows:
+        db.commit(lambda: db.conn.create_table(name, data=found.rows))
+    lost = f"; lost {found.lost} row(s)" + (f": {', '.join(found.lost_keys[:20])}" if found.lost_keys else "")
+    kept = f"it starts with the {found.rows.num_rows} row(s) that read"
+    return said.replace("it starts empty", kept) + (lost if found.lost else "")
 
 
 def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
@@ -330,7 +301,7 @@ def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
     manifests = [p for p in versions.glob("*.manifest") if p.stem.isdigit()]
     if not manifests:
         return False
-    newest = max(manifests, key=lambda p: _manifest_version(p.stem))
+    newest = max(manifests, key=lambda p: manifest_version(p.stem))
     aside = uri / ASIDE / name / "_versions"
     aside.mkdir(parents=True, exist_ok=True)
     shutil.move(str(newest), aside / newest.name)
@@ -339,18 +310,37 @@ def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
     return True
 
 
-def _manifest_version(stem: str) -> int:
-    number = int(stem)
-    return (2**64 - 1) - number if number >= _V2_MANIFEST else number
-
-
 def _move_aside(db: Database, name: str, why: str) -> str:
     """Nothing readable: keep the files for a manual look, and let the table start empty."""
     stamp = re.sub(r"\D", "", datetime.now().isoformat(timespec="seconds"))
+    source = Path(db.uri) / f"{name}.lance"
+    files = [p.stat().st_size for p in (source / "data").glob("*.lance")]
     target = Path(db.uri) / ASIDE / f"{name}-{stamp}.lance"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(Path(db.uri) / f"{name}.lance"), target)
-    return f"{name}: {why}; its files were moved to {target} and it starts empty"
+    shutil.move(str(source), target)
+    held = f" ({len(files)} data file(s), {size(sum(files))})" if files else ""
+    return f"{name}: {why}; its files{held} were moved to {target} and it starts empty"
+
+
+def _rebuild_meta(db: Database, embedder: Embedder, rebuild: bool) -> str:
+    """The meta table again, from the data: the schema version and each format that a column computed from the
+    rows records (`words`, `names`: computed again as the tables are opened, so they hold what the format says).
+    How files were cut cannot be read from the chunks; taken as this version's, so the files stay fresh."""
+    from .index.formats import CUT_FORMAT, bring_up_to_date
+    from .store.store import MemoryStore
+
+    db.open_table("meta", META_SCHEMA)
+    values = {"schema_version": str(SCHEMA_VERSION)}
+    if "chunks" in db.table_names():
+        values["chunks_cut"] = CUT_FORMAT
+    db.set_metas(values)
+    if not rebuild:
+        return ""
+    db.migrated_from = None
+    MemoryStore(db, embedder)  # records the memories' words format, computing the column again
+    if {"chunks", "files"} <= db.table_names():  # the chunks' words and names formats, likewise
+        bring_up_to_date(db, db.conn.open_table("chunks"), db.conn.open_table("files"), embedder.model_id)
+    return f"meta: gone; rebuilt from the data ({', '.join(sorted(db.metas()))})"
 
 
 def _rebuild_index(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,

@@ -23,7 +23,7 @@ from .config import RETAINED_SCOPES, SearchWeights, Settings, load_settings
 from .context.repo_map import SymbolGraphCache
 from .context.select_files import FileReads, ImportGraphCache
 from .embedding.embed import Embedder
-from .errors import CortexError, UnusableLocation
+from .errors import CortexError, DamagedDatabase, UnusableLocation
 from .git import gitctx
 from .git.exclude import exclude_cortex_dir
 from .index.index import CodeIndex
@@ -338,6 +338,8 @@ class Engine:
     def has_index(self) -> bool:
         try:
             index = self.code_index()
+        except DamagedDatabase:
+            raise
         except CortexError:
             return False
         return index.has_files()
@@ -521,6 +523,8 @@ class Engine:
         changed = list(git.changed_files)
         try:
             stores = self.stores()
+        except DamagedDatabase:
+            raise
         except CortexError:
             stores = []
 
@@ -555,6 +559,8 @@ class Engine:
         git = self.git(max_commits)
         try:
             stores = self.stores() if with_memories else []
+        except DamagedDatabase:
+            raise
         except CortexError:
             stores = []
         return branch_timeline(git, stores)
@@ -566,6 +572,8 @@ class Engine:
         git = self.git(50)
         try:
             stores = self.stores()
+        except DamagedDatabase:
+            raise
         except CortexError:
             stores = []
         indexed = self.has_index()

@@ -16,3 +16,8 @@ class DatabaseLocked(CortexError):
 class UnusableLocation(CortexError):
     """A repository path or database location nothing can work with (missing, not a directory, not creatable):
     every command there fails the same way until the user points elsewhere."""
+
+
+class DamagedDatabase(CortexError):
+    """Files of a database are missing or damaged (its message names `cortex doctor`): never taken for a database
+    that does not exist yet, so no command answers "no memories yet" over it."""

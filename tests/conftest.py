@@ -116,6 +116,7 @@ PROCESS_TESTS = {
     "test_dashboard.py::test_wide_terminals_show_whole_paths_ranges_why_and_subjects",
     "test_dashboard.py::test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in_a_file",
     "test_dashboard.py::test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back",
+    "test_corruption.py::test_doctor_in_its_own_process_prints_no_rust_panic",
     "test_dates.py::test_cli_shows_each_memory_date",
     "test_disk.py::test_sustained_single_writes_keep_the_table_within_twice_its_compacted_size",
     "test_engine_calls.py::test_every_call_and_request_crosses_the_server_as_plain_data",

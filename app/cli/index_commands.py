@@ -160,7 +160,7 @@ def run_doctor(args, ctx: CommandContext) -> Answer:
         for line in report.actions or ["nothing to repair"]:
             out.console.out(line)
 
-    return Answer(report.to_json(), show)
+    return Answer(report.to_json(), show, code=1 if report.unrepaired else 0)
 
 
 COMMANDS = (

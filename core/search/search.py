@@ -4,6 +4,7 @@ context and time, each hit with its score breakdown. Stored text is returned ver
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from ..answers import ScoreBreakdown, SearchHit, SearchResults
 from ..config import SearchWeights
 from ..embedding.embed import Embedder
+from ..errors import DamagedDatabase
 from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
@@ -380,7 +382,23 @@ def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
     query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
-    return query.to_list()
+    rows = query.to_list()
+    _check_vectors(table, where, rows)
+    return rows
+
+
+def _check_vectors(table, where: str | None, rows: list[dict]) -> None:
+    """Vectors a damaged data file turned into NaN or huge numbers read without an error: a NaN row is left out of
+    the answer, a huge one comes back infinitely far. Either is said, as other damage is, rather than searched
+    around. Rows left out are seen only by an exhaustive search (no vector index), whose answer holds every row
+    that matches the filter up to the limit; the extra count is made only when the answer is short."""
+    bad = sum(1 for row in rows if not math.isfinite(row["_distance"]))
+    if not bad and len(rows) < CANDIDATES and not any(i.index_type.upper().startswith(("IVF", "HNSW"))
+                                                       for i in table.list_indices()):
+        bad = table.count_rows(where) - len(rows)
+    if bad > 0:
+        raise DamagedDatabase(f"the database is damaged ({bad} vector(s) of {table.name} are not numbers); run "
+                              "`cortex doctor` to check and repair it")
 
 
 def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:

@@ -24,7 +24,7 @@ from typing import TypeVar
 import pyarrow as pa
 
 from ..credentials import CloudCredentials
-from ..errors import CortexError, UnusableLocation
+from ..errors import CortexError, DamagedDatabase, UnusableLocation
 from ..lancedb_loader import load_lancedb
 from ..locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
 from .commits import COMMITS, file_lock, retried, try_file_lock
@@ -240,13 +240,18 @@ class Database(CompactionPolicy, Maintenance):
             raise
 
     def _check_version(self, create: bool) -> None:
-        if not create:
-            try:
-                meta = self._open_existing("meta")
-            except TableMissing:
-                if not self._creation_interrupted():
+        try:
+            meta = self._open_existing("meta")
+        except TableMissing:
+            if not self._creation_interrupted():
+                # Tables with data and no meta: a write would start meta again with only the rows it sets (the
+                # index's formats lost, every file then read as stale). `cortex doctor` rebuilds it from the data.
+                if any(self._holds_data(name) for name in self.table_names()):
+                    raise DamagedDatabase(f"database at {self.uri} is damaged (its meta table is gone); run "
+                                          "`cortex doctor` to rebuild it") from None
+                if not create:
                     raise CortexError(f"{self.uri} is not a cortex database (no meta table)") from None
-                create = True  # a first run was killed before it wrote the meta table: finish its creation
+            create = True  # a first run was killed before it wrote the meta table: finish its creation
         if create:
             self._clear_interrupted_creation()
             meta = self.open_table("meta", META_SCHEMA, key="key")

@@ -12,7 +12,7 @@ here and nowhere else.
 
 from __future__ import annotations
 
-from ..errors import CortexError
+from ..errors import CortexError, DamagedDatabase
 
 _CONFLICTS = ("Retryable commit conflict", "Commit conflict for version", "Too many concurrent writ")
 """How Lance words the errors of a commit that lost a race (RetryableCommitConflict, CommitConflict after its own
@@ -21,8 +21,11 @@ transaction ("Incompatible transaction: ...") is not among them, as repeating it
 incompatible with a concurrent Overwrite: the table was replaced under it (a second creation of a new remote
 table, see `Database.restore_overwritten`), and the same operation made again applies to the replacement."""
 _OVERWRITTEN = ("Incompatible transaction", "concurrent transaction Overwrite")
-_CORRUPTION = ("LanceError(IO)", "failed to fill whole buffer", "Corrupt", "was not found", "Not found:",
-               "No such file", "manifest")
+_CORRUPTION = ("LanceError(IO)", "failed to fill whole buffer", "Corrupt", "corrupt file", "was not found", "Not found:",
+               "No such file", "manifest", "Invalid scalar value buffer", "does not appear to be a Lance file",
+               "decompression error", "panicked")
+"""How Lance words what damaged files make it meet (a panic included: garbage in a data file can make its decoder
+index out of range, which LanceDB raises as "rust future panicked" or "task N panicked with message ...")."""
 _MISSING_TABLE = "was not found"
 """How LanceDB words a table that does not exist (ValueError from TableNotFound)."""
 _UNREACHABLE = ("error sending request", "RetryError", "timed out", "Timeout", "Connection refused",
@@ -53,11 +56,11 @@ def looks_corrupt(exc: BaseException) -> bool:
     """Whether a LanceDB failure means files of the database are missing or damaged (what `cortex doctor` fixes)."""
     text = str(exc)
     return isinstance(exc, (RuntimeError, OSError, ValueError)) and any(m in text for m in _CORRUPTION) and (
-        "lance" in text.lower() or _MISSING_TABLE in text)
+        "lance" in text.lower() or _MISSING_TABLE in text or "panicked" in text)
 
 
 def corrupt_error(uri: str, exc: BaseException) -> CortexError:
-    return CortexError(f"database at {uri} is damaged ({first_line(exc)[:160]}); run `cortex doctor` to check and repair it")
+    return DamagedDatabase(f"database at {uri} is damaged ({first_line(exc)[:160]}); run `cortex doctor` to check and repair it")
 
 
 def is_unreachable(exc: BaseException) -> bool:

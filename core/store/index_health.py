@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .salvage import lance_failure
+
 
 @dataclass(frozen=True)
 class BrokenIndex:
@@ -41,7 +43,9 @@ def broken_indexes(table) -> list[BrokenIndex]:
         column = index.columns[0]
         try:
             _probe(table, index.index_type, column)
-        except Exception as exc:  # noqa: BLE001  (whatever stops a query from reading the index)
+        except BaseException as exc:  # noqa: BLE001  (whatever stops a query from reading the index, a panic too)
+            if not lance_failure(exc):
+                raise
             found.append(BrokenIndex(table.name, index.name, column, index.index_type, str(exc).splitlines()[0][:200]))
     return found
 

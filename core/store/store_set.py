@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from ..config import Settings
 from ..embedding.embed import Embedder
-from ..errors import CortexError
+from ..errors import CortexError, DamagedDatabase
 from ..locations import default_global_db_uri
 from ..records import Memory, StoreStats
 from .database import Database, RemoteOptions
@@ -73,6 +73,8 @@ class StoreSet:
             return None
         try:
             return self.open(uri, create)
+        except DamagedDatabase:
+            raise
         except CortexError:
             if create:
                 raise
