@@ -152,6 +152,7 @@ class CodeIndex:
             new=new,
             removed=removed,
             embeddings_pending=self.pending(),
+            embedding=self.embed_queue.busy(),
         )
 
     def pending(self) -> int:
@@ -431,7 +432,8 @@ class CodeIndex:
         priority: Iterable[str] = (),
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed chunks still waiting, files named in `priority` first; how many were embedded."""
+        """Embed chunks still waiting, files named in `priority` first; how many were embedded. While another
+        embedder holds the embed lock, waits for it (see embed_queue)."""
         return self.embed_queue.run(limit, progress, priority, should_stop)
 
     def _tidy(self) -> None:
