@@ -11,6 +11,8 @@ has files, or an embedding phase of a few dozen chunks, even a first pass's): th
 than the phase, and the phase's memory is small.
 
 - Progress and the result come back as JSON lines on the child's standard output.
+- An embedding child works in its parent's turn: the parent holds the embed lock (core.index.embed_queue) for the
+  whole phase, so whether anything embeds now is told by the lock even while the child is starting.
 - A stop asked for by the caller is one line on the child's standard input; the child finishes its batch and exits.
 - The child exits at once when its standard input closes: the parent died (or was killed), so no child outlives it.
   What a killed child loses is at most one batch: the index records every file and every embedded chunk as it
