@@ -161,8 +161,7 @@ class CodeIndex:
 
     def chunk_counts(self) -> tuple[int, int]:
         """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
-        version = self.chunks.version
-        return self.db.count(self.chunks, version=version), self.db.count(self.chunks, "embedded = false", version=version)
+        return self.embed_queue.counts()
 
     def has_files(self) -> bool:
         return self.db.count(self.files) > 0
