@@ -34,11 +34,12 @@ def run_index(args, ctx: CommandContext) -> Answer:
     from ..bridge.index_process import PassCaller, run_embed_pass, run_lexical_pass
 
     background = False
+    server = _ServerAhead(args, ctx, engine)
     with ctx.out.progress_bar("indexing") as update:
         caller = PassCaller(lambda e: update(e.done, e.total, e.phase), lambda: False)
-        report = run_lexical_pass(engine, caller)
+        report = run_lexical_pass(engine, caller, in_place=server.wanted)
         if not args.no_embed:
-            background = not args.wait and _left_to_the_server(args, ctx, engine, report.embeddings_pending)
+            background = not args.wait and _left_to_the_server(server, ctx, engine, report.embeddings_pending)
             if not background:
                 embedded = run_embed_pass(engine, caller)
                 report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
@@ -70,23 +71,52 @@ def run_index(args, ctx: CommandContext) -> Answer:
     }, show)
 
 
-def _left_to_the_server(args, ctx: CommandContext, engine, pending: int) -> bool:
+class _ServerAhead:
+    """The resident server that will embed what the lexical pass leaves. A first index is started beside the pass:
+    the server's start (a Python and its imports, seconds on a busy machine) overlaps the pass instead of following
+    it. Later passes, which mostly leave little to embed, reach (or start) it only when they need it."""
+
+    def __init__(self, args, ctx: CommandContext, engine) -> None:
+        from ..link import connection
+
+        self._where = (ctx.path(getattr(args, "target", None) or args.path), ctx.database(args.db))
+        self.wanted = not args.no_embed and not args.wait and connection.daemon_wanted()
+        self._found: list = []
+        self._thread: threading.Thread | None = None
+        if self.wanted and not engine.has_index():
+            self._thread = threading.Thread(target=self._attach, name="cortex-server-ahead", daemon=True)
+            self._thread.start()
+
+    def _attach(self) -> None:
+        from ..link.remote import Remote
+
+        self._found.append(Remote.attach(*self._where, start=True))
+
+    def remote(self):
+        """The server (started if need be), or None when none could be."""
+        if self._thread is None:
+            self._attach()
+        else:
+            self._thread.join()
+        return self._found[0] if self._found else None
+
+
+def _left_to_the_server(server: _ServerAhead, ctx: CommandContext, engine, pending: int) -> bool:
     """Whether the embeddings go on after this command returns: another embedder is at them already (a resident
     server's run, a watcher), or the resident server (started if need be) has taken them over. Not a backlog a
     server's start would cost more than (SMALL_PASS_CHUNKS, embedded here in a few seconds), and never with the
     daemon off: `--no-daemon` promises that nothing of the command outlives it, so it embeds here, as `--wait`."""
     from ..bridge.index_process import SMALL_PASS_CHUNKS
-    from ..link import connection
-    from ..link.remote import Remote, RemoteError
+    from ..link.remote import RemoteError
 
     queue = engine.code_index(create=True).embed_queue
     if not pending:
         return False
     if queue.busy():
         return True
-    if pending <= SMALL_PASS_CHUNKS or not connection.daemon_wanted():
+    if pending <= SMALL_PASS_CHUNKS or not server.wanted:
         return False
-    remote = Remote.attach(ctx.path(getattr(args, "target", None) or args.path), ctx.database(args.db), start=True)
+    remote = server.remote()
     if remote is None:
         ctx.notes.append("cortex: note: no resident server could be started; the embeddings were made here")
         return False
