@@ -164,3 +164,35 @@ def test_the_dashboards_pass_shows_the_servers_embedding_progress(repo):
     embedding = [p for p in seen if p.phase == "embedding"]
     assert embedding and embedding[-1].done == embedding[-1].total, seen
     assert len({p.done for p in embedding}) > 1, "the progress did not move"
+
+
+def test_ctrl_c_during_the_lexical_pass_leaves_it_stale_and_the_next_index_finishes(repo):
+    """The lexical pass of a `cortex index` that leaves its embeddings to the server runs in the command's own
+    process: Ctrl+C there stops it between commits, the status says which files are still to read, and nothing
+    is handed over half-way."""
+    from .test_index_process import many_files
+
+    many_files(repo, 1500)
+    run = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "index", "-C", str(repo)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def some_written() -> bool:
+        try:
+            from cortex_tui.core.engine import Engine
+
+            return Engine(repo).code_index(create=False).has_files()
+        except Exception:  # noqa: BLE001 - no tables yet
+            return False
+
+    assert wait_for(some_written, 300), "the pass wrote nothing"
+    os.killpg(run.pid, signal.SIGINT)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130 and "cortex: interrupted" in err, (out, err)
+    left = status(repo)
+    assert not left["fresh"] and left["new"] > 0 and not left["embedding"], left
+    assert "stale: " in status_line(repo)
+
+    again = cortex(repo, "index", "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["embedding_in_background"], again.stderr
+    finished = status(repo)
+    assert finished["fresh"] and finished["indexed_files"] >= 1500 and finished["embedding"], finished
