@@ -255,10 +255,21 @@ class IndexStatus:
     new: int
     removed: int
     embeddings_pending: int
+    embedding: bool = False
+    """Some process (a resident server, a `cortex index --wait`, a watcher) is embedding the pending chunks now."""
 
     @property
     def fresh(self) -> bool:
+        """The lexical index matches the work tree: every file's text and structure is in, searchable by words."""
         return self.stale == 0 and self.new == 0 and self.removed == 0
+
+    def embeddings_line(self) -> str:
+        """How far the embeddings are, apart from lexical freshness: `all 916 embedded`, `embeddings 96 of 2,247,
+        continuing`, or, when nothing embeds them now (stopped, interrupted), `paused` and how to finish."""
+        if not self.embeddings_pending:
+            return f"all {self.chunks:,} embedded" if self.chunks else "nothing to embed"
+        done = f"embeddings {self.chunks - self.embeddings_pending:,} of {self.chunks:,}"
+        return f"{done}, continuing" if self.embedding else f"{done}; paused — run `cortex index` to finish"
 
 
 @dataclass(frozen=True)

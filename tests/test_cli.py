@@ -303,8 +303,9 @@ def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(
 
 
 def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
-    """`cortex index` in a terminal (through the resident server, as the installed command runs) said only the phase
-    and done/total for the minutes a first embedding takes; now it says the rate and an estimate, as the dashboard."""
+    """`cortex index --wait` in a terminal (as the installed command runs) said only the phase and done/total for the
+    minutes a first embedding takes; now it says the rate and an estimate, as the dashboard. (Without `--wait` the
+    command returns after the lexical pass: test_index_background.py.)"""
     import os
     import pty
     import subprocess
@@ -324,7 +325,7 @@ def test_index_on_a_terminal_shows_the_rate_and_what_is_left(repo):
     git(repo, "commit", "-qm", "Add the handlers")
     leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160"}
-    done = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "index", "-C", str(repo)],
+    done = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.client", "index", "--wait", "-C", str(repo)],
                             stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env)
     os.close(follower)
     out, reader = read_terminal(leader)

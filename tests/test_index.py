@@ -338,3 +338,25 @@ def test_a_pass_that_rewrites_much_of_the_index_leaves_it_searchable_through_the
     write_all(repo, {"pkg/stage_0.py": module(0, 3)})
     index.update(embed=False)
     assert 0 < index.chunks.index_stats("words_idx").num_unindexed_rows < 500
+
+
+def test_the_embed_lock_tells_whether_anything_embeds_now(repo):
+    """One embedder at a time holds the embed lock; the status reads it to say "continuing" or "paused", and a
+    second embedder waits for it (here told to stop waiting) instead of embedding the same chunks."""
+    index = Engine(repo).code_index(create=True)
+    index.update(embed=False)
+    idle = index.status()
+    assert idle.embeddings_pending == idle.chunks > 0 and not idle.embedding
+    assert idle.embeddings_line() == f"embeddings 0 of {idle.chunks}; paused — run `cortex index` to finish"
+    with index.embed_queue.turn(wait=False) as mine:
+        assert mine
+        held = index.status()
+        assert held.embedding and held.embeddings_line() == f"embeddings 0 of {held.chunks}, continuing"
+        with index.embed_queue.turn(wait=False) as second:
+            assert not second
+        waited = []
+        assert index.embed_queue.run(progress=waited.append, should_stop=lambda: bool(waited)) == 0
+        assert waited[0].phase == "embedding" and (waited[0].done, waited[0].total) == (0, held.chunks)
+    assert index.embed_pending() == idle.chunks
+    done = index.status()
+    assert not done.embedding and done.embeddings_line() == f"all {done.chunks} embedded"

@@ -117,8 +117,8 @@ async def test_every_form_is_caught_at_every_gate_through_the_server(empty_repo,
         shown.extend((out, err))
         return code, out, err
 
-    # The index gate: every file is indexed (embedded too), with its secrets redacted.
-    code, out, err = cortex("index")
+    # The index gate: every file is indexed (embedded too: `--wait`), with its secrets redacted.
+    code, out, err = cortex("index", "--wait")
     assert code == 0, err
     index = Engine(repo).code_index()
     chunks = index.chunks.to_arrow().to_pylist()

@@ -11,6 +11,8 @@ has files, or an embedding phase of a few dozen chunks, even a first pass's): th
 than the phase, and the phase's memory is small.
 
 - Progress and the result come back as JSON lines on the child's standard output.
+- An embedding child works in its parent's turn: the parent holds the embed lock (core.index.embed_queue) for the
+  whole phase, so whether anything embeds now is told by the lock even while the child is starting.
 - A stop asked for by the caller is one line on the child's standard input; the child finishes its batch and exits.
 - The child exits at once when its standard input closes: the parent died (or was killed), so no child outlives it.
   What a killed child loses is at most one batch: the index records every file and every embedded chunk as it
@@ -73,31 +75,62 @@ MiB more)."""
 def run_index_pass(engine, embed: bool, caller: PassCaller) -> IndexReport:
     """Bring `engine`'s code index up to date like `CodeIndex.update`, each phase in a child process that exits,
     unless the phase is small (SMALL_PASS_FILES, SMALL_PASS_CHUNKS)."""
+    report = run_lexical_pass(engine, caller)
+    if embed and not caller.should_stop():
+        embedded = run_embed_pass(engine, caller)
+        report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
+        report.embeddings_pending = embedded.embeddings_pending
+    caller.progress(IndexProgress("done", report.changed, report.changed))
+    return report
+
+
+def run_lexical_pass(engine, caller: PassCaller, in_place: bool = False) -> IndexReport:
+    """The lexical phase (list, read, chunk, write): after it the code is searchable by its words. `in_place`: the
+    caller is a process that exits once the pass is done and embeds nothing itself (`cortex index` leaving the
+    embeddings to the server), so what the pass leaves behind goes with it, and a child would only add its start
+    (a Python and the engine's imports: 1 s on an idle machine, 3 on a busy one)."""
     index = engine.code_index(create=True)
-    base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
-    # The engine's object-store credentials (its caller's, in the resident server) go to the child as its
-    # environment: the team's vector cache is read with them, and they never pass through a pipe or a file.
-    env = {**without_cloud_variables(os.environ), **engine.settings.credentials.environment()}
+    if in_place:
+        return index.update(embed=False, progress=_until_done(caller.progress))
     # A first pass goes to a child without a look at the tree (the look lists it and reads the files table).
     seen = index.status() if index.has_files() else None
     if seen is not None and seen.stale + seen.new + seen.removed <= SMALL_PASS_FILES:
-        report = index.update(embed=False, progress=_until_done(caller.progress))
-    else:
-        report = _run_child(PassRequest(**base, phase="lexical"), caller, env)
-    if embed and report.embeddings_pending and not caller.should_stop():
-        priority = list(engine.git().changed_files)
-        if report.embeddings_pending <= SMALL_PASS_CHUNKS:
-            embedded = _embed(engine, index, priority, _until_done(caller.progress), caller.should_stop)
-        else:
-            embedded = _run_child(PassRequest(**base, phase="embed", priority=priority), caller, env)
-        report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
-        report.embeddings_pending = embedded.embeddings_pending
-    elif embed:
+        return index.update(embed=False, progress=_until_done(caller.progress))
+    base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
+    return _run_child(PassRequest(**base, phase="lexical"), caller, _child_environment(engine))
+
+
+def run_embed_pass(engine, caller: PassCaller) -> IndexReport:
+    """The embedding phase in the caller's turn (the embed lock: see core.index.embed_queue). While another embedder
+    is at work (a resident server's run, a watcher), waits for it, showing its progress, then embeds what it left."""
+    index = engine.code_index(create=True)
+    with index.embed_queue.turn(True, _until_done(caller.progress), caller.should_stop) as mine:
+        if not mine:
+            return IndexReport(embeddings_pending=index.pending())
+        return embed_in_turn(engine, caller)
+
+
+def embed_in_turn(engine, caller: PassCaller) -> IndexReport:
+    """The pending chunks (the working change's first), then memories another model embedded; the caller holds the
+    embed lock for the whole phase, also while a child embeds on its behalf (a child outlives no parent)."""
+    index = engine.code_index(create=True)
+    pending = index.pending()
+    if not pending:
         # No chunk to embed: memories another model embedded (after a change of model, a few hundred at most)
         # are not worth a process of their own.
         engine.reembed_memories(caller.should_stop)
-    caller.progress(IndexProgress("done", report.changed, report.changed))
-    return report
+        return IndexReport()
+    priority = list(engine.git().changed_files)
+    if pending <= SMALL_PASS_CHUNKS:
+        return _embed(engine, index, priority, _until_done(caller.progress), caller.should_stop)
+    base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
+    return _run_child(PassRequest(**base, phase="embed", priority=priority), caller, _child_environment(engine))
+
+
+def _child_environment(engine) -> dict[str, str]:
+    """The engine's object-store credentials (its caller's, in the resident server) go to the child as its
+    environment: the team's vector cache is read with them, and they never pass through a pipe or a file."""
+    return {**without_cloud_variables(os.environ), **engine.settings.credentials.environment()}
 
 
 def _until_done(progress: Callable[[IndexProgress], None]) -> Callable[[IndexProgress], None]:
@@ -107,10 +140,10 @@ def _until_done(progress: Callable[[IndexProgress], None]) -> Callable[[IndexPro
 
 def _embed(engine, index, priority: list[str], progress: Callable[[IndexProgress], None],
            should_stop: Callable[[], bool]) -> IndexReport:
-    """The embedding phase, where it runs: pending chunks (the working change's first), then memories another
-    model embedded."""
+    """The embedding phase, where it runs (in the turn its caller, or the child's parent, holds): pending chunks
+    (the working change's first), then memories another model embedded."""
     start = time.perf_counter()
-    embedded = index.embed_pending(progress=progress, priority=priority, should_stop=should_stop)
+    embedded = index.embed_queue.embed(progress=progress, priority=priority, should_stop=should_stop)
     engine.reembed_memories(should_stop)
     return IndexReport(embedded=embedded, embed_seconds=time.perf_counter() - start, embeddings_pending=index.pending())
 

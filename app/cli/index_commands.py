@@ -15,10 +15,15 @@ if TYPE_CHECKING:
 def add_index(p) -> None:
     p.add_argument("target", nargs="?", help="repository or directory to index (default: -C or here)")
     only = p.add_mutually_exclusive_group()
-    only.add_argument("--status", action="store_true", help="only say whether the index is fresh")
+    only.add_argument("--status", action="store_true",
+                      help="only say whether the index is fresh, and how far its embeddings are")
     only.add_argument("--skipped", action="store_true",
                       help="only list the files the last index run skipped, with reasons (indexes nothing)")
-    p.add_argument("--no-embed", action="store_true", help="store text and structure only; embed later")
+    embedding = p.add_mutually_exclusive_group()
+    embedding.add_argument("--no-embed", action="store_true", help="store text and structure only; embed later")
+    embedding.add_argument("--wait", action="store_true",
+                           help="return once every chunk is embedded too (by default the resident server embeds "
+                                "them after the command returns)")
 
 
 def run_index(args, ctx: CommandContext) -> Answer:
@@ -27,19 +32,35 @@ def run_index(args, ctx: CommandContext) -> Answer:
         return _index_status(engine)
     if args.skipped:
         return _list_skipped(engine)
-    from ..bridge.index_process import PassCaller, run_index_pass  # the engine bridge: not for the thin client
+    # The engine bridge: not for the thin client
+    from ...core.answers import IndexProgress
+    from ..bridge.index_process import PassCaller, run_embed_pass, run_lexical_pass
 
+    background = False
+    server = _ServerAhead(args, ctx, engine)
     with ctx.out.progress_bar("indexing") as update:
         caller = PassCaller(lambda e: update(e.done, e.total, e.phase), lambda: False)
-        report = run_index_pass(engine, not args.no_embed, caller)
+        report = run_lexical_pass(engine, caller, in_place=server.wanted)
+        if not args.no_embed:
+            background = not args.wait and _left_to_the_server(server, ctx, engine, report.embeddings_pending)
+            if not background:
+                embedded = run_embed_pass(engine, caller)
+                report.embedded, report.embed_seconds = embedded.embedded, embedded.embed_seconds
+                report.embeddings_pending = embedded.embeddings_pending
+        caller.progress(IndexProgress("done", report.changed, report.changed))
     engine.compact_due()  # writes never compact; an explicit index run is a moment to (see core/store/compaction.py)
 
     def show(out) -> None:
+        done = (f"{report.chunks} chunks in {report.lexical_seconds:.1f}s" if background else
+                f"{report.chunks} chunks in {report.lexical_seconds:.1f}s; {report.embedded} embedded in "
+                f"{report.embed_seconds:.1f}s; {report.embeddings_pending} pending")
         out.console.print(
-            f"indexed {engine.root}: {report.changed} file(s) updated, {report.unchanged} unchanged, {report.removed} removed; "
-            f"{report.chunks} chunks in {report.lexical_seconds:.1f}s; {report.embedded} embedded in {report.embed_seconds:.1f}s; "
-            f"{report.embeddings_pending} pending", soft_wrap=True,
+            f"indexed {engine.root}: {report.changed} file(s) updated, {report.unchanged} unchanged, "
+            f"{report.removed} removed; {done}", soft_wrap=True, markup=False,
         )
+        if background:
+            out.console.print(f"searchable now (lexical); embedding {report.embeddings_pending:,} chunks in the "
+                              "background: `cortex index --status`, or `--wait`", soft_wrap=True, markup=False)
         if report.skipped:
             counts = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skip_counts.items()))
             out.console.print(f"skipped: {counts} (`cortex index --skipped` lists them)", style="dim", markup=False)
@@ -47,10 +68,66 @@ def run_index(args, ctx: CommandContext) -> Answer:
     return Answer({
         "root": str(engine.root), "listed": report.listed, "changed": report.changed, "unchanged": report.unchanged,
         "removed": report.removed, "chunks": report.chunks, "embedded": report.embedded,
-        "embeddings_pending": report.embeddings_pending, "skipped_counts": report.skip_counts,
-        "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
+        "embeddings_pending": report.embeddings_pending, "embedding_in_background": background,
+        "skipped_counts": report.skip_counts, "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
         "lexical_seconds": round(report.lexical_seconds, 3), "embed_seconds": round(report.embed_seconds, 3),
     }, show)
+
+
+class _ServerAhead:
+    """The resident server that will embed what the lexical pass leaves. A first index is started beside the pass:
+    the server's start (a Python and its imports, seconds on a busy machine) overlaps the pass instead of following
+    it. Later passes, which mostly leave little to embed, reach (or start) it only when they need it."""
+
+    def __init__(self, args, ctx: CommandContext, engine) -> None:
+        from ..link import connection
+
+        self._where = (ctx.path(getattr(args, "target", None) or args.path), ctx.database(args.db))
+        self.wanted = not args.no_embed and not args.wait and connection.daemon_wanted()
+        self._found: list = []
+        self._thread: threading.Thread | None = None
+        if self.wanted and not engine.has_index():
+            self._thread = threading.Thread(target=self._attach, name="cortex-server-ahead", daemon=True)
+            self._thread.start()
+
+    def _attach(self) -> None:
+        from ..link.remote import Remote
+
+        self._found.append(Remote.attach(*self._where, start=True))
+
+    def remote(self):
+        """The server (started if need be), or None when none could be."""
+        if self._thread is None:
+            self._attach()
+        else:
+            self._thread.join()
+        return self._found[0] if self._found else None
+
+
+def _left_to_the_server(server: _ServerAhead, ctx: CommandContext, engine, pending: int) -> bool:
+    """Whether the embeddings go on after this command returns: another embedder is at them already (a resident
+    server's run, a watcher), or the resident server (started if need be) has taken them over. Not a backlog a
+    server's start would cost more than (SMALL_PASS_CHUNKS, embedded here in a few seconds), and never with the
+    daemon off: `--no-daemon` promises that nothing of the command outlives it, so it embeds here, as `--wait`."""
+    from ..bridge.index_process import SMALL_PASS_CHUNKS
+    from ..link.remote import RemoteError
+
+    queue = engine.code_index(create=True).embed_queue
+    if not pending:
+        return False
+    if queue.busy():
+        return True
+    if pending <= SMALL_PASS_CHUNKS or not server.wanted:
+        return False
+    remote = server.remote()
+    if remote is None:
+        ctx.notes.append("cortex: note: no resident server could be started; the embeddings were made here")
+        return False
+    try:
+        return bool(remote.call("index", "continue_embedding")) or queue.busy()
+    except (RemoteError, CortexError) as exc:
+        ctx.notes.append(f"cortex: note: the resident server did not take the embeddings ({exc}); they were made here")
+        return False
 
 
 def _index_status(engine) -> Answer:
@@ -58,7 +135,8 @@ def _index_status(engine) -> Answer:
     state = "fresh" if st.fresh else f"stale: {st.stale:,} changed, {st.new:,} new, {st.removed:,} removed file(s)"
     return Answer({**st.__dict__, "fresh": st.fresh},
                   lambda out: out.console.print(f"index of {engine.root}: {state}; {st.indexed_files:,} files, "
-                                                f"{st.chunks:,} chunks, {st.embeddings_pending:,} embeddings pending"))
+                                                f"{st.chunks:,} chunks; {st.embeddings_line()}", markup=False,
+                                                soft_wrap=True))
 
 
 def _list_skipped(engine) -> Answer:
@@ -106,8 +184,8 @@ def run_stats(args, ctx: CommandContext) -> Answer:
 
     def show(out) -> None:
         state = "fresh" if index.fresh else f"stale ({index.stale:,} changed, {index.new:,} new, {index.removed:,} removed)"
-        out.console.print(f"code index: {index.indexed_files:,} files, {index.chunks:,} chunks, "
-                          f"{index.embeddings_pending:,} embeddings pending, {state}")
+        out.console.print(f"code index: {index.indexed_files:,} files, {index.chunks:,} chunks, {state}; "
+                          f"{index.embeddings_line()}", markup=False)
         if skip_counts:
             out.console.print("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(skip_counts.items())), style="dim")
         for s in stats:

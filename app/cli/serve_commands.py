@@ -72,8 +72,11 @@ def _print_status(out, found: dict | None) -> None:
 
 def _watcher(found: dict) -> str:
     if found.get("watching"):
-        return "watching the work tree"
-    return "indexing the work tree" if found.get("indexing") else "not watching"
+        state = "watching the work tree"
+    else:
+        state = "indexing the work tree" if found.get("indexing") else "not watching"
+    # The embeddings `cortex index` left to it: it stays (no idle exit) until they are done.
+    return state + ("; embedding the index's pending chunks" if found.get("embedding") else "")
 
 
 def _stop(paths) -> Answer:

@@ -13,6 +13,11 @@ it), and the database's replacement (`rm -rf .cortex`: the watcher moves to a ne
 subscriber that comes later gets the outcome at once. A failed pass (another process holding the write lock) is
 tried again by the next subscriber.
 
+`cortex index` hands its embeddings here once its lexical pass is done (`index.continue_embedding`), and returns:
+the server embeds the pending chunks in a child process of its own (see bridge.index_process) while it lives, and
+does not exit for idleness meanwhile. A server that stops first leaves them pending ("paused"); the next `cortex
+index` hands them over again.
+
 Nothing here runs before `ready` is set (the server's warm-up has made its imports): two threads importing the same
 packages for the first time can meet in a circular import, and Python then hands one of them a half-made module
 (`partially initialized module 'typing' has no attribute 'ClassVar'` in a dashboard's first call).
@@ -20,6 +25,7 @@ packages for the first time can meet in a circular import, and Python then hands
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -31,6 +37,8 @@ from ..bridge.calls import WatchEvents
 
 CALL_THREADS = 4
 SETTLE_SECONDS = 1.0
+INDEX_CALLS = frozenset({"continue_embedding"})
+"""What `cortex index` may ask of the server (facade `index`)."""
 
 
 Environment = Mapping[str, str] | None
@@ -58,6 +66,8 @@ class Hosted:
         self._watch_env: Environment = None
         """The environment of the subscriber that started the index pass and the watcher."""
         self._closing = threading.Event()
+        self._embedder: threading.Thread | None = None
+        """The background embedding run `cortex index` asked for, while it runs."""
         self.calls = 0
 
     # --- calls ---------------------------------------------------------------------------------------------------
@@ -80,9 +90,50 @@ class Hosted:
             from ..mcp.tools import CortexTools
 
             target = CortexTools(self._current(env), session)
+        elif facade == "index" and method in INDEX_CALLS:
+            return getattr(self, method)(env, *args, **kwargs)  # with the caller's settings, like every call
         else:
             raise CortexError(f"the resident server has no call {facade}.{method}")
         return getattr(target, method)(*args, **kwargs)
+
+    # --- embedding in the background ------------------------------------------------------------------------------
+
+    @property
+    def embedding(self) -> bool:
+        """The background embedding run is under way."""
+        embedder = self._embedder
+        return embedder is not None and embedder.is_alive()
+
+    def continue_embedding(self, env: Environment = None) -> bool:
+        """Embed the index's pending chunks in the background, from now until none is left (or the server stops);
+        False when nothing new was started: a run, or another embedder (a watcher, a `cortex index --wait`), is at
+        it already. `env`: the asking command's, whose settings and credentials the run embeds with."""
+        engine = self._current(env)
+        with self._lock:
+            if self.embedding or self._closing.is_set():
+                return False
+            # The turn is taken here, before the answer leaves: a `cortex index --status` right after it says
+            # "continuing", not "paused" while the run's child is still starting.
+            turn = contextlib.ExitStack()
+            if not turn.enter_context(engine.code_index(create=True).embed_queue.turn(wait=False)):
+                turn.close()
+                return False
+            self._embedder = threading.Thread(target=self._embed_pending, args=(engine, turn), name="cortex-embed")
+            self._embedder.start()
+        return True
+
+    def _embed_pending(self, engine, turn: contextlib.ExitStack) -> None:
+        from ..bridge.index_process import PassCaller, embed_in_turn
+
+        try:
+            with turn:
+                report = embed_in_turn(engine, PassCaller(lambda _progress: self._on_work(), self._closing.is_set))
+        except Exception as exc:  # noqa: BLE001 - the chunks stay pending: the status says "paused"
+            self._log(f"embedding in the background failed: {type(exc).__name__}: {exc}")
+            return
+        self._on_work()
+        self._log(f"embedded {report.embedded} chunk(s) in the background in {report.embed_seconds:.0f} s; "
+                  f"{report.embeddings_pending} pending")
 
     # --- the one watcher -----------------------------------------------------------------------------------------
 
@@ -216,6 +267,9 @@ class Hosted:
     def close(self) -> None:
         self._closing.set()
         self._pool.shutdown(wait=True)
+        embedder = self._embedder
+        if embedder is not None:
+            embedder.join()  # its child finishes the batch in hand and stops: the rest stays pending
         if self._watching is not None:
             self._watching.stop()
 

@@ -155,6 +155,7 @@ class Server:
         with self._jobs_lock:
             busy = self._jobs > 0
         busy = busy or self._hosted.subscribers > 0  # an attached dashboard or MCP server keeps it alive
+        busy = busy or self._hosted.embedding  # so does the embedding `cortex index` left to it
         limit = self.idle_seconds if self.idle_seconds is not None else 15 * 60
         return not busy and time.monotonic() - self._last_activity > limit
 
@@ -228,7 +229,7 @@ class Server:
             "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
             "private_bytes": private_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
-            "indexing": self._hosted.indexing,
+            "indexing": self._hosted.indexing, "embedding": self._hosted.embedding,
             "frozen_objects": gc.get_freeze_count(), "memory_pool": heap.arrow_pool(),
         }
 

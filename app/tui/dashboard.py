@@ -172,7 +172,7 @@ class DashboardScreen(DashboardWork):
     def _index_done(self, message: IndexFinished) -> None:
         r, status = message.report, message.status
         state = "index fresh" if status.fresh else "index stale"
-        self._topbar(f"{state} · {status.indexed_files:,} files · {status.embeddings_pending:,} embeddings pending")
+        self._topbar(f"{state} · {status.indexed_files:,} files · {status.embeddings_line()}")
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.

@@ -1,9 +1,18 @@
 """The embedding pass of the code index: chunks stored unembedded by the lexical pass get their vectors in batches,
-the files asked for first, each batch fetched with its filter and limit pushed into LanceDB."""
+the files asked for first, each batch fetched with its filter and limit pushed into LanceDB.
+
+One embedder at a time per database, across processes: whoever embeds holds the embed lock (a file lock, which the
+kernel drops when its holder dies) for as long as it goes on embedding. So two embedders never embed the same
+chunks twice over, and whether the lock is held says truthfully whether anything embeds now ("continuing") or
+nothing does ("paused": interrupted, or the server that embedded them stopped). One that finds the lock held waits
+for it, telling how far the holder has come from the table's counts.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -14,6 +23,9 @@ from ..store.sql import in_filter, quote
 from .chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, embed_text
 
 EMBED_BATCH = 64
+EMBED_LOCK = ".embed-pass.lock"
+WAIT_POLL_SECONDS = 1.0
+"""How often one waiting for the embed lock looks again (and reports the holder's progress)."""
 
 
 class EmbedQueue:
@@ -25,6 +37,54 @@ class EmbedQueue:
         self.embedder = embedder
         self.vector_cache = vector_cache
 
+    def busy(self) -> bool:
+        """Another embedder (process or thread) holds the embed lock now. Unknown for a remote store (no lock
+        there): False."""
+        if self.db.remote or self.db.read_only:
+            return False
+        with self.db.try_lock(EMBED_LOCK) as free:
+            return not free
+
+    def wait_while_busy(self, progress: Callable[[IndexProgress], None] | None = None,
+                        should_stop: Callable[[], bool] | None = None) -> bool:
+        """Until no other embedder holds the lock, reporting how far the embeddings are (embedded of all chunks);
+        False when `should_stop` ended the wait first."""
+        while self.busy():
+            if should_stop and should_stop():
+                return False
+            if progress:
+                chunks, pending = self.counts()
+                progress(IndexProgress("embedding", chunks - pending, chunks))
+            deadline = time.monotonic() + WAIT_POLL_SECONDS
+            while time.monotonic() < deadline:
+                if should_stop and should_stop():
+                    return False
+                time.sleep(0.1)
+        return True
+
+    def counts(self) -> tuple[int, int]:
+        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        version = self.chunks.version
+        return (self.db.count(self.chunks, version=version),
+                self.db.count(self.chunks, "embedded = false", version=version))
+
+    @contextlib.contextmanager
+    def turn(self, wait: bool, progress: Callable[[IndexProgress], None] | None = None,
+             should_stop: Callable[[], bool] | None = None) -> Iterator[bool]:
+        """The embed lock, for the caller's embedding (yields True); False when another holds it and `wait` is
+        off, or `should_stop` ended the wait."""
+        if self.db.remote or self.db.read_only:
+            yield not self.db.read_only
+            return
+        while True:
+            with self.db.try_lock(EMBED_LOCK) as mine:
+                if mine or not wait:
+                    yield mine
+                    return
+            if not self.wait_while_busy(progress, should_stop):
+                yield False
+                return
+
     def run(
         self,
         limit: int | None = None,
@@ -32,7 +92,19 @@ class EmbedQueue:
         priority: Iterable[str] = (),
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded.
+        """`embed` in the caller's turn, waiting for it while another embedder holds the lock."""
+        with self.turn(True, progress, should_stop) as mine:
+            return self.embed(limit, progress, priority, should_stop) if mine else 0
+
+    def embed(
+        self,
+        limit: int | None = None,
+        progress: Callable[[IndexProgress], None] | None = None,
+        priority: Iterable[str] = (),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded. The caller
+        holds the embed lock (`turn`).
 
         Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
         index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""

@@ -152,6 +152,7 @@ class CodeIndex:
             new=new,
             removed=removed,
             embeddings_pending=self.pending(),
+            embedding=self.embed_queue.busy(),
         )
 
     def pending(self) -> int:
@@ -160,8 +161,7 @@ class CodeIndex:
 
     def chunk_counts(self) -> tuple[int, int]:
         """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
-        version = self.chunks.version
-        return self.db.count(self.chunks, version=version), self.db.count(self.chunks, "embedded = false", version=version)
+        return self.embed_queue.counts()
 
     def has_files(self) -> bool:
         return self.db.count(self.files) > 0
@@ -431,7 +431,8 @@ class CodeIndex:
         priority: Iterable[str] = (),
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed chunks still waiting, files named in `priority` first; how many were embedded."""
+        """Embed chunks still waiting, files named in `priority` first; how many were embedded. While another
+        embedder holds the embed lock, waits for it (see embed_queue)."""
         return self.embed_queue.run(limit, progress, priority, should_stop)
 
     def _tidy(self) -> None:

@@ -17,6 +17,7 @@ refresh instead of polling.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -58,6 +59,8 @@ class IndexWatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._embeddings_waiting = False
+        self._turn: contextlib.ExitStack | None = None
+        """The embed lock, while this watcher embeds (see `_embed_one_batch`)."""
         self.ready = threading.Event()
         """Set once the file system watch is in place (events before that may be missed)."""
 
@@ -122,6 +125,7 @@ class IndexWatcher:
             if self.on_error:
                 self.on_error(f"file watcher stopped: {exc}")
         finally:
+            self._end_turn()
             self.index.go_offline()
 
     def _database_events(self, raw) -> None:
@@ -169,11 +173,29 @@ class IndexWatcher:
             self.on_update(WatchUpdate(tuple(paths), git_state, report, time.perf_counter() - started))
 
     def _embed_one_batch(self) -> None:
+        """One batch, in this watcher's turn (the embed lock, held from the first batch until the queue runs dry,
+        so that a status asked meanwhile says "continuing"). Another embedder holding it (a resident server, a
+        `cortex index --wait`) is left to its work: the next tick looks again, and takes over if it stopped."""
+        queue = self.index.embed_queue
         try:
-            done = self.index.embed_pending(limit=EMBED_BATCH, should_stop=self._stop.is_set)
+            if self._turn is None:
+                turn = contextlib.ExitStack()
+                if not turn.enter_context(queue.turn(wait=False)):
+                    turn.close()
+                    return
+                self._turn = turn
+            done = queue.embed(limit=EMBED_BATCH, should_stop=self._stop.is_set)
         except CortexError as exc:
+            self._end_turn()
             if self.on_error:
                 self.on_error(str(exc))
             return
         # A short batch means the queue ran dry: stop waking up until an update adds chunks again.
         self._embeddings_waiting = done >= EMBED_BATCH
+        if not self._embeddings_waiting:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        if self._turn is not None:
+            self._turn.close()
+            self._turn = None
