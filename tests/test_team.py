@@ -548,7 +548,7 @@ def test_credentials_stay_out_of_the_servers_log_and_status(repo, team, monkeypa
     status = json.dumps(connection.ask(paths, "status"))
     for secret in (TEST_KEYS["AWS_SECRET_ACCESS_KEY"], TEST_KEYS["AWS_ACCESS_KEY_ID"]):
         assert secret not in out + err + status
-        assert secret not in paths.log.read_text(encoding="utf-8")
+        assert secret not in Path(paths.log).read_text(encoding="utf-8")
 
 
 def test_the_servers_engines_differ_by_credentials_only_where_an_object_store_is_used(repo, monkeypatch):
