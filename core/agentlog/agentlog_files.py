@@ -111,5 +111,21 @@ def read_export(directory: Path) -> AgentExport:
     return AgentExport(data["current"], roadmap, branches, steps, commits)
 
 
+def read_agent_dir(directory: Path) -> tuple[str, AgentExport]:
+    """What `cortex agent import` reads: a `cortex agent export`, or a contexa workspace (`.GCC/`, the directory
+    holding it, or cortex's live files), with what it is."""
+    from .contexa_files import is_workspace, read_workspace
+
+    if not directory.is_dir():
+        raise CortexError(f"{directory} is not a directory")
+    if (directory / "metadata.yaml").is_file():
+        return "cortex export", read_export(directory)
+    for candidate in (directory, directory / ".GCC"):
+        if is_workspace(candidate):
+            return "contexa workspace", read_workspace(candidate)
+    raise CortexError(f"{directory} is neither a `cortex agent export` (metadata.yaml) nor a contexa workspace "
+                      "(main.md and branches/<name>/metadata.yaml, or a .GCC/ holding them)")
+
+
 def _time(value) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
