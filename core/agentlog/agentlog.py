@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from ..store.store import GitPosition, MemoryStore
 from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
 from .agent_workspace import AgentFiles
 from .agentlog_files import AgentExport, read_agent_dir, write_export
-from .contexa_files import render_commits, render_log, render_metadata, render_roadmap
+from .contexa_files import render_commits, render_log, render_metadata, render_roadmap, render_step
 
 MAIN = "main"
 _LOCK = ".agent.lock"
@@ -88,6 +88,15 @@ class AgentContext:
 def _step_line(s: AgentStep) -> str:
     origin = f" (from {s.origin})" if s.origin else ""
     return f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}"
+
+
+@dataclass
+class _Change:
+    """What one change touched, for the live files: branches whose files are rendered again, and steps logged on a
+    branch (appended to its log.md, which is all that changes there)."""
+
+    branches: set[str] = field(default_factory=set)
+    appended: dict[str, AgentStep] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,17 +232,17 @@ class AgentLog:
         return {**{t.name: t.version for t in tables}, "current": self.db.get_meta(_CURRENT) or MAIN}
 
     @contextlib.contextmanager
-    def _changing(self) -> Iterator[set[str]]:
-        """Hold the agent lock for a change, then bring the live files in step: the branches the change adds to the
-        yielded set, the roadmap and the state; every file that differs when the files were behind the store before
-        the change began. Nothing is written when the change raises."""
+    def _changing(self) -> Iterator[_Change]:
+        """Hold the agent lock for a change, then bring the live files in step: the branches the change names, the
+        roadmap and the state; every file that differs when the files were behind the store before the change
+        began. Nothing is written when the change raises."""
         with self.db.lock(_LOCK):
             before = self._stamp() if self.files is not None else None
-            touched: set[str] = set()
-            yield touched
-            self._sync(touched, before)
+            change = _Change()
+            yield change
+            self._sync(change, before)
 
-    def _sync(self, touched: set[str], before: dict | None) -> None:
+    def _sync(self, change: _Change, before: dict | None) -> None:
         files = self.files
         if files is None or self.db.read_only or not self.is_initialised():
             return
@@ -248,7 +257,14 @@ class AgentLog:
             return commits[name]
 
         rendered = {"main.md": render_roadmap(self.roadmap())}
-        for name in branches if everything else sorted(touched & set(branches)):
+        if not everything:
+            for name, step in change.appended.items():
+                try:  # in step before this change: the file is what a render would give, this step's block after it
+                    rendered[f"branches/{name}/log.md"] = (files.directory / "branches" / name / "log.md").read_text(
+                        encoding="utf-8") + render_step(step)
+                except (OSError, UnicodeDecodeError):
+                    change.branches.add(name)
+        for name in branches if everything else sorted(change.branches & set(branches)):
             b = branches[name]
             folder = f"branches/{name}/"
             rendered[folder + "log.md"] = render_log(b, self.steps(name), commits_of(name))
@@ -268,7 +284,7 @@ class AgentLog:
         if state is not None and state.get("synced") == self._stamp():
             return
         with self.db.lock(_LOCK):
-            self._sync(set(), None)
+            self._sync(_Change(), None)
 
     # --- changes -----------------------------------------------------------------------------------------------
 
@@ -294,11 +310,11 @@ class AgentLog:
         if not goal:
             raise CortexError("the goal is empty")
         self._refuse(goal=goal)
-        with self._changing() as touched:
+        with self._changing() as change:
             if self.is_initialised():
                 raise CortexError("the agent context already exists: extend the roadmap with `cortex agent roadmap TEXT`")
             self._files_free()
-            touched.add(MAIN)
+            change.branches.add(MAIN)
             stamp = now()
             self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": 1, "text": goal, "at": stamp}]))
             self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
@@ -320,12 +336,12 @@ class AgentLog:
         if not any(part.strip() for part in (observation, thought, action)):
             raise CortexError("an empty step: give an observation, a thought or an action")
         self._refuse(observation=observation, thought=thought, action=action)
-        with self._changing() as touched:
+        with self._changing() as change:
             name = self._active(branch or self.current()).name
-            touched.add(name)
             n = self._last_n(name) + 1
             step = self._store_step(AgentStep(name, n, observation.strip(), thought.strip(), action.strip(), "",
                                               *self._git(), now(), ""))
+            change.appended[name] = step
         return step
 
     def _git(self) -> tuple[str, str]:
@@ -347,9 +363,9 @@ class AgentLog:
         if not contribution:
             raise CortexError("the commit's contribution is empty")
         self._refuse(contribution=contribution, summary=previous_summary, roadmap=update_roadmap)
-        with self._changing() as touched:
+        with self._changing() as change:
             b = self._active(branch or self.current())
-            touched.add(b.name)
+            change.branches.add(b.name)
             commits = self.commits(b.name)
             covered = _last_covered(commits)
             new = tuple(s.n for s in self.steps(b.name) if s.n > covered)
@@ -388,8 +404,8 @@ class AgentLog:
     def branch(self, name: str, purpose: str) -> AgentBranch:
         validate_branch_name(name)
         self._refuse(branch_name=name, purpose=purpose)
-        with self._changing() as touched:
-            touched.add(name)
+        with self._changing() as change:
+            change.branches.add(name)
             parent = self._active(self.current()).name
             if self.find_branch(name) is not None:
                 raise CortexError(f"agent branch {name!r} already exists")
@@ -405,9 +421,9 @@ class AgentLog:
         return branch
 
     def abandon(self, name: str) -> AgentBranch:
-        with self._changing() as touched:
+        with self._changing() as change:
             branch = self._active(name)
-            touched.add(name)
+            change.branches.add(name)
             if name == MAIN:
                 raise CortexError("main cannot be abandoned")
             self._set_status(name, "abandoned", "")
@@ -425,10 +441,10 @@ class AgentLog:
         last write marks the source merged; running the merge again after a crash reuses the copies it finds and
         the merge commit (its id is derived from the branches), so nothing is stored twice."""
         self._refuse(summary=summary)
-        with self._changing() as touched:
+        with self._changing() as change:
             source = self.get_branch(name)
             into = target or source.parent or MAIN
-            touched.update((name, into))
+            change.branches.update((name, into))
             if into == name:
                 raise CortexError(f"cannot merge {name!r} into itself")
             if source.status == "merged":
@@ -477,14 +493,14 @@ class AgentLog:
         kind, data = read_agent_dir(directory)
         self._refuse(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
                                        *(c for v in data.commits.values() for c in v)]))
-        with self._changing() as touched:
+        with self._changing() as change:
             have = self._held() if self.is_initialised() else None
             if have is None and self.files is not None and self.files.directory.resolve() != directory.resolve():
                 self._files_free()
             missing = _missing(data, have, directory)
             if not any(missing.values()):
                 return AgentImport(kind, {}, self.context())
-            touched.update(b.name for b in data.branches)
+            change.branches.update(b.name for b in data.branches)
             if missing["branches"]:
                 self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in missing["branches"]]))
             if missing["roadmap"]:

@@ -77,15 +77,21 @@ def render_log(branch: AgentBranch, steps: list[AgentStep], commits: list[AgentC
     out = [f"# OTA Log — branch `{branch.name}`\n\n"]
     section = ""
     for s in steps:
-        source, _, number = s.origin.rpartition("#")
+        source = s.origin.rpartition("#")[0]
         if source and source != section:
             out.append(f"\n## Merged from `{source}` ({_stamp(merged_at.get(source, s.at))})\n\n")
         section = source
-        note = {"n": s.n, "origin": s.origin, "git_branch": s.git_branch, "head": s.head}
-        out.append(f"### Step {number if source else s.n} — {_stamp(s.at)}\n{_note(note)}"
-                   f"**Observation:** {_escaped(s.observation)}\n\n**Thought:** {_escaped(s.thought)}\n\n"
-                   f"**Action:** {_escaped(s.action)}\n\n---\n")
+        out.append(render_step(s))
     return "".join(out)
+
+
+def render_step(s: AgentStep) -> str:
+    """One step's block of log.md (a step logged on the branch itself is appended to the file as this)."""
+    source, _, number = s.origin.rpartition("#")
+    note = {"n": s.n, "origin": s.origin, "git_branch": s.git_branch, "head": s.head}
+    return (f"### Step {number if source else s.n} — {_stamp(s.at)}\n{_note(note)}"
+            f"**Observation:** {_escaped(s.observation)}\n\n**Thought:** {_escaped(s.thought)}\n\n"
+            f"**Action:** {_escaped(s.action)}\n\n---\n")
 
 
 def render_commits(branch: AgentBranch, commits: list[AgentCommit]) -> str:
