@@ -420,3 +420,31 @@ def test_agent_files_agree_with_the_store_after_a_kill_at_every_commit_and_file(
         _files_agree(copy)
         seen += 1
     assert seen >= 4, "killed between the store's commits and the files' renames"
+
+
+def test_a_contexa_import_killed_at_every_commit_is_finished_by_importing_again(repo, tmp_path):
+    """`cortex agent import .GCC` killed after each commit: the database holds part of it (or all), importing again
+    adds only the rest, and the result is what one uninterrupted import gives, files included."""
+    from .test_agent_files import contexa_workspace
+
+    contexa_workspace(repo)
+    Engine(repo).agent_log(create=True)  # the database and its tables, as a repository cortex already knows has them
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+    whole = tmp_path / "whole"
+    shutil.copytree(repo, whole, symlinks=True)
+    Engine(whole).agent_log(create=True).import_(whole)
+    expected = Engine(whole).agent_log()._held()
+    seen = 0
+    for n in range(1, 40, 3):  # every third commit: the import makes some 20
+        copy = tmp_path / f"n{n}"
+        shutil.copytree(base, copy, symlinks=True)
+        if not killed(cortex(copy, "agent", "import", ".GCC", crash_after=n)):
+            break
+        log = Engine(copy).agent_log(create=True)
+        log.import_(copy / ".GCC")
+        assert log._held() == expected
+        assert len(Engine(copy).list(tag="agent-step", status="all", limit=None)) == 5, "no memory made twice"
+        _files_agree(copy)
+        seen += 1
+    assert seen >= 4

@@ -498,22 +498,28 @@ class AgentLog:
             if have is None and self.files is not None and self.files.directory.resolve() != directory.resolve():
                 self._files_free()
             missing = _missing(data, have, directory)
-            if not any(missing.values()):
-                return AgentImport(kind, {}, self.context())
-            change.branches.update(b.name for b in data.branches)
-            if missing["branches"]:
-                self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in missing["branches"]]))
-            if missing["roadmap"]:
-                self.db.write(lambda: self.db.add(self.roadmap_table, [e.__dict__ for e in missing["roadmap"]]))
-            steps = self._mirrored(missing["steps"], step_memory)
-            if steps:
-                self.db.write(lambda: self.db.add(self.steps_table, [s.__dict__ for s in steps]))
-            commits = self._mirrored(missing["commits"], commit_memory)
-            if commits:
-                rows = [{**c.__dict__, "steps": list(c.steps)} for c in commits]
-                self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
-            self.db.set_meta(_CURRENT, data.current)
-        return AgentImport(kind, {name: len(rows) for name, rows in missing.items()}, self.context())
+            if any(missing.values()):
+                self._store_import(data, missing, change)
+        # The context is read once the lock is let go: reading it may bring the live files in step, under that lock.
+        added = {name: len(rows) for name, rows in missing.items()} if any(missing.values()) else {}
+        return AgentImport(kind, added, self.context())
+
+    def _store_import(self, data: AgentExport, missing: dict[str, list], change: _Change) -> None:
+        """The missing records, in an order a crash can stop anywhere: branches first (so a partial import is seen,
+        and finished by importing again), memories before the rows that name them."""
+        change.branches.update(b.name for b in data.branches)
+        if missing["branches"]:
+            self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in missing["branches"]]))
+        if missing["roadmap"]:
+            self.db.write(lambda: self.db.add(self.roadmap_table, [e.__dict__ for e in missing["roadmap"]]))
+        steps = self._mirrored(missing["steps"], step_memory)
+        if steps:
+            self.db.write(lambda: self.db.add(self.steps_table, [s.__dict__ for s in steps]))
+        commits = self._mirrored(missing["commits"], commit_memory)
+        if commits:
+            rows = [{**c.__dict__, "steps": list(c.steps)} for c in commits]
+            self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
+        self.db.set_meta(_CURRENT, data.current)
 
     def _mirrored(self, records: list, memory: Callable) -> list:
         """The records with the ids of their memories, made in one batch per git position (steps a merge copied are
