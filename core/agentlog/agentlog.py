@@ -26,9 +26,9 @@ from ..store.memory_rows import now
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from ..store.sql import quote, scan
 from ..store.store import GitPosition, MemoryStore
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 from .agent_workspace import AgentFiles
-from .agentlog_files import AgentExport, read_agent_dir, write_export
+from .agentlog_files import read_agent_dir, write_export
 from .contexa_files import render_commits, render_log, render_metadata, render_roadmap, render_step
 
 MAIN = "main"

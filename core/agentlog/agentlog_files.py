@@ -3,26 +3,16 @@ holds every field and is what `cortex agent import` reads, so a round trip is ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from ..errors import CortexError
 from ..nesting import parsed_within_limit
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 
 FORMAT = 1
 _INTERNAL = {"memory_id", "branch"}
 """Not written: memory ids are made again on import, and a step's or commit's branch is the section it is in."""
-
-
-@dataclass(frozen=True)
-class AgentExport:
-    current: str
-    roadmap: list[RoadmapEntry]
-    branches: list[AgentBranch]
-    steps: dict[str, list[AgentStep]]
-    commits: dict[str, list[AgentCommit]]
 
 
 def _stamp(value: datetime) -> str:

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import CortexError
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 
 MAIN_PURPOSE = "Primary reasoning trajectory"
 _STEP_LABELS = ("**Observation:**", "**Thought:**", "**Action:**")
@@ -239,10 +239,8 @@ def _roadmap(path: Path) -> list[RoadmapEntry]:
     return [RoadmapEntry(seq, _unescaped(text), at) for seq, (at, text) in enumerate(entries, 1)]
 
 
-def read_workspace(directory: Path):
+def read_workspace(directory: Path) -> AgentExport:
     """A contexa workspace (or cortex's live files) as the records `cortex agent import` stores."""
-    from .agentlog_files import AgentExport
-
     branches = {b.branch.name: b for b in map(_branch, sorted(p.parent for p in
                                                                 (directory / "branches").glob("*/metadata.yaml")))}
     if "main" not in branches:
