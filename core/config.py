@@ -216,6 +216,9 @@ class Settings(BaseSettings):
     reads in between cost no round trip to check for new versions."""
     remote_timeout_seconds: float = 10.0
     """Timeout of one request to a remote store; an unreachable store fails within a few of these."""
+    agent_dir: str = ".cortex/agent"
+    """Where the agent context's live files (contexa's layout: main.md, branches/<name>/{log,commit}.md and
+    metadata.yaml) are kept in step with every agent operation; relative to the repository root. Empty: none."""
     theme: str = "cortex-dark"
     """Dashboard theme."""
     search: SearchWeights = SearchWeights()

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .agentlog.agent_workspace import AgentFiles
 from .agentlog.agentlog import AgentLog
 from .anchors.anchoring import Anchoring
 from .config import RETAINED_SCOPES, SearchWeights, Settings, load_settings
@@ -151,11 +152,14 @@ class Engine:
             return self._index
 
     def agent_log(self, create: bool = False) -> AgentLog:
-        """The agent context controller (in the repository's database, beside the memories it mirrors into)."""
+        """The agent context controller (in the repository's database, beside the memories it mirrors into), keeping
+        its live files (setting `agent_dir`) in step."""
         with self._lock:
             if self._agent_log is None:
                 store = self.store(create=create)
-                self._agent_log = AgentLog(store.db, store, self.position)
+                where = self.settings.agent_dir.strip()
+                files = AgentFiles(self.root / Path(where).expanduser()) if where else None
+                self._agent_log = AgentLog(store.db, store, self.position, files)
             return self._agent_log
 
     def team_store(self, create: bool = False) -> MemoryStore:

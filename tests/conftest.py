@@ -83,6 +83,8 @@ PROCESS_FILES = {"test_crash.py", "test_concurrency.py", "test_serve.py", "test_
                  "test_packaging.py"}
 """Files whose tests all run `cortex`, a server or a crash in processes of their own."""
 PROCESS_TESTS = {
+    "test_agent_files.py::test_the_cli_says_what_an_import_did_and_refuses_a_different_context",
+    "test_agent_files.py::test_the_live_files_follow_every_cli_operation_and_read_back_as_the_store",
     "test_agentlog.py::test_concurrent_processes_get_distinct_gap_free_steps",
     "test_agentlog.py::test_the_cli_drives_a_session_and_search_finds_committed_steps",
     "test_agentlog.py::test_init_and_branches_print_as_text",

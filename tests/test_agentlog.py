@@ -145,8 +145,13 @@ def test_export_import_round_trip_is_exact(log, tmp_path):
         assert (second / path.relative_to(first)).read_bytes() == path.read_bytes(), path.name
     assert other.context(k=3).markdown() == log.context(k=3).markdown()
     assert other.current() == MAIN
-    with pytest.raises(CortexError, match="already has an agent context"):
-        other.import_(first)
+    assert other.import_(first).added == {}, "importing the same export again adds nothing"
+    log.log_ota("only in the first database", "", "")
+    other.log_ota("only in the second database", "", "")
+    third = tmp_path / "third"
+    log.export(third)
+    with pytest.raises(CortexError, match=r"^this database's agent context differs from .*third \(step main#\d+\): "):
+        other.import_(third)
 
 
 def test_concurrent_processes_get_distinct_gap_free_steps(log, repo):

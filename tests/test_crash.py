@@ -392,3 +392,59 @@ def test_first_indexes_killed_at_random_moments_are_finished_by_the_next_command
 
 def _as_tuple(done: subprocess.CompletedProcess) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
+
+
+def _files_agree(copy: Path) -> None:
+    from cortex_tui.core.agentlog.agentlog_files import read_agent_dir
+
+    log = Engine(copy).agent_log()
+    assert read_agent_dir(copy / ".cortex" / "agent")[1] == log._held()
+
+
+@pytest.mark.parametrize("operation", [("log", "--obs", "killed mid-step", "--action", "retry"),
+                                       ("commit", "killed mid-commit", "--roadmap", "then ship")])
+def test_agent_files_agree_with_the_store_after_a_kill_at_every_commit_and_file(repo, tmp_path, operation):
+    """`cortex agent log`/`commit` killed after each of its store commits and each file it renames: the next
+    operation (a new step), or a read, leaves the live files saying exactly what the store holds."""
+    log = Engine(repo).agent_log(create=True)
+    log.init("ship the parser")
+    log.log_ota("main starts", "plan", "read code")
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+    seen = 0
+    for n, copy in boundaries(base, tmp_path, lambda c, n: killed(cortex(c, "agent", *operation, crash_after=n))):
+        if n % 2:
+            Engine(copy).agent_log().log_ota("after the kill", "", "go on")
+        else:
+            Engine(copy).agent_log().context()
+        _files_agree(copy)
+        seen += 1
+    assert seen >= 4, "killed between the store's commits and the files' renames"
+
+
+def test_a_contexa_import_killed_at_every_commit_is_finished_by_importing_again(repo, tmp_path):
+    """`cortex agent import .GCC` killed after each commit: the database holds part of it (or all), importing again
+    adds only the rest, and the result is what one uninterrupted import gives, files included."""
+    from .test_agent_files import contexa_workspace
+
+    contexa_workspace(repo)
+    Engine(repo).agent_log(create=True)  # the database and its tables, as a repository cortex already knows has them
+    base = tmp_path / "base"
+    shutil.copytree(repo, base, symlinks=True)
+    whole = tmp_path / "whole"
+    shutil.copytree(repo, whole, symlinks=True)
+    Engine(whole).agent_log(create=True).import_(whole)
+    expected = Engine(whole).agent_log()._held()
+    seen = 0
+    for n in range(1, 40, 3):  # every third commit: the import makes some 20
+        copy = tmp_path / f"n{n}"
+        shutil.copytree(base, copy, symlinks=True)
+        if not killed(cortex(copy, "agent", "import", ".GCC", crash_after=n)):
+            break
+        log = Engine(copy).agent_log(create=True)
+        log.import_(copy / ".GCC")
+        assert log._held() == expected
+        assert len(Engine(copy).list(tag="agent-step", status="all", limit=None)) == 5, "no memory made twice"
+        _files_agree(copy)
+        seen += 1
+    assert seen >= 4

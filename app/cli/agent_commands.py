@@ -68,8 +68,17 @@ def _state(result) -> str:
 
 
 def _started(result) -> str:
-    """`init` and `import` answer with the whole context: said as the branch it is on and the goal."""
+    """`init` answers with the whole context: said as the branch it is on and the goal."""
     return f"agent context on branch {result.branch.name}: {result.branch.purpose}"
+
+
+def _imported(result) -> str:
+    b = result.context.branch
+    if not result.added:
+        return f"nothing to import: this database's agent context already holds all of this {result.kind}"
+    added = result.added
+    return (f"imported a {result.kind}: {added['branches']} branches, {added['steps']} steps, {added['commits']} "
+            f"commits, {added['roadmap']} roadmap entries; on branch {b.name}: {b.purpose}")
 
 
 OPS = {op.name: op for op in (
@@ -98,8 +107,8 @@ OPS = {op.name: op for op in (
     AgentOp("branches", "every branch with its status", lambda log, args, ctx: _branches(log)),
     AgentOp("export", "write markdown and metadata.yaml to a directory",
             lambda log, args, ctx: _export(log, args, ctx), add_arguments=lambda a: a.add_argument("directory")),
-    AgentOp("import", "read an export into a database without an agent context",
-            lambda log, args, ctx: log.import_(ctx.path(args.directory)), _started,
+    AgentOp("import", "read an export, a contexa workspace (.GCC) or live files; again: only what is missing",
+            lambda log, args, ctx: log.import_(ctx.path(args.directory)), _imported,
             lambda a: a.add_argument("directory")),
 )}
 

@@ -74,6 +74,17 @@ class AgentCommit:
         return "\n".join(part for part in (self.summary, f"- {self.contribution}") if part)
 
 
+@dataclass(frozen=True)
+class AgentExport:
+    """A whole agent context as a directory gives it (an export, a contexa workspace, the live files)."""
+
+    current: str
+    roadmap: list[RoadmapEntry]
+    branches: list[AgentBranch]
+    steps: dict[str, list[AgentStep]]
+    commits: dict[str, list[AgentCommit]]
+
+
 def validate_branch_name(name: str) -> str:
     if not name or not _NAME.fullmatch(name):
         raise CortexError(

@@ -8,10 +8,11 @@ Step numbers are taken under a lock across processes, so agents logging to one b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import uuid
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,10 @@ from ..store.memory_rows import now
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from ..store.sql import quote, scan
 from ..store.store import GitPosition, MemoryStore
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
-from .agentlog_files import read_export, write_export
+from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
+from .agent_workspace import AgentFiles
+from .agentlog_files import read_agent_dir, write_export
+from .contexa_files import render_commits, render_log, render_metadata, render_roadmap, render_step
 
 MAIN = "main"
 _LOCK = ".agent.lock"
@@ -87,6 +90,15 @@ def _step_line(s: AgentStep) -> str:
     return f"{s.n}.{origin} **O:** {s.observation} **T:** {s.thought} **A:** {s.action}"
 
 
+@dataclass
+class _Change:
+    """What one change touched, for the live files: branches whose files are rendered again, and steps logged on a
+    branch (appended to its log.md, which is all that changes there)."""
+
+    branches: set[str] = field(default_factory=set)
+    appended: dict[str, AgentStep] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class AgentBranches:
     """What `cortex agent branches` and the `agent_branches` tool list."""
@@ -129,10 +141,13 @@ class AgentLog:
     """The agent context of one database. Reads are plain; every change holds the agent lock for its whole
     read-then-write, so concurrent agents see each other's steps."""
 
-    def __init__(self, db: Database, store: MemoryStore, position: Callable[[], GitPosition]) -> None:
+    def __init__(self, db: Database, store: MemoryStore, position: Callable[[], GitPosition],
+                 files: AgentFiles | None = None) -> None:
         self.db = db
         self.store = store
         self.position = position
+        self.files = files
+        """The live files kept in step with every change (None: none)."""
         self.roadmap_table = db.open_table("agent_roadmap", AGENT_ROADMAP_SCHEMA)
         self.branches_table = db.open_table("agent_branches", AGENT_BRANCHES_SCHEMA)
         self.steps_table = db.open_table("agent_steps", AGENT_STEPS_SCHEMA)
@@ -190,6 +205,7 @@ class AgentLog:
         if k < 0:
             raise CortexError("k must be 0 or more")
         b = self.get_branch(branch or self.current())
+        self.resync_files()
         commits = self.commits(b.name)
         steps = self.steps(b.name)
         covered = _last_covered(commits)
@@ -203,9 +219,72 @@ class AgentLog:
     def overview(self) -> AgentBranches:
         """Every branch with its status and how many steps and commits it holds."""
         current = self.current()
+        self.resync_files()
         branches = tuple(self.branches())
         return AgentBranches(current, branches, {b.name: len(self.steps(b.name)) for b in branches},
                              {b.name: len(self.commits(b.name)) for b in branches})
+
+    # --- the live files ----------------------------------------------------------------------------------------
+
+    def _stamp(self) -> dict:
+        """The store as the files show it: the agent tables' versions and the current branch."""
+        tables = (self.roadmap_table, self.branches_table, self.steps_table, self.commits_table)
+        return {**{t.name: t.version for t in tables}, "current": self.db.get_meta(_CURRENT) or MAIN}
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[_Change]:
+        """Hold the agent lock for a change, then bring the live files in step: the branches the change names, the
+        roadmap and the state; every file that differs when the files were behind the store before the change
+        began. Nothing is written when the change raises."""
+        with self.db.lock(_LOCK):
+            before = self._stamp() if self.files is not None else None
+            change = _Change()
+            yield change
+            self._sync(change, before)
+
+    def _sync(self, change: _Change, before: dict | None) -> None:
+        files = self.files
+        if files is None or self.db.read_only or not self.is_initialised():
+            return
+        state = files.state()
+        everything = before is None or state is None or state.get("synced") != before
+        branches = {b.name: b for b in self.branches()}
+        commits: dict[str, list[AgentCommit]] = {}
+
+        def commits_of(name: str) -> list[AgentCommit]:
+            if name not in commits:
+                commits[name] = self.commits(name)
+            return commits[name]
+
+        rendered = {"main.md": render_roadmap(self.roadmap())}
+        if not everything:
+            for name, step in change.appended.items():
+                try:  # in step before this change: the file is what a render would give, this step's block after it
+                    rendered[f"branches/{name}/log.md"] = (files.directory / "branches" / name / "log.md").read_text(
+                        encoding="utf-8") + render_step(step)
+                except (OSError, UnicodeDecodeError):
+                    change.branches.add(name)
+        for name in branches if everything else sorted(change.branches & set(branches)):
+            b = branches[name]
+            folder = f"branches/{name}/"
+            rendered[folder + "log.md"] = render_log(b, self.steps(name), commits_of(name))
+            rendered[folder + "commit.md"] = render_commits(b, commits_of(name))
+            merged_at = next((c.at for c in commits_of(b.merged_into) if c.merged_from == name), None) \
+                if b.merged_into else None
+            rendered[folder + "metadata.yaml"] = render_metadata(b, merged_at)
+        stamp = self._stamp()
+        files.write(rendered, stamp["current"], stamp)
+
+    def resync_files(self) -> None:
+        """Rewrite the live files if they are behind the store (a process killed between its commit and its files):
+        what a read does, so the files are right whenever cortex has looked."""
+        if self.files is None or self.db.read_only or not self.is_initialised():
+            return
+        state = self.files.state()
+        if state is not None and state.get("synced") == self._stamp():
+            return
+        with self.db.lock(_LOCK):
+            self._sync(_Change(), None)
 
     # --- changes -----------------------------------------------------------------------------------------------
 
@@ -231,14 +310,24 @@ class AgentLog:
         if not goal:
             raise CortexError("the goal is empty")
         self._refuse(goal=goal)
-        with self.db.lock(_LOCK):
+        with self._changing() as change:
             if self.is_initialised():
                 raise CortexError("the agent context already exists: extend the roadmap with `cortex agent roadmap TEXT`")
+            self._files_free()
+            change.branches.add(MAIN)
             stamp = now()
             self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": 1, "text": goal, "at": stamp}]))
             self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
             self.db.set_meta(_CURRENT, MAIN)
         return self.context()
+
+    def _files_free(self) -> None:
+        """A new context's files go where no other context's are (those of a database since deleted, a contexa
+        workspace): refused before anything is stored, never written over."""
+        if self.files is not None and self.files.holds_a_context():
+            where = self.files.directory
+            raise CortexError(f"{where} holds another agent context's files: continue it with `cortex agent import "
+                              f"{where}`, or move it away (or set agent_dir elsewhere)")
 
     def _add_branch(self, branch: AgentBranch) -> None:
         self.db.write(lambda: self.db.add(self.branches_table, [branch.__dict__]))
@@ -247,11 +336,12 @@ class AgentLog:
         if not any(part.strip() for part in (observation, thought, action)):
             raise CortexError("an empty step: give an observation, a thought or an action")
         self._refuse(observation=observation, thought=thought, action=action)
-        with self.db.lock(_LOCK):
+        with self._changing() as change:
             name = self._active(branch or self.current()).name
             n = self._last_n(name) + 1
             step = self._store_step(AgentStep(name, n, observation.strip(), thought.strip(), action.strip(), "",
                                               *self._git(), now(), ""))
+            change.appended[name] = step
         return step
 
     def _git(self) -> tuple[str, str]:
@@ -273,8 +363,9 @@ class AgentLog:
         if not contribution:
             raise CortexError("the commit's contribution is empty")
         self._refuse(contribution=contribution, summary=previous_summary, roadmap=update_roadmap)
-        with self.db.lock(_LOCK):
+        with self._changing() as change:
             b = self._active(branch or self.current())
+            change.branches.add(b.name)
             commits = self.commits(b.name)
             covered = _last_covered(commits)
             new = tuple(s.n for s in self.steps(b.name) if s.n > covered)
@@ -290,7 +381,7 @@ class AgentLog:
         if not text:
             raise CortexError("the roadmap entry is empty")
         self._refuse(roadmap=text)
-        with self.db.lock(_LOCK):
+        with self._changing():
             self._require_init()
             return self._append_roadmap(text)
 
@@ -313,7 +404,8 @@ class AgentLog:
     def branch(self, name: str, purpose: str) -> AgentBranch:
         validate_branch_name(name)
         self._refuse(branch_name=name, purpose=purpose)
-        with self.db.lock(_LOCK):
+        with self._changing() as change:
+            change.branches.add(name)
             parent = self._active(self.current()).name
             if self.find_branch(name) is not None:
                 raise CortexError(f"agent branch {name!r} already exists")
@@ -323,14 +415,15 @@ class AgentLog:
         return created
 
     def switch(self, name: str) -> AgentBranch:
-        with self.db.lock(_LOCK):
+        with self._changing():
             branch = self._active(name)
             self.db.set_meta(_CURRENT, name)
         return branch
 
     def abandon(self, name: str) -> AgentBranch:
-        with self.db.lock(_LOCK):
+        with self._changing() as change:
             branch = self._active(name)
+            change.branches.add(name)
             if name == MAIN:
                 raise CortexError("main cannot be abandoned")
             self._set_status(name, "abandoned", "")
@@ -348,9 +441,10 @@ class AgentLog:
         last write marks the source merged; running the merge again after a crash reuses the copies it finds and
         the merge commit (its id is derived from the branches), so nothing is stored twice."""
         self._refuse(summary=summary)
-        with self.db.lock(_LOCK):
+        with self._changing() as change:
             source = self.get_branch(name)
             into = target or source.parent or MAIN
+            change.branches.update((name, into))
             if into == name:
                 raise CortexError(f"cannot merge {name!r} into itself")
             if source.status == "merged":
@@ -391,29 +485,95 @@ class AgentLog:
                             {b.name: self.steps(b.name) for b in branches},
                             {b.name: self.commits(b.name) for b in branches})
 
-    def import_(self, directory: Path) -> AgentContext:
-        """Read an export back: the same roadmap, branches, steps and commits, each mirrored as a memory again."""
-        data = read_export(directory)
+    def import_(self, directory: Path) -> AgentImport:
+        """Read a `cortex agent export`, a contexa workspace or cortex's live files into this database: every branch,
+        step, commit and roadmap entry, each step and commit mirrored as a memory again. Idempotent and resumable:
+        what the database already holds of it is kept, the rest added; a database whose agent context differs in
+        anything is refused. Everything is read and checked before the first write."""
+        kind, data = read_agent_dir(directory)
         self._refuse(**record_texts([*data.roadmap, *data.branches, *(s for v in data.steps.values() for s in v),
                                        *(c for v in data.commits.values() for c in v)]))
-        with self.db.lock(_LOCK):
-            if self.is_initialised():
-                raise CortexError("this database already has an agent context; import into a fresh one")
-            roadmap = [e.__dict__ for e in data.roadmap]
-            self.db.write(lambda: self.db.add(self.roadmap_table, roadmap))
-            self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in data.branches]))
-            for steps in data.steps.values():
-                for s in steps:
-                    self._store_step(s, mirror=not s.origin)
-            rows = []
-            for commits in data.commits.values():
-                for c in commits:
-                    c = replace(c, memory_id=self._mirror(commit_memory(c), c.git_branch, c.head))
-                    rows.append({**c.__dict__, "steps": list(c.steps)})
-            if rows:
-                self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
-            self.db.set_meta(_CURRENT, data.current)
-        return self.context()
+        with self._changing() as change:
+            have = self._held() if self.is_initialised() else None
+            if have is None and self.files is not None and self.files.directory.resolve() != directory.resolve():
+                self._files_free()
+            missing = _missing(data, have, directory)
+            if any(missing.values()):
+                self._store_import(data, missing, change)
+        # The context is read once the lock is let go: reading it may bring the live files in step, under that lock.
+        added = {name: len(rows) for name, rows in missing.items()} if any(missing.values()) else {}
+        return AgentImport(kind, added, self.context())
+
+    def _store_import(self, data: AgentExport, missing: dict[str, list], change: _Change) -> None:
+        """The missing records, in an order a crash can stop anywhere: branches first (so a partial import is seen,
+        and finished by importing again), memories before the rows that name them."""
+        change.branches.update(b.name for b in data.branches)
+        if missing["branches"]:
+            self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in missing["branches"]]))
+        if missing["roadmap"]:
+            self.db.write(lambda: self.db.add(self.roadmap_table, [e.__dict__ for e in missing["roadmap"]]))
+        steps = self._mirrored(missing["steps"], step_memory)
+        if steps:
+            self.db.write(lambda: self.db.add(self.steps_table, [s.__dict__ for s in steps]))
+        commits = self._mirrored(missing["commits"], commit_memory)
+        if commits:
+            rows = [{**c.__dict__, "steps": list(c.steps)} for c in commits]
+            self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
+        self.db.set_meta(_CURRENT, data.current)
+
+    def _mirrored(self, records: list, memory: Callable) -> list:
+        """The records with the ids of their memories, made in one batch per git position (steps a merge copied are
+        not mirrored: their originals are). A memory made before a crash is found again, not made twice."""
+        out = list(records)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, r in enumerate(out):
+            if not getattr(r, "origin", ""):
+                groups.setdefault((r.git_branch, r.head), []).append(i)
+        for (git_branch, head), positions in groups.items():
+            made = self.store.remember_many([memory(out[i]) for i in positions], GitPosition(git_branch, head))
+            for i, result in zip(positions, made):
+                out[i] = replace(out[i], memory_id=result.memory.id)
+        return out
+
+    def _held(self) -> AgentExport:
+        """What the database holds, as an import reads it (steps a merge copied included, memory ids left out)."""
+        branches = self.branches()
+        return AgentExport(self.current(), self.roadmap(), branches,
+                           {b.name: [replace(s, memory_id="") for s in self._stored_steps(b.name)] for b in branches},
+                           {b.name: [replace(c, memory_id="") for c in self.commits(b.name)] for b in branches})
+
+
+@dataclass(frozen=True)
+class AgentImport:
+    """What `cortex agent import` did: the kind of directory read, how many of each record it added (none: the
+    database held them all already), and the context now."""
+
+    kind: str
+    added: dict[str, int]
+    context: AgentContext
+
+
+def _missing(data: AgentExport, have: AgentExport | None, directory: Path) -> dict[str, list]:
+    """The records of `data` the database lacks, by kind; refused when the database holds any record `data` does
+    not, or holds one differently."""
+    theirs = _keyed(data)
+    mine = _keyed(have) if have is not None else {kind: {} for kind in theirs}
+    for kind, records in mine.items():
+        for key, record in records.items():
+            if theirs[kind].get(key) != record:
+                raise CortexError(f"this database's agent context differs from {directory} ({_SINGULAR[kind]} {key}): "
+                                  "import into a database without one")
+    return {kind: [r for key, r in records.items() if key not in mine[kind]] for kind, records in theirs.items()}
+
+
+_SINGULAR = {"branches": "branch", "roadmap": "roadmap", "steps": "step", "commits": "commit"}
+
+
+def _keyed(data: AgentExport) -> dict[str, dict[str, Any]]:
+    return {"branches": {b.name: b for b in data.branches},
+            "roadmap": {f"entry {e.seq}": e for e in data.roadmap},
+            "steps": {f"{s.branch}#{s.n}": s for v in data.steps.values() for s in v},
+            "commits": {f"{c.branch} {c.id}": c for v in data.commits.values() for c in v}}
 
 
 def step_memory(step: AgentStep) -> MemoryDraft:

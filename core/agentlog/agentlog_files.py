@@ -3,26 +3,16 @@ holds every field and is what `cortex agent import` reads, so a round trip is ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from ..errors import CortexError
 from ..nesting import parsed_within_limit
-from .agent_records import AgentBranch, AgentCommit, AgentStep, RoadmapEntry, validate_branch_name
+from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 
 FORMAT = 1
 _INTERNAL = {"memory_id", "branch"}
 """Not written: memory ids are made again on import, and a step's or commit's branch is the section it is in."""
-
-
-@dataclass(frozen=True)
-class AgentExport:
-    current: str
-    roadmap: list[RoadmapEntry]
-    branches: list[AgentBranch]
-    steps: dict[str, list[AgentStep]]
-    commits: dict[str, list[AgentCommit]]
 
 
 def _stamp(value: datetime) -> str:
@@ -109,6 +99,22 @@ def read_export(directory: Path) -> AgentExport:
     if data["current"] not in steps:
         raise CortexError(f"{path}: current branch {data['current']!r} is not among the branches")
     return AgentExport(data["current"], roadmap, branches, steps, commits)
+
+
+def read_agent_dir(directory: Path) -> tuple[str, AgentExport]:
+    """What `cortex agent import` reads: a `cortex agent export`, or a contexa workspace (`.GCC/`, the directory
+    holding it, or cortex's live files), with what it is."""
+    from .contexa_files import is_workspace, read_workspace
+
+    if not directory.is_dir():
+        raise CortexError(f"{directory} is not a directory")
+    if (directory / "metadata.yaml").is_file():
+        return "cortex export", read_export(directory)
+    for candidate in (directory, directory / ".GCC"):
+        if is_workspace(candidate):
+            return "contexa workspace", read_workspace(candidate)
+    raise CortexError(f"{directory} is neither a `cortex agent export` (metadata.yaml) nor a contexa workspace "
+                      "(main.md and branches/<name>/metadata.yaml, or a .GCC/ holding them)")
 
 
 def _time(value) -> datetime:
