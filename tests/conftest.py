@@ -4,6 +4,7 @@ process with an explicit context where the two paths can differ (`both_modes`)."
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -349,29 +350,42 @@ def _indexed_shop(tmp_path_factory) -> Path:
     commit_file(repo, "README.md", "# demo\n", "Write a readme")
     commit_file(repo, "shop/pricing.py", SHOP_FILES["shop/pricing.py"], "Add pricing")
     commit_file(repo, "shop/cart.py", SHOP_FILES["shop/cart.py"], "Add cart")
-    saved = {name: os.environ.pop(name, None) for name in ("CORTEX_GLOBAL_DB", "CORTEX_DB")}
     # Never a developer's stores (a test's own are set after this fixture, by `_isolated_global`).
-    os.environ["CORTEX_GLOBAL_DB"] = str(base / "global-db")
-    try:
+    with own_stores(base):
         engine = Engine(repo)
         engine.remember(MemoryDraft(text="Prices include tax; never add it twice.", kind="decision",
                                     files=("shop/pricing.py",)))
         engine.remember(MemoryDraft(text="Add a fuel surcharge to shipping.", kind="task"))
         engine.code_index(create=True).update()
         engine.close()
-    finally:
-        for name, value in saved.items():
-            os.environ.pop(name, None)
-            if value is not None:
-                os.environ[name] = value
     return repo
 
 
 @pytest.fixture
 def shop(_indexed_shop, tmp_path) -> Path:
     """A copy of the indexed shop repository (file times kept, so its index is fresh)."""
+    return copy_of(_indexed_shop, tmp_path)
+
+
+@contextlib.contextmanager
+def own_stores(base: Path):
+    """While a session fixture builds a repository: no database named by the environment, and a global store of
+    its own under `base`, whatever the developer's environment says; the environment as it was afterwards."""
+    saved = {name: os.environ.pop(name, None) for name in ("CORTEX_GLOBAL_DB", "CORTEX_DB")}
+    os.environ["CORTEX_GLOBAL_DB"] = str(base / "global-db")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
+
+
+def copy_of(built: Path, tmp_path: Path) -> Path:
+    """A test's own copy of a repository a session fixture built (file times kept, so its index stays fresh)."""
     repo = tmp_path / "repo"
-    shutil.copytree(_indexed_shop, repo, symlinks=True)
+    shutil.copytree(built, repo, symlinks=True)
     return repo
 
 

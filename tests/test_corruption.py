@@ -19,7 +19,7 @@ import pytest
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 
-from .conftest import Cli, commit_file, git
+from .conftest import Cli, commit_file, copy_of, git, own_stores
 
 MEMORIES = 22
 FILES = {f"pkg/mod{i}.py": f"def handler_{i}(request):\n    return 'answer {i}'\n" for i in range(6)}
@@ -33,27 +33,18 @@ def _populated(tmp_path_factory) -> Path:
     git(repo, "init", "-q", "-b", "main")
     for path, text in FILES.items():
         commit_file(repo, path, text, f"Add {path}")
-    saved = {name: os.environ.pop(name, None) for name in ("CORTEX_GLOBAL_DB", "CORTEX_DB")}
-    os.environ["CORTEX_GLOBAL_DB"] = str(base / "global-db")
-    try:
+    with own_stores(base):
         engine = Engine(repo)
         engine.code_index(create=True).update()
         for i in range(MEMORIES):
             engine.remember(MemoryDraft(text=f"decision {i}: the handler {i} answers in under {i + 1} ms"))
         engine.close()
-    finally:
-        for name, value in saved.items():
-            os.environ.pop(name, None)
-            if value is not None:
-                os.environ[name] = value
     return repo
 
 
 @pytest.fixture
 def populated(_populated, tmp_path) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(_populated, repo, symlinks=True)
-    return repo
+    return copy_of(_populated, tmp_path)
 
 
 def db_of(repo: Path) -> Path:
