@@ -68,18 +68,24 @@ def write_export(directory: Path, current: str, roadmap: list[RoadmapEntry], bra
     return written
 
 
-def read_export(directory: Path) -> AgentExport:
+def read_yaml(path: Path, missing: str = "") -> object:
+    """A YAML file's data, nested within the parsers' depth limit; any failure is one line naming the file
+    (`missing`: what its absence means, said after "not found")."""
     import yaml
 
-    path = directory / "metadata.yaml"
     try:
-        data = parsed_within_limit(lambda: yaml.safe_load(path.read_text(encoding="utf-8")))
+        return parsed_within_limit(lambda: yaml.safe_load(path.read_text(encoding="utf-8")))
     except CortexError as exc:
         raise CortexError(f"{path}: {exc}") from None
     except FileNotFoundError:
-        raise CortexError(f"{path} not found: not a `cortex agent export` directory") from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CortexError(f"{path} not found" + (f": {missing}" if missing else "")) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise CortexError(f"{path} is not readable YAML: {str(exc).splitlines()[0]}") from None
+
+
+def read_export(directory: Path) -> AgentExport:
+    path = directory / "metadata.yaml"
+    data = read_yaml(path, "not a `cortex agent export` directory")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CortexError(f"{path}: unknown format (expected format: {FORMAT})")
     try:

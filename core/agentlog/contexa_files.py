@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import CortexError
 from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
+from .agentlog_files import read_yaml
 
 MAIN_PURPOSE = "Primary reasoning trajectory"
 _STEP_LABELS = ("**Observation:**", "**Thought:**", "**Action:**")
@@ -191,17 +192,8 @@ class _Branch:
 
 
 def _branch(folder: Path) -> _Branch:
-    import yaml
-
-    from ..nesting import parsed_within_limit
-
     path = folder / "metadata.yaml"
-    try:
-        data = parsed_within_limit(lambda: yaml.safe_load(path.read_text(encoding="utf-8")))
-    except CortexError as exc:
-        raise CortexError(f"{path}: {exc}") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise CortexError(f"{path} is not readable YAML: {str(exc).splitlines()[0]}") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise CortexError(f"{path}: not a mapping of name, purpose, created_from, created_at, status")
     try:
