@@ -231,6 +231,13 @@ class Settings(BaseSettings):
         of this process's; never part of the settings' fields, so never dumped or printed with them."""
         return self._credentials if self._credentials is not None else CloudCredentials.of(os.environ)
 
+    def without_credentials(self) -> Settings:
+        """These settings holding no object-store credentials: what an engine that uses no object store keeps, so
+        that a long-lived process holds no caller's keys it does not need."""
+        copy = self.model_copy()
+        copy._credentials = CloudCredentials()
+        return copy
+
     @classmethod
     def settings_customise_sources(
         cls,

@@ -259,6 +259,9 @@ class Engine:
                         else self._store_for(scope).remember_many(chosen, pos, progress))
                 for i, result in zip(picked, done):
                     results[i] = result
+        pruned = tuple({d.scope for d in drafts if self.settings.retention.prunes(d.scope)})
+        if pruned:
+            self.retention(dry_run=False, scopes=pruned)  # as after one `remember`: imports and syncs are held too
         return [r for r in results if r is not None]
 
     def import_exact(self, memories: Sequence[Memory], progress: Callable[[int, int], None] | None = None) -> list[str]:

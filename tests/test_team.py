@@ -627,3 +627,19 @@ def test_cortex_mcp_attached_to_a_server_without_credentials_writes_to_the_team_
     after = connection.ask(paths, "status")
     assert after["pid"] == before["pid"] and after["calls"] >= before["calls"] + 2
     assert [m.text for m in _team_memories(team)] == ["Agents share this through the team"]
+
+
+def test_a_server_started_from_a_shell_with_credentials_holds_none_of_them(repo, team, monkeypatch):
+    """The server is started without object-store variables even by a shell that has them (`start_server` strips
+    them): it never answers with its own. The helper above starts it from a shell without any; this one with."""
+    from cortex_tui.app.link import connection, protocol
+
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "a-session-token-the-server-must-not-hold")
+    assert any(name.startswith("AWS_ACCESS_KEY") for name in os.environ), "the team fixture sets credentials"
+    key = connection.server_key(str(repo), None)
+    conn = connection.start_server(protocol.server_paths(*key), *key)
+    assert conn is not None, "no resident server could be started"
+    conn.close()
+    status = connection.ask(protocol.server_paths(*key), "status")
+    assert status is not None
+    assert b"AWS_" not in Path(f"/proc/{status['pid']}/environ").read_bytes()

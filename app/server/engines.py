@@ -63,8 +63,11 @@ class EngineCache:
         root = gitctx.repo_root(resolved) or resolved
         uri = db or settings.db or default_db_uri(root)
         # The credentials count only where an object store is used (a shell with AWS_* set and no team store shares
-        # the warm engine), and by their hash alone: a key is kept for the server's life, the values never are.
+        # the warm engine), and by their hash alone in the key. An engine that uses no object store holds none of
+        # them (nor hands them to the index passes' children); one that does keeps its caller's for its life.
         remote = any(is_remote_uri(u) for u in (uri, settings.team_db or "", settings.global_db or ""))
+        if not remote:
+            settings = settings.without_credentials()
         key = (str(root), uri, settings.model_dump_json(), settings.credentials.key if remote else "")
         stamp = _directory_stamp(uri)
         found = self._engines.get(key)

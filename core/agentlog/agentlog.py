@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -243,8 +244,19 @@ class AgentLog:
             self._sync(change, before)
 
     def _sync(self, change: _Change, before: dict | None) -> None:
+        """The files are a view of the store, which holds the change already: a file that cannot be written (a
+        read-only `agent_dir`, a full disk) is said on standard error, never a failure of the stored change (an agent
+        or a hook retrying it would store it twice); the next operation writes what is behind."""
+        try:
+            self._write_files(change, before)
+        except OSError as exc:
+            print(f"cortex: the agent context's files in {self.files.directory if self.files else ''} were not "
+                  f"updated ({exc.strerror or exc}); the change is stored", file=sys.stderr)
+
+    def _write_files(self, change: _Change, before: dict | None) -> None:
         files = self.files
-        if files is None or self.db.read_only or not self.is_initialised():
+        # Before its roadmap is stored (an import stopped after its branches), there is no context to show yet.
+        if files is None or self.db.read_only or not self.is_initialised() or not self.roadmap_table.count_rows():
             return
         state = files.state()
         everything = before is None or state is None or state.get("synced") != before
@@ -278,7 +290,7 @@ class AgentLog:
     def resync_files(self) -> None:
         """Rewrite the live files if they are behind the store (a process killed between its commit and its files):
         what a read does, so the files are right whenever cortex has looked."""
-        if self.files is None or self.db.read_only or not self.is_initialised():
+        if self.files is None or self.db.read_only or not self.is_initialised() or not self.roadmap_table.count_rows():
             return
         state = self.files.state()
         if state is not None and state.get("synced") == self._stamp():

@@ -420,5 +420,8 @@ class Database(CompactionPolicy, Maintenance):
 
     def set_metas(self, values: dict[str, str]) -> None:
         """Several meta keys in one commit."""
-        meta = self.conn.open_table("meta")
-        self.write(lambda: self.upsert(meta, "key", [{"key": k, "value": v} for k, v in values.items()]))
+        self.write(lambda: self.put_metas(values))
+
+    def put_metas(self, values: dict[str, str]) -> None:
+        """`set_metas` inside a sequence that holds the write lock already (it is not reentrant)."""
+        self.upsert(self.conn.open_table("meta"), "key", [{"key": k, "value": v} for k, v in values.items()])

@@ -144,8 +144,9 @@ def acknowledge_lost(uri: Path, aside_root: Path, lost: LostWrites, rows: int | 
 
 def orphans_problem(found: list[OrphanWrite]) -> str:
     when = ", ".join(f"{o.written:%Y-%m-%d %H:%M:%S} on version {o.read_version}" for o in found[:5])
-    return (f"LOST {len(found)} write(s) in no version (made {when}; the manifest was lost and a later write took "
-            f"its number): {sum(len(o.data) for o in found)} data file(s), {size(sum(o.size for o in found))}")
+    return (f"LOST {len(found)} write(s) in no version (made {when}; a lost manifest whose number a later write took, "
+            f"or a commit that never finished): {sum(len(o.data) for o in found)} data file(s), "
+            f"{size(sum(o.size for o in found))}")
 
 
 def set_orphans_aside(aside_root: Path, name: str, found: list[OrphanWrite]) -> str:

@@ -407,19 +407,25 @@ class MemoryStore:
         where = f"{_PRUNABLE} AND scope = {quote(scope)} AND accessed_at < {stamp} AND updated_at < {stamp}"
         return self.query(where)
 
-    def prune(self, memories: Sequence[Memory]) -> None:
-        """Forget what a retention policy dropped, in one version, and count it in the store's meta (`stats`)."""
+    def prune(self, memories: Sequence[Memory]) -> int:
+        """Forget what a retention policy dropped, in one version, and count it in the store's meta (`stats`), all
+        under the write lock: of `memories`, only those still active and not pinned (another writer may have pruned,
+        superseded or pinned one since they were found) are forgotten and counted. Returns how many."""
         if not memories:
-            return
+            return 0
         when = now()
+        where = f"{in_filter('id', [m.id for m in memories])} AND {_PRUNABLE}"
 
-        def apply():
-            self.db.update(self.table, in_filter("id", [m.id for m in memories]), {"status": "deleted", "updated_at": when})
-            self.db.note_written()
+        def apply() -> int:
+            count = self.table.count_rows(where)
+            if count:
+                self.db.update(self.table, where, {"status": "deleted", "updated_at": when})
+                before = int(self.db.get_meta(PRUNED_META) or 0)
+                self.db.put_metas({PRUNED_META: str(before + count), LAST_PRUNED_META: f"{when.isoformat()} {count}"})
+                self.db.note_written()
+            return count
 
-        self.db.write(apply)
-        before = int(self.db.get_meta(PRUNED_META) or 0)
-        self.db.set_metas({PRUNED_META: str(before + len(memories)), LAST_PRUNED_META: f"{when.isoformat()} {len(memories)}"})
+        return self.told(self.db.write(apply))
 
     def set_anchors(self, memory_id: str, anchors: Anchors | None) -> Memory:
         """Record again the code an active memory describes (`cortex confirm`): the same version, checked anew."""
