@@ -45,8 +45,11 @@ class FirstRun:
 
     def made_here(self, files: int) -> str:
         kept = "kept out of git" if self.is_repo else "not a git repository: cortex works on the plain directory"
-        indexed = "1 file gets" if files == 1 else f"{files:,} files get"
-        return f"first run in {self.root}: made {CORTEX_DIRNAME}/ there ({kept}); {indexed} indexed"
+        # Counted from the index's listing, before any file is read: binary and secret files are found (and left
+        # out) only as the index reads them, so the number is what it will look at, said as such.
+        listed = "1 file" if files == 1 else f"{files:,} files"
+        return (f"first run in {self.root}: made {CORTEX_DIRNAME}/ there ({kept}); {listed} listed for the index "
+                f"(binary and secret ones are skipped)")
 
 
 def server_stays(idle_minutes: float) -> str:

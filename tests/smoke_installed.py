@@ -77,7 +77,7 @@ def commands(repo: Path) -> None:
     step("cortex init, index, ss, select, context, doctor")
     first = cortex("init", cwd=repo).stderr
     expect((repo / ".cortex" / "db").is_dir(), "cortex init made no .cortex/db")
-    expect(f"first run in {repo}: made .cortex/ there (kept out of git); {len(FILES)} files get indexed; a resident "
+    expect(f"first run in {repo}: made .cortex/ there (kept out of git); {len(FILES)} files listed for the index (binary and secret ones are skipped); a resident "
            "server" in first, "cortex init did not say what its first run did", first)
     cortex("index", cwd=repo)
     found = cortex("ss", "price of a sku with tax", cwd=repo).stdout

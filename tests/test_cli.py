@@ -25,13 +25,13 @@ def test_init_then_remember_show_list(cli, repo):
 @both_modes
 def test_the_first_command_in_a_directory_says_what_it_made_and_what_stays(cli, repo, tmp_path):
     """A first run in the wrong place (a home directory, a repository's parent) made `.cortex/` and left a resident
-    server in silence. The command that makes `.cortex/` says where, how many files get indexed and, when a resident
+    server in silence. The command that makes `.cortex/` says where, how many files it lists for the index and, when a resident
     server ran it, that the server stays and how to end it; the commands after it say nothing more."""
     stays = ("; a resident server keeps the engine warm for the CLI, the dashboard and agents, and exits after 10 idle "
              "minutes; `cortex serve --stop` ends it now") if cli.served else ""
     code, out, err = cli("remember", "Prices include tax", "--json")
     assert code == 0 and json.loads(out)["outcome"] == "created", "the answer on standard output stays whole"
-    assert err == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 2 files get indexed{stays}\n"
+    assert err == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 2 files listed for the index (binary and secret ones are skipped){stays}\n"
     assert cli("remember", "Carts round once")[2] == ""
 
     plain = tmp_path / "notes"
@@ -41,7 +41,7 @@ def test_the_first_command_in_a_directory_says_what_it_made_and_what_stays(cli, 
     code, out, err = Cli(plain / "drafts", cli.served)("init")
     assert code == 0 and (plain / "drafts" / ".cortex").is_dir()
     assert err.startswith(f"cortex: first run in {plain / 'drafts'}: made .cortex/ there (not a git repository: cortex "
-                          "works on the plain directory); 1 file gets indexed")
+                          "works on the plain directory); 1 file listed for the index (binary and secret ones are skipped)")
 
 
 @both_modes
@@ -289,7 +289,7 @@ def test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists(
     done = run_cortex("index", "--no-embed", "-C", str(repo))
     assert done.returncode == 0, done.stderr
     *lines, first_run = done.stderr.splitlines()
-    assert first_run == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 3 files get indexed"
+    assert first_run == f"cortex: first run in {repo}: made .cortex/ there (kept out of git); 3 files listed for the index (binary and secret ones are skipped)"
     assert lines and all(line.startswith("cortex: indexing") for line in lines)
     assert {"listing", "writing", "done"} <= {line.split(": ")[2].split()[0] for line in lines}
     assert "index --skipped` lists them" in done.stdout

@@ -441,6 +441,10 @@ def test_a_contexa_import_killed_at_every_commit_is_finished_by_importing_again(
         shutil.copytree(base, copy, symlinks=True)
         if not killed(cortex(copy, "agent", "import", ".GCC", crash_after=n)):
             break
+        # What the crash left is read like any context (stopped after the branches: no roadmap yet) before the
+        # import is run again.
+        read = cortex(copy, "agent", "branches")
+        assert read.returncode == 0 and "Traceback" not in read.stderr, read.stderr
         log = Engine(copy).agent_log(create=True)
         log.import_(copy / ".GCC")
         assert log._held() == expected

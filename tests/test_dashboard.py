@@ -678,7 +678,7 @@ def test_a_first_run_says_it_made_cortex_and_that_the_server_stays_after_q(repo)
     import termios
     import time
 
-    said = (f"first run in {repo}: made .cortex/ there (kept out of git); 2 files get indexed; a resident server keeps "
+    said = (f"first run in {repo}: made .cortex/ there (kept out of git); 2 files listed for the index (binary and secret ones are skipped); a resident server keeps "
             "the engine warm for the CLI, the dashboard and agents, and exits after 10 idle minutes; `cortex serve "
             "--stop` ends it now")
 

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _first_run(first: FirstRun, served: bool) -> tuple[str, str] | None:
-    """What a first run in this directory does: where it makes `.cortex/` and how many files get indexed, and that
+    """What a first run in this directory does: where it makes `.cortex/` and how many files it lists for the index, and that
     the resident server stays ("" in-process); None when the settings put the database elsewhere."""
     from ...core.config import load_settings
 
