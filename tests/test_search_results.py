@@ -3,6 +3,7 @@ with no query leads with the working change, snippets show the matching lines. R
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
+from cortex_tui.core.requests import SearchFilters, SearchRequest
 from cortex_tui.core.search.query import Filters
 
 from .conftest import Cli, commit_file, git
@@ -46,6 +47,9 @@ def test_a_query_no_word_of_which_matches_returns_nothing_and_says_so(repo):
     results = engine.search("xylophone quantum zeppelin")
     assert results.hits == []
     assert any("no match for 'xylophone quantum zeppelin'" in note for note in results.notes)
+    # Words that are in the index, narrowed to what holds none of them: the filters say why, not the index.
+    narrowed = engine.smart_search(SearchRequest("render the progress bar", SearchFilters(past_sessions="only")))
+    assert narrowed.hits == [] and "no match for 'render the progress bar' among what the filters keep" in narrowed.notes
 
 
 def test_context_words_reorder_matches_but_never_make_one(repo):

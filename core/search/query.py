@@ -172,6 +172,11 @@ class Filters:
     without_tags: tuple[str, ...] = ()
     """Memories with none of these tags (code is not narrowed by it)."""
 
+    def narrows(self) -> bool:
+        """Whether these filters keep only part of what a search would find."""
+        return bool(self.kinds or self.tags or self.required_tags or self.files or self.branch or self.since
+                    or self.memories_only or self.code_only or self.keys)
+
     def past_sessions(self, mode: str) -> Filters:
         """These filters for one way of treating imported past sessions (`PAST_SESSIONS`): `mixed` leaves them as
         they are; `only` keeps the sessions' turns; `without` and `beside` (whose second list is `only`) leave

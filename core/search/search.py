@@ -171,7 +171,10 @@ class Searcher:
         hits = [_with_snippet(hit, shown, names) for hit in hits]
         if not hits:
             subject = "what you are working on" if implicit else repr(query.strip())
-            notes.append(f"no match for {subject}: no word of it is in the index and nothing is close in meaning")
+            if filters.narrows():
+                notes.append(f"no match for {subject} among what the filters keep")
+            else:
+                notes.append(f"no match for {subject}: no word of it is in the index and nothing is close in meaning")
         stale = self._embedding_notes(notes, chunks, pending)
         return SearchResults(
             query=query, implicit=implicit, terms=parsed.terms, hits=hits, index_fresh=index_fresh,
