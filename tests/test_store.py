@@ -347,3 +347,12 @@ def test_access_times_written_off_the_answer_never_wait_for_another_writer(repo)
     assert accessed_at() == before
     assert store.access.flush(wait=False) == 1
     assert accessed_at() == read
+
+
+def test_a_long_first_line_is_cut_at_a_word_into_a_title_with_one_ellipsis():
+    from cortex_tui.core.store.memory_rows import default_title
+
+    text = "Redirects get followed by Client._send_handling_redirects; follow_redirects defaults to False since 0.20"
+    title = default_title(text + "\nmore")
+    assert title == "Redirects get followed by Client._send_handling_redirects; follow_redirects…"
+    assert default_title("x" * 100) == "x" * 79 + "…" and default_title("short line") == "short line"

@@ -21,7 +21,7 @@ from ..nesting import load_json
 from ..records import PAST_SESSION_TAG, MemoryDraft
 from ..transcripts import message_text
 from .importer import BadRecord, ImportPlan, check_draft, parse_time
-from .memory_rows import validate_draft
+from .memory_rows import clipped_title, validate_draft
 
 TAGS = (PAST_SESSION_TAG, "session", "turn")
 TITLE_CHARS = 80
@@ -79,7 +79,7 @@ class _Turn:
         if self.answers:
             said.append("Assistant: " + "\n\n".join(self.answers))
         opening = (self.user or self.answers[0]).splitlines()[0]
-        opening = opening if len(opening) <= TITLE_CHARS else opening[:TITLE_CHARS - 1].rstrip() + "…"
+        opening = clipped_title(opening, TITLE_CHARS)
         return MemoryDraft(text="\n\n".join(said), kind="agent", title=f"Claude Code · session {session[:8]}: {opening}",
                            tags=TAGS, source_key=f"claude-code:{session}:{self.key}", created_at=self.created)
 

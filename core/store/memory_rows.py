@@ -55,9 +55,22 @@ def embed_text(draft: MemoryDraft | Memory) -> str:
     return f"{draft.title}\n{draft.text}" if draft.title else draft.text
 
 
+TITLE_CHARS = 80
+
+
 def default_title(text: str) -> str:
-    line = text.strip().splitlines()[0].strip().lstrip("#").strip()
-    return line if len(line) <= 80 else line[:77] + "..."
+    """The first line, cut to a title's length."""
+    return clipped_title(text.strip().splitlines()[0].strip().lstrip("#").strip())
+
+
+def clipped_title(line: str, most: int = TITLE_CHARS) -> str:
+    """`line` cut at a word to at most `most` characters with one ellipsis character (a cut mid-word read as a typo,
+    and a front end that cut again added a second "...")."""
+    if len(line) <= most:
+        return line
+    cut = line[:most - 1]
+    at_word = cut.rsplit(" ", 1)[0] if " " in cut[most // 2:] else cut
+    return at_word.rstrip(" ,;:-") + "…"
 
 
 def memory_words(row: dict) -> str:
