@@ -173,7 +173,11 @@ def run_select(args, ctx: CommandContext) -> Answer:
 
 def _print_selection(out, sel) -> None:
     from ...core.text import one_line
-    out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items")
+    # The items' tokens are their text; the rest of the total is the document's headers and frame, said so that the
+    # rows add up to it.
+    frame = sel.tokens - sum(i.tokens for i in sel.chosen)
+    out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items"
+             + (f"; {frame:,} of the tokens are headers and the document's frame" if frame > 0 else ""))
     for note in sel.notes:
         out.console.print(note, style="yellow")
     out.table(["kind", "item", "tokens", "score", "why"], [
