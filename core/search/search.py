@@ -19,6 +19,7 @@ from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
 from ..records import MEMORY_COLUMNS, Memory
+from ..store.database import Database
 from ..store.memory_rows import row_to_memory, without_repeats
 from ..store.sessions import visible_where
 from ..store.sql import in_filter, quote, sql_list
@@ -223,7 +224,7 @@ class Searcher:
                 if embedding is not None:
                     # Only vectors of the query's own model are comparable with it.
                     mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
-                    plan.append((source, "vector", _vector, (store.table, mine, _MEMORY_LIGHT)))
+                    plan.append((source, "vector", _vector, (store.table, mine, _MEMORY_LIGHT, store.db)))
                 if use_text:
                     plan.append((source, "text", _fts, (store.table, terms, where, _MEMORY_LIGHT)))
                 if changed:
@@ -237,7 +238,7 @@ class Searcher:
             table = self.index.chunks
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
             if embedding is not None:
-                plan.append(("code", "vector", _vector, (table, vec_where, _CHUNK_COLUMNS)))
+                plan.append(("code", "vector", _vector, (table, vec_where, _CHUNK_COLUMNS, self.index.db)))
             if use_text:
                 plan.append(("code", "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
             if names:
@@ -253,8 +254,8 @@ class Searcher:
                 # Before the first code embedding lands there is nothing to compare with (and no index on
                 # `embedded` yet, so the filter alone would scan every chunk).
                 if signal == "vector" and (source != "code" or chunks > pending):
-                    table, where, columns = args
-                    jobs[i] = READS.submit(read, table, vector, where, columns)
+                    table, where, columns, db = args
+                    jobs[i] = READS.submit(read, table, vector, where, columns, db)
         return [(plan[i][0], plan[i][1], jobs[i].result()) for i in sorted(jobs)]
 
     def _near_names(self, found: list[tuple[str, str, list[dict]]], text: str, names: frozenset[str],
@@ -381,24 +382,26 @@ def _utc(stamp: datetime) -> datetime:
 # full-text index is not built yet (a first write still settling) by scanning `words` unindexed.
 
 
-def _vector(table, vector, where: str | None, columns: list[str]) -> list[dict]:
+def _vector(table, vector, where: str | None, columns: list[str], db: Database) -> list[dict]:
     query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
     rows = query.to_list()
-    _check_vectors(table, where, rows)
+    _check_vectors(table, where, rows, db)
     return rows
 
 
-def _check_vectors(table, where: str | None, rows: list[dict]) -> None:
+def _check_vectors(table, where: str | None, rows: list[dict], db: Database) -> None:
     """Vectors a damaged data file turned into NaN or huge numbers read without an error: a NaN row is left out of
     the answer, a huge one comes back infinitely far. Either is said, as other damage is, rather than searched
     around. Rows left out are seen only by an exhaustive search (no vector index), whose answer holds every row
-    that matches the filter up to the limit; the extra count is made only when the answer is short."""
+    that matches the filter up to the limit; the extra count is made only when the answer is short, and like the
+    index listing it asks for, once per table version (the database's counts), so repeated searches cost nothing."""
     bad = sum(1 for row in rows if not math.isfinite(row["_distance"]))
-    if not bad and len(rows) < CANDIDATES and not any(i.index_type.upper().startswith(("IVF", "HNSW"))
-                                                       for i in table.list_indices()):
-        bad = table.count_rows(where) - len(rows)
+    if not bad and len(rows) < CANDIDATES:
+        version = table.version
+        if not db.has_vector_index(table, version):
+            bad = db.count(table, where, version) - len(rows)
     if bad > 0:
         raise DamagedDatabase(f"the database is damaged ({bad} vector(s) of {table.name} are not numbers); run "
                               "`cortex doctor` to check and repair it")

@@ -77,6 +77,20 @@ class Maintenance:
             self._counts[key] = (version, rows)
         return rows
 
+    def has_vector_index(self, table, version: int | None = None) -> bool:
+        """Whether a table has an approximate (IVF or HNSW) vector index, looked at once per table version like
+        `count` (a search asks when its answer is short)."""
+        version = table.version if version is None else version
+        key = (table.name, "\0vector index")
+        with self._counts_lock:
+            cached = self._counts.get(key)
+        if cached is not None and cached[0] == version:
+            return bool(cached[1])
+        found = any(i.index_type.upper().startswith(("IVF", "HNSW")) for i in table.list_indices())
+        with self._counts_lock:
+            self._counts[key] = (version, int(found))
+        return found
+
     def rewrite_column(self, table, column: str, needs: list[str], compute, replaces_text_index: bool = True) -> None:
         """Recompute a derived column for every row (a data migration), in batches, under the write lock. A column
         that `replaces_text_index` takes full-text search over: the full-text indexes of other columns go."""
