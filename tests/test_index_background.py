@@ -20,10 +20,10 @@ CHUNKS = FILES * 4
 """More than SMALL_PASS_CHUNKS: a backlog `cortex index` leaves to the server instead of embedding it itself."""
 
 
-def handlers(repo: Path) -> None:
-    """FILES modules of four functions, each a chunk of its own (their docstrings make them large)."""
+def handlers(repo: Path, files: int = FILES) -> None:
+    """`files` modules of four functions, each a chunk of its own (their docstrings make them large)."""
     (repo / "pkg").mkdir(exist_ok=True)
-    for n in range(FILES):
+    for n in range(files):
         (repo / "pkg" / f"mod_{n}.py").write_text("".join(
             f"def handler_{n}_{k}(request, retries={k}):\n    \"\"\"{SENTENCE * 16}\"\"\"\n"
             f"    return request.get('value_{k}', {n}) * retries\n\n\n" for k in range(4)), encoding="utf-8")
@@ -106,7 +106,9 @@ def test_without_the_daemon_index_embeds_before_it_returns(repo):
 
 
 def test_a_stopped_or_killed_server_leaves_a_true_status_and_the_next_index_finishes(repo):
-    handlers(repo)
+    # Twice as many chunks: what the server embeds before it stops (a batch of 64 or more on a fast machine) must
+    # leave more than a small pass's 64, which the next index would embed in place instead of handing over.
+    handlers(repo, FILES * 2)
     assert cortex(repo, "index").returncode == 0
     pid = server(repo)["pid"]
     assert cortex(repo, "serve", "--stop").returncode == 0

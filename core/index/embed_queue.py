@@ -49,18 +49,25 @@ class EmbedQueue:
                         should_stop: Callable[[], bool] | None = None) -> bool:
         """Until no other embedder holds the lock, reporting how far the embeddings are (embedded of all chunks);
         False when `should_stop` ended the wait first."""
+        waited = False
         while self.busy():
+            waited = True
             if should_stop and should_stop():
                 return False
-            if progress:
-                chunks, pending = self.counts()
-                progress(IndexProgress("embedding", chunks - pending, chunks))
+            self._report(progress)
             deadline = time.monotonic() + WAIT_POLL_SECONDS
             while time.monotonic() < deadline:
                 if should_stop and should_stop():
                     return False
                 time.sleep(0.1)
+        if waited:
+            self._report(progress)  # where the other embedder left them: all, or what is left to the caller
         return True
+
+    def _report(self, progress: Callable[[IndexProgress], None] | None) -> None:
+        if progress:
+            chunks, pending = self.counts()
+            progress(IndexProgress("embedding", chunks - pending, chunks))
 
     def counts(self) -> tuple[int, int]:
         """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
