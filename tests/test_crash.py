@@ -402,24 +402,37 @@ def _files_agree(copy: Path) -> None:
 
 
 @pytest.mark.parametrize("operation", [("log", "--obs", "killed mid-step", "--action", "retry"),
-                                       ("commit", "killed mid-commit", "--roadmap", "then ship")])
+                                       ("commit", "killed mid-commit", "--roadmap", "then ship"),
+                                       ("roadmap", "then ship the lexer"),
+                                       ("branch", "try-fast", "a faster tokenizer"),
+                                       ("switch", "feature"),
+                                       ("merge", "feature"),
+                                       ("abandon", "feature")], ids=lambda op: op[0])
 def test_agent_files_agree_with_the_store_after_a_kill_at_every_commit_and_file(repo, tmp_path, operation):
-    """`cortex agent log`/`commit` killed after each of its store commits and each file it renames: the next
-    operation (a new step), or a read, leaves the live files saying exactly what the store holds."""
+    """Every agent operation killed after each of its store commits and each file it renames: the next operation
+    (a new step), or a read, leaves the live files saying exactly what the store holds."""
     log = Engine(repo).agent_log(create=True)
     log.init("ship the parser")
     log.log_ota("main starts", "plan", "read code")
+    log.branch("feature", "cache the tokenizer")
+    log.log_ota("slow tokenizer", "cache it", "add a cache")
+    log.switch("main")
     base = tmp_path / "base"
     shutil.copytree(repo, base, symlinks=True)
     seen = 0
     for n, copy in boundaries(base, tmp_path, lambda c, n: killed(cortex(c, "agent", *operation, crash_after=n))):
-        if n % 2:
-            Engine(copy).agent_log().log_ota("after the kill", "", "go on")
+        after = Engine(copy).agent_log()
+        if operation[0] == "merge" and after.find_branch("feature").status != "merged":
+            # A merge stopped before its merge commit keeps the copied steps hidden (the store's own view, which
+            # the files show) until it is run again, which is what finishes it.
+            after.merge("feature")
+        elif n % 2:
+            after.log_ota("after the kill", "", "go on")
         else:
-            Engine(copy).agent_log().context()
+            after.context()
         _files_agree(copy)
         seen += 1
-    assert seen >= 4, "killed between the store's commits and the files' renames"
+    assert seen >= 2, "killed between the store's commits and the files' renames"
 
 
 def test_a_contexa_import_killed_at_every_commit_is_finished_by_importing_again(repo, tmp_path):
