@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from .errors import CortexError
@@ -62,3 +63,18 @@ def parsed_within_limit(parse: Callable[[], T]) -> T:
 def load_json(text: str | bytes) -> object:
     """`json.loads` with the depth limit; its JSONDecodeError passes through for the caller to place."""
     return parsed_within_limit(lambda: json.loads(text))
+
+
+def read_yaml(path: Path, missing: str = "") -> object:
+    """A YAML file's data, nested within the parsers' depth limit; any failure is one line naming the file
+    (`missing`: what its absence means, said after "not found")."""
+    import yaml
+
+    try:
+        return parsed_within_limit(lambda: yaml.safe_load(path.read_text(encoding="utf-8")))
+    except CortexError as exc:
+        raise CortexError(f"{path}: {exc}") from None
+    except FileNotFoundError:
+        raise CortexError(f"{path} not found" + (f": {missing}" if missing else "")) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CortexError(f"{path} is not readable YAML: {str(exc).splitlines()[0]}") from None

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import CortexError
-from ..nesting import parsed_within_limit
+from ..nesting import read_yaml
 from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 
 FORMAT = 1
@@ -66,21 +66,6 @@ def write_export(directory: Path, current: str, roadmap: list[RoadmapEntry], bra
     }
     put(directory / "metadata.yaml", yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=100))
     return written
-
-
-def read_yaml(path: Path, missing: str = "") -> object:
-    """A YAML file's data, nested within the parsers' depth limit; any failure is one line naming the file
-    (`missing`: what its absence means, said after "not found")."""
-    import yaml
-
-    try:
-        return parsed_within_limit(lambda: yaml.safe_load(path.read_text(encoding="utf-8")))
-    except CortexError as exc:
-        raise CortexError(f"{path}: {exc}") from None
-    except FileNotFoundError:
-        raise CortexError(f"{path} not found" + (f": {missing}" if missing else "")) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise CortexError(f"{path} is not readable YAML: {str(exc).splitlines()[0]}") from None
 
 
 def read_export(directory: Path) -> AgentExport:

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import CortexError
+from ..nesting import read_yaml
 from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
-from .agentlog_files import read_yaml
 
 MAIN_PURPOSE = "Primary reasoning trajectory"
 _STEP_LABELS = ("**Observation:**", "**Thought:**", "**Action:**")
