@@ -360,6 +360,16 @@ class Engine:
             READS.submit(db.prewarm_text_index, table)
         return Searcher(stores, index, self.embedder, weights or self.settings.search, self._defined_names)
 
+    def _stores_if_any(self) -> builtins.list[MemoryStore]:
+        """The stores reads consult, or none before anything was written here; a damaged database is never taken
+        for one not made yet (it says so)."""
+        try:
+            return self.stores()
+        except DamagedDatabase:
+            raise
+        except CortexError:
+            return []
+
     def _existing_stores(self) -> builtins.list[MemoryStore]:
         try:
             return self.stores()
@@ -528,12 +538,7 @@ class Engine:
 
         git = self.git(20)
         changed = list(git.changed_files)
-        try:
-            stores = self.stores()
-        except DamagedDatabase:
-            raise
-        except CortexError:
-            stores = []
+        stores = self._stores_if_any()
 
         def newest(where: str, limit: int) -> builtins.list[Memory]:
             visible = narrowed(where, session)
@@ -564,12 +569,7 @@ class Engine:
         from .graph.timeline import branch_timeline
 
         git = self.git(max_commits)
-        try:
-            stores = self.stores() if with_memories else []
-        except DamagedDatabase:
-            raise
-        except CortexError:
-            stores = []
+        stores = self._stores_if_any() if with_memories else []
         return branch_timeline(git, stores)
 
     def what(self, per_section: int = 10, session: str | None = None):
@@ -577,12 +577,7 @@ class Engine:
         from .graph.what import what_should_i_know
 
         git = self.git(50)
-        try:
-            stores = self.stores()
-        except DamagedDatabase:
-            raise
-        except CortexError:
-            stores = []
+        stores = self._stores_if_any()
         indexed = self.has_index()
         importers = self.code_index().importers if indexed else (lambda paths: {})
         w = what_should_i_know(git, stores, importers, indexed, per_section, visible_where(session))
