@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import IO
 
@@ -96,8 +96,7 @@ def run_lexical_pass(engine, caller: PassCaller, in_place: bool = False) -> Inde
     seen = index.status() if index.has_files() else None
     if seen is not None and seen.stale + seen.new + seen.removed <= SMALL_PASS_FILES:
         return index.update(embed=False, progress=_until_done(caller.progress))
-    base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
-    return _run_child(PassRequest(**base, phase="lexical"), caller, _child_environment(engine))
+    return _run_child(_pass_request(engine, "lexical"), caller, _child_environment(engine))
 
 
 def run_embed_pass(engine, caller: PassCaller) -> IndexReport:
@@ -123,8 +122,12 @@ def embed_in_turn(engine, caller: PassCaller) -> IndexReport:
     priority = list(engine.git().changed_files)
     if pending <= SMALL_PASS_CHUNKS:
         return _embed(engine, index, priority, _until_done(caller.progress), caller.should_stop)
-    base = {"root": str(engine.root), "db": engine.db_uri, "settings": engine.settings.model_dump(mode="json")}
-    return _run_child(PassRequest(**base, phase="embed", priority=priority), caller, _child_environment(engine))
+    return _run_child(_pass_request(engine, "embed", priority), caller, _child_environment(engine))
+
+
+def _pass_request(engine, phase: str, priority: Sequence[str] = ()) -> PassRequest:
+    """What a child needs to open the same engine and run one phase of the pass."""
+    return PassRequest(str(engine.root), engine.db_uri, engine.settings.model_dump(mode="json"), phase, list(priority))
 
 
 def _child_environment(engine) -> dict[str, str]:
