@@ -12,7 +12,7 @@ server's engine cache) is a hash of them.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .cloud_variables import is_cloud_variable
@@ -21,6 +21,12 @@ _SCHEME_PREFIX = {"s3": "AWS_", "s3a": "AWS_", "gs": "GOOGLE_", "az": "AZURE_", 
                   "azure": "AZURE_"}
 ENDPOINT_OPTIONS = frozenset({"aws_endpoint", "aws_endpoint_url", "aws_endpoint_url_s3"})
 """The S3 endpoint as variables name it: the setting `team_endpoint`, when set, wins over them."""
+
+
+def variables_hash(variables: Iterable[tuple[str, str]]) -> str:
+    """What tells two sets of environment variables apart without holding their values (which may be secrets)."""
+    text = "\0".join(f"{k}={v}" for k, v in variables)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -41,8 +47,7 @@ class CloudCredentials:
         """Tells two sets apart without holding them: a hash (empty for no credentials)."""
         if not self.variables:
             return ""
-        text = "\0".join(f"{k}={v}" for k, v in self.variables)
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return variables_hash(self.variables)[:16]
 
     def environment(self) -> dict[str, str]:
         """As variables, for a child process's environment."""

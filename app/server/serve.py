@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import json
 import os
 import queue
@@ -394,6 +393,7 @@ class Server:
         file changed: a dashboard makes many calls, and reading them costs about 10 ms each time. Kept by a hash of
         the environment (which holds credentials), never by its text."""
         from ...core.config import load_settings
+        from ...core.credentials import variables_hash
         from ...core.locations import user_config_file
 
         try:
@@ -401,8 +401,7 @@ class Server:
             stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             stamp = None
-        text = "\0".join(f"{k}={v}" for k, v in sorted(env.items()))
-        key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), stamp)
+        key = (variables_hash(sorted(env.items())), stamp)
         with self._settings_lock:
             found = self._settings_by_env.get(key)
         if found is None:
