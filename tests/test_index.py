@@ -187,6 +187,24 @@ def test_incremental_update_touches_only_changed_files_and_leaves_nothing_stale(
     assert index.status().fresh
 
 
+def test_status_follows_what_another_process_indexed_and_lost(polyglot):
+    """A served search's freshness look keeps what the index holds per version of its tables: a write by any other
+    engine (another process, a compaction) must be seen at the next look, never an answer kept from before."""
+    watcher = Engine(polyglot).code_index(create=True)
+    watcher.update(embed=False)
+    assert watcher.status().fresh
+    (polyglot / "pkg/util.py").write_text("def helper(x):\n    return x * 5\n")
+    (polyglot / "pkg/extra.py").write_text("def extra():\n    return 0\n")
+    before = watcher.status()
+    assert (before.stale, before.new) == (1, 1)
+    Engine(polyglot).code_index().update(embed=False)  # another writer brings the index up to date
+    assert watcher.status().fresh
+    # Another writer loses a file's chunks (a crash between writes): the file is stale again, though no stat moved.
+    Engine(polyglot).code_index().chunks.delete("path = 'pkg/models.py'")
+    after = watcher.status()
+    assert after.stale == 1 and after.indexed_files == before.indexed_files
+
+
 def test_branch_switch_updates_just_the_files_that_differ(polyglot):
     git(polyglot, "checkout", "-q", "-b", "feature")
     commit_file(polyglot, "pkg/feature_only.py", "def feature_flag():\n    return True\n", "Add feature")

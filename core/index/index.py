@@ -13,6 +13,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from ..answers import IndexProgress, IndexReport, IndexStatus
@@ -34,6 +35,7 @@ from .dependents import ImportScope, changed_imports
 from .embed_queue import EmbedQueue
 from .formats import bring_up_to_date
 from .imports import RepoFacts
+from .indexed_paths import IndexedPaths, IndexedPathsCache, read_indexed
 from .skip_list import SkipList
 from .walk import (
     DEFAULT_MAX_BYTES,
@@ -71,6 +73,7 @@ class CodeIndex:
         self.skip_list = SkipList(db, self.skipped_table)
         self.embed_queue = EmbedQueue(db, self.chunks, embedder, LanceVectorCache(db))
         self._live_lock = threading.Lock()
+        self._indexed = IndexedPathsCache(self.files, self.chunks, self.skipped_table)
         self._live = False
         self._dirty: set[str] = set()
         self._git_moved = False
@@ -117,43 +120,42 @@ class CodeIndex:
     def status(self) -> IndexStatus:
         """How the index compares with the work tree. While a watcher keeps it live, only the paths the watcher
         saw change and has not applied yet are looked at: no listing of the tree, no read of whole tables. Without
-        one (a one-shot command), or while a `.git` move waits for its full pass, the whole tree is listed."""
+        one (a one-shot command, a served command with no dashboard open), the whole tree is listed and compared
+        with what the index held at its tables' current versions (read again only after a write)."""
         with self._live_lock:
             live, dirty = self._live and not self._git_moved, set(self._dirty)
+        versions = self._indexed.versions()
+        files_version, chunks_version = versions[0], versions[1]
         if not live:
-            return self._compare(list_files(self.root, self.is_repo, self.max_bytes), None, self.db.count(self.files))
-        if not dirty:
-            return self._compare(None, set(), self.db.count(self.files))
-        return self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, self.db.count(self.files))
+            listing = list_files(self.root, self.is_repo, self.max_bytes)
+            return self._status(self._compare(listing, None, self._indexed.get(versions)), chunks_version)
+        counts = self._compare(None, set(), None)
+        if dirty:
+            counts = self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, None)
+        indexed = self.db.count(self.files, version=files_version)
+        return self._status(replace(counts, indexed_files=indexed), chunks_version)
 
-    def _compare(self, listing: Listing | None, scope: set[str] | None, file_rows: int) -> IndexStatus:
-        """Stale, new and removed among `scope` (every path when None), from stat and the rows of those paths."""
-        stale = new = removed = 0
-        indexed = file_rows
+    def _status(self, counts: IndexStatus, chunks_version: int) -> IndexStatus:
+        return replace(counts, chunks=self.db.count(self.chunks, version=chunks_version),
+                       embeddings_pending=self.db.count(self.chunks, "embedded = false", version=chunks_version),
+                       embedding=self.embed_queue.busy())
+
+    def _compare(self, listing: Listing | None, scope: set[str] | None, held: IndexedPaths | None) -> IndexStatus:
+        """Stale, new and removed among `scope` (every path when None), from stat and what the index holds of
+        those paths (`held`, read here when None); the counts of chunks and embeddings are left to the caller."""
+        stale = new = removed = indexed = 0
         if listing is not None:
-            where = in_filter("path", sorted(scope)) if scope is not None else None
-            rows = {r["path"]: r for r in scan(self.files, where, ["path", "mtime_ns", "size", "chunks"])}
-            present = self._chunk_counts(where)
+            held = held if held is not None else read_indexed(self.files, self.chunks, self.skipped_table, scope)
             listed = {f.path: f for f in listing.files}
-            skipped = {r["path"] for r in scan(self.skipped_table, where, ["path"])}
             for path, f in listed.items():
-                row = rows.get(path)
-                if row is None:
-                    new += path not in skipped
-                elif row["mtime_ns"] != f.mtime_ns or row["size"] != f.size or present.get(path, 0) != row["chunks"]:
+                if path not in held.stat:
+                    new += path not in held.skipped
+                elif held.stat[path] != (f.mtime_ns, f.size):
                     stale += 1
-            removed = sum(1 for p in rows if p not in listed)
-            if scope is None:
-                indexed = sum(present.get(p, 0) == r["chunks"] for p, r in rows.items())
-        return IndexStatus(
-            indexed_files=indexed,
-            chunks=self.db.count(self.chunks),
-            stale=stale,
-            new=new,
-            removed=removed,
-            embeddings_pending=self.pending(),
-            embedding=self.embed_queue.busy(),
-        )
+            removed = sum(1 for p in held.stat if p not in listed)
+            indexed = held.complete
+        return IndexStatus(indexed_files=indexed, chunks=0, stale=stale, new=new, removed=removed,
+                           embeddings_pending=0)
 
     def pending(self) -> int:
         """Chunks waiting for an embedding (counted once per version of the chunks table)."""
@@ -252,7 +254,7 @@ class CodeIndex:
         if not scope:
             return True
         # Reads the rows of these paths only: most calls find nothing to do, and a pass would read more than that.
-        seen = self._compare(list_files(self.root, self.is_repo, self.max_bytes, scope), scope, 0)
+        seen = self._compare(list_files(self.root, self.is_repo, self.max_bytes, scope), scope, None)
         if not (seen.stale or seen.new or seen.removed):
             return True
         with self.db.try_lock(_PASS_LOCK) as mine:

@@ -27,7 +27,6 @@ from collections import Counter
 from dataclasses import dataclass
 from fnmatch import translate
 from functools import lru_cache
-from pathlib import PurePosixPath
 from urllib.parse import unquote
 
 from .secret_rules import (
@@ -144,7 +143,7 @@ def marker(kind: str) -> str:
 def is_secret_path(path: str) -> bool:
     """Files that hold secrets by nature (`.env`, keys, credential files; `.env.example` is not one), and files
     whose path itself contains a secret."""
-    name = PurePosixPath(path).name
+    name = path.rsplit("/", 1)[-1]  # not PurePosixPath's: a freshness look asks for every file of the tree
     if _SECRET_NAME.match(name) and not name.endswith(_EXAMPLE_SUFFIXES):
         return True
     return bool(_PATH_MAY_HOLD_SECRET.search(path) and find_secrets(path))
