@@ -48,6 +48,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 file`, `2,247 files`: a count with its noun (nouns here take a plain `s`)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def split_identifier(name: str) -> list[str]:
     """`getUserByID` -> [get, user, by, id]; `parse_config` -> [parse, config]."""
     parts: list[str] = []

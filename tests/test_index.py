@@ -280,6 +280,13 @@ def test_cli_index_status_and_skips(cli, repo):
     assert cli.json("index", "--no-embed")["changed"] == 1
 
 
+def test_cli_index_status_counts_one_file_as_one(cli, repo):
+    git(repo, "rm", "-q", "README.md")
+    cli.json("index", "--no-embed")
+    code, out, err = cli("index", "--status")
+    assert code == 0 and "; 1 file, 1 chunk;" in out, out + err
+
+
 def test_shallow_clone(repo, tmp_path):
     for i in range(3):
         commit_file(repo, f"m{i}.py", f"v = {i}\n", f"Commit {i}")

@@ -131,11 +131,13 @@ def _left_to_the_server(server: _ServerAhead, ctx: CommandContext, engine, pendi
 
 
 def _index_status(engine) -> Answer:
+    from ...core.text import counted
+
     st = engine.code_index(create=False).status()
     state = "fresh" if st.fresh else f"stale: {st.stale:,} changed, {st.new:,} new, {st.removed:,} removed file(s)"
     return Answer({**st.__dict__, "fresh": st.fresh},
-                  lambda out: out.console.print(f"index of {engine.root}: {state}; {st.indexed_files:,} files, "
-                                                f"{st.chunks:,} chunks; {st.embeddings_line()}", markup=False,
+                  lambda out: out.console.print(f"index of {engine.root}: {state}; {counted(st.indexed_files, 'file')}, "
+                                                f"{counted(st.chunks, 'chunk')}; {st.embeddings_line()}", markup=False,
                                                 soft_wrap=True))
 
 
@@ -176,6 +178,7 @@ def run_watch(args, ctx: CommandContext) -> int:
 
 def run_stats(args, ctx: CommandContext) -> Answer:
     from ...core.answers import count_reasons  # git: not for the thin client, which only parses
+    from ...core.text import counted
 
     engine = ctx.engine(args)
     stats = engine.stats()
@@ -184,7 +187,7 @@ def run_stats(args, ctx: CommandContext) -> Answer:
 
     def show(out) -> None:
         state = "fresh" if index.fresh else f"stale ({index.stale:,} changed, {index.new:,} new, {index.removed:,} removed)"
-        out.console.print(f"code index: {index.indexed_files:,} files, {index.chunks:,} chunks, {state}; "
+        out.console.print(f"code index: {counted(index.indexed_files, 'file')}, {counted(index.chunks, 'chunk')}, {state}; "
                           f"{index.embeddings_line()}", markup=False)
         if skip_counts:
             out.console.print("  skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(skip_counts.items())), style="dim")
