@@ -13,6 +13,8 @@ from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.what_pane import WhatPane
+from rich.cells import cell_len
+from textual.widgets import OptionList
 
 from .test_panes import Panes
 
@@ -70,3 +72,28 @@ def _screen_text(app) -> str:
     console = Console(width=app.size.width, height=app.size.height, record=True, file=io.StringIO())
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_search_row_fits_its_pane_with_one_ellipsis(size):
+    """A hit's row is fitted as a whole: the symbols after a path and the kind and age after a title get the room
+    the path or title leaves, so the list never cuts the row again (it showed `……` and lost the kind)."""
+    score = ScoreBreakdown(ranks={"text": 1}, relevance=1.0, similarity=0.5, boosts={}, total=1.0)
+    names = tuple(f"RequestDispatcherWithAVeryLongName{n}.handle_everything" for n in range(3))
+    title = "the router matches every request by a state machine that " * 3 + "END"
+    hits = [SearchHit("code", "c1", "code", names[0], "x = 1", score, path=PATHS[0], start_line=12, end_line=40,
+                      symbols=names),
+            SearchHit("memory", "m1", "decision", title, title, score)]
+    app = Panes()
+    async with app.run_test(size=size) as pilot:
+        search = app.query_one(SearchPane)
+        search.query_one("Input").value = "q"
+        await pilot.pause()
+        search.show(SearchResults("q", False, (), hits, True, 0, 1.0), "q")
+        await pilot.pause()
+        listing = search.query_one(OptionList)
+        rows = [listing.get_option_at_index(n).prompt for n in range(listing.option_count)]
+        room = listing.content_size.width - 3  # the scrollbar's
+        assert all(cell_len(row.plain) <= room for row in rows), [row.plain for row in rows]
+        assert ".py:12-40" in rows[0].plain and rows[0].plain.count("…") <= 2, rows[0].plain
+        assert "END" not in rows[1].plain and ("decision" in rows[1].plain or size[0] < 100), rows[1].plain

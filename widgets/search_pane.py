@@ -7,6 +7,7 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.text import Text
 from textual import events, on
@@ -153,18 +154,25 @@ class SearchPane(Pane):
         listing = self.query_one(OptionList)
         row = listing.highlighted
         self._width = self.size.width
-        room = max(listing.content_size.width - 9, 20)  # the score column and the scrollbar
+        room = max(listing.content_size.width - 9, 10)  # the score column and the scrollbar
         listing.clear_options()
+        # Each row fits the room as a whole: what follows the path or title gets what they leave (the list would
+        # otherwise cut the row again, after the part's own ellipsis).
         for hit in self.hits:
             if hit.source == "code":
                 where = shorten_path(hit.location, room)
                 names = ", ".join(hit.symbols[:3]) if hit.symbols else ""
-                line = styled(f"{hit.score.total:5.2f} ", (where, "bold"), (f"  {clip(names, room)}" if names else "", "dim"))
+                left = room - cell_len(where) - 2
+                shown = f"  {clip(names, left)}" if names and left >= 4 else ""
+                line = styled(f"{hit.score.total:5.2f} ", (where, "bold"), (shown, "dim"))
             else:
                 when = f" · {age(hit.memory.updated_at)}" if hit.memory else ""
-                changed = ("  code changed since", "yellow") if hit.memory is not None and hit.memory.code_change else ""
-                line = styled(f"{hit.score.total:5.2f} ", (clip(hit.title, room), "bold"), (f"  {hit.kind}{when}", "dim"),
-                              changed)
+                tail = f"  {hit.kind}{when}"
+                flag = "  code changed since" if hit.memory is not None and hit.memory.code_change else ""
+                if room - len(tail) - len(flag) < 8:  # a narrow pane: the title alone
+                    tail = flag = ""
+                title = clip(hit.title, room - len(tail) - len(flag))
+                line = styled(f"{hit.score.total:5.2f} ", (title, "bold"), (tail, "dim"), (flag, "yellow") if flag else "")
             listing.add_option(Option(line))
         if row is not None and self.hits:
             listing.highlighted = min(row, len(self.hits) - 1)
