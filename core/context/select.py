@@ -2,18 +2,20 @@
 
 Three stages, split where the data changes shape:
 
-1. Files: every candidate file gets a value from weighted signals (`SelectWeights`): lexical (BM25 rank of its best
-   chunk), semantic (cosine of its best chunk), identifiers of the task it defines, being named in the task,
-   import-graph proximity (personalised PageRank), git recency (for files already relevant), linked memories, the
-   working change; times its role (tests, docs and translations, changelogs and release notes, CI files and
-   licences, examples and fixtures count only when the task is about them).
+1. Files: every candidate file gets a value from weighted signals (`SelectWeights`): lexical (BM25 ranks of its
+   chunks, best first, each worth half the one before), semantic (cosine of its best chunk), identifiers of the
+   task it defines, being named in the task, import-graph proximity (personalised PageRank), git recency (for
+   files already relevant), linked memories, the working change; times its role (tests, docs and translations,
+   changelogs and release notes, CI files and licences, examples and fixtures count only when the task is about
+   them).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
-3. Budget: the best file always gets in (whole if small, else its best region); then chunks go in by expected
-   gain per token while they are worth their tokens, so budget goes to fewer, complete, relevant regions and a
-   context stops when nothing relevant is left. The document is rendered in the requested format and counted
-   exactly; chunks are taken out or added until it fits, so the total reported is the count of what is copied.
+3. Budget: the best file always gets in (whole if small, else its best region) and is read in depth the more
+   clearly it leads; then chunks go in by expected gain per token while they are worth their tokens, so budget
+   goes to fewer, complete, relevant regions and a context stops when nothing relevant is left. The document is
+   rendered in the requested format and counted exactly; chunks are taken out or added until it fits, so the
+   total reported is the count of what is copied.
 
 Stage 1 is `file_ranking.py`, stage 3 `fitting.py`; this module holds stage 2 and puts the three together.
 """
