@@ -61,7 +61,7 @@ class SelectWeights(BaseModel):
     """Weights of the value signals of context selection; each signal is in 0..1."""
 
     lexical: float = 0.35
-    """Full-text (BM25) rank of the file's best chunk."""
+    """Full-text (BM25) ranks of the file's chunks, the best counting most (`file_ranking.file_lexical`)."""
     semantic: float = 0.25
     """Cosine similarity of the file's best chunk to the task."""
     identifiers: float = 0.25

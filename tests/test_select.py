@@ -304,6 +304,56 @@ def test_housekeeping_examples_and_fixtures_rank_under_the_code_unless_the_task_
         assert on_topic.ranked_files.index(path) < on_topic.ranked_files.index("shop/shipping.py"), (about, on_topic.ranked_files)
 
 
+def _unit_filler(prefix: str, n: int) -> str:
+    """Plausible definitions that share no word with the tasks below."""
+    return "".join(f"def {prefix}_{i}(value, scale=1):\n    \"\"\"Convert unit {i} of the {prefix} table.\"\"\"\n"
+                   f"    result = value * {i + 3} / scale\n    if result < 0:\n        return 0\n    return result\n\n\n"
+                   for i in range(n))
+
+
+def _committed(repo, files: dict[str, str]) -> Engine:
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "Add the modules")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    return engine
+
+
+def test_a_file_whose_many_regions_match_outranks_one_lucky_region(repo):
+    """A tiny module saying the task's three words once is full text's first hit; the client whose four functions
+    each say them is its 2nd to 5th. The client is the file the task is about, and ranks first."""
+    steps = "".join(f"def step_{i}(conn):\n    \"\"\"Step {i}: after a socket timeout the client will reconnect.\"\"\"\n"
+                    + "".join(f"    conn.wait({i}, {j})\n" for j in range(25)) + "    return conn\n\n\n" for i in range(4))
+    engine = _committed(repo, {
+        "net/probe.py": "def probe():\n    \"\"\"socket timeout reconnect\"\"\"\n    return 'socket timeout reconnect'\n",
+        "net/client.py": steps + _unit_filler("misc", 30),
+    })
+    ranked = engine.select("Fix the socket timeout on reconnect", 4000).ranked_files
+    assert ranked[:2] == ["net/client.py", "net/probe.py"], ranked
+
+
+def test_a_clearly_leading_file_is_read_in_depth_and_the_others_by_their_lead_region(repo):
+    """Three functions of the invoice module are about the task and the ledger mentions one of its words: the
+    invoice module, far ahead, is read whole before the ledger is glimpsed, and with room for both the ledger shows
+    its relevant function, not the whole file."""
+    totals = "".join(f"def invoice_total_{i}(lines):\n    \"\"\"Invoice total {i}: rounding of the invoice totals.\"\"\"\n"
+                     + "".join(f"    lines.append(round({j} * 1.5, 2))\n" for j in range(12)) + "    return sum(lines)\n\n\n"
+                     for i in range(3))
+    ledger = ("def ledger_rounding(entries):\n    \"\"\"Rounding in the ledger.\"\"\"\n"
+              + "".join(f"    entries.append({j})\n" for j in range(12)) + "    return entries\n\n\n")
+    engine = _committed(repo, {"billing/invoice.py": totals + _unit_filler("invoice_unit", 40),
+                               "billing/ledger.py": ledger + _unit_filler("ledger_unit", 20)})
+    task = "Fix rounding of invoice totals"
+    tight = engine.select(task, 3000)
+    assert [(i.path, i.kind) for i in tight.chosen] == [("billing/invoice.py", "file")], tight.chosen
+    roomy = {i.path: i for i in engine.select(task, 6000).chosen}
+    assert roomy["billing/invoice.py"].kind == "file"
+    assert roomy["billing/ledger.py"].kind == "reduced" and roomy["billing/ledger.py"].ranges[0][0] == 1, roomy
+
+
 def test_a_select_reads_its_candidates_rows_and_the_import_graph_once_per_table_version(shop, repo):
     import threading
 

@@ -53,13 +53,17 @@ def rank_files(weights: SelectWeights, inputs: SelectInputs, pins: frozenset[str
             )
         return candidates[path]
 
+    text_credits: dict[str, list[float]] = {}
     for hit in code_hits:
         c = candidate(hit.path)
         if c is None:
             continue
         text_rank = hit.score.ranks.get("text")
-        c.lexical = max(c.lexical, 1.0 / math.sqrt(text_rank) if text_rank else 0.0)
+        if text_rank:
+            text_credits.setdefault(hit.path, []).append(1.0 / math.sqrt(text_rank))
         c.semantic = max(c.semantic, max(hit.score.similarity or 0.0, 0.0))
+    for path, lexical in file_lexical(text_credits).items():
+        candidates[path].lexical = lexical
     for path in [*named, *changed, *pins, *definers]:
         candidate(path)
     # Import-graph neighbours of what the task names and of the best lexical hits: the file a fix also touches is
@@ -118,6 +122,20 @@ class _Scoring:
         c.evidence = role * sum(getattr(self.weights, name) * c.signals[name] for name in EVIDENCE)
         if c.path in self.pins:
             c.value = max(c.value, 1e-6)
+
+
+LEXICAL_DECAY = 0.5
+"""A file's words evidence is its chunks' full-text credits (1/sqrt of each one's rank), best first, each worth this
+share of the one before: a file whose many chunks match the task outranks one with a single lucky chunk a place
+higher (on every 3rd dev task, the edited file first for 22 fixes of 33 instead of 19)."""
+
+
+def file_lexical(credits: dict[str, list[float]]) -> dict[str, float]:
+    """Each file's words evidence from its chunks' full-text credits, scaled so the best file's is 1."""
+    raw = {path: sum(x * LEXICAL_DECAY ** k for k, x in enumerate(sorted(xs, reverse=True)))
+           for path, xs in credits.items()}
+    top = max(raw.values(), default=0.0) or 1.0
+    return {path: value / top for path, value in raw.items()}
 
 
 def task_identifiers(task: str) -> set[str]:

@@ -2,18 +2,20 @@
 
 Three stages, split where the data changes shape:
 
-1. Files: every candidate file gets a value from weighted signals (`SelectWeights`): lexical (BM25 rank of its best
-   chunk), semantic (cosine of its best chunk), identifiers of the task it defines, being named in the task,
-   import-graph proximity (personalised PageRank), git recency (for files already relevant), linked memories, the
-   working change; times its role (tests, docs and translations, changelogs and release notes, CI files and
-   licences, examples and fixtures count only when the task is about them).
+1. Files: every candidate file gets a value from weighted signals (`SelectWeights`): lexical (BM25 ranks of its
+   chunks, best first, each worth half the one before), semantic (cosine of its best chunk), identifiers of the
+   task it defines, being named in the task, import-graph proximity (personalised PageRank), git recency (for
+   files already relevant), linked memories, the working change; times its role (tests, docs and translations,
+   changelogs and release notes, CI files and licences, examples and fixtures count only when the task is about
+   them).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
-3. Budget: the best file always gets in (whole if small, else its best region); then chunks go in by expected
-   gain per token while they are worth their tokens, so budget goes to fewer, complete, relevant regions and a
-   context stops when nothing relevant is left. The document is rendered in the requested format and counted
-   exactly; chunks are taken out or added until it fits, so the total reported is the count of what is copied.
+3. Budget: the best file always gets in (whole if small, else its best region) and is read in depth the more
+   clearly it leads; then chunks go in by expected gain per token while they are worth their tokens, so budget
+   goes to fewer, complete, relevant regions and a context stops when nothing relevant is left. The document is
+   rendered in the requested format and counted exactly; chunks are taken out or added until it fits, so the
+   total reported is the count of what is copied.
 
 Stage 1 is `file_ranking.py`, stage 3 `fitting.py`; this module holds stage 2 and puts the three together.
 """
@@ -64,6 +66,14 @@ FILE_FLOOR = 0.15
 best file's."""
 MEMORY_FLOOR = 0.35
 """A memory enters only when its search score is at least this share of the task's best hit's."""
+LEAD_DEPTH = 8.0
+"""The leading file's regions are worth up to this much more than their share of its chance, in proportion to how
+far the second file is behind it: a context a task clearly points at reads that file in depth rather than glimpsing
+weaker files (on every 3rd dev task the share of a context's tokens in edited files rose 0.04-0.07 at every budget,
+edit recall within 0.01)."""
+LATER_DEPTH = 0.5
+"""A file after the leading one is worth half its share beyond its lead region: it is in to be seen, and read in
+depth only when its further regions are clearly relevant."""
 STOP_GAIN_PER_TOKEN = 3e-5
 """Expected gain per token under which a region or memory is not worth reading: the context stops there."""
 PRESENCE = 1.0
@@ -266,7 +276,9 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
     """Every chunk of the head files as a unit with its expected gain; and the units that must go in first
     (pinned files whole, the guaranteed files whole when small or else their best chunk)."""
     pins, budget = request.pins, request.budget
-    best = max((c.value for c in head), default=0.0) or 1.0
+    values = sorted((c.value for c in head), reverse=True)
+    best = (values[0] if values else 0.0) or 1.0
+    lead_depth = _lead_depth(values)
     units: list[Unit] = []
     mandatory: list[Unit] = []
     for rank, c in enumerate(head):
@@ -278,9 +290,17 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
             continue
         shares = edit_shares(file_chunks, relevance)
         lead = max(file_chunks, key=lambda ch: (relevance[ch.id].score, -ch.tokens)).id
-        file_units = [Unit(f"chunk:{ch.id}", c.path, chance * (shares[ch.id] + (PRESENCE if ch.id == lead else 0.0)),
-                            render.cost(ch.text), headers[c.path], chunk=ch, pinned=c.path in pins)
-                      for ch in file_chunks]
+        # The leading file is read in depth, the others mostly by their lead region (LEAD_DEPTH, LATER_DEPTH).
+        leading = rank < GUARANTEED
+        depth = lead_depth if leading else 1.0 if c.path in pins else LATER_DEPTH
+
+        def gain(ch: Chunk) -> float:
+            if ch.id == lead:
+                return chance * (shares[ch.id] * (depth if leading else 1.0) + PRESENCE)
+            return chance * shares[ch.id] * depth
+
+        file_units = [Unit(f"chunk:{ch.id}", c.path, gain(ch), render.cost(ch.text), headers[c.path], chunk=ch,
+                           pinned=c.path in pins) for ch in file_chunks]
         units.extend(file_units)
         if c.path in pins:
             mandatory.extend(file_units)
@@ -292,6 +312,15 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
                 # A unit without a chunk (a whole file) would raise here; it ranks last instead.
                 mandatory.append(max(file_units, key=lambda u: (relevance[u.chunk.id].score if u.chunk else 0.0, u.cost)))
     return units, mandatory
+
+
+def _lead_depth(values: list[float]) -> float:
+    """How much more the leading file's regions are worth than their share of its chance: 1 when the second file is
+    as likely, up to 1 + LEAD_DEPTH when it is far behind (`values`: the head's, best first)."""
+    if not values or values[0] <= 0:
+        return 1.0
+    second = values[1] / values[0] if len(values) > 1 else 0.0
+    return 1.0 + LEAD_DEPTH * (1.0 - second)
 
 
 def _memories_clear(weight: float, inputs: SelectInputs, request: SelectRequest) -> bool:
