@@ -128,8 +128,17 @@ def test_gc_compacts_every_table_the_code_index_included(repo, runtime):
     out = cortex(repo, "gc")
     assert out.returncode == 0, out.stderr
     after = _versions(db_dir)
-    assert all(n <= 3 for n in after.values()), after
     assert set(after) == set(before)
+    # One version each, and no index folder but the ones it uses: a `gc` left the version before its indexes were
+    # brought up to date, with the index folders and data files that one used.
+    assert all(n == 1 for n in after.values()), after
+    import lancedb
+
+    conn = lancedb.connect(str(db_dir))
+    for name in after:
+        used = {str(i.index_uuid) for i in conn.open_table(name).list_indices()}
+        folders = {p.name for p in (db_dir / f"{name}.lance" / "_indices").glob("*")}
+        assert folders == used, (name, folders - used)
 
 
 def test_gc_waits_for_another_compactor_and_removes_what_a_failed_compaction_left(repo):

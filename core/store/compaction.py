@@ -114,7 +114,11 @@ class CompactionPolicy:
         with self.lock(_COMPACTION_LOCK, timeout=-1), self.write_lock():
             for table in self.every_table():
                 before = len(table.list_versions())
-                self._optimize(table, timedelta(0), delete_unverified=not self.remote)
+                # LanceDB's optimize compacts, cleans up, then brings the indexes up to date in a version of their
+                # own: the version before it, with the data files and index folders it replaced, survived one
+                # `gc` (two versions left, memories' old indexes beside the new). The second pass only cleans.
+                for _ in range(2):
+                    self._optimize(table, timedelta(0), delete_unverified=not self.remote)
                 removed += max(before - len(table.list_versions()), 0)
         return removed
 
