@@ -47,6 +47,10 @@ class DiskBench:
     start_mb: float
     peak_mb: float
     p95_mb: float
+    end_mb: float
+    """When every process had stopped, before `cortex gc`."""
+    peak_tables: str
+    """The largest tables at the peak, with their sizes and versions."""
     compacted_mb: float
     peak_ratio: float
     p95_ratio: float
@@ -73,7 +77,7 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                    for i in range(writers)]
         sources = sorted(p for p in work.rglob("*.py") if ".cortex" not in p.parts)[:50] or [work / "notes.py"]
-        sizes, edits = [], 0
+        sizes, edits, peak_tables = [], 0, ""
         try:
             while time.time() < deadline:
                 target = sources[edits % len(sources)]
@@ -81,6 +85,8 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
                     f.write(f"\n# edit {edits}: retry the payment call\n")
                 edits += 1
                 sizes.append(_size(db))
+                if sizes[-1] == max(sizes):
+                    peak_tables = _tables(db / "db")
                 time.sleep(1.0)
             written = sum(int((p.communicate(timeout=600)[0] or "0").strip() or 0) for p in writing)
         finally:
@@ -101,7 +107,7 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
         peak, p95 = max(sizes), _percentile(sizes, 95)
         mb = 1 << 20
         return DiskBench(str(repo), minutes, writers, written, edits, len(sizes), start / mb, peak / mb, p95 / mb,
-                         compacted / mb, peak / compacted, p95 / compacted, fresh / mb, compacted / fresh,
+                         sizes[-1] / mb, peak_tables, compacted / mb, peak / compacted, p95 / compacted, fresh / mb, compacted / fresh,
                          peak / fresh)
 
 
@@ -151,6 +157,13 @@ def _size(directory: Path) -> int:
     return total
 
 
+def _tables(db: Path) -> str:
+    """The three largest tables: MB and versions."""
+    found = [(_size(t), t.name.removesuffix(".lance"), sum(1 for _ in (t / "_versions").glob("*.manifest")))
+             for t in db.glob("*.lance")]
+    return ", ".join(f"{name} {size / (1 << 20):.1f} MB in {n} versions" for size, name, n in sorted(found)[::-1][:3])
+
+
 def _percentile(values: list[int], pct: int) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))] if ordered else 0.0
@@ -163,6 +176,8 @@ def rows(b: DiskBench) -> list[tuple[str, str]]:
         ("memories written / files edited", f"{b.memories_written} / {b.edits}"),
         (".cortex at start", f"{b.start_mb:.1f} MB"),
         (".cortex peak / p95", f"{b.peak_mb:.1f} MB / {b.p95_mb:.1f} MB ({b.samples} samples, 1/s)"),
+        ("at the peak", b.peak_tables),
+        (".cortex when the writes stopped", f"{b.end_mb:.1f} MB"),
         ("after cortex gc", f"{b.compacted_mb:.1f} MB"),
         ("peak / p95 vs after gc", f"{b.peak_ratio:.2f}x / {b.p95_ratio:.2f}x"),
         ("fresh index + export re-imported", f"{b.fresh_mb:.1f} MB"),
