@@ -307,7 +307,7 @@ def _from_data_files(db: Database, name: str) -> str:
     """No manifest is left (`_versions/` deleted): the rows are read from the data files themselves
     (core/store/file_salvage.py), the table made again from them, and its files kept under `.doctor/`."""
     from .store.file_salvage import rows_from_files
-    from .store.key_index import uuid_from_transactions
+    from .store.key_index import uuid_by_values, uuid_from_transactions
     from .store.salvage import lost_said
 
     folder = Path(db.uri) / f"{name}.lance"
@@ -316,7 +316,10 @@ def _from_data_files(db: Database, name: str) -> str:
     kept = found.rows.num_rows if found.rows is not None else 0
     lost = ""
     if found.unreadable:
-        index = uuid_from_transactions(folder, keys[0]) if len(keys) == 1 else None
+        index = None
+        if len(keys) == 1:
+            kept_keys = set() if found.rows is None else {str(k) for k in found.rows[keys[0]].to_pylist()}
+            index = uuid_from_transactions(folder, keys[0]) or uuid_by_values(folder, kept_keys)
         indexed = _named_by_index(folder, keys, index, found.rows, None)
         lost = (f"; {len(found.unreadable)} data file(s) did not read "
                 f"({size(sum(p.stat().st_size for p in found.unreadable))}); {lost_said(None, (), indexed, keys)}")

@@ -171,7 +171,7 @@ def test_the_single_data_file_truncated_after_compaction_is_said_lost_and_kept_a
     code, out, err = cli("doctor")
     assert code == 0, out + err
     said = [line for line in out.splitlines() if line.startswith("memories: ")]
-    assert len(said) == 1 and "none of its 2 versions reads whole" in said[0] and ".doctor" in said[0], out
+    assert len(said) == 1 and re.search(r"none of its \d+ versions reads whole", said[0]) and ".doctor" in said[0], out
     kept, lost = map(int, re.search(r"starts with the (\d+) row\(s\) that read; lost (\d+) row\(s\)", said[0]).groups())
     assert kept + lost == MEMORIES and lost >= MEMORIES // 2 and len(texts(populated)) == kept
     healthy(cli)
@@ -216,10 +216,10 @@ def _truncate_the_largest(db: Path) -> None:
 
 @pytest.mark.parametrize("versions", ["kept", "deleted"])
 def test_rows_whose_id_column_is_lost_are_named_by_the_id_index(populated, versions):
-    """After `cortex gc` the memories are in one data file (and the first one's own) and the id index holds every
-    id. That file cut to half loses its footer, so not even its id column reads: doctor named none of the 21 lost
-    rows (with `_versions` deleted too, it kept none of the 22). The id index names them, with the manifests or,
-    without, through the transaction that built it."""
+    """After `cortex gc` the memories are in one data file and the id index holds every id. That file cut to half
+    loses its footer, so not even its id column reads: doctor named none of the lost rows (with `_versions` deleted
+    too, it kept none of them). The id index names them, found through the manifest or, with none left, by its
+    values (gc's cleanup removed the transaction that built it)."""
     compact(populated)
     before = _ids(populated)
     db = db_of(populated)

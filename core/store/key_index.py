@@ -5,7 +5,10 @@ The index lives in `_indices/<uuid>/page_data.lance`, a Lance file whose `values
 Which folder is the key's index is said by the table's manifest (`list_indices`) or, when no manifest is left
 (`_versions/` deleted), by the transactions that built it: their `IndexMetadata` messages (uuid in field 1, name in
 field 3, when it was made in field 8, in milliseconds) read with a small protobuf walker, the newest made winning
-(an optimize's transaction names the index it replaces too). The index covers the
+(an optimize's transaction names the index it replaces too). A compaction's cleanup removes the transactions of
+the versions it removes, so after `cortex gc` none may name it: then the index is known by its values, the one
+B-tree index whose values are all distinct, none empty, and hold the most of the keys that did read
+(`uuid_by_values`). The index covers the
 rows it was last built or optimized over (`cortex gc` brings it up to date), so it names the rows written before
 then; a row purged after that is still named.
 """
@@ -15,6 +18,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+
+import pyarrow as pa
 
 _MAX_DEPTH = 6
 """How deep the walker looks for index metadata in a transaction (Transaction > CreateIndex > IndexMetadata)."""
@@ -63,6 +68,26 @@ def uuid_from_transactions(folder: Path, column: str) -> str | None:
             if name == wanted and (folder / "_indices" / folder_name / "page_data.lance").is_file():
                 found.append((made, folder_name))
     return max(found)[1] if found else None
+
+
+def uuid_by_values(folder: Path, kept: set[str]) -> str | None:
+    """The B-tree index that looks like a key's: strings, all distinct and none empty, and more of the kept keys
+    than any other such index (none when two tie: which is the key's cannot be told)."""
+    scored = []
+    for path in (folder / "_indices").glob("*/page_data.lance"):
+        values = indexed_keys(folder, path.parent.name)
+        if not values:
+            continue
+        from lance.file import LanceFileReader
+
+        column = LanceFileReader(str(path), columns=["values"]).read_all().to_table()["values"]
+        if column.type not in (pa.string(), pa.large_string()) or len(values) != len(column) or "" in values:
+            continue
+        scored.append((len(values & kept), len(values), path.parent.name))
+    scored.sort(reverse=True)
+    if not scored or (len(scored) > 1 and scored[0][:2] == scored[1][:2]):
+        return None
+    return scored[0][2]
 
 
 def _index_metadata(data: bytes, depth: int) -> Iterator[tuple[bytes, bytes, int]]:
