@@ -171,11 +171,10 @@ class CompactionPolicy:
             return mine
 
     def _clean_up_after_compaction(self, table) -> None:
-        """Remove the copy the last compaction replaced once `compact_keep` has passed, without waiting for the
-        next compaction. A compaction's own cleanup can remove only what is older than `compact_keep` when it
-        starts, so the copy it replaces, and the version before LanceDB brought the indexes up to date (their old
-        folders), stayed until the next one: under sustained writes a table held two or three copies of itself
-        between compactions (`chunks.lance` 24.5 MB at the peak for 4 MB live, flask, `cortex bench disk`)."""
+        """Remove what the last compaction replaced once `compact_keep` has passed, without waiting for a
+        compaction to be due. A compaction's own cleanup removes only what is older than `compact_keep` when it
+        starts, so the copy it replaces, and the version before LanceDB brought the indexes up to date (with their
+        old folders), stayed until the next compaction: on a table no longer written, until `cortex gc`."""
         marker = self._marker(table)
         if marker is None or self.read_only:
             return
@@ -183,16 +182,11 @@ class CompactionPolicy:
         if not stamp or stamp.get("cleaned"):
             return
         with self.try_lock(_COMPACTION_LOCK) as mine:
-            if not mine:
-                return
-            import lance
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                lance.dataset(str(self._table_folder(table.name))).cleanup_old_versions(older_than=self.compact_keep)
-            # The size it is left at is the size a later growth is measured against (twice it: compact again).
-            marker.write_text(json.dumps({**stamp, "bytes": self._table_bytes(table), "cleaned": True}),
-                              encoding="utf-8")
+            if mine:
+                # An optimize, not a cleanup alone (that needs pylance, about 20 MB more in a long-lived process):
+                # `compact_keep` has passed since the last one, so compacting again is allowed, and it rewrites only
+                # the fragments written since.
+                self._optimize(table, self.compact_keep, cleaned=True)
 
     @staticmethod
     def _marker_data(marker: Path) -> dict | None:
@@ -229,7 +223,8 @@ class CompactionPolicy:
         reading, `Not found: .../_versions/18446744073709551292.manifest`)."""
         self._optimize(table, keep)
 
-    def _optimize(self, table, keep: timedelta, delete_unverified: bool = False) -> None:
+    def _optimize(self, table, keep: timedelta, delete_unverified: bool = False, cleaned: bool = False) -> None:
+        """`cleaned`: this optimize removed what the last one replaced (no cleanup pass is owed after it)."""
         def apply():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
@@ -239,7 +234,7 @@ class CompactionPolicy:
         marker = self._marker(table)
         if marker is not None:
             marker.parent.mkdir(exist_ok=True)
-            stamp = {"at": datetime.now().isoformat(), "bytes": self._table_bytes(table)}
+            stamp = {"at": datetime.now().isoformat(), "bytes": self._table_bytes(table), "cleaned": cleaned}
             marker.write_text(json.dumps(stamp), encoding="utf-8")
 
 
