@@ -259,7 +259,8 @@ def _scrub_agent_log(db: Database) -> str:
 def _restore(db: Database, name: str) -> str:
     """Bring a table back to its newest version that reads whole, setting damaged newest manifests aside, and keep
     the readable rows of its newest version on top of it (core/store/salvage.py)."""
-    from .store.salvage import readable_rows, salvage
+    from .store.key_index import uuid_from_manifest
+    from .store.salvage import lost_said, readable_rows, salvage
 
     set_aside = 0
     while True:
@@ -269,9 +270,13 @@ def _restore(db: Database, name: str) -> str:
             break
         except Exception:
             if not _set_aside_newest_manifest(Path(db.uri), name):
-                return _move_aside(db, name, "no manifest names its data files")
+                return _from_data_files(db, name)
             set_aside += 1
     note = f" after setting {set_aside} damaged manifest(s) aside" if set_aside else ""
+    keys = KEYS.get(name) or tuple(table.schema.names)
+    folder = Path(db.uri) / f"{name}.lance"
+    index = uuid_from_manifest(table, keys[0]) if len(keys) == 1 else None
+    named = partial(_named_by_index, folder, keys, index)
     for version in versions:
         try:
             table.checkout(version)
@@ -283,17 +288,62 @@ def _restore(db: Database, name: str) -> str:
         table.checkout_latest()
         if version == versions[0]:
             return f"{name}: restored version {version} ({rows} rows){note}"
-        return salvage(table, name, version, versions[0], db.commit).said(name) + note
+        return salvage(table, name, version, versions[0], db.commit, named).said(name) + note
     # No version reads whole: keep what reads of the newest, beside the files set aside.
     table.checkout(versions[0])
-    found = readable_rows(table, table.count_rows(), KEYS.get(name) or tuple(table.schema.names))
+    found = readable_rows(table, table.count_rows(), keys)
     table.checkout_latest()
-    said = _move_aside(db, name, f"none of its {len(versions)} versions reads whole")
+    unnamed = found.lost - len(found.lost_keys)
+    indexed = named(found.rows, unnamed) if unnamed else ()
+    moved = _move_aside(db, name)
     if found.rows.num_rows:
         db.commit(lambda: db.conn.create_table(name, data=found.rows))
-    lost = f"; lost {found.lost} row(s)" + (f": {', '.join(found.lost_keys[:20])}" if found.lost_keys else "")
-    kept = f"it starts with the {found.rows.num_rows} row(s) that read"
-    return said.replace("it starts empty", kept) + (lost if found.lost else "")
+    lost = f"; {lost_said(found.lost, found.lost_keys, indexed, keys)}" if found.lost else ""
+    return (f"{name}: none of its {len(versions)} versions reads whole; {moved} and it starts with the "
+            f"{found.rows.num_rows} row(s) that read{lost}")
+
+
+def _from_data_files(db: Database, name: str) -> str:
+    """No manifest is left (`_versions/` deleted): the rows are read from the data files themselves
+    (core/store/file_salvage.py), the table made again from them, and its files kept under `.doctor/`."""
+    from .store.file_salvage import rows_from_files
+    from .store.key_index import uuid_by_values, uuid_from_transactions
+    from .store.salvage import lost_said
+
+    folder = Path(db.uri) / f"{name}.lance"
+    keys = KEYS.get(name, ())
+    found = rows_from_files(folder, keys)
+    kept = found.rows.num_rows if found.rows is not None else 0
+    lost = ""
+    if found.unreadable:
+        index = None
+        if len(keys) == 1:
+            kept_keys = set() if found.rows is None else {str(k) for k in found.rows[keys[0]].to_pylist()}
+            index = uuid_from_transactions(folder, keys[0]) or uuid_by_values(folder, kept_keys)
+        indexed = _named_by_index(folder, keys, index, found.rows, None)
+        lost = (f"; {len(found.unreadable)} data file(s) did not read "
+                f"({size(sum(p.stat().st_size for p in found.unreadable))}); {lost_said(None, (), indexed, keys)}")
+    left = f"; {found.partial} file(s) holding only columns added later left out" if found.partial else ""
+    moved = _move_aside(db, name)
+    if kept:
+        db.commit(lambda: db.conn.create_table(name, data=found.rows))
+    return (f"{name}: no manifest names its data files; read from them directly, it starts with {kept} row(s) "
+            f"(the newest copy of each; rows purged for good may be back){lost}{left}; {moved}")
+
+
+def _named_by_index(folder: Path, keys: tuple[str, ...], index: str | None, kept, unnamed: int | None
+                    ) -> tuple[str, ...]:
+    """Keys the key's index holds that no kept row has: lost rows named though their own key column did not read.
+    More of them than rows lost without a key (`unnamed`, None when unknown) would name rows deleted on purpose
+    too, so then none is named."""
+    from .store.key_index import indexed_keys
+
+    held = indexed_keys(folder, index) if index else None
+    if not held:
+        return ()
+    have = set() if kept is None else {str(k) for k in kept[keys[0]].to_pylist()}
+    missing = tuple(sorted(held - have))
+    return missing if unnamed is None or len(missing) <= unnamed else ()
 
 
 def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
@@ -310,8 +360,8 @@ def _set_aside_newest_manifest(uri: Path, name: str) -> bool:
     return True
 
 
-def _move_aside(db: Database, name: str, why: str) -> str:
-    """Nothing readable: keep the files for a manual look, and let the table start empty."""
+def _move_aside(db: Database, name: str) -> str:
+    """The table's files kept for a manual look (the table is made again beside them); says where they went."""
     stamp = re.sub(r"\D", "", datetime.now().isoformat(timespec="seconds"))
     source = Path(db.uri) / f"{name}.lance"
     files = [p.stat().st_size for p in (source / "data").glob("*.lance")]
@@ -319,7 +369,7 @@ def _move_aside(db: Database, name: str, why: str) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(source), target)
     held = f" ({len(files)} data file(s), {size(sum(files))})" if files else ""
-    return f"{name}: {why}; its files{held} were moved to {target} and it starts empty"
+    return f"its files{held} were moved to {target}"
 
 
 def _rebuild_meta(db: Database, embedder: Embedder, rebuild: bool) -> str:

@@ -128,8 +128,17 @@ def test_gc_compacts_every_table_the_code_index_included(repo, runtime):
     out = cortex(repo, "gc")
     assert out.returncode == 0, out.stderr
     after = _versions(db_dir)
-    assert all(n <= 3 for n in after.values()), after
     assert set(after) == set(before)
+    # One version each, and no index folder but the ones it uses: a `gc` left the version before its indexes were
+    # brought up to date, with the index folders and data files that one used.
+    assert all(n == 1 for n in after.values()), after
+    import lancedb
+
+    conn = lancedb.connect(str(db_dir))
+    for name in after:
+        used = {str(i.index_uuid) for i in conn.open_table(name).list_indices()}
+        folders = {p.name for p in (db_dir / f"{name}.lance" / "_indices").glob("*")}
+        assert folders == used, (name, folders - used)
 
 
 def test_gc_waits_for_another_compactor_and_removes_what_a_failed_compaction_left(repo):
@@ -181,3 +190,31 @@ def test_the_background_compaction_covers_tables_only_other_processes_opened(rep
     assert engine.compact_due() > 0
     after = _versions(db_dir)
     assert after["chunks"] < before["chunks"] and after["files"] < before["files"], (before, after)
+
+
+def test_the_copy_a_compaction_replaced_is_removed_once_no_reader_can_be_on_it(tmp_path):
+    """A compaction keeps what it replaced for `compact_keep` (a reader may be on it), and that copy, with the
+    version before LanceDB brought the indexes up to date and their old folders, stayed until the next compaction:
+    under sustained writes two or three copies of a table. The next look after `compact_keep` removes it, though no
+    compaction is due (`compact_keep` 0 here: every version but the newest is past it)."""
+    import lancedb
+
+    rng = np.random.default_rng(5)
+    db = Database(str(tmp_path / "db"), create=True, compact_every=1000)
+    db.compact_keep = timedelta(0)
+    table = db.open_table("notes", SCHEMA)
+    db.add(table, rows(0, 200, rng))
+    db.ensure_text_indexes(table)
+    for i in range(5):
+        db.add(table, rows(200 + i * 10, 10, rng))
+    db.compact(table)
+    folder = tmp_path / "db" / "notes.lance"
+    assert len(list((folder / "_versions").glob("*.manifest"))) == 2, "the version before the indexes' update"
+    assert not db.compact_if_due(table), "no compaction is due"
+    notes = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    assert len(list((folder / "_versions").glob("*.manifest"))) == 1
+    assert {p.name for p in (folder / "_indices").iterdir()} == {str(i.index_uuid) for i in notes.list_indices()}
+    import lance
+
+    used = {Path(f.path).name for fragment in lance.dataset(str(folder)).get_fragments() for f in fragment.data_files()}
+    assert {p.name for p in (folder / "data").glob("*.lance")} == used and notes.count_rows() == 250

@@ -2,9 +2,11 @@
 
 A copy of the repository's files is indexed; then for `minutes`, `writers` processes each remember notes through
 the resident server as fast as it answers, `cortex watch` keeps the index fresh, and one source file is edited
-every second. `.cortex` is measured every second. Then everything stops, every table is compacted with no old
-version kept, and that size is the compacted size: the peak and the 95th percentile are printed as multiples of
-it. The repository is read, never written.
+every second. `.cortex` is measured every second. Then everything stops and `cortex gc` runs (every table compacted
+with no old version kept), and that size is the compacted size: the peak and the 95th percentile are printed as
+multiples of it. What the data itself takes is measured too: the memories exported (`cortex export
+--all-versions`), and imported into a new database beside a fresh index of the same files, compacted as well;
+`.cortex` after `gc`, and at its peak, are printed as multiples of that. The repository is read, never written.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from ...core.store.database import Database
 
 WRITER = """
 import contextlib, io, sys, time
@@ -47,9 +47,17 @@ class DiskBench:
     start_mb: float
     peak_mb: float
     p95_mb: float
+    end_mb: float
+    """When every process had stopped, before `cortex gc`."""
+    peak_tables: str
+    """The largest tables at the peak, with their sizes and versions."""
     compacted_mb: float
     peak_ratio: float
     p95_ratio: float
+    fresh_mb: float
+    """A fresh index of the same files with the memories exported and imported, after `cortex gc`."""
+    gc_vs_fresh: float
+    peak_vs_fresh: float
 
 
 def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
@@ -69,7 +77,7 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                    for i in range(writers)]
         sources = sorted(p for p in work.rglob("*.py") if ".cortex" not in p.parts)[:50] or [work / "notes.py"]
-        sizes, edits = [], 0
+        sizes, edits, peak_tables = [], 0, ""
         try:
             while time.time() < deadline:
                 target = sources[edits % len(sources)]
@@ -77,6 +85,8 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
                     f.write(f"\n# edit {edits}: retry the payment call\n")
                 edits += 1
                 sizes.append(_size(db))
+                if sizes[-1] == max(sizes):
+                    peak_tables = _tables(db / "db")
                 time.sleep(1.0)
             written = sum(int((p.communicate(timeout=600)[0] or "0").strip() or 0) for p in writing)
         finally:
@@ -90,11 +100,33 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
                     p.kill()
             subprocess.run([*cortex, "serve", "--stop"], cwd=work, env=env, capture_output=True)
         sizes.append(_size(db))
-        compacted = _compact_all(str(db / "db"))
+        offline = [*cortex, "--no-daemon"]
+        subprocess.run([*offline, "gc"], cwd=work, env=env, check=True, capture_output=True)
+        compacted = _size(db)
+        fresh = _fresh_size(work, Path(tmp), offline, env)
         peak, p95 = max(sizes), _percentile(sizes, 95)
         mb = 1 << 20
         return DiskBench(str(repo), minutes, writers, written, edits, len(sizes), start / mb, peak / mb, p95 / mb,
-                         compacted / mb, peak / compacted, p95 / compacted)
+                         sizes[-1] / mb, peak_tables, compacted / mb, peak / compacted, p95 / compacted, fresh / mb, compacted / fresh,
+                         peak / fresh)
+
+
+def _fresh_size(work: Path, tmp: Path, cortex: list[str], env: dict[str, str]) -> int:
+    """`.cortex` of a new database holding the same data: the work tree's files as they ended, indexed afresh,
+    and the memories exported and imported, compacted by `cortex gc`."""
+    export = tmp / "export.jsonl"
+    subprocess.run([*cortex, "export", "--all-versions", "-o", str(export)], cwd=work, env=env, check=True,
+                   capture_output=True)
+    fresh = tmp / "fresh"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=work,
+                           capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, files):
+        (fresh / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(work / name.decode(), fresh / name.decode())
+    _commit_all(fresh)
+    for step in (["index", "--no-embed"], ["import", str(export)], ["gc"]):
+        subprocess.run([*cortex, *step], cwd=fresh, env=env, check=True, capture_output=True)
+    return _size(fresh / ".cortex")
 
 
 def _copy_tracked(repo: Path, target: Path) -> None:
@@ -104,6 +136,10 @@ def _copy_tracked(repo: Path, target: Path) -> None:
         if source.is_file() and not source.is_symlink():
             (target / name.decode()).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name.decode())
+    _commit_all(target)
+
+
+def _commit_all(target: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=target, check=True)
     subprocess.run(["git", "add", "-A"], cwd=target, check=True)
     subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", "copy"],
@@ -121,11 +157,11 @@ def _size(directory: Path) -> int:
     return total
 
 
-def _compact_all(uri: str) -> int:
-    db = Database(uri, create=False)
-    for name in sorted(db.table_names()):
-        db.compact(db.conn.open_table(name))
-    return _size(Path(uri).parent)
+def _tables(db: Path) -> str:
+    """The three largest tables: MB and versions."""
+    found = [(_size(t), t.name.removesuffix(".lance"), sum(1 for _ in (t / "_versions").glob("*.manifest")))
+             for t in db.glob("*.lance")]
+    return ", ".join(f"{name} {size / (1 << 20):.1f} MB in {n} versions" for size, name, n in sorted(found)[::-1][:3])
 
 
 def _percentile(values: list[int], pct: int) -> float:
@@ -140,6 +176,10 @@ def rows(b: DiskBench) -> list[tuple[str, str]]:
         ("memories written / files edited", f"{b.memories_written} / {b.edits}"),
         (".cortex at start", f"{b.start_mb:.1f} MB"),
         (".cortex peak / p95", f"{b.peak_mb:.1f} MB / {b.p95_mb:.1f} MB ({b.samples} samples, 1/s)"),
-        ("compacted at the end", f"{b.compacted_mb:.1f} MB"),
-        ("peak / p95 vs compacted", f"{b.peak_ratio:.2f}x / {b.p95_ratio:.2f}x"),
+        ("at the peak", b.peak_tables),
+        (".cortex when the writes stopped", f"{b.end_mb:.1f} MB"),
+        ("after cortex gc", f"{b.compacted_mb:.1f} MB"),
+        ("peak / p95 vs after gc", f"{b.peak_ratio:.2f}x / {b.p95_ratio:.2f}x"),
+        ("fresh index + export re-imported", f"{b.fresh_mb:.1f} MB"),
+        ("after gc / peak vs fresh", f"{b.gc_vs_fresh:.2f}x / {b.peak_vs_fresh:.2f}x"),
     ]

@@ -32,7 +32,9 @@ COMPACT_KEEP = timedelta(seconds=15)
 fail (a query re-reads the newest version when it starts and takes well under a second). Every commit of a small
 write adds a manifest listing every fragment, so the versions kept are what grows under sustained writes: with a
 minute kept, three writers and the watcher drove `.cortex` to 3.5 times its compacted size in five minutes; with
-15 s, 1.95 times at the peak (`cortex bench disk`)."""
+15 s, 1.95 times at the peak (`cortex bench disk`). That "compacted size" was one optimize's, which leaves the
+version before its index update; against a fresh database of the same data the peak is 4.2-5.7 times, and after
+`cortex gc` 1.24-1.28 times (docs/benchmarks.md, 2026-11-29 third)."""
 _COMPACTION_DIR = ".compaction"
 _COMPACTION_LOCK = ".compaction.lock"
 UNINDEXED_ROWS = 500
@@ -114,7 +116,11 @@ class CompactionPolicy:
         with self.lock(_COMPACTION_LOCK, timeout=-1), self.write_lock():
             for table in self.every_table():
                 before = len(table.list_versions())
-                self._optimize(table, timedelta(0), delete_unverified=not self.remote)
+                # LanceDB's optimize compacts, cleans up, then brings the indexes up to date in a version of their
+                # own: the version before it, with the data files and index folders it replaced, survived one
+                # `gc` (two versions left, memories' old indexes beside the new). The second pass only cleans.
+                for _ in range(2):
+                    self._optimize(table, timedelta(0), delete_unverified=not self.remote)
                 removed += max(before - len(table.list_versions()), 0)
         return removed
 
@@ -134,6 +140,7 @@ class CompactionPolicy:
         try:
             old = [v for v in table.list_versions() if v["timestamp"] <= now - self.compact_keep]
             if len(old) < self.compact_every and not (last is not None and (self._table_bytes(table) or 0) > 2 * last[1]):
+                self._clean_up_after_compaction(table)
                 return False
             with self.try_lock(_COMPACTION_LOCK) as mine:
                 if not mine:
@@ -163,16 +170,42 @@ class CompactionPolicy:
                 self.compact(table, self.compact_keep)
             return mine
 
+    def _clean_up_after_compaction(self, table) -> None:
+        """Remove what the last compaction replaced once `compact_keep` has passed, without waiting for a
+        compaction to be due. A compaction's own cleanup removes only what is older than `compact_keep` when it
+        starts, so the copy it replaces, and the version before LanceDB brought the indexes up to date (with their
+        old folders), stayed until the next compaction: on a table no longer written, until `cortex gc`."""
+        marker = self._marker(table)
+        if marker is None or self.read_only:
+            return
+        stamp = self._marker_data(marker)
+        if not stamp or stamp.get("cleaned"):
+            return
+        with self.try_lock(_COMPACTION_LOCK) as mine:
+            if mine:
+                # An optimize, not a cleanup alone (that needs pylance, about 20 MB more in a long-lived process):
+                # `compact_keep` has passed since the last one, so compacting again is allowed, and it rewrites only
+                # the fragments written since.
+                self._optimize(table, self.compact_keep, cleaned=True)
+
+    @staticmethod
+    def _marker_data(marker: Path) -> dict | None:
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
     def _marker(self, table) -> Path | None:
         return None if self.remote else Path(self.uri) / _COMPACTION_DIR / f"{table.name}.json"
 
     def _last_compaction(self, table) -> tuple[datetime, int] | None:
         """When the table was last compacted and its size just after, as recorded beside the database (local only)."""
         marker = self._marker(table)
+        data = self._marker_data(marker) if marker else None
         try:
-            data = json.loads(marker.read_text(encoding="utf-8")) if marker else None
             return (datetime.fromisoformat(data["at"]), int(data["bytes"])) if data else None
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             return None
 
     def _table_folder(self, name: str) -> Path:
@@ -190,7 +223,8 @@ class CompactionPolicy:
         reading, `Not found: .../_versions/18446744073709551292.manifest`)."""
         self._optimize(table, keep)
 
-    def _optimize(self, table, keep: timedelta, delete_unverified: bool = False) -> None:
+    def _optimize(self, table, keep: timedelta, delete_unverified: bool = False, cleaned: bool = False) -> None:
+        """`cleaned`: this optimize removed what the last one replaced (no cleanup pass is owed after it)."""
         def apply():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
@@ -200,7 +234,7 @@ class CompactionPolicy:
         marker = self._marker(table)
         if marker is not None:
             marker.parent.mkdir(exist_ok=True)
-            stamp = {"at": datetime.now().isoformat(), "bytes": self._table_bytes(table)}
+            stamp = {"at": datetime.now().isoformat(), "bytes": self._table_bytes(table), "cleaned": cleaned}
             marker.write_text(json.dumps(stamp), encoding="utf-8")
 
 

@@ -95,22 +95,48 @@ class Salvaged:
     lost: int
     lost_keys: tuple[str, ...]
 
+    indexed: tuple[str, ...] = ()
+    """Keys of lost rows named by the key's index (their own key column did not read)."""
+
     def said(self, name: str) -> str:
-        if self.lost == 0:
-            lost = "nothing lost"
-        elif self.lost_keys:
-            unnamed = self.lost - len(self.lost_keys)
-            lost = (f"lost {self.lost} row(s): {', '.join(self.lost_keys[:20])}"
-                    + (f" and {unnamed} whose key could not be read" if unnamed else ""))
-        else:
-            lost = f"lost {self.lost} row(s) (in damaged data files; their keys could not be read)"
         return (f"{name}: restored version {self.version} and {self.added} readable row(s) of version {self.newest} "
-                f"({self.kept} rows); {lost}")
+                f"({self.kept} rows); {lost_said(self.lost, self.lost_keys, self.indexed, KEYS.get(name, ('key',)))}")
 
 
-def salvage(table, name: str, version: int, newest: int, commit: Callable) -> Salvaged:
+_NAMED = 50
+"""Keys listed in a line at most."""
+
+
+def lost_said(lost: int | None, keys: tuple[str, ...], indexed: tuple[str, ...], key: tuple[str, ...]) -> str:
+    """What was lost: the rows named by their own key column, those named by the key's index, and how many no
+    source names (`lost` None: how many is unknown, the rows of files that did not read)."""
+    column = "/".join(key)
+    if lost is None:
+        if not indexed:
+            return f"their rows are lost; how many, and which, is unknown (no index on {column} holds them)"
+        return (f"their rows are lost, {len(indexed)} of them named by the index on {column} (their own {column} "
+                f"did not read; a row written after the index was last brought up to date is not in it): "
+                f"{_listed(indexed)}")
+    if lost == 0:
+        return "nothing lost"
+    if not keys and not indexed:
+        return f"lost {lost} row(s) (in damaged data files; their keys could not be read)"
+    named = [_listed(keys)] if keys else []
+    if indexed:
+        named.append(f"{_listed(indexed)} (named by the index on {column}: their own {column} did not read)")
+    rest = lost - len(keys) - len(indexed)
+    return f"lost {lost} row(s): {'; '.join(named)}" + (f"; and {rest} whose key could not be read" if rest > 0 else "")
+
+
+def _listed(keys: tuple[str, ...]) -> str:
+    more = len(keys) - _NAMED
+    return ", ".join(keys[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def salvage(table, name: str, version: int, newest: int, commit: Callable,
+            indexed: Callable[[pa.Table, int], tuple[str, ...]]) -> Salvaged:
     """Go back to `version` (reads whole) and merge the readable rows of `newest` on top, in two commits made
-    through `commit` (the database's)."""
+    through `commit` (the database's). `indexed(kept rows, unnamed)` names lost rows from the key's index."""
     keys = KEYS.get(name) or tuple(table.schema.names)
     table.checkout(newest)
     count = table.count_rows()
@@ -127,7 +153,9 @@ def salvage(table, name: str, version: int, newest: int, commit: Callable) -> Sa
                    .when_not_matched_insert_all().execute(newer))
         else:
             commit(lambda: table.add(newer))
-    return Salvaged(version, newest, table.count_rows(), added, found.lost, found.lost_keys)
+    unnamed = found.lost - len(found.lost_keys)
+    named = indexed(table.to_arrow(), unnamed) if unnamed else ()
+    return Salvaged(version, newest, table.count_rows(), added, found.lost, found.lost_keys, named)
 
 
 def _not_in(rows: pa.Table, before: pa.Table, columns: tuple[str, ...]) -> pa.Table:
