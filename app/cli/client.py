@@ -246,7 +246,8 @@ def _lost(route: Route, what: str) -> int:
     it committed, asked by id of a server (a new one if that one is gone) or of the database itself."""
     write_id = route.request.write_id
     if not write_id:
-        return _fail(f"{what}; it stores nothing, so run it again (with --no-daemon to skip the server)")
+        return _fail(f"{what}; it is not a write that could be stored twice: run it again (--no-daemon runs it "
+                     "in-process)")
     answer = _ask_receipt(route)
     if answer.get("committed") is True:
         print(f"cortex: {what}, but the write committed (write id {write_id}); its output was lost with the server",

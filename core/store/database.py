@@ -163,7 +163,7 @@ class Database(CompactionPolicy, Maintenance):
                         shutil.rmtree(self._table_folder(name), ignore_errors=True)
                     table = self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
         extra = missing_fields(table.schema, schema)
-        if extra:
+        if extra and not self.read_only:  # read as it is: reads need no newer column, and writes are refused
             with self.write_lock():
                 extra = missing_fields(table.schema, schema)
                 if extra:
@@ -396,11 +396,12 @@ class Database(CompactionPolicy, Maintenance):
         self.commit(lambda: table.update(where=where, values=values))
 
     def upsert(self, table, on: str | Sequence[str], rows, insert: bool = True, delete_where: str | None = None,
-               update: bool = True) -> None:
+               update: bool = True, all_new: bool = False) -> None:
         """One merge on a key: matching rows are updated (unless `update` is False), others inserted (unless
         `insert` is False), and with `delete_where` the table's rows matching it that the source lacks are deleted,
-        all in a single commit."""
-        if update and receipts.carries_ids(rows):
+        all in a single commit. `all_new`: the caller knows no source row matches a stored one (so no write id can be
+        replaced, and none is looked for)."""
+        if update and not all_new and receipts.carries_ids(rows):
             self.keep_receipts(table, receipts.key_filter(on, rows), receipts.new_id(rows))
 
         def apply():

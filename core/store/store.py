@@ -265,9 +265,12 @@ class MemoryStore:
         # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
         new_ids = list(ids) if ids is not None else [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
-        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, new_ids, stamp)))
+        minted = ids is None
+        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, new_ids, stamp, minted)))
 
-    def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime) -> builtins.list[RememberResult]:
+    def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime,
+                     minted: bool = True) -> builtins.list[RememberResult]:
+        """`minted`: the ids were made here, so no stored row has one of them."""
         hashes = [text_hash(d.text) for d in drafts]
         existing, by_key = self._existing(hashes, sorted({d.source_key for d in drafts if d.source_key}))
         results: list[RememberResult] = []
@@ -321,7 +324,7 @@ class MemoryStore:
             # One merge on id: a new version and the one it supersedes land in the same commit, so a crash can
             # never leave a key with no active version (nor with two).
             data = pa.Table.from_pylist([memory_to_row(m) for m in changed.values()], schema=self.table.schema)
-            self.db.upsert(self.table, "id", data)
+            self.db.upsert(self.table, "id", data, all_new=minted and set(changed) <= set(ids))
         self.db.ensure_text_indexes(self.table)
         self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
         self.db.note_written()
