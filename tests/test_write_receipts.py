@@ -10,13 +10,14 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 from cortex_tui.app.cli.client import NOT_COMMITTED_EXIT
 from cortex_tui.app.link import connection
-from cortex_tui.core.store.commits import CRASH_ENV
+from cortex_tui.core.store.commits import CRASH_ENV, file_lock
 
 from .conftest import process_alive
 from .test_bad_input import _twenty_megabytes
@@ -88,6 +89,26 @@ def test_a_retry_with_the_callers_write_id_answers_again_and_stores_once(repo, r
     bad = cortex(repo, "agent", "log", "--obs", "deployed", env={"CORTEX_WRITE_ID": "no spaces"})
     assert bad.returncode == 1 and bad.stderr.decode().startswith("cortex: error: CORTEX_WRITE_ID must be ")
     assert bad.stderr.decode().count("\n") == 1
+
+
+def test_a_retry_while_the_first_attempt_still_runs_waits_for_it_and_stores_once(repo, runtime):
+    """The issue's case: a client gave up while its agent step was still running in the server, and the caller
+    retried. Held behind the database's write lock (taken here), both attempts are in the server at once; with the
+    caller's id the retry waits for the first, then answers from its receipt: one step."""
+    assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
+    assert cortex(repo, "list").returncode == 0  # the server is up
+    env = {**os.environ, "CORTEX_WRITE_ID": "held-step-0001"}
+    argv = [sys.executable, "-m", "cortex_tui.app.cli.client", "agent", "log", "--obs", "held step", "--json"]
+    db = repo / ".cortex" / "db"
+    with file_lock(db, ".write.lock", 30, str(db)):
+        attempts = [subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    for _ in range(2)]
+        time.sleep(3)  # both sent, and waiting in the server
+    outs = [a.communicate(timeout=600) for a in attempts]
+    assert [a.returncode for a in attempts] == [0, 0], outs
+    assert json.loads(outs[0][0]) == json.loads(outs[1][0])
+    assert sum(err.decode().endswith("committed earlier; not made again\n") for _, err in outs) == 1, outs
+    assert _steps(repo) == ["held step"]
 
 
 def test_three_writers_and_server_kills_never_report_a_committed_write_failed(repo, runtime):

@@ -318,6 +318,12 @@ class Server:
         # `accepted` before the command is handed to a worker: a client that never heard it retries the command
         # elsewhere, which is safe only if this server cannot have begun it.
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        with self._jobs_lock:
+            earlier = self._writing.get(request.write_id) if request.write_id else None
+        if earlier is not None:
+            # A caller retrying with the id of an attempt still running here (it gave up waiting): the retry runs
+            # once that attempt has ended, and so finds its receipt instead of writing a second time.
+            _result_saying_alive(conn, earlier)
         try:
             future = self._submit(self._commands.run, request)
         except RuntimeError:  # the worker shut down meanwhile (the server is stopping): nothing ran
