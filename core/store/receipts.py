@@ -112,6 +112,5 @@ def carries_ids(rows) -> bool:
 
 def new_id(rows) -> str | None:
     """The one write id a merge's source rows all carry (None when none, or several)."""
-    records = rows.to_pylist() if isinstance(rows, pa.Table) else list(rows)
-    found = {r.get(COLUMN) for r in records}
+    found = set(rows.column(COLUMN).to_pylist()) if isinstance(rows, pa.Table) else {r.get(COLUMN) for r in rows}
     return found.pop() if len(found) == 1 else None
