@@ -74,6 +74,19 @@ def test_a_server_killed_before_the_writes_commit_is_reported_not_committed(repo
     assert _steps(repo) == ["the cache misses"]
 
 
+def test_an_agent_commit_killed_after_its_roadmap_entry_is_not_committed(repo, runtime, monkeypatch):
+    """`agent commit --roadmap` appends the roadmap entry, then mirrors and stores the commit: the entry is a step
+    towards the commit and carries no id, so a kill after it is reported not committed."""
+    assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
+    assert cortex(repo, "agent", "log", "--obs", "the cache misses", served=False).returncode == 0
+    first = _server_dying_after(repo, 1, monkeypatch)
+    out = cortex(repo, "agent", "commit", "cache fixed", "--roadmap", "measure the hit rate")
+    assert not process_alive(first)
+    assert out.returncode == NOT_COMMITTED_EXIT, out.stderr
+    context = json.loads(cortex(repo, "agent", "context", "--json", served=False).stdout)
+    assert context["commits"] == []
+
+
 def test_a_retry_with_the_callers_write_id_answers_again_and_stores_once(repo, runtime):
     assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
     env = {"CORTEX_WRITE_ID": "deploy-step-0001"}

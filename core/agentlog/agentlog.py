@@ -332,7 +332,8 @@ class AgentLog:
             self._files_free()
             change.branches.add(MAIN)
             stamp = now()
-            self.db.write(lambda: self.db.add(self.roadmap_table, [stamped({"seq": 1, "text": goal, "at": stamp})]))
+            with unstamped():  # the branch makes the context (`is_initialised`): its row carries the id
+                self.db.write(lambda: self.db.add(self.roadmap_table, [stamped({"seq": 1, "text": goal, "at": stamp})]))
             self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
             self.db.set_meta(_CURRENT, MAIN)
         return self.context()
@@ -389,7 +390,8 @@ class AgentLog:
             if not new:
                 raise CortexError(f"nothing to commit on {b.name!r}: no steps logged since the last commit")
             if update_roadmap and update_roadmap.strip():
-                self._append_roadmap(update_roadmap.strip())
+                with unstamped():  # a step towards the commit, which carries the id
+                    self._append_roadmap(update_roadmap.strip())
             return self._store_commit(b, commits, "commit", contribution, previous_summary, new, "")
 
     def extend_roadmap(self, text: str) -> RoadmapEntry:
