@@ -36,8 +36,10 @@ from .search.definitions import DefinedNames
 from .search.query import Filters
 from .search.search import GitInputs, Searcher, SearchResults
 from .secrets.secret_fields import secure_draft
+from .store import receipts
 from .store.exact_import import import_exact
 from .store.memory_rows import validate_draft
+from .store.receipts import Receipt
 from .store.reembed import reembed
 from .store.sessions import narrowed, visible_where
 from .store.store import GitPosition, MemoryStore
@@ -272,6 +274,21 @@ class Engine:
             if picked:
                 added += import_exact(self._store_for(scope), picked, progress)
         return added
+
+    # --- receipts: whether a write with an id committed (core/store/receipts.py) --------------------------------
+
+    def receipt(self, write_id: str) -> Receipt | None:
+        """The receipt of the write with this id in any store this engine reads (the one its scope went to), or
+        None when none committed it."""
+        for store in self._stores_if_any():
+            found = receipts.find(store.db, write_id)
+            if found is not None:
+                return found
+        return None
+
+    def record_receipt(self, write_id: str, output: builtins.list[builtins.list] | None) -> None:
+        """Keep a committed write's output in the repository's database, for a retry with the same id to print."""
+        self.store().db.record_receipt(write_id, output)
 
     def get(self, memory_id: str) -> Memory:
         memory = self._stores.owner(memory_id).get(memory_id)

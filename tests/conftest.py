@@ -80,7 +80,7 @@ PROCESS_FIXTURES = {"runtime", "s3", "team"}
 PROCESS_FILES = {"test_crash.py", "test_concurrency.py", "test_serve.py", "test_server_memory.py", "test_team.py",
                  "test_mcp.py", "test_recall_http.py", "test_cli_text.py", "test_dashboard_items.py", "test_progress.py",
                  "test_index_process.py", "test_index_background.py", "test_select_shaping.py", "test_hooks.py", "test_sessions.py",
-                 "test_meter_live.py", "test_issue_comment.py",
+                 "test_meter_live.py", "test_issue_comment.py", "test_write_receipts.py",
                  "test_packaging.py"}
 """Files whose tests all run `cortex`, a server or a crash in processes of their own."""
 PROCESS_TESTS = {

@@ -404,7 +404,8 @@ def test_the_client_path_imports_nothing_heavy(repo):
 
 CLIENT_MODULES = {
     "cortex_tui", "cortex_tui.app", "cortex_tui.app.cli", "cortex_tui.app.cli.client",
-    "cortex_tui.app.cli.text_input", "cortex_tui.app.cli.served_copy", "cortex_tui.app.terminal_size",
+    "cortex_tui.app.cli.text_input", "cortex_tui.app.cli.served_copy", "cortex_tui.app.cli.writes",
+    "cortex_tui.app.terminal_size",
     "cortex_tui.app.link", "cortex_tui.app.link.protocol", "cortex_tui.app.link.connection",
     "cortex_tui.app.cli.parser", "cortex_tui.app.command", "cortex_tui.app.version",
     "cortex_tui.app.cli.search_commands", "cortex_tui.app.cli.memory_commands", "cortex_tui.app.formats",
@@ -434,6 +435,13 @@ def test_a_served_search_imports_only_its_own_command_and_the_standard_library(r
     assert sorted(m for m in served if not m.startswith("cortex_tui")
                   and m.split(".")[0] not in sys.stdlib_module_names) == []
     assert sorted(served & set(DONE_WITHOUT)) == []
+
+
+def test_the_client_names_writes_as_the_engine_reads_them():
+    """The client's name of the write-id variable is the engine's (not imported from there: see client)."""
+    from cortex_tui.core import write_ids
+
+    assert client.WRITE_ID_ENV == write_ids.ENV
 
 
 def test_the_clients_temporary_directory_is_tempfiles(monkeypatch, tmp_path):

@@ -356,3 +356,36 @@ def test_a_long_first_line_is_cut_at_a_word_into_a_title_with_one_ellipsis():
     title = default_title(text + "\nmore")
     assert title == "Redirects get followed by Client._send_handling_redirects; follow_redirects…"
     assert default_title("x" * 100) == "x" * 79 + "…" and default_title("short line") == "short line"
+
+
+def test_a_writes_id_is_found_after_later_writes_rewrite_or_delete_its_rows(repo):
+    """The id rides in the rows of the write (same commit); a later write that replaces or deletes them copies it
+    into the receipts first, so `receipt` answers the same before and after (core/store/receipts.py)."""
+    from cortex_tui.core.agentlog.agentlog import AgentLog  # noqa: F401 - the agent tables are stamped too
+    from cortex_tui.core.write_ids import writing_as
+
+    engine = Engine(repo)
+    with writing_as("first-write-01"):
+        kept = engine.remember(MemoryDraft(text="prices are cached per region", source_key="prices")).memory
+    with writing_as("task-write-01"):
+        task = engine.remember(MemoryDraft(text="move the cache", kind="task")).memory
+    assert engine.receipt("never-written-01") is None
+    assert engine.receipt("first-write-01") is not None and engine.receipt("task-write-01") is not None
+    with writing_as("second-write-01"):  # a new version rewrites the first one's row (now superseded)
+        engine.remember(MemoryDraft(text="prices are cached per region and currency", source_key="prices"))
+    with writing_as("done-write-01"):
+        engine.set_task_state(task.id, "done")
+    with writing_as("forget-write-01"):
+        engine.forget(key="prices", purge=True)  # both versions deleted: no row carries either id any more
+    assert engine.store().find(kept.id) is None
+    for write_id in ("first-write-01", "task-write-01", "second-write-01", "done-write-01", "forget-write-01"):
+        assert engine.receipt(write_id) is not None, write_id
+    with writing_as("agent-init-01"):
+        engine.agent_log(create=True).init("ship the cache")
+    with writing_as("agent-step-01"):
+        engine.agent_log().log_ota("the cache misses", "", "")
+    assert engine.receipt("agent-step-01") is not None
+    # The step's mirror memory is a step towards the write, not the write: it carries no id.
+    mirrored = [m for m in engine.list(kind="agent") if m.title.startswith("main#1")]
+    assert len(mirrored) == 1
+    assert engine.store().count("write_id = 'agent-step-01'") == 0

@@ -26,6 +26,7 @@ import io
 import os
 import socket
 import sys
+import time
 
 from ..link import protocol
 from ..link.connection import (
@@ -41,6 +42,11 @@ from ..link.protocol import Request
 from ..terminal_size import usable_size
 from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
+from .writes import is_write
+
+WRITE_ID_ENV = "CORTEX_WRITE_ID"
+"""`core.write_ids.ENV`, not imported from there: the thin client imports no engine module (a test holds them
+equal)."""
 
 SERVED = frozenset({
     "init", "remember", "show", "list", "history", "forget", "done", "confirm", "export", "stats", "git", "gc", "search", "what",
@@ -138,6 +144,7 @@ def _route(argv: list[str]) -> Route | None:
     env.update(usable_size(env))
     request = Request(
         op="run", fingerprint=protocol.fingerprint(), argv=tuple(argv), cwd=os.getcwd(), env=env,
+        write_id=(env.get(WRITE_ID_ENV) or _new_write_id()) if is_write(args) else "",
         stdout_tty=_isatty(sys.stdout), stderr_tty=_isatty(sys.stderr),
         stdout_encoding=getattr(sys.stdout, "encoding", None) or "utf-8",
         stderr_encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
@@ -145,6 +152,11 @@ def _route(argv: list[str]) -> Route | None:
         stdin_errors=getattr(sys.stdin, "errors", None) or "strict",
     )
     return Route(*key, request, copy)
+
+
+def _new_write_id() -> str:
+    """A write id no other command has: the time (which orders them when read) and 48 random bits."""
+    return f"{int(time.time()):x}-{os.urandom(6).hex()}"
 
 
 def _reads_stdin(handler: str, args) -> bool:
@@ -213,18 +225,83 @@ def _exchange(conn: socket.socket, route: Route) -> int | None:
             elif not accepted:
                 return None  # refused: run in-process
             else:
-                return _fail("the resident server stopped while running the command; it may or may not have "
-                             "taken effect (check, then run it again)")
+                return _lost(route, "the resident server stopped while running the command")
     except TimeoutError:
         if not accepted:
             return None
-        return _fail(f"the resident server said nothing for {SILENCE_SECONDS:.0f} s; stop it with "
-                     "`cortex serve --stop` or run with --no-daemon")
+        return _lost(route, f"the resident server said nothing for {SILENCE_SECONDS:.0f} s")
     except (OSError, protocol.ProtocolError) as exc:
         if not accepted:
             raise _Retry() from exc
-        return _fail(f"lost the resident server while running the command ({exc}); it may or may not have "
-                     "taken effect")
+        return _lost(route, f"lost the resident server while running the command ({exc})")
+
+
+NOT_COMMITTED_EXIT = 75
+"""`cortex` lost its server and its write did not commit: nothing was stored, so running it again is safe (75 is
+EX_TEMPFAIL, "try again later")."""
+
+
+def _lost(route: Route, what: str) -> int:
+    """Say what became of a command whose server went away (or fell silent) before answering: for a write, whether
+    it committed, asked by id of a server (a new one if that one is gone) or of the database itself."""
+    write_id = route.request.write_id
+    if not write_id:
+        return _fail(f"{what}; it is not a write that could be stored twice: run it again (--no-daemon runs it "
+                     "in-process)")
+    answer = _ask_receipt(route)
+    if answer.get("committed") is True:
+        print(f"cortex: {what}, but the write committed (write id {write_id}); its output was lost with the server",
+              file=sys.stderr)
+        return 0
+    if answer.get("committed") is False:
+        return _fail(f"{what}: not committed (write id {write_id}); nothing was stored, run it again",
+                     NOT_COMMITTED_EXIT)
+    return _fail(f"{what}, and whether write {write_id} committed cannot be known now ({answer.get('error')}); run "
+                 f"it again with {WRITE_ID_ENV}={write_id}: a write with that id is stored at most once")
+
+
+def _ask_receipt(route: Route) -> dict:
+    """The `receipt` answer for the route's write: from a server (the same one if it lives, which answers once the
+    command has ended, else a new one), or from this process when none can be reached."""
+    request = Request(op="receipt", fingerprint=protocol.fingerprint(), argv=route.request.argv,
+                      cwd=route.request.cwd, env=route.request.env, write_id=route.request.write_id)
+    error = "no server answered"
+    try:
+        paths = protocol.server_paths(route.root, route.db)
+    except OSError as exc:
+        paths, error = None, str(exc)
+    for _attempt in range(2 if paths is not None else 0):
+        conn = connect(paths) or start_server(paths, route.root, route.db)
+        if conn is None:
+            break
+        try:
+            with conn:
+                conn.settimeout(SILENCE_SECONDS)
+                protocol.send(conn, request.to_json())
+                while True:
+                    reply = protocol.receive(conn)
+                    kind = reply.get("type") if reply else None
+                    if kind == "receipt":
+                        return reply or {}
+                    if kind not in ("accepted", "alive"):
+                        error = f"the server answered {kind or 'nothing'}"
+                        break
+        except TimeoutError:
+            return {"error": f"the resident server said nothing for {SILENCE_SECONDS:.0f} s"}
+        except (OSError, protocol.ProtocolError) as exc:
+            error = str(exc)
+        wait_stopped(paths, START_SECONDS)  # a server that went away again (or retired): ask a new one
+    return _receipt_here(route, error)
+
+
+def _receipt_here(route: Route, error: str) -> dict:
+    """Ask the database in this process (the engine's import and the database's opening: seconds, once)."""
+    try:
+        from .context import CommandContext
+        from .receipt_check import receipt_answer
+    except ImportError:
+        return {"error": error}
+    return receipt_answer(CommandContext.of_process(), list(route.request.argv), route.request.write_id)
 
 
 def _done(route: Route, output: list, code: int) -> int:

@@ -48,6 +48,9 @@ class CommandContext:
     error says what matters instead, so errors stay one line."""
     served: bool = False
     """Run by the repository's resident server (which stays after the command), not in the command's own process."""
+    write_id: str = ""
+    """The id the client named this command's write with (see core/write_ids.py); "" in-process, where only a
+    caller's CORTEX_WRITE_ID names it."""
 
     @classmethod
     def of_process(cls) -> CommandContext:

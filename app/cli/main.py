@@ -45,7 +45,8 @@ def _say_first_run(first: FirstRun, ctx: CommandContext) -> None:
 
 def _run(args: argparse.Namespace, ctx: CommandContext) -> int:
     try:
-        code = present(args, ctx, command(args.handler).run(args, ctx))
+        write_id = _write_id(args, ctx)
+        code = _run_write(args, ctx, write_id) if write_id else present(args, ctx, command(args.handler).run(args, ctx))
         for note in ctx.notes:
             ctx.stderr.write(note + "\n")
         return code
@@ -72,6 +73,50 @@ def _run(args: argparse.Namespace, ctx: CommandContext) -> int:
             # A file the command was told to write or read (`-o missing/dir/f.md`, a directory, no permission).
             return _fail(ctx, f"{exc.filename}: {exc.strerror}")
         return _fail(ctx, f"{type(exc).__name__}: {first} (set CORTEX_DEBUG=1 for a traceback)")
+
+
+def _write_id(args: argparse.Namespace, ctx: CommandContext) -> str:
+    """The id of the command's write: the caller's CORTEX_WRITE_ID, else the one the client made up; "" for a
+    command that does not write."""
+    from ...core.write_ids import ENV, checked
+    from .writes import is_write
+
+    if not is_write(args):
+        return ""
+    given = ctx.env.get(ENV, "")
+    return checked(given) if given else ctx.write_id
+
+
+def _run_write(args: argparse.Namespace, ctx: CommandContext, write_id: str) -> int:
+    """A write named by its id. When the caller gave the id (CORTEX_WRITE_ID), it may be a retry: a write that
+    committed with it already is answered from its receipt (its output again, when kept), never made twice; the
+    output of one made now is kept for such a retry. An id the client made up is new by construction: nothing is
+    read first."""
+    from ...core.write_ids import ENV, writing_as
+
+    given = bool(ctx.env.get(ENV))
+    if given:
+        earlier = ctx.engine(args).receipt(write_id)
+        if earlier is not None:
+            return _replay(ctx, write_id, earlier.output)
+    with writing_as(write_id):
+        code = present(args, ctx, command(args.handler).run(args, ctx))
+    collected = getattr(ctx.stdout, "collected", None)
+    if given and code == 0 and collected is not None:
+        try:
+            ctx.engine(args).record_receipt(write_id, collected())
+        except Exception as exc:  # noqa: BLE001 - the write itself committed: its rows carry the id
+            ctx.stderr.write(f"cortex: warning: write {write_id} committed, but its output was not kept for a retry "
+                             f"({type(exc).__name__})\n")
+    return code
+
+
+def _replay(ctx: CommandContext, write_id: str, output: list[list] | None) -> int:
+    """The earlier answer of a write that committed (what it printed, when kept), and a line saying so."""
+    for number, text in output or []:
+        (ctx.stdout if number == 1 else ctx.stderr).write(text)
+    ctx.stderr.write(f"cortex: write {write_id} committed earlier; not made again\n")
+    return 0
 
 
 def _fail(ctx: CommandContext, message: str) -> int:

@@ -7,7 +7,9 @@ fail in-process: when the client writes it.
 One connection carries one request: the client sends a `Request`; the server answers `accepted` once it has read
 and checked it, `alive` every second while the command waits or runs, and finally `done` (the command's output in
 order and its exit code), or `retired` (this server is being replaced and ran nothing) or `refused` (it ran nothing).
-A client that saw no `accepted` knows the command did not run and may retry it elsewhere.
+A client that saw no `accepted` knows the command did not run and may retry it elsewhere. A command that writes
+carries a write id; a client that lost its server after `accepted` sends `receipt` with that id (to a new server)
+and hears `receipt` with `committed` true or false, once no command with that id is running any more.
 
 Processes that attach to the server instead of building an engine of their own (the dashboard, `cortex mcp`) send
 `call` (one method of the dashboard's bridge or of the MCP tools, answered by `result` or `error`) and `watch` (a
@@ -33,7 +35,7 @@ import sys
 
 from ...core.cloud_variables import CLOUD_PREFIXES
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_FRAME = 256 * 1024 * 1024
 """Larger frames are refused: nothing cortex prints comes near, and a corrupt length must not allocate gigabytes."""
 ALIVE_SECONDS = 1.0
@@ -70,15 +72,16 @@ class Request:
 
     __slots__ = ("op", "fingerprint", "argv", "cwd", "env", "stdout_tty", "stderr_tty", "stdout_encoding",
                  "stderr_encoding", "stdin", "stdin_encoding", "stdin_errors", "facade", "method", "payload", "session",
-                 "version")
+                 "write_id", "version")
 
     def __init__(self, op: str, *, fingerprint: str = "", argv: tuple[str, ...] = (), cwd: str = "",
                  env: dict[str, str] | None = None, stdout_tty: bool = False, stderr_tty: bool = False,
                  stdout_encoding: str = "utf-8", stderr_encoding: str = "utf-8", stdin: str | None = None,
                  stdin_encoding: str = "utf-8", stdin_errors: str = "strict", facade: str = "", method: str = "",
-                 payload: str = "", session: str = "", version: int = PROTOCOL_VERSION) -> None:
+                 payload: str = "", session: str = "", write_id: str = "", version: int = PROTOCOL_VERSION) -> None:
         self.op = op
-        """`run` a command, `call` a method, `watch` the index, report `status`, or `stop` the server."""
+        """`run` a command, `call` a method, `watch` the index, say whether a write committed (`receipt`), report
+        `status`, or `stop` the server."""
         self.fingerprint = fingerprint
         self.argv = argv
         self.cwd = cwd
@@ -102,6 +105,9 @@ class Request:
         """For `call`: the arguments, `pack((args, kwargs))`."""
         self.session = session
         """For `call` of `tools`: the MCP client's session, in which the tool reads and writes session memories."""
+        self.write_id = write_id
+        """For `run` of a command that writes: the id its write is stored with (core/write_ids.py); for `receipt`:
+        the id asked about."""
         self.version = version
 
     def to_json(self) -> dict:

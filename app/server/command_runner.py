@@ -68,6 +68,7 @@ class CommandRunner:
                 env=self.environment(request.env),
                 engines=self._engines,
                 served=True,
+                write_id=request.write_id,
             )
             started = time.perf_counter()
             code = self._main(request.argv, ctx)
@@ -87,6 +88,17 @@ class CommandRunner:
         except BaseException:  # noqa: BLE001 - CORTEX_DEBUG re-raises: print the traceback as Python would
             ctx.stderr.write(traceback.format_exc())
             return 1
+
+    def receipt(self, request: Request) -> dict:
+        """Whether the write named `request.write_id` committed, as a `receipt` answer (or its one-line error)."""
+        from ..cli.context import CommandContext
+        from ..cli.receipt_check import receipt_answer
+
+        self._warm.wait()
+        ctx = CommandContext(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                             cwd=Path(request.cwd or "/"), env=self.environment(request.env), engines=self._engines,
+                             served=True)
+        return receipt_answer(ctx, list(request.argv), request.write_id)
 
     def environment(self, client_env: dict[str, str]) -> dict[str, str]:
         """A command's (or an attached process's call's) environment: the variables the client forwards (see

@@ -30,6 +30,10 @@ class ClientStream(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
+    def collected(self) -> list[list]:
+        """What the command wrote so far on both streams, in order: [[stream number, text], ...]."""
+        return [list(part) for part in self._sink]
+
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")

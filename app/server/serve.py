@@ -101,6 +101,8 @@ class Server:
         self._settings_by_env: dict[tuple, object] = {}
         """Attached processes' settings by a hash of their environment (see `_call_settings`)."""
         self._settings_lock = threading.Lock()
+        self._writing: dict[str, object] = {}
+        """The write ids of the commands running here, with their futures (see `_answer_receipt`)."""
 
     # --- life ----------------------------------------------------------------------------------------------------
 
@@ -242,7 +244,11 @@ class Server:
         with self._jobs_lock:
             self._jobs += 1
             self._last_activity = time.monotonic()
-        future = submit()
+        try:
+            future = submit()
+        except BaseException:
+            self._job_done(None)
+            raise
         future.add_done_callback(self._job_done)
         return future
 
@@ -294,7 +300,7 @@ class Server:
             self.log("asked to stop")
             self.stop()
             return
-        if request.op not in ("run", "call", "watch"):
+        if request.op not in ("run", "call", "watch", "receipt"):
             protocol.send(conn, {"type": "refused", "message": f"unknown request {request.op!r}"})
             return
         if self._stopping.is_set():
@@ -306,8 +312,27 @@ class Server:
         if request.op == "watch":
             self._stream_watch(conn, self._commands.environment(request.env))
             return
-        future = self._submit(self._commands.run, request)
+        if request.op == "receipt":
+            self._answer_receipt(conn, request)
+            return
+        # `accepted` before the command is handed to a worker: a client that never heard it retries the command
+        # elsewhere, which is safe only if this server cannot have begun it.
         protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        with self._jobs_lock:
+            earlier = self._writing.get(request.write_id) if request.write_id else None
+        if earlier is not None:
+            # A caller retrying with the id of an attempt still running here (it gave up waiting): the retry runs
+            # once that attempt has ended, and so finds its receipt instead of writing a second time.
+            _result_saying_alive(conn, earlier)
+        try:
+            future = self._submit(self._commands.run, request)
+        except RuntimeError:  # the worker shut down meanwhile (the server is stopping): nothing ran
+            protocol.send(conn, {"type": "retired", "message": "this server is stopping"})
+            return
+        if request.write_id:
+            with self._jobs_lock:
+                self._writing[request.write_id] = future
+            future.add_done_callback(lambda _f: self._written(request.write_id, future))
         output, code, deferred = _result_saying_alive(conn, future)
         try:
             protocol.send(conn, {"type": "done", "output": output, "exit": code})
@@ -320,6 +345,21 @@ class Server:
                     self._submit(self._commands.run_deferred, deferred)
                 except RuntimeError:  # the worker has shut down (the server is stopping): run them here
                     self._commands.run_deferred(deferred)
+
+    def _written(self, write_id: str, future) -> None:
+        with self._jobs_lock:
+            if self._writing.get(write_id) is future:
+                del self._writing[write_id]
+
+    def _answer_receipt(self, conn: socket.socket, request: Request) -> None:
+        """Whether a write committed, asked by a client that lost the server that ran it (or this one, on its
+        side of a broken connection): answered once no command with that id is running here, so the answer holds."""
+        with self._jobs_lock:
+            running = self._writing.get(request.write_id)
+        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        if running is not None:
+            _result_saying_alive(conn, running)
+        protocol.send(conn, _result_saying_alive(conn, self._submit(self._commands.receipt, request)))
 
     def _answer_call(self, conn: socket.socket, request: Request) -> None:
         try:

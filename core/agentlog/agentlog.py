@@ -24,9 +24,12 @@ from ..secrets.secrets import redacted
 from ..sizes import check_sizes
 from ..store.database import Database
 from ..store.memory_rows import now
+from ..store.receipts import with_write_id
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from ..store.sql import quote, scan
 from ..store.store import GitPosition, MemoryStore
+from ..write_ids import COLUMN, stamped, unstamped
+from ..write_ids import current as current_write_id
 from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 from .agent_workspace import AgentFiles
 from .agentlog_files import read_agent_dir, write_export
@@ -149,10 +152,11 @@ class AgentLog:
         self.position = position
         self.files = files
         """The live files kept in step with every change (None: none)."""
-        self.roadmap_table = db.open_table("agent_roadmap", AGENT_ROADMAP_SCHEMA)
-        self.branches_table = db.open_table("agent_branches", AGENT_BRANCHES_SCHEMA)
-        self.steps_table = db.open_table("agent_steps", AGENT_STEPS_SCHEMA)
-        self.commits_table = db.open_table("agent_commits", AGENT_COMMITS_SCHEMA)
+        # Each row carries the id of the write that stored it (see core/store/receipts.py).
+        self.roadmap_table = db.open_table("agent_roadmap", with_write_id(AGENT_ROADMAP_SCHEMA))
+        self.branches_table = db.open_table("agent_branches", with_write_id(AGENT_BRANCHES_SCHEMA))
+        self.steps_table = db.open_table("agent_steps", with_write_id(AGENT_STEPS_SCHEMA))
+        self.commits_table = db.open_table("agent_commits", with_write_id(AGENT_COMMITS_SCHEMA))
 
     # --- reads -------------------------------------------------------------------------------------------------
 
@@ -328,7 +332,8 @@ class AgentLog:
             self._files_free()
             change.branches.add(MAIN)
             stamp = now()
-            self.db.write(lambda: self.db.add(self.roadmap_table, [{"seq": 1, "text": goal, "at": stamp}]))
+            with unstamped():  # the branch makes the context (`is_initialised`): its row carries the id
+                self.db.write(lambda: self.db.add(self.roadmap_table, [stamped({"seq": 1, "text": goal, "at": stamp})]))
             self._add_branch(AgentBranch(MAIN, goal, "", "active", "", stamp))
             self.db.set_meta(_CURRENT, MAIN)
         return self.context()
@@ -342,7 +347,7 @@ class AgentLog:
                               f"{where}`, or move it away (or set agent_dir elsewhere)")
 
     def _add_branch(self, branch: AgentBranch) -> None:
-        self.db.write(lambda: self.db.add(self.branches_table, [branch.__dict__]))
+        self.db.write(lambda: self.db.add(self.branches_table, [stamped(branch.__dict__)]))
 
     def log_ota(self, observation: str, thought: str, action: str, branch: str | None = None) -> AgentStep:
         if not any(part.strip() for part in (observation, thought, action)):
@@ -363,11 +368,12 @@ class AgentLog:
     def _store_step(self, step: AgentStep, mirror: bool = True) -> AgentStep:
         if mirror:
             step = replace(step, memory_id=self._mirror(step_memory(step), step.git_branch, step.head))
-        self.db.write(lambda: self.db.add(self.steps_table, [step.__dict__]))
+        self.db.write(lambda: self.db.add(self.steps_table, [stamped(step.__dict__)]))
         return step
 
     def _mirror(self, draft: MemoryDraft, git_branch: str, head: str) -> str:
-        return self.store.remember(draft, GitPosition(git_branch, head)).memory.id
+        with unstamped():  # a step towards the change, not the change: the id is found only once it is stored
+            return self.store.remember(draft, GitPosition(git_branch, head)).memory.id
 
     def commit(self, contribution: str, previous_summary: str | None = None, update_roadmap: str | None = None,
                branch: str | None = None) -> AgentCommit:
@@ -384,7 +390,8 @@ class AgentLog:
             if not new:
                 raise CortexError(f"nothing to commit on {b.name!r}: no steps logged since the last commit")
             if update_roadmap and update_roadmap.strip():
-                self._append_roadmap(update_roadmap.strip())
+                with unstamped():  # a step towards the commit, which carries the id
+                    self._append_roadmap(update_roadmap.strip())
             return self._store_commit(b, commits, "commit", contribution, previous_summary, new, "")
 
     def extend_roadmap(self, text: str) -> RoadmapEntry:
@@ -399,7 +406,7 @@ class AgentLog:
 
     def _append_roadmap(self, text: str) -> RoadmapEntry:
         entry = RoadmapEntry(max((e.seq for e in self.roadmap()), default=0) + 1, text, now())
-        self.db.write(lambda: self.db.add(self.roadmap_table, [entry.__dict__]))
+        self.db.write(lambda: self.db.add(self.roadmap_table, [stamped(entry.__dict__)]))
         return entry
 
     def _store_commit(self, b: AgentBranch, commits: list[AgentCommit], kind: str, contribution: str,
@@ -409,7 +416,7 @@ class AgentLog:
         commit = AgentCommit(commit_id or uuid.uuid4().hex[:12], b.name, len(commits) + 1, kind, b.purpose, summary,
                              contribution, steps, merged_from, *self._git(), now(), "")
         commit = replace(commit, memory_id=self._mirror(commit_memory(commit), commit.git_branch, commit.head))
-        row = {**commit.__dict__, "steps": list(commit.steps)}
+        row = stamped({**commit.__dict__, "steps": list(commit.steps)})
         self.db.write(lambda: self.db.upsert(self.commits_table, "id", [row]))
         return commit
 
@@ -444,8 +451,10 @@ class AgentLog:
         return replace(branch, status="abandoned")
 
     def _set_status(self, name: str, status: str, merged_into: str) -> None:
-        self.db.write(lambda: self.db.update(
-            self.branches_table, f"name = {quote(name)}", {"status": status, "merged_into": merged_into}))
+        values = {"status": status, "merged_into": merged_into}
+        if current_write_id():
+            values[COLUMN] = current_write_id()
+        self.db.write(lambda: self.db.update(self.branches_table, f"name = {quote(name)}", values))
 
     def merge(self, name: str, target: str | None = None, summary: str | None = None) -> AgentCommit:
         """Append `name`'s steps to the target (its parent by default), write a merge commit there covering them,
@@ -470,8 +479,9 @@ class AgentLog:
             copied = {s.origin: s.n for s in self._stored_steps(into) if s.origin.rsplit("#", 1)[0] == name}
             missing = [s for s in steps if f"{name}#{s.n}" not in copied]
             start = self._last_n(into)
-            rows = [replace(s, branch=into, n=start + offset, origin=f"{name}#{s.n}", memory_id="").__dict__
-                    for offset, s in enumerate(missing, 1)]
+            with unstamped():  # the copies and the merge commit are steps; marking the source merged is the change
+                rows = [stamped(replace(s, branch=into, n=start + offset, origin=f"{name}#{s.n}", memory_id="").__dict__)
+                        for offset, s in enumerate(missing, 1)]
             if rows:
                 self.db.write(lambda: self.db.upsert(self.steps_table, ["branch", "n"], rows))
             numbers = tuple(sorted([*copied.values(), *(r["n"] for r in rows)]))
@@ -482,7 +492,8 @@ class AgentLog:
                 source_commits = self.commits(name)
                 last = source_commits[-1].contribution if source_commits else "no commits"
                 text = (summary or "").strip() or f"Merged {name} ({source.purpose}): {last}"
-                commit = self._store_commit(dest, into_commits, "merge", text, None, numbers, name, commit_id)
+                with unstamped():
+                    commit = self._store_commit(dest, into_commits, "merge", text, None, numbers, name, commit_id)
             self._set_status(name, "merged", into)
             if self.current() == name:
                 self.db.set_meta(_CURRENT, into)
@@ -521,15 +532,15 @@ class AgentLog:
         and finished by importing again), memories before the rows that name them."""
         change.branches.update(b.name for b in data.branches)
         if missing["branches"]:
-            self.db.write(lambda: self.db.add(self.branches_table, [b.__dict__ for b in missing["branches"]]))
+            self.db.write(lambda: self.db.add(self.branches_table, [stamped(b.__dict__) for b in missing["branches"]]))
         if missing["roadmap"]:
-            self.db.write(lambda: self.db.add(self.roadmap_table, [e.__dict__ for e in missing["roadmap"]]))
+            self.db.write(lambda: self.db.add(self.roadmap_table, [stamped(e.__dict__) for e in missing["roadmap"]]))
         steps = self._mirrored(missing["steps"], step_memory)
         if steps:
-            self.db.write(lambda: self.db.add(self.steps_table, [s.__dict__ for s in steps]))
+            self.db.write(lambda: self.db.add(self.steps_table, [stamped(s.__dict__) for s in steps]))
         commits = self._mirrored(missing["commits"], commit_memory)
         if commits:
-            rows = [{**c.__dict__, "steps": list(c.steps)} for c in commits]
+            rows = [stamped({**c.__dict__, "steps": list(c.steps)}) for c in commits]
             self.db.write(lambda: self.db.upsert(self.commits_table, "id", rows))
         self.db.set_meta(_CURRENT, data.current)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -27,6 +27,8 @@ from ..credentials import CloudCredentials
 from ..errors import CortexError, DamagedDatabase, UnusableLocation
 from ..lancedb_loader import load_lancedb
 from ..locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
+from ..write_ids import COLUMN
+from . import receipts
 from .commits import COMMITS, file_lock, retried, try_file_lock
 from .compaction import COMPACT_KEEP, CompactionPolicy
 from .failures import (
@@ -161,7 +163,7 @@ class Database(CompactionPolicy, Maintenance):
                         shutil.rmtree(self._table_folder(name), ignore_errors=True)
                     table = self.commit(lambda: self.conn.create_table(name, schema=schema, exist_ok=True))
         extra = missing_fields(table.schema, schema)
-        if extra:
+        if extra and not self.read_only:  # read as it is: reads need no newer column, and writes are refused
             with self.write_lock():
                 extra = missing_fields(table.schema, schema)
                 if extra:
@@ -385,16 +387,23 @@ class Database(CompactionPolicy, Maintenance):
         self.commit(lambda: table.add(rows), idempotent=idempotent)
 
     def delete(self, table, where: str) -> None:
+        self.keep_receipts(table, where)
         self.commit(lambda: table.delete(where))
 
     def update(self, table, where: str, values: dict) -> None:
+        if COLUMN in values:
+            self.keep_receipts(table, where, values[COLUMN])
         self.commit(lambda: table.update(where=where, values=values))
 
     def upsert(self, table, on: str | Sequence[str], rows, insert: bool = True, delete_where: str | None = None,
-               update: bool = True) -> None:
+               update: bool = True, all_new: bool = False) -> None:
         """One merge on a key: matching rows are updated (unless `update` is False), others inserted (unless
         `insert` is False), and with `delete_where` the table's rows matching it that the source lacks are deleted,
-        all in a single commit."""
+        all in a single commit. `all_new`: the caller knows no source row matches a stored one (so no write id can be
+        replaced, and none is looked for)."""
+        if update and not all_new and receipts.carries_ids(rows):
+            self.keep_receipts(table, receipts.key_filter(on, rows), receipts.new_id(rows))
+
         def apply():
             merge = table.merge_insert(on)
             if update:
@@ -406,6 +415,44 @@ class Database(CompactionPolicy, Maintenance):
             merge.execute(rows)
 
         self.commit(apply)
+
+    # --- receipts: which writes committed (see core/store/receipts.py) ------------------------------------------
+
+    def open_receipts(self) -> None:
+        """Open (or create) the receipts table, outside any write sequence: creating it takes the write lock."""
+        if not self.read_only:
+            self.open_table(receipts.RECEIPTS, receipts.RECEIPTS_SCHEMA, key=COLUMN)
+
+    def receipts_table(self):
+        kept = self._tables.get(receipts.RECEIPTS)
+        if kept is None:
+            raise CortexError(f"database {self.uri} has no receipts table")
+        return kept
+
+    def keep_receipts(self, table, where: str | None, keeping: str | None = None) -> None:
+        """Before a commit that replaces or deletes the rows matching `where` in a stamped table, copy their write
+        ids (but `keeping`, the one about to be written) into the receipts table: the fact that those writes
+        committed outlives the rows. Inside the caller's write sequence, in a commit of its own before theirs."""
+        if not where or getattr(table, "name", "") not in receipts.STAMPED or COLUMN not in table.schema.names:
+            return
+        ids = receipts.ids_in(table, where, keeping)
+        kept = self._tables.get(receipts.RECEIPTS)
+        if ids and kept is not None:
+            self.upsert(kept, COLUMN, receipts.receipt_rows(ids), update=False)
+
+    def record_receipt(self, write_id: str, output: list[list] | None) -> None:
+        """The receipt of a committed write with its command's output, for a retry to print again."""
+        kept = self._tables.get(receipts.RECEIPTS)
+        if kept is not None:
+            self.write(lambda: self.upsert(kept, COLUMN, receipts.receipt_rows([write_id], output)))
+
+    def prune_receipts(self) -> None:
+        """Receipts past their days: nobody asks about a write that old (see receipts.RECEIPT_DAYS)."""
+        kept: Any = self._tables.get(receipts.RECEIPTS)
+        if kept is not None and not self.read_only:
+            where = receipts.stale_where()
+            if kept.count_rows(where):
+                self.write(lambda: self.commit(lambda: kept.delete(where)))
 
     def get_meta(self, key: str) -> str | None:
         rows = self.conn.open_table("meta").search().where(f"key = {quote(key)}").limit(1).to_list()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from .. import write_ids
 from ..errors import CortexError
 from ..records import KINDS, MEMORY_COLUMNS, SCOPES, TASK_STATES, Anchors, Memory, MemoryDraft
 from ..sizes import check_sizes
@@ -88,6 +89,7 @@ def memory_to_row(memory: Memory) -> dict:
     row["vector"] = memory.vector
     row["vector_model"] = memory.vector_model
     row["words"] = memory_words(row)
+    row[write_ids.COLUMN] = write_ids.current() or None
     return row
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bump when a table gains columns; older databases get the new columns (as nulls) when opened.
 v2: memories.context (words that help find a memory without being part of its text).
 v3: memories.vector_model and chunks.vector_model (the model that made the vector; null before v3).
 v4: chunks.names (the defined symbols' last parts, lower-cased, label-list indexed: definitions by name).
 v5: memories.anchors (JSON: the commit, blob ids and definition hashes of the code a memory describes).
-v6: memories.session (the session a memory of scope `session` belongs to)."""
+v6: memories.session (the session a memory of scope `session` belongs to).
+v7: write_id in memories and the agent tables (the id of the write that stored a row; see core/store/receipts.py),
+    and the receipts table."""
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -42,6 +44,7 @@ def memories_schema(dim: int) -> pa.Schema:
             pa.field("vector_model", pa.string()),
             pa.field("anchors", pa.string()),
             pa.field("session", pa.string()),
+            pa.field("write_id", pa.string()),
         ]
     )
 

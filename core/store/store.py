@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 
+from .. import write_ids
 from ..embedding.embed import Embedder
 from ..errors import CortexError
 from ..records import (
@@ -38,6 +39,7 @@ from .memory_rows import (
     validate_draft,
     without_repeats,
 )
+from .receipts import receipt_rows
 from .schema import SCHEMA_VERSION, memories_schema
 from .sql import in_filter, quote
 from .vector_cache import LanceVectorCache
@@ -78,6 +80,7 @@ class MemoryStore:
         self.embedder = embedder
         self.max_text_bytes = max_text_bytes
         self.table = db.open_table(MEMORIES, memories_schema(embedder.dim), key="id")
+        db.open_receipts()
         self.vector_cache = LanceVectorCache(db, after_answer=True)
         self.access = AccessLog(self._stamp_access)
         """Reads that show memories to someone record it here; `accessed_at` is written in batches."""
@@ -262,9 +265,12 @@ class MemoryStore:
         # Ids and the time are made once, before the write, so nothing a retry repeats can mint a second copy.
         new_ids = list(ids) if ids is not None else [uuid.uuid4().hex[:12] for _ in drafts]
         stamp = now()
-        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, new_ids, stamp)))
+        minted = ids is None
+        return self.told(self.db.write(lambda: self._write_batch(drafts, vectors, position, new_ids, stamp, minted)))
 
-    def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime) -> builtins.list[RememberResult]:
+    def _write_batch(self, drafts, vectors, position: GitPosition, ids: builtins.list[str], stamp: datetime,
+                     minted: bool = True) -> builtins.list[RememberResult]:
+        """`minted`: the ids were made here, so no stored row has one of them."""
         hashes = [text_hash(d.text) for d in drafts]
         existing, by_key = self._existing(hashes, sorted({d.source_key for d in drafts if d.source_key}))
         results: list[RememberResult] = []
@@ -318,7 +324,7 @@ class MemoryStore:
             # One merge on id: a new version and the one it supersedes land in the same commit, so a crash can
             # never leave a key with no active version (nor with two).
             data = pa.Table.from_pylist([memory_to_row(m) for m in changed.values()], schema=self.table.schema)
-            self.db.upsert(self.table, "id", data)
+            self.db.upsert(self.table, "id", data, all_new=minted and set(changed) <= set(ids))
         self.db.ensure_text_indexes(self.table)
         self.db.ensure_search_indexes(self.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
         self.db.note_written()
@@ -361,8 +367,12 @@ class MemoryStore:
         def apply():
             if purge:
                 self.db.delete(self.table, where)
+                if write_ids.current():
+                    # No row is left to carry the id: its receipt follows the delete (see docs/usage.md).
+                    self.db.upsert(self.db.receipts_table(), write_ids.COLUMN, receipt_rows([write_ids.current()]),
+                                   update=False)
             else:
-                self.db.update(self.table, where, {"status": "deleted", "updated_at": now()})
+                self.db.update(self.table, where, _stamped({"status": "deleted", "updated_at": now()}))
             self.db.note_written()
 
         self.db.write(apply)
@@ -433,7 +443,7 @@ class MemoryStore:
         if memory.status != "active":
             raise CortexError(f"memory {memory_id} is {memory.status}; only active memories can be confirmed")
         value = anchors.to_json() if anchors is not None else None
-        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"anchors": value}))
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", _stamped({"anchors": value})))
         memory.anchors = anchors
         return self.told(memory)
 
@@ -444,7 +454,8 @@ class MemoryStore:
         if memory.status != "active":
             raise CortexError(f"memory {memory_id} is {memory.status}; only active tasks can change state")
         stamp = now()
-        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"task_state": state, "updated_at": stamp}))
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}",
+                                             _stamped({"task_state": state, "updated_at": stamp})))
         memory.task_state, memory.updated_at = state, stamp
         return self.told(memory)
 
@@ -481,6 +492,11 @@ class MemoryStore:
             pruned=int(metas.get(PRUNED_META) or 0),
             last_pruned=LastPruned(datetime.fromisoformat(last[0]), int(last[1])) if len(last) == 2 else None,
         )
+
+
+def _stamped(values: dict) -> dict:
+    """An update's values, with the running command's write id when it has one (see core/store/receipts.py)."""
+    return {**values, write_ids.COLUMN: write_ids.current()} if write_ids.current() else values
 
 
 def _within(where: str | None, days: int | None) -> str | None:

@@ -162,4 +162,6 @@ class StoreSet:
         """Every table of every store read compacted now (the code index's too, which lives in the repository's
         database); returns the old versions removed."""
         self.flush_access()
+        for store in self.reading():
+            store.db.prune_receipts()
         return sum(store.db.compact_everything() for store in self.reading())

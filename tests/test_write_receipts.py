@@ -1,0 +1,200 @@
+"""A write through the resident server is reported committed exactly when it is stored, however the server dies:
+every write command carries an id stored in the same commit as the write (core/store/receipts.py), and a client
+that loses its server asks a new one whether that id committed. Real processes: servers killed by crash injection
+at a chosen commit, and by kill -9 while three writers and a 20 MB input run through them."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from cortex_tui.app.cli.client import NOT_COMMITTED_EXIT
+from cortex_tui.app.link import connection
+from cortex_tui.core.store.commits import CRASH_ENV, file_lock
+
+from .conftest import process_alive
+from .test_bad_input import _twenty_megabytes
+from .test_serve import cortex, runtime, server_paths, status, wait_until  # noqa: F401  (runtime is a fixture)
+
+
+def _server_dying_after(repo: Path, commits: int, monkeypatch) -> int:
+    """Start the repository's server so that it kills itself (SIGKILL) right after its `commits`-th commit; the
+    clients that follow run without that setting (so does the server they start next). A first server is started
+    and stopped before, so that the tables a warm-up creates exist and its commits are the commands'."""
+    assert cortex(repo, "list").returncode == 0
+    assert cortex(repo, "serve", "--stop").returncode == 0
+    paths = server_paths(repo)
+    assert connection.wait_stopped(paths, 60)
+    monkeypatch.setenv(CRASH_ENV, str(commits))
+    conn = connection.start_server(paths, *connection.server_key(str(repo), None))
+    monkeypatch.delenv(CRASH_ENV)
+    assert conn is not None
+    conn.close()
+    return status(repo)["pid"]
+
+
+def _steps(repo: Path) -> list[str]:
+    context = cortex(repo, "agent", "context", "-k", "5", "--json", served=False)
+    assert context.returncode == 0, context.stderr
+    return [s["observation"] for s in json.loads(context.stdout)["steps"]]
+
+
+def test_a_server_killed_just_after_the_writes_commit_is_reported_committed(repo, runtime, monkeypatch):
+    assert cortex(repo, "init", served=False).returncode == 0
+    first = _server_dying_after(repo, 1, monkeypatch)  # its first commit is the memory's
+    out = cortex(repo, "remember", "Prices are cached per region", "--json")
+    assert not process_alive(first)
+    err = out.stderr.decode()
+    assert out.returncode == 0, err
+    assert "the write committed (write id " in err and "may or may not" not in err
+    assert err.count("\n") == 1, err
+    listed = json.loads(cortex(repo, "list", "--json", served=False).stdout)
+    assert [m["text"] for m in listed] == ["Prices are cached per region"]
+
+
+def test_a_server_killed_before_the_writes_commit_is_reported_not_committed(repo, runtime, monkeypatch):
+    assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
+    # An agent step stores its mirror memory first, then the step: killed between the two, the step is not stored.
+    first = _server_dying_after(repo, 1, monkeypatch)
+    out = cortex(repo, "agent", "log", "--obs", "the cache misses")
+    assert not process_alive(first)
+    err = out.stderr.decode()
+    assert out.returncode == NOT_COMMITTED_EXIT, err
+    assert err.startswith("cortex: error: ") and ": not committed (write id " in err and err.count("\n") == 1, err
+    assert _steps(repo) == []
+    again = cortex(repo, "agent", "log", "--obs", "the cache misses")
+    assert again.returncode == 0, again.stderr
+    assert _steps(repo) == ["the cache misses"]
+
+
+def test_an_agent_commit_killed_after_its_roadmap_entry_is_not_committed(repo, runtime, monkeypatch):
+    """`agent commit --roadmap` appends the roadmap entry, then mirrors and stores the commit: the entry is a step
+    towards the commit and carries no id, so a kill after it is reported not committed."""
+    assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
+    assert cortex(repo, "agent", "log", "--obs", "the cache misses", served=False).returncode == 0
+    first = _server_dying_after(repo, 1, monkeypatch)
+    out = cortex(repo, "agent", "commit", "cache fixed", "--roadmap", "measure the hit rate")
+    assert not process_alive(first)
+    assert out.returncode == NOT_COMMITTED_EXIT, out.stderr
+    context = json.loads(cortex(repo, "agent", "context", "--json", served=False).stdout)
+    assert context["commits"] == []
+
+
+def test_a_retry_with_the_callers_write_id_answers_again_and_stores_once(repo, runtime):
+    assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
+    env = {"CORTEX_WRITE_ID": "deploy-step-0001"}
+    first = cortex(repo, "agent", "log", "--obs", "deployed", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    again = cortex(repo, "agent", "log", "--obs", "deployed", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)  # the earlier answer, not a second step
+    assert again.stderr.decode().endswith("cortex: write deploy-step-0001 committed earlier; not made again\n")
+    in_process = cortex(repo, "agent", "log", "--obs", "deployed", env=env, served=False)
+    assert in_process.returncode == 0, in_process.stderr
+    assert _steps(repo) == ["deployed"]
+    bad = cortex(repo, "agent", "log", "--obs", "deployed", env={"CORTEX_WRITE_ID": "no spaces"})
+    assert bad.returncode == 1 and bad.stderr.decode().startswith("cortex: error: CORTEX_WRITE_ID must be ")
+    assert bad.stderr.decode().count("\n") == 1
+
+
+def test_a_retry_while_the_first_attempt_still_runs_waits_for_it_and_stores_once(repo, runtime):
+    """The issue's case: a client gave up while its agent step was still running in the server, and the caller
+    retried. Held behind the database's write lock (taken here), both attempts are in the server at once; with the
+    caller's id the retry waits for the first, then answers from its receipt: one step."""
+    assert cortex(repo, "agent", "init", "ship the cache", served=False).returncode == 0
+    assert cortex(repo, "list").returncode == 0  # the server is up
+    env = {**os.environ, "CORTEX_WRITE_ID": "held-step-0001"}
+    argv = [sys.executable, "-m", "cortex_tui.app.cli.client", "agent", "log", "--obs", "held step", "--json"]
+    db = repo / ".cortex" / "db"
+    with file_lock(db, ".write.lock", 30, str(db)):
+        attempts = [subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    for _ in range(2)]
+        time.sleep(3)  # both sent, and waiting in the server
+    outs = [a.communicate(timeout=600) for a in attempts]
+    assert [a.returncode for a in attempts] == [0, 0], outs
+    assert json.loads(outs[0][0]) == json.loads(outs[1][0])
+    assert sum(err.decode().endswith("committed earlier; not made again\n") for _, err in outs) == 1, outs
+    assert _steps(repo) == ["held step"]
+
+
+def test_three_writers_and_server_kills_never_report_a_committed_write_failed(repo, runtime):
+    """Three writers (two remembering, one logging agent steps) through the server, killed with SIGKILL four times,
+    and one 20 MB memory meanwhile: every write reported committed is stored exactly once, every one reported not
+    committed is absent, and nothing else is reported."""
+    assert cortex(repo, "agent", "init", "survive the kills", served=False).returncode == 0
+    assert cortex(repo, "list").returncode == 0  # the first server is up
+    results: list[tuple[str, str, subprocess.CompletedProcess]] = []
+    running = threading.Event()
+    running.set()
+
+    def writer(name: str) -> None:
+        for i in range(60):
+            if not running.is_set():
+                return
+            text = f"writer {name} note {i}"
+            args = ("agent", "log", "--obs", text) if name == "c" else ("remember", text, "--new")
+            results.append((name, text, cortex(repo, *args)))
+
+    big: list[subprocess.CompletedProcess] = []
+
+    def large() -> None:
+        time.sleep(2)
+        big.append(cortex(repo, "remember", "-", stdin=_twenty_megabytes()))
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in "abc"] + [threading.Thread(target=large)]
+    for t in threads:
+        t.start()
+    rng = random.Random(44)
+    killed = []
+    try:
+        for _ in range(4):
+            before = len(results)
+            wait_until(lambda: len(results) >= before + 3, what="writes between kills")
+            time.sleep(rng.uniform(0.0, 0.4))
+            pid = _live_server(runtime)
+            if pid is not None:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        before = len(results)
+        wait_until(lambda: len(results) >= before + 3, what="writes after the last kill")
+    finally:
+        running.clear()
+        for t in threads:
+            t.join()
+    assert len(killed) == 4
+    assert big[0].returncode == 1 and b"the limit is 1,000,000" in big[0].stderr, big[0].stderr
+    outcomes = {"committed": [], "not committed": [], "other": []}
+    for name, text, out in results:
+        err = out.stderr.decode()
+        if out.returncode == 0:
+            outcomes["committed"].append((name, text))
+        elif out.returncode == NOT_COMMITTED_EXIT and ": not committed (write id " in err:
+            outcomes["not committed"].append((name, text))
+        else:
+            outcomes["other"].append((name, text, out.returncode, err))
+    assert outcomes["other"] == []
+    memories = [m["text"] for m in json.loads(cortex(repo, "list", "--status", "all", "--limit", "1000", "--json",
+                                                     served=False).stdout)]
+    stored = {"a": memories, "b": memories, "c": _steps(repo)}
+    for name, text in outcomes["committed"]:
+        assert stored[name].count(text) == 1, (name, text)
+    for name, text in outcomes["not committed"]:
+        assert text not in stored[name], (name, text)
+
+
+def _live_server(runtime: Path) -> int | None:
+    for info in runtime.glob("*.json"):
+        try:
+            pid = json.loads(info.read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if process_alive(pid):
+            return pid
+    return None
