@@ -29,6 +29,7 @@ from ..versions import distribution_version
 from . import MINILM_FILES
 from .model_rewrite import write_rewritten_model
 from .onnx_encoder import OnnxEncoder
+from .shape import DOCUMENT_TOKENS, first_tokens
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL = "intfloat/multilingual-e5-small"
@@ -135,6 +136,31 @@ class Embedder:
             return DEFAULT_MODEL if (_default_model_dir() / AS_SHIPPED).exists() else DEFAULT_MODEL_ID
         return self.model_path or self.model_name
 
+    @cached_property
+    def document_tokens(self) -> int | None:
+        """Word pieces of a code chunk the model reads (`shape.py`); None: the whole text, up to the model's own
+        limit (a model directory of the user's, E5 with its 512-token windows)."""
+        return DOCUMENT_TOKENS if self.model_name == DEFAULT_MODEL and not self.model_path else None
+
+    def document_key(self, text: str) -> str:
+        """The cache key of a code chunk's text as the model reads it: it names the cut, so the vector of a cut text
+        and that of the same text whole (a memory's) never stand in for each other."""
+        if self.document_tokens is None:
+            return text_hash(text)
+        return text_hash(f"[first {self.document_tokens} word pieces]\n{text}")
+
+    def embed_documents(
+        self,
+        texts: Sequence[str],
+        cache: VectorCache | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[np.ndarray, EmbedStats]:
+        """`embed` for code chunks: each text as the model reads it (`document_tokens`), cached by `document_key`."""
+        keys = [self.document_key(t) for t in texts]
+        if self.document_tokens is not None:
+            texts = [first_tokens(t, self.document_tokens) for t in texts]
+        return self.embed(texts, cache, progress, keys)
+
     def provenance(self) -> str:
         """Which model embeds (its vectors' key) and the package its weights, or its runner, come from with that
         package's version: what `cortex doctor` lists."""
@@ -218,10 +244,12 @@ class Embedder:
         texts: Sequence[str],
         cache: VectorCache | None = None,
         progress: Callable[[int, int], None] | None = None,
+        keys: Sequence[str] | None = None,
     ) -> tuple[np.ndarray, EmbedStats]:
-        """Embed texts in order; identical texts and hashes already in the cache are computed once."""
+        """Embed texts in order; identical texts and hashes already in the cache are computed once. `keys`: each
+        text's cache key, when it is not the hash of the text itself (`embed_documents`)."""
         start = time.perf_counter()
-        hashes = [text_hash(t) for t in texts]
+        hashes = list(keys) if keys is not None else [text_hash(t) for t in texts]
         known = cache.get_vectors(self.model_id, sorted(set(hashes))) if cache else {}
         missing: dict[str, str] = {}
         for h, t in zip(hashes, texts):
