@@ -388,9 +388,11 @@ def test_definitions_are_embedded_before_tests_docs_and_vendored_code(empty_repo
 def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that_names_the_cut(empty_repo):
     """The model reads a code chunk's first DOCUMENT_TOKENS word pieces (its path, names, signature, docstring and
     opening lines); the rest of a long body is not embedded, and the vector is cached apart from the whole text's."""
-    from cortex_tui.core.embedding.shape import first_tokens
+    from cortex_tui.core.embedding import MINILM_FILES
+    from cortex_tui.core.embedding.embed import DOCUMENT_TOKENS
     from cortex_tui.core.index.chunk_rows import embed_text
     from cortex_tui.core.text import text_hash
+    from tokenizers import Tokenizer
 
     body = "\n".join(f"    total_{i} = compute_tax(amount_{i}, rate_{i})" for i in range(40))
     commit_file(empty_repo, "shop/tax.py", f'def taxes(amounts):\n    """Tax of every amount."""\n{body}\n', "Add taxes")
@@ -399,10 +401,11 @@ def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that
     index.embed_pending()
     [row] = scan(index.chunks, "path = 'shop/tax.py'", ["path", "symbols", "text", "hash", "vector"])
     whole = embed_text(row["path"], row["symbols"], row["text"])
-    read = first_tokens(whole)
-    assert len(read) < len(whole) and whole.startswith(read) and 'compute_tax(amount_0' in read
+    pieces = Tokenizer.from_file(str(MINILM_FILES / "tokenizer.json")).encode(whole, add_special_tokens=False)
+    assert DOCUMENT_TOKENS - 2 < len(pieces.ids) < 250  # cut at 128 here, read whole at the model's own 256
+    read = whole[: pieces.offsets[DOCUMENT_TOKENS - 3][1]]
+    assert "compute_tax(amount_0" in read and "amount_39" not in read
     assert row["hash"] != text_hash(whole)
     embedder = index.embedder
-    expected = embedder.embed_uncached([read])[0]
-    assert np.allclose(row["vector"], expected, atol=1e-6)
+    assert np.allclose(row["vector"], embedder.embed_uncached([read])[0], atol=1e-6)
     assert float(np.dot(row["vector"], embedder.embed_uncached([whole])[0])) < 0.9999

@@ -62,25 +62,33 @@ class OnnxEncoder:
         self._release.add_run_config_entry(*_SHRINK)
         heap.trim()  # loading parsed the file and converted its weights: about 50 MiB of that is garbage now
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
         """One unit vector per text, each text run alone, up to `threads` of them at once (onnxruntime lets go of
-        the interpreter's lock while it runs, and one session serves concurrent runs)."""
+        the interpreter's lock while it runs, and one session serves concurrent runs). `max_tokens`: the model reads
+        each text's first word pieces up to this many, its [CLS] and [SEP] markers included (`embed.py`)."""
+        def run(text: str) -> np.ndarray:
+            return self._run(text, max_tokens)
+
         if self._threads == 1 or len(texts) < 2:
-            return np.stack([self._run(text) for text in texts])
+            return np.stack([run(text) for text in texts])
         with ThreadPoolExecutor(min(self._threads, len(texts))) as pool:
-            return np.stack(list(pool.map(self._run, texts)))
+            return np.stack(list(pool.map(run, texts)))
 
     def release(self) -> None:
         """Hand back the memory the last runs used: the arena's free regions, then the C heap's free pages."""
-        self._session.run(None, self._feeds(""), self._release)
+        self._session.run(None, self._feeds("", None), self._release)
         heap.trim()
 
-    def _feeds(self, text: str) -> dict[str, np.ndarray]:
-        ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
+    def _feeds(self, text: str, max_tokens: int | None) -> dict[str, np.ndarray]:
+        pieces = self._tokenizer.encode(text).ids
+        if max_tokens is not None and len(pieces) > max_tokens:
+            # The same pieces as the tokenizer's own cut there: the first ones, then the closing [SEP].
+            pieces = pieces[: max_tokens - 1] + pieces[-1:]
+        ids = np.array([pieces], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
         return {k: v for k, v in feeds.items() if k in self._inputs}
 
-    def _run(self, text: str) -> np.ndarray:
+    def _run(self, text: str, max_tokens: int | None = None) -> np.ndarray:
         """Mean of the last hidden states over the text's tokens, to unit length."""
-        pooled = self._session.run(None, self._feeds(text))[0][0].mean(axis=0, dtype=np.float64)
+        pooled = self._session.run(None, self._feeds(text, max_tokens))[0][0].mean(axis=0, dtype=np.float64)
         return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
