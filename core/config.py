@@ -164,7 +164,8 @@ class Settings(BaseSettings):
     embed_model_path: str | None = None
     """A local directory holding an ONNX model and its tokenizer files, for any other model."""
     embed_threads: int = 2
-    """ONNX runtime threads for embedding."""
+    """Texts the default model embeds at once, one core each (`onnx_encoder.py`); threads of E5's engine and of a
+    model directory of the user's."""
     embed_batch: int = 8
     """Texts per embedding batch. A 256-token text takes about 20 MiB of working memory while its batch runs, and
     batches past 8 embed no faster (measured: 8 and 32 both about 105 CPU-ms a chunk), so larger ones only cost

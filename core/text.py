@@ -66,11 +66,12 @@ def identifier_words(text: str) -> str:
     camelCase), so `getUser` finds `getUserById`."""
     out: list[str] = []
     seen: set[str] = set()
-    for match in _IDENT.finditer(text):
-        token = match.group(0)
+    for token in _IDENT.findall(text):
+        if token in seen:  # each name split once: a chunk repeats most of its names (a first index split 159,000)
+            continue
+        seen.add(token)
         parts = split_identifier(token)
-        if len(parts) > 1 and token not in seen:
-            seen.add(token)
+        if len(parts) > 1:
             out.extend(parts)
     return " ".join(out)
 

@@ -33,6 +33,34 @@ def test_cache_and_repeats_are_never_embedded_twice():
     assert vecs.shape == (2, 384)
 
 
+def test_texts_embedded_side_by_side_come_back_in_order_with_the_vectors_each_has_alone():
+    """Two texts run at once, one core each: every text gets the vector it gets alone on one thread, in its place."""
+    from cortex_tui.core.embedding.embed import _default_model_dir
+    from cortex_tui.core.embedding.onnx_encoder import OnnxEncoder
+
+    texts = [f"def handler_{i}(request):\n    return respond(request, status={200 + i})" * (1 + i % 5) for i in range(12)]
+    together = OnnxEncoder(_default_model_dir(), threads=2).embed(texts)
+    alone = OnnxEncoder(_default_model_dir(), threads=1)
+    assert np.array_equal(together, np.stack([alone.embed([t])[0] for t in texts]))
+
+
+def test_a_cut_reads_the_first_word_pieces_and_its_key_names_it():
+    """`embed_documents` reads each text up to DOCUMENT_TOKENS word pieces and caches it apart from the whole
+    text's vector; a short text reads the same either way."""
+    from cortex_tui.core.embedding.embed import DOCUMENT_TOKENS
+
+    emb, cache = Embedder(), DictCache()
+    long, short = "load the settings from the yaml file " * 40, "load the settings"
+    documents, stats = emb.embed_documents([long, short, long], cache)
+    assert stats.computed == 2
+    whole = emb.embed_uncached([long, short])
+    assert np.array_equal(documents[1], whole[1]) and np.array_equal(documents[0], documents[2])
+    assert not np.array_equal(documents[0], whole[0])
+    assert np.array_equal(documents[0], emb.embed_uncached([long], max_tokens=DOCUMENT_TOKENS)[0])
+    _, again = emb.embed([long], cache)
+    assert again.computed == 1, "the whole text's vector is not the cut one's"
+
+
 def test_e5_embeds_queries_and_passages_in_their_roles_and_keys_its_cache_apart():
     from cortex_tui.core.embedding.embed import E5_MODEL
 

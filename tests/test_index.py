@@ -3,8 +3,10 @@
 import os
 import subprocess
 
+import numpy as np
 import pytest
 from cortex_tui.core.engine import Engine
+from cortex_tui.core.store.sql import scan
 
 from .conftest import commit_file, git
 
@@ -385,3 +387,53 @@ def test_the_embed_lock_tells_whether_anything_embeds_now(repo):
     assert index.embed_pending() == idle.chunks
     done = index.status()
     assert not done.embedding and done.embeddings_line() == f"all {done.chunks} embedded"
+
+
+def test_definitions_are_embedded_before_tests_docs_and_vendored_code(empty_repo):
+    """The embedding pass takes definitions outside tests and vendored code first: a pass cut short after as many
+    chunks as they make has embedded exactly them (the listing's order would take `docs/` and `a_vendor/` first)."""
+    files = {
+        "docs/guide.md": "# Guide\n\nHow to price a cart.\n",
+        "lib/vendor/left_pad.py": "def left_pad(text, width):\n    return text.rjust(width)\n",
+        "shop/pricing.py": "def price_of(sku):\n    return 10\n",
+        "tests/test_pricing.py": "def test_price():\n    assert True\n",
+    }
+    for path, text in files.items():
+        commit_file(empty_repo, path, text, f"Add {path}")
+    index = Engine(empty_repo).code_index(create=True)
+    index.update(embed=False)
+    first = index.chunks.count_rows("path = 'shop/pricing.py'")
+    assert first and index.chunks.count_rows() > first
+    assert index.embed_pending(limit=first) == first
+    assert {r["path"] for r in scan(index.chunks, "embedded = true", ["path"])} == {"shop/pricing.py"}
+    index.embed_pending()
+    assert index.chunks.count_rows("embedded = false") == 0
+
+
+def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that_names_the_cut(empty_repo):
+    """The model reads a code chunk's first DOCUMENT_TOKENS word pieces (its path, names, signature, docstring and
+    opening lines); the rest of a long body is not embedded, and the vector is cached apart from the whole text's."""
+    from cortex_tui.core.embedding import MINILM_FILES
+    from cortex_tui.core.embedding.embed import DOCUMENT_TOKENS
+    from cortex_tui.core.index.chunk_rows import embed_text
+    from cortex_tui.core.text import text_hash
+    from tokenizers import Tokenizer
+
+    body = "\n".join(f"    total_{i} = compute_tax(amount_{i}, rate_{i})" for i in range(40))
+    commit_file(empty_repo, "shop/tax.py", f'def taxes(amounts):\n    """Tax of every amount."""\n{body}\n', "Add taxes")
+    index = Engine(empty_repo).code_index(create=True)
+    index.update(embed=False)
+    index.embed_pending()
+    [row] = scan(index.chunks, "path = 'shop/tax.py'", ["path", "symbols", "text", "hash", "vector"])
+    whole = embed_text(row["path"], row["symbols"], row["text"])
+    tokenizer = Tokenizer.from_file(str(MINILM_FILES / "tokenizer.json"))
+    tokenizer.no_truncation()  # the shipped file cuts at 128 and pads: every piece is wanted here
+    tokenizer.no_padding()
+    pieces = tokenizer.encode(whole, add_special_tokens=False)
+    assert len(pieces.ids) > 256  # longer than the model would read anyway
+    read = whole[: pieces.offsets[DOCUMENT_TOKENS - 3][1]]
+    assert "compute_tax(amount_0" in read and "amount_39" not in read
+    assert row["hash"] != text_hash(whole)
+    embedder = index.embedder
+    assert np.allclose(row["vector"], embedder.embed_uncached([read])[0], atol=1e-6)
+    assert float(np.dot(row["vector"], embedder.embed_uncached([whole])[0])) < 0.9999

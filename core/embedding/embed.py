@@ -52,6 +52,16 @@ AS_SHIPPED = "as-shipped"
 and its vectors keep the plain model name as their key."""
 QUERIES_KEPT = 64
 """Query embeddings an Embedder keeps (`embed_one`)."""
+DOCUMENT_TOKENS = 128
+"""Word pieces of a code chunk the default model reads, its [CLS] and [SEP] markers included.
+
+A chunk's text opens with its path and the names it defines, then the comments above the definition, its
+signature, its docstring and its first lines (`chunk_rows.embed_text`); the rest of a large body says less about
+what the chunk is and costs the most, as the model's work grows with the text's length. all-MiniLM-L6-v2 was
+trained on texts cut at 128 word pieces; at 256 (the most it reads) half of a repository's chunks were cut anyway,
+and at 128 a chunk is embedded in half the time (docs/benchmarks.md). A cut chunk's vector is cached under a key
+that names the cut (`Embedder.document_key`), so it never stands in for the whole text's. Memories are embedded
+whole (up to 256), as before."""
 
 
 class VectorCache(Protocol):
@@ -135,6 +145,28 @@ class Embedder:
             return DEFAULT_MODEL if (_default_model_dir() / AS_SHIPPED).exists() else DEFAULT_MODEL_ID
         return self.model_path or self.model_name
 
+    @cached_property
+    def document_tokens(self) -> int | None:
+        """Word pieces of a code chunk the model reads (`DOCUMENT_TOKENS`); None: the whole text, up to the model's
+        own limit (a model directory of the user's, E5 with its 512-token windows)."""
+        return DOCUMENT_TOKENS if self.model_name == DEFAULT_MODEL and not self.model_path else None
+
+    def document_key(self, text: str) -> str:
+        """The cache key of a code chunk's text as the model reads it: it names the cut, so the vector of a cut text
+        and that of the same text whole (a memory's) never stand in for each other."""
+        if self.document_tokens is None:
+            return text_hash(text)
+        return text_hash(f"[first {self.document_tokens} word pieces]\n{text}")
+
+    def embed_documents(
+        self,
+        texts: Sequence[str],
+        cache: VectorCache | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[np.ndarray, EmbedStats]:
+        """`embed` for code chunks: each text as the model reads it (`document_tokens`), cached by `document_key`."""
+        return self.embed(texts, cache, progress, [self.document_key(t) for t in texts], self.document_tokens)
+
     def provenance(self) -> str:
         """Which model embeds (its vectors' key) and the package its weights, or its runner, come from with that
         package's version: what `cortex doctor` lists."""
@@ -201,15 +233,16 @@ class Embedder:
             for key in [key for key, loaded in _LOADED.items() if loaded is model]:
                 del _LOADED[key]
 
-    def embed_uncached(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
-        """Unit vectors for texts; `query` selects the query role for models trained with one."""
+    def embed_uncached(self, texts: Sequence[str], query: bool = False, max_tokens: int | None = None) -> np.ndarray:
+        """Unit vectors for texts; `query` selects the query role for models trained with one; `max_tokens` cuts
+        each text there (the default model only: `document_tokens` is None for the others)."""
         if not texts:
             return np.zeros((0, DIMENSIONS.get(self.model_name, 384)), dtype=np.float32)
         model = self._load()
         if isinstance(model, _E5):
             return model.embed(texts, query)
         if isinstance(model, OnnxEncoder):
-            return model.embed(texts)
+            return model.embed(texts, max_tokens)
         vectors = list(model.embed(list(texts), batch_size=self.batch_size))
         return np.asarray(vectors, dtype=np.float32)
 
@@ -218,10 +251,14 @@ class Embedder:
         texts: Sequence[str],
         cache: VectorCache | None = None,
         progress: Callable[[int, int], None] | None = None,
+        keys: Sequence[str] | None = None,
+        max_tokens: int | None = None,
     ) -> tuple[np.ndarray, EmbedStats]:
-        """Embed texts in order; identical texts and hashes already in the cache are computed once."""
+        """Embed texts in order; identical texts and hashes already in the cache are computed once. `keys` and
+        `max_tokens`: each text's cache key when it is not the hash of the text itself, and the cut the model reads
+        it at (`embed_documents`)."""
         start = time.perf_counter()
-        hashes = [text_hash(t) for t in texts]
+        hashes = list(keys) if keys is not None else [text_hash(t) for t in texts]
         known = cache.get_vectors(self.model_id, sorted(set(hashes))) if cache else {}
         missing: dict[str, str] = {}
         for h, t in zip(hashes, texts):
@@ -231,7 +268,7 @@ class Embedder:
         items = list(missing.items())
         for lo in range(0, len(items), self.batch_size * 4):
             chunk = items[lo : lo + self.batch_size * 4]
-            vecs = self.embed_uncached([t for _, t in chunk])
+            vecs = self.embed_uncached([t for _, t in chunk], max_tokens=max_tokens)
             fresh.update({h: v for (h, _), v in zip(chunk, vecs)})
             if progress:
                 progress(min(lo + len(chunk), len(items)), len(items))

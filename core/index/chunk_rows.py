@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..embedding.embed import VectorCache
 from ..git.gitctx import unquoted
-from ..text import chunk_words, text_hash
+from ..text import chunk_words
 from .chunker import chunk_file
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
@@ -35,8 +35,9 @@ class PreparedFile:
 
 
 def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, str] | None, encoding: str,
-                 dim: int) -> PreparedFile:
-    """A file's rows for the three tables, chunk vectors zero and waiting for the embedding pass."""
+                 dim: int, key: Callable[[str], str]) -> PreparedFile:
+    """A file's rows for the three tables, chunk vectors zero and waiting for the embedding pass; `key` gives a
+    chunk's vector its cache key (`Embedder.document_key`)."""
     language = language_of(source.path)
     chunks = chunk_file(source.text, language, encoding)
     imports = resolve_imports(source.path, source.text, language, facts)
@@ -62,7 +63,7 @@ def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, s
                 "text": chunk.text,
                 "words": chunk_words(source.path, chunk.text),
                 "tokens": chunk.tokens,
-                "hash": text_hash(embed_text(source.path, chunk.symbols, chunk.text)),
+                "hash": key(embed_text(source.path, chunk.symbols, chunk.text)),
                 "is_test": is_test,
                 "embedded": False,
                 "vector": zero,

@@ -1,5 +1,6 @@
 """The embedding pass of the code index: chunks stored unembedded by the lexical pass get their vectors in batches,
-the files asked for first, each batch fetched with its filter and limit pushed into LanceDB.
+the files asked for first, then definitions (`FIRST`), then the rest, each batch fetched with its filter and limit
+pushed into LanceDB.
 
 One embedder at a time per database, across processes: whoever embeds holds the embed lock (a file lock, which the
 kernel drops when its holder dies) for as long as it goes on embedding. So two embedders never embed the same
@@ -23,6 +24,11 @@ from ..store.sql import in_filter, quote
 from .chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, embed_text
 
 EMBED_BATCH = 64
+FIRST = "is_test = false AND kind != 'window' AND NOT regexp_like(path, '(^|/)(vendor|vendored|third[-_]party)/', 'i')"
+"""The chunks embedded before the rest: definitions (and a module's opening) outside tests and vendored code. What
+follows them (tests, and text that defines nothing: documentation, changelogs, configuration, a script's top-level
+code) is what search weighs down unless asked for it (`search.roles`), so its vectors matter least and come last;
+everything is embedded in the end."""
 EMBED_LOCK = ".embed-pass.lock"
 WAIT_POLL_SECONDS = 1.0
 """How often one waiting for the embed lock looks again (and reports the holder's progress)."""
@@ -110,12 +116,13 @@ class EmbedQueue:
         priority: Iterable[str] = (),
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded. The caller
-        holds the embed lock (`turn`).
+        """Embed chunks still waiting, files named in `priority` first, then definitions (`FIRST`); returns how many
+        were embedded. The caller holds the embed lock (`turn`).
 
         Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
         index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""
-        wanted = list(dict.fromkeys(priority))
+        wanted = in_filter("path", list(dict.fromkeys(priority)))
+        tiers = [wanted, FIRST] if wanted else [FIRST]
         total = self.chunks.count_rows("embedded = false") if progress else 0
         if limit is not None and progress:
             total = min(total, limit)
@@ -129,7 +136,7 @@ class EmbedQueue:
             if should_stop and should_stop():
                 break
             size = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
-            batch = self._next_pending(wanted, size, stuck)
+            batch = self._next_pending(tiers, size, stuck)
             # A row the last write did not flip was replaced meanwhile by a re-index (the watcher's catch-up pass
             # rewrites a file's rows unembedded): embed it again (its vector comes from the cache). A row that
             # keeps coming back is left out from then on, so the loop cannot spin on it.
@@ -144,7 +151,7 @@ class EmbedQueue:
             # Progress within the batch too (the model embeds a few texts at a time): a pass of one batch would
             # otherwise show 0/N until its end, with no rate or estimate.
             within = None if progress is None else _within_batch(progress, done, len(batch), total)
-            vectors, _ = self.embedder.embed(
+            vectors, _ = self.embedder.embed_documents(
                 [embed_text(r["path"], r["symbols"], r["text"]) for r in batch], self.vector_cache, within
             )
             self._store_vectors([r["id"] for r in batch], vectors)
@@ -153,15 +160,17 @@ class EmbedQueue:
                 progress(IndexProgress("embedding", done, max(total, done)))
         return done
 
-    def _next_pending(self, priority: list[str], size: int, seen: set[str]) -> list[dict]:
+    def _next_pending(self, tiers: list[str], size: int, seen: set[str]) -> list[dict]:
+        """The next batch: from the first of `tiers` (filters, in order) that still has chunks waiting, a tier
+        found empty dropped for the rest of the pass; then from any chunk still waiting."""
         columns = ["id", "path", "symbols", "text"]
         exclude = f" AND id NOT IN ({', '.join(quote(i) for i in sorted(seen))})" if seen else ""
-        if priority:
-            first = f"embedded = false AND ({in_filter('path', list(priority))}){exclude}"
-            rows = self.chunks.search().where(first).select(columns).limit(size).to_list()
+        while tiers:
+            rows = self.chunks.search().where(f"embedded = false AND ({tiers[0]}){exclude}").select(columns) \
+                .limit(size).to_list()
             if rows:
                 return rows
-            priority.clear()
+            tiers.pop(0)
         return self.chunks.search().where(f"embedded = false{exclude}").select(columns).limit(size).to_list()
 
     def _store_vectors(self, ids: list[str], vectors: np.ndarray) -> None:

@@ -320,7 +320,7 @@ class CodeIndex:
                 if row is None:
                     appeared.append(listed.path)
                 prepared.append(prepare_file(source, facts, commit_info.get(source.path), self.encoding,
-                                             self.embedder.dim))
+                                             self.embedder.dim, self.embedder.document_key))
             emit(IndexProgress("writing", min(lo + WRITE_BATCH, len(candidates)), len(candidates)))
             if prepared:
                 reuse_cached_vectors(prepared, self.vector_cache, self.embedder.model_id)
