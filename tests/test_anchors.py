@@ -173,15 +173,18 @@ def test_anchors_survive_export_and_import(cli, repo, tmp_path):
 def test_a_paraphrase_is_offered_as_a_new_version_and_kept_only_with_new(cli, repo):
     first = _remember(cli, "Use tabs for indentation in Go files")
     code, out, _ = cli("remember", "Go files are indented with tabs")
-    assert code == 0 and f"an active memory says the same: {first}" in out and "--new keeps both" in out
-    answer = cli.json("remember", "Go files are indented with tabs")
-    assert answer["near_duplicate"] is True and answer["match"]["id"] == first and answer["memory"] is None
+    # Not stored: exit 1, so a script knows; the match is in the answer.
+    assert code == 1 and f"an active memory says the same: {first}" in out and "--new keeps both" in out
+    code, out, _ = cli("remember", "Go files are indented with tabs", "--json")
+    answer = json.loads(out)
+    assert code == 1 and answer["near_duplicate"] is True and answer["match"]["id"] == first and answer["memory"] is None
     assert [m["id"] for m in cli.json("list")] == [first]
     # Different numbers or a negation are different claims, not paraphrases.
     assert cli.json("remember", "Use tabs for indentation in Go files, never spaces")["outcome"] == "created"
     version = cli.json("remember", "Go files are indented with tabs", "--version-of", first)["memory"]
     assert version["version"] == 2
-    assert cli.json("remember", "Go files are indented with tabs only")["near_duplicate"] is True
+    code, out, _ = cli("remember", "Go files are indented with tabs only", "--json")
+    assert code == 1 and json.loads(out)["near_duplicate"] is True
     kept = cli.json("remember", "Go files are indented with tabs only", "--new")
     assert kept["outcome"] == "created" and kept["memory"]["id"] != version["id"]
 
@@ -321,3 +324,11 @@ def test_a_change_whose_commit_this_clone_lacks_is_not_in_progress(cli, repo):
     commit_file(repo, "src/config.py", "RETRY_DELAY_SECONDS = 9\nMAX_RETRIES = 3\n", "Wait longer")
     change = _change(cli, config)
     assert change is not None and change["commit"] == "" and change["in_progress"] is False
+
+
+def test_a_file_named_that_is_not_in_the_tree_is_said_and_kept(cli, repo):
+    code, out, err = cli("remember", "Retries back off exponentially", "--files", "src/app.py,src/nope.py")
+    assert code == 0 and "remembered" in out
+    assert "no such file" in err and "src/nope.py" in err and "src/app.py" not in err.split("no such file", 1)[1]
+    code, out, err = cli("remember", "Deploys go out on Tuesdays", "--files", "src/app.py")
+    assert code == 0 and "no such file" not in err

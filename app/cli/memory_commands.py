@@ -107,8 +107,13 @@ def run_remember(args, ctx: CommandContext) -> Answer:
         result = engine.remember(draft, check_near=not args.new)
     memory = result.memory
     if result.outcome == "near_duplicate":
+        # Not stored: a script asking for a write learns it was not made (the match is in the answer).
         return Answer({"outcome": result.outcome, "near_duplicate": True, "memory": None, "match": memory.to_json()},
-                      lambda out: _print_near(out, memory))
+                      lambda out: _print_near(out, memory), code=1)
+    missing = [f for f in draft.files if not (engine.root / f).exists()]
+    if missing:
+        # Kept as given (a file about to be written, or one since removed), but a slip would anchor nothing.
+        ctx.notes.append(f"cortex: note: no such file in {engine.root}: {', '.join(missing)} (the memory names it as given)")
     said = REMEMBERED[result.outcome].format(memory.version)
     return Answer({"outcome": result.outcome, "memory": memory.to_json()},
                   lambda out: out.line(f"{said} {memory.id} ({memory.kind}) {memory.title}"))
@@ -156,8 +161,12 @@ def run_forget(args, ctx: CommandContext) -> Answer:
         raise CortexError("forget needs a memory id or --key")
     gone = ctx.engine(args).forget(args.id, args.key, purge=args.purge)
     verb = "purged" if args.purge else "deleted"
-    return Answer({verb: [m.id for m in gone]},
-                  lambda out: out.console.print(f"{verb} {len(gone)} version(s): {', '.join(m.id for m in gone)}"))
+    ids = ", ".join(m.id for m in gone)
+    # A plain forget keeps the versions in history (`cortex history`, `list --history`): said, so it is not taken
+    # for the purge.
+    said = (f"purged {len(gone)} version(s) for good: {ids}" if args.purge else
+            f"forgot {len(gone)} version(s): {ids} (kept in history; `cortex forget --purge` removes them for good)")
+    return Answer({verb: [m.id for m in gone]}, lambda out: out.console.print(said))
 
 
 def add_done(p) -> None:
