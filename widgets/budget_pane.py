@@ -47,11 +47,11 @@ class BudgetPane(Pane):
     """Shows a `BudgetView`; its keys pin, drop or restore the highlighted item, the screen does the rest."""
 
     DEFAULT_CSS = """
-    BudgetPane #budget-task { padding: 0 1; color: $text; height: auto; max-height: 3; }
+    BudgetPane #budget-task { padding: 0 1; color: $text; height: auto; max-height: 2; }
     BudgetPane #budget-bar { padding: 0 1; height: auto; }
-    BudgetPane DataTable { height: 1fr; background: $surface; }
+    BudgetPane DataTable { height: 1fr; min-height: 5; background: $surface; }
     BudgetPane #budget-detail { padding: 0 1; height: auto; max-height: 2; }
-    BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 4; }
+    BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 3; }
     """
     PANE_TITLE = "5 Selected context"
     LIST = "budget-table"
