@@ -97,3 +97,19 @@ async def test_a_search_row_fits_its_pane_with_one_ellipsis(size):
         assert all(cell_len(row.plain) <= room for row in rows), [row.plain for row in rows]
         assert ".py:12-40" in rows[0].plain and rows[0].plain.count("…") <= 2, rows[0].plain
         assert "END" not in rows[1].plain and ("decision" in rows[1].plain or size[0] < 100), rows[1].plain
+
+
+async def test_the_budget_table_keeps_four_rows_beside_a_long_task_and_notes():
+    """A short pane (16 rows here, 17 at 120x36 in the dashboard): the task, the bar and the notes under the table
+    took all but one or two of its rows."""
+    items = [Item(path, "file", path, "x", 20, 0.5, {"named": 1.0}, ranges=((12, 40),))
+             for path in [f"{DEEP}m{n}.py" for n in range(6)]]
+    task = "make the proxy headers middleware accept CIDR ranges from an environment variable " * 3
+    notes = [f"note {n}: " + "regions: only the lines of a long file that match the task are shown " * 2 for n in range(3)]
+    selection = Selection(task, 12_000, "cl100k_base", items, [], [], notes=notes)
+    app = Panes()
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.query_one(BudgetPane)
+        pane.show(BudgetView(selection, Assembled("x", "markdown", 40, items, 0, []), frozenset(), ()))
+        await pilot.pause()
+        assert pane.query_one("#budget-table").size.height >= 5, pane.query_one("#budget-table").size
