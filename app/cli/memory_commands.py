@@ -95,6 +95,8 @@ REMEMBERED = {"created": "remembered", "new_version": "stored version {} of", "d
 
 def run_remember(args, ctx: CommandContext) -> Answer:
     from ...core.records import MemoryDraft  # datetime and the records: not for the thin client, which only parses
+    from ...core.secrets.secrets import redacted
+    from ...core.text import escaped, one_line
 
     text = read_text(ctx.stdin) if args.text == "-" else args.text
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
@@ -110,10 +112,12 @@ def run_remember(args, ctx: CommandContext) -> Answer:
         # Not stored: a script asking for a write learns it was not made (the match is in the answer).
         return Answer({"outcome": result.outcome, "near_duplicate": True, "memory": None, "match": memory.to_json()},
                       lambda out: _print_near(out, memory), code=1)
-    missing = [f for f in draft.files if not (engine.root / f).exists()]
+    # The stored names (secrets in a path are redacted there), never the draft's: the note is printed as it is.
+    missing = [f for f in memory.files if not (engine.root / f).exists()]
     if missing:
         # Kept as given (a file about to be written, or one since removed), but a slip would anchor nothing.
-        ctx.notes.append(f"cortex: note: no such file in {engine.root}: {', '.join(missing)} (the memory names it as given)")
+        shown = escaped(one_line(redacted(", ".join(missing))))
+        ctx.notes.append(f"cortex: note: no such file in {engine.root}: {shown} (the memory names it as given)")
     said = REMEMBERED[result.outcome].format(memory.version)
     return Answer({"outcome": result.outcome, "memory": memory.to_json()},
                   lambda out: out.line(f"{said} {memory.id} ({memory.kind}) {memory.title}"))

@@ -245,6 +245,8 @@ class Database(CompactionPolicy, Maintenance):
         try:
             meta = self._open_existing("meta")
         except TableMissing:
+            meta = self._meta_once_creators_are_done()
+        if meta is None:
             if not self._creation_interrupted():
                 # Tables with data and no meta: a write would start meta again with only the rows it sets (the
                 # index's formats lost, every file then read as stale). `cortex doctor` rebuilds it from the data.
@@ -270,6 +272,18 @@ class Database(CompactionPolicy, Maintenance):
             )
         self.schema_version = found
         self.migrated_from = found if found < SCHEMA_VERSION else None
+
+    def _meta_once_creators_are_done(self):
+        """The meta table, looked for again behind the write lock: another first run creates the tables under it,
+        and a look while it was committing meta found none (three first runs at once were once told the database
+        was damaged). None when it is missing still."""
+        if self.remote or self.read_only or not Path(self.uri).is_dir():
+            return None
+        with self.write_lock():
+            try:
+                return self._open_existing("meta")
+            except TableMissing:
+                return None
 
     def _holds_data(self, name: str) -> bool:
         """Whether a local table's folder holds any data file (`<name>.lance/data/`)."""
