@@ -35,7 +35,7 @@ from .dependents import ImportScope, changed_imports
 from .embed_queue import EmbedQueue
 from .formats import bring_up_to_date
 from .imports import RepoFacts
-from .indexed_paths import IndexedPaths, IndexedPathsCache, read_indexed
+from .indexed_paths import IndexedPaths, IndexedPathsCache, chunk_counts, read_indexed
 from .skip_list import SkipList
 from .walk import (
     DEFAULT_MAX_BYTES,
@@ -104,18 +104,12 @@ class CodeIndex:
             return {}
         where = in_filter("path", sorted(only)) if only is not None else None
         rows = scan(self.files, where, ["path", "mtime_ns", "size", "blob", "chunks"])
-        present = self._chunk_counts(where)
+        present = chunk_counts(self.chunks, where)
         return {r["path"]: r for r in rows if present.get(r["path"], 0) == r["chunks"]}
 
     def _unmarked_paths(self) -> set[str]:
         """Paths that have file rows, chunks or edges: leftovers of a crash or a removed file get deleted."""
         return {r["path"] for t in (self.files, self.chunks, self.edges) for r in scan(t, None, ["path"])}
-
-    def _chunk_counts(self, where: str | None) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for row in scan(self.chunks, where, ["path"]):
-            counts[row["path"]] = counts.get(row["path"], 0) + 1
-        return counts
 
     def status(self) -> IndexStatus:
         """How the index compares with the work tree. While a watcher keeps it live, only the paths the watcher

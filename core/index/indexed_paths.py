@@ -27,12 +27,18 @@ class IndexedPaths:
 def read_indexed(files, chunks, skipped, scope: set[str] | None) -> IndexedPaths:
     """The rows of `scope`'s paths (every path when None) in the three tables."""
     where = in_filter("path", sorted(scope)) if scope is not None else None
-    present: dict[str, int] = {}
-    for row in scan(chunks, where, ["path"]):
-        present[row["path"]] = present.get(row["path"], 0) + 1
+    present = chunk_counts(chunks, where)
     stat = {r["path"]: ((r["mtime_ns"], r["size"]) if present.get(r["path"], 0) == r["chunks"] else None)
             for r in scan(files, where, ["path", "mtime_ns", "size", "chunks"])}
     return IndexedPaths(stat, frozenset(r["path"] for r in scan(skipped, where, ["path"])))
+
+
+def chunk_counts(chunks, where: str | None) -> dict[str, int]:
+    """How many chunks each path matching `where` has in the chunks table."""
+    counts: dict[str, int] = {}
+    for row in scan(chunks, where, ["path"]):
+        counts[row["path"]] = counts.get(row["path"], 0) + 1
+    return counts
 
 
 class IndexedPathsCache:
