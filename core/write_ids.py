@@ -57,3 +57,9 @@ def unstamped() -> contextlib.AbstractContextManager[None]:
 def stamped(row: dict) -> dict:
     """A row of a stamped table with the running command's id (None without one)."""
     return {**row, COLUMN: current() or None}
+
+
+def stamped_update(values: dict) -> dict:
+    """An update's values, with the running command's id when it has one (an update without one leaves the rows'
+    ids as they are)."""
+    return {**values, COLUMN: current()} if current() else values

@@ -28,8 +28,7 @@ from ..store.receipts import with_write_id
 from ..store.schema import AGENT_BRANCHES_SCHEMA, AGENT_COMMITS_SCHEMA, AGENT_ROADMAP_SCHEMA, AGENT_STEPS_SCHEMA
 from ..store.sql import quote, scan
 from ..store.store import GitPosition, MemoryStore
-from ..write_ids import COLUMN, stamped, unstamped
-from ..write_ids import current as current_write_id
+from ..write_ids import stamped, stamped_update, unstamped
 from .agent_records import AgentBranch, AgentCommit, AgentExport, AgentStep, RoadmapEntry, validate_branch_name
 from .agent_workspace import AgentFiles
 from .agentlog_files import read_agent_dir, write_export
@@ -451,9 +450,7 @@ class AgentLog:
         return replace(branch, status="abandoned")
 
     def _set_status(self, name: str, status: str, merged_into: str) -> None:
-        values = {"status": status, "merged_into": merged_into}
-        if current_write_id():
-            values[COLUMN] = current_write_id()
+        values = stamped_update({"status": status, "merged_into": merged_into})
         self.db.write(lambda: self.db.update(self.branches_table, f"name = {quote(name)}", values))
 
     def merge(self, name: str, target: str | None = None, summary: str | None = None) -> AgentCommit:

@@ -372,7 +372,7 @@ class MemoryStore:
                     self.db.upsert(self.db.receipts_table(), write_ids.COLUMN, receipt_rows([write_ids.current()]),
                                    update=False)
             else:
-                self.db.update(self.table, where, _stamped({"status": "deleted", "updated_at": now()}))
+                self.db.update(self.table, where, write_ids.stamped_update({"status": "deleted", "updated_at": now()}))
             self.db.note_written()
 
         self.db.write(apply)
@@ -443,7 +443,7 @@ class MemoryStore:
         if memory.status != "active":
             raise CortexError(f"memory {memory_id} is {memory.status}; only active memories can be confirmed")
         value = anchors.to_json() if anchors is not None else None
-        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", _stamped({"anchors": value})))
+        self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", write_ids.stamped_update({"anchors": value})))
         memory.anchors = anchors
         return self.told(memory)
 
@@ -455,7 +455,7 @@ class MemoryStore:
             raise CortexError(f"memory {memory_id} is {memory.status}; only active tasks can change state")
         stamp = now()
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}",
-                                             _stamped({"task_state": state, "updated_at": stamp})))
+                                             write_ids.stamped_update({"task_state": state, "updated_at": stamp})))
         memory.task_state, memory.updated_at = state, stamp
         return self.told(memory)
 
@@ -492,11 +492,6 @@ class MemoryStore:
             pruned=int(metas.get(PRUNED_META) or 0),
             last_pruned=LastPruned(datetime.fromisoformat(last[0]), int(last[1])) if len(last) == 2 else None,
         )
-
-
-def _stamped(values: dict) -> dict:
-    """An update's values, with the running command's write id when it has one (see core/store/receipts.py)."""
-    return {**values, write_ids.COLUMN: write_ids.current()} if write_ids.current() else values
 
 
 def _within(where: str | None, days: int | None) -> str | None:
