@@ -1,10 +1,10 @@
 """The dashboard's calls on the engine: one typed protocol, two implementations.
 
-`bridge.EngineBridge` answers them over an engine in this process; `remote_bridge.RemoteBridge` forwards each one
-to the repository's resident server, which answers it with an `EngineBridge` over its warm engine. The server
-accepts exactly these calls (`CALLS`), so a call added here is a call both sides have, and nothing else crosses.
-Arguments and answers are plain data (`core.requests`, `core.answers`, `core.records`, `core.items`): standard
-library values and the engine's own dataclasses, never an engine object.
+`local.EngineBridge` answers them over an engine in this process; `remote.RemoteBridge` forwards each one to the
+repository's resident server, which answers it with an `EngineBridge` over its warm engine. The server accepts
+exactly these calls (`CALLS`), so a call added here is a call both sides have, and nothing else crosses.
+Arguments and answers are plain data (`core.requests`, `core.answers`, `core.records`, `core.context.items`):
+standard library values and the engine's own dataclasses, never an engine object.
 
 Indexing and watching are not calls: the server runs the repository's one index pass and watcher and tells every
 attached process what happens (see `hosted`). Copying and assembling a context stay in the dashboard's process:
