@@ -37,6 +37,11 @@ dated record, and the names in a dated section are those of the code of that day
 
 A name that is not about the product is skipped rather than guessed at: a CLI command, a config key, a value, a
 shell snippet or another project's function is not a reference.
+
+Lists. Where a doc lists what the code has, it lists all of it: the MCP tools (README's "Tools:" and docs/mcp.md's
+table), the commands the resident server runs (docs/usage.md's "Served:"), the settings (docs/configuration.md's
+table, or its `[table]` for a group), the dependencies of pyproject.toml (docs/dependencies.md) and the modules at
+the root of app/ (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -483,3 +488,69 @@ def test_pending_names_are_still_stale():
 ])
 def test_what_counts_as_a_stale_reference(span, stale):
     assert (problem(span) is not None) == stale
+
+
+# ---------------------------------------------------------------- lists the docs keep of what the code has
+
+
+def backticked(text: str) -> set[str]:
+    """The first word of every backticked span in `text` (`remember(text, kind)` -> `remember`)."""
+    return {re.split(r"[\s(/]", span.strip())[0] for span in SPAN.findall(text)}
+
+
+def paragraph(path: Path, opening: str) -> str:
+    """The paragraph (or list item) of `path` that starts with `opening`."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(opening)
+    end = re.search(r"\n(?:\s*\n|- |\| )", text[start + len(opening):])
+    return text[start: start + len(opening) + (end.start() if end else len(text))]
+
+
+def table_rows(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+
+
+def test_every_mcp_tool_is_named_in_the_readme_and_in_mcp_md():
+    from cortex_tui.app.mcp.tools import TOOL_ALIASES, TOOL_CALLS
+
+    tools = {*TOOL_CALLS, *TOOL_ALIASES}
+    readme = backticked(paragraph(ROOT / "README.md", "Tools: "))
+    mcp_table = backticked("\n".join(row.split(" | ")[0] for row in table_rows(ROOT / "docs" / "mcp.md")))
+    assert (tools - readme, tools - mcp_table) == (set(), set())
+
+
+def test_every_served_command_is_named_where_usage_md_lists_them():
+    from cortex_tui.app.cli.client import SERVED
+
+    served = backticked(paragraph(ROOT / "docs" / "usage.md", "- **Served:**").partition("**In-process")[0])
+    assert SERVED - served == set()
+
+
+def test_every_setting_has_a_row_in_configuration_md():
+    rows = "\n".join(row.split(" | ")[0] for row in table_rows(ROOT / "docs" / "configuration.md"))
+    documented = {name for name in re.findall(r"`([\w.]+)`", rows)}
+    tables = {name for name, info in Settings.model_fields.items() if isinstance(info.annotation, type)
+              and issubclass(info.annotation, BaseModel)}
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert [name for name in Settings.model_fields if name not in documented and name not in tables] == []
+    assert [name for name in tables if f"[{name}]" not in text] == []
+
+
+def test_every_dependency_has_a_row_in_dependencies_md():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = [*project["dependencies"], *(d for extra in project["optional-dependencies"].values() for d in extra)]
+    names = {re.split(r"[^A-Za-z0-9_.-]", requirement)[0].lower() for requirement in wanted}
+    first_column = [row.split(" | ")[0].lower() for row in table_rows(ROOT / "docs" / "dependencies.md")]
+    words = {word for cell in first_column for word in re.findall(r"[a-z0-9_.-]+", cell)}
+    grammars = next(cell for cell in first_column if "grammar" in cell)
+    missing = [name for name in sorted(names) if name not in words
+               and not (name.startswith("tree-sitter-") and name.removeprefix("tree-sitter-") in grammars)]
+    assert missing == []
+
+
+def test_every_module_at_the_root_of_app_is_named_in_architecture_md():
+    row = next(line for line in table_rows(ROOT / "docs" / "architecture.md") if line.startswith("| `app/` (root)"))
+    modules = {p.name for p in (ROOT / "app").glob("*.py") if p.name != "__init__.py"}
+    assert modules - backticked(row) == set()
