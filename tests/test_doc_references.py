@@ -165,7 +165,7 @@ class ClassInfo:
 
 @dataclass
 class Product:
-    modules: dict[str, dict[str, str]]  # dotted module name -> its names -> "class" / "module" / "other"
+    modules: dict[str, dict[str, str]]  # dotted module name -> its names -> "class", "module", "imported" or "other"
     classes: dict[str, list[ClassInfo]]  # class name -> every class of that name
     files: list[str]  # paths of every product and test file, from the root
     packages: set[str]  # names of the product's package folders
@@ -189,6 +189,20 @@ def _class_info(node: ast.ClassDef) -> ClassInfo:
     return info
 
 
+def top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A module's statements, those under a top-level `if` (`TYPE_CHECKING`) or `try` included."""
+    out: list[ast.stmt] = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, ast.If):
+            out += top_level(node.body) + top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            out += top_level(node.body) + top_level(node.orelse) + top_level(node.finalbody)
+            for handler in node.handlers:
+                out += top_level(handler.body)
+    return out
+
+
 @cache
 def product() -> Product:
     modules: dict[str, dict[str, str]] = {}
@@ -201,7 +215,7 @@ def product() -> Product:
                 parts = parts[:-1]
                 packages.add(parts[-1])
             names: dict[str, str] = {}
-            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            for node in top_level(ast.parse(path.read_text(encoding="utf-8")).body):
                 if isinstance(node, ast.ClassDef):
                     names[node.name] = "class"
                     classes.setdefault(node.name, []).append(_class_info(node))
