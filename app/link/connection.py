@@ -15,7 +15,7 @@ import time
 from ...core.cloud_variables import without_cloud_variables
 from . import protocol
 from .exchange import Exchange
-from .messages import ProtocolError, Refused, Retired, Status, StatusRequest, Stopping, StopRequest
+from .messages import ProtocolError, Refused, Retired, Status, StatusRequest, Stopping, StopRequest, VersionMismatch
 from .protocol import ALIVE_SECONDS, ServerPaths
 
 TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
@@ -60,7 +60,7 @@ def config_value(key: str, default: object = None, env: Mapping[str, str] = os.e
         return tomllib.loads(file.read()).get(key, default)
 
 
-def _config_file(env: Mapping[str, str]) -> str:
+def _config_file(env: Mapping[str, str] = os.environ) -> str:
     """The user's config.toml as `core.locations.user_config_file` finds it, without importing platformdirs on
     Linux (a tenth of a warm command's budget on a busy machine): the XDG rule, which a test holds equal."""
     explicit = env.get("CORTEX_CONFIG")
@@ -162,6 +162,8 @@ def ask(paths: ServerPaths, op: str) -> dict[str, object] | None:
             exchange = Exchange.on_socket(conn)
             exchange.send(StatusRequest() if op == "status" else StopRequest())
             reply = exchange.answer()
+        except VersionMismatch:
+            raise  # a server that is there, but of another install: said in one line, not taken for none
         except (OSError, ProtocolError):
             return None
     if isinstance(reply, Status):
