@@ -11,7 +11,6 @@ import typing
 from pathlib import Path
 
 import pytest
-
 from cortex_tui.app.link import connection, messages, protocol
 from cortex_tui.app.link.exchange import Exchange
 from cortex_tui.app.link.messages import (
@@ -198,3 +197,25 @@ def test_no_daemon_is_the_commands_setting_not_the_processes(repo, capsys):
     assert client.main(["--no-daemon", "-C", str(repo), "init"]) == 0, capsys.readouterr().err
     assert "CORTEX_NO_DAEMON" not in os.environ
     assert not list(Path(os.environ["CORTEX_RUNTIME_DIR"]).glob("*.sock")), "no server was started"
+
+
+def test_an_index_childs_lines_are_read_by_field_name():
+    """The lines an index child writes go through the same codec: progress by its fields' names (in any order),
+    then the report, field by field."""
+    import io
+
+    from cortex_tui.app.bridge.index_process import _read_answer, report_from_wire
+    from cortex_tui.core.answers import IndexProgress, IndexReport
+
+    lines = io.StringIO()
+    child = Exchange.on_lines(writer=lines)
+    child.send(Progress("reading", 1, 4))
+    lines.write(json.dumps({"total": 4, "type": "progress", "done": 2, "phase": "writing",
+                            "version": PROTOCOL_VERSION}) + "\n")
+    child.send(PassReport({"listed": 4, "changed": 2, "skipped": [["a.bin", "binary"]]}))
+    lines.seek(0)
+    seen: list[IndexProgress] = []
+    answer = _read_answer(Exchange.on_lines(lines), seen.append)
+    assert seen == [IndexProgress("reading", 1, 4), IndexProgress("writing", 2, 4)]
+    assert isinstance(answer, PassReport)
+    assert report_from_wire(answer.report) == IndexReport(listed=4, changed=2, skipped=[("a.bin", "binary")])

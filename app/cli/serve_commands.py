@@ -46,8 +46,6 @@ def run(args, ctx: CommandContext) -> Answer | int:
 
 def _status(paths) -> Answer:
     found = connection.ask(paths, "status")
-    if found is not None:
-        found.pop("type", None)
     return Answer({"running": found is not None, **(found or {})}, lambda out: _print_status(out, found))
 
 
