@@ -70,10 +70,7 @@ HISTORY = ROOT / "docs" / "benchmarks-history.md"
 # Stale names in files another branch of issue 45 owns and rewrites: each is fixed there, and
 # test_pending_names_are_still_stale fails once one resolves, so that its entry is removed at the merge.
 PENDING = {
-    ("app/bridge/remote.py", "engine_calls.EngineCalls"),  # app.bridge.calls.EngineCalls
-    ("app/bridge/remote.py", "engine_calls.Bridge"),  # app.bridge.calls.Bridge
     ("app/bridge/local.py", "core.watch"),  # core.index.watch
-    ("app/link/protocol.py", "core.items"),  # core.context.items
     ("widgets/what_pane.py", "core.what"),  # core.graph.what (Engine.what)
 }
 

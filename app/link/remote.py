@@ -109,8 +109,8 @@ class Remote:
 
 class Subscription:
     """The index watcher's events (`Progress`, `Indexed`, `Update`, `Memories`, `Replaced`, `Failed` of `messages`),
-    with `Alive` between them (so that the reader can check
-    whether it should stop). Iteration ends when the server goes away or `close()` is called (from any thread)."""
+    with `Alive` between them (so that the reader can check whether it should stop). Iteration ends when the server
+    goes away or `close()` is called (from any thread)."""
 
     def __init__(self, conn: socket.socket, exchange: Exchange) -> None:
         self._conn = conn
