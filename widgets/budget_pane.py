@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 
 from ..core.context.assemble import Assembled
 from ..core.context.items import OVER_BUDGET, Item, Selection
+from ..core.keys import Key
 from .format import clip, shorten_path, styled
 from .keymap import bindings
 from .pane import Pane, Target
@@ -26,18 +27,13 @@ SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
 
 
-def item_key(item: Item) -> str:
-    """How the selector names an item in pins and exclusions: a memory by its key, code by its path."""
-    return item.key if item.kind == "memory" else item.path
-
-
 @dataclass(frozen=True)
 class BudgetView:
     """Everything the pane shows: the selection, its assembled text in the chosen format, pins and dropped items."""
 
     selection: Selection
     assembled: Assembled
-    pins: frozenset[str]
+    pins: frozenset[Key]
     dropped: tuple[Item, ...]
     implicit: bool = False
     """The task is what you work on (branch, recent commits, working change), not one typed with `t`."""
@@ -136,12 +132,12 @@ class BudgetPane(Pane):
         widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20)
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
         for item, dropped in self.rows:
-            pin = "📌" if item_key(item) in view.pins else ""
+            pin = "📌" if item.key in view.pins else ""
             kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
             why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),
-                          key=("dropped:" if dropped else "") + item.key)
+                          key=("dropped " if dropped else "") + str(item.key))
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
         self._show_detail()
@@ -187,8 +183,8 @@ class BudgetPane(Pane):
             return None
         item = found[0]
         if item.memory is not None:
-            return Target(f"mem:{item.memory.id}", item.memory.title, item.memory)
-        return Target(f"file:{item.path}", item.path)
+            return Target(item.key, item.memory.title, item.memory)
+        return Target(item.key, item.path)
 
     @on(DataTable.RowHighlighted, "#budget-table")
     def _highlighted_row(self) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from ..core.keys import KeyKind
+
 
 @dataclass(frozen=True)
 class Key:
@@ -35,8 +37,8 @@ class Key:
     scope: str
     footer: bool = False
     priority: bool = False
-    applies: tuple[str, ...] = ()
-    """For `item` keys: the kinds of highlighted item it acts on (`mem`, `file`, `commit`, `sym`)."""
+    applies: tuple[KeyKind, ...] = ()
+    """For `item` keys: the kinds of highlighted item it acts on (a memory, file, commit or symbol)."""
 
 
 KEYMAP: tuple[Key, ...] = (
@@ -74,19 +76,19 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.new", "n", "n", "new_memory", "New", "new memory (files prefilled from the working change)",
         "dashboard", priority=True, footer=True),
     Key("item.edit", "e", "e", "edit_memory", "Edit", "edit the highlighted memory, in any pane (a new version)",
-        "item", priority=True, footer=True, applies=("mem",)),
+        "item", priority=True, footer=True, applies=("memory",)),
     Key("item.done", "d", "d", "done_or_forget", "Done/Forget",
         "close the highlighted task, or forget the highlighted memory, in any pane (asks first)", "item",
-        footer=True, applies=("mem",)),
+        footer=True, applies=("memory",)),
     Key("item.confirm", "v", "v", "confirm_memory", "Confirm",
         "confirm the highlighted memory still holds after its code changed (it stops being flagged)", "item",
-        footer=True, applies=("mem",)),
+        footer=True, applies=("memory",)),
     Key("item.pin", "p", "p", "pin_item", "Pin",
         "pin the highlighted memory or file to the context (pane 5 keeps it in); in pane 5, pin or unpin", "item",
-        footer=True, applies=("mem", "file")),
+        footer=True, applies=("memory", "file")),
     Key("item.graph", "g", "g", "graph_item", "Graph",
         "re-centre the graph on the highlighted memory, file or commit, in any pane", "item", footer=True,
-        applies=("mem", "file", "commit", "sym")),
+        applies=("memory", "file", "commit", "symbol")),
     Key("dash.undo", "u", "u", "undo", "Undo", "undo the last drop, forget or task close", "dashboard", footer=True),
     Key("dash.refresh", "r", "r", "refresh", "Refresh", "refresh every pane", "dashboard"),
     Key("dash.zoom", "z", "z", "zoom", "Zoom", "maximise the focused pane, or restore the five", "dashboard",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from textual.containers import Vertical
 from textual.widget import Widget
 
+from ..core.keys import Key
 from ..core.records import Memory
 from .keymap import bindings
 
@@ -15,27 +16,18 @@ from .keymap import bindings
 @dataclass(frozen=True)
 class Target:
     """The item a pane highlights, as the keys that act on it wherever it is listed see it (edit, forget, pin,
-    re-centre the graph): a graph node name and, when the pane holds it, the memory itself."""
+    re-centre the graph): its key and, when the pane holds it, the memory itself."""
 
-    node: str
-    """`mem:ID`, `file:PATH`, `commit:SHA` or `sym:...` (the graph's node names)."""
+    key: Key
+    """A memory, file, commit or symbol: a node of the graph."""
     label: str
     memory: Memory | None = None
 
     @property
-    def kind(self) -> str:
-        return self.node.split(":", 1)[0]
-
-    @property
-    def name(self) -> str:
-        """The node's id, path or sha."""
-        return self.node.split(":", 1)[1]
-
-    @property
-    def context_key(self) -> str | None:
-        """How the context selection names it in pins and exclusions (a memory by `memory:ID`, a file by its
-        path); None for what cannot be pinned (a commit, a symbol)."""
-        return {"mem": f"memory:{self.name}", "file": self.name}.get(self.kind)
+    def context_key(self) -> Key | None:
+        """How the context selection names it in pins and exclusions (a memory or a file); None for what cannot
+        be pinned (a commit, a symbol)."""
+        return self.key if self.key.kind in ("memory", "file") else None
 
 
 class Pane(Vertical):

@@ -186,8 +186,8 @@ class SearchPane(Pane):
         if hit is None:
             return None
         if hit.source == "memory":
-            return Target(f"mem:{hit.id}", hit.title, hit.memory)
-        return Target(f"file:{hit.path}", hit.path)
+            return Target(hit.subject, hit.title, hit.memory)
+        return Target(hit.subject, hit.path)
 
     @on(OptionList.OptionHighlighted, "#search-results")
     def _preview(self, event: OptionList.OptionHighlighted) -> None:

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.answers import Timeline
+from ..core.keys import Key
 from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 from .table import fit_columns
@@ -33,7 +34,7 @@ class TimelinePane(Pane):
         """Enter on a commit: the graph re-centres on it."""
 
         pane: TimelinePane
-        node: str
+        key: Key
 
         @property
         def control(self) -> TimelinePane:
@@ -84,7 +85,7 @@ class TimelinePane(Pane):
             return None
         key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
         entry = next((e for e in self.timeline.entries if e.commit.sha == key), None)
-        return Target(f"commit:{key}", entry.commit.subject) if entry is not None else None
+        return Target(Key("commit", entry.commit.sha), entry.commit.subject) if entry is not None else None
 
     @on(DataTable.RowHighlighted, "#timeline-table")
     def _detail(self, event: DataTable.RowHighlighted) -> None:
@@ -116,4 +117,4 @@ class TimelinePane(Pane):
     def _chosen(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value
         if key and key != "now":
-            self.post_message(self.CommitChosen(self, f"commit:{key}"))
+            self.post_message(self.CommitChosen(self, Key("commit", key)))

@@ -12,8 +12,9 @@ from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 
 from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
+from ...core.keys import Key
 from ...core.records import Memory
-from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
+from ...widgets.budget_pane import BudgetPane, BudgetView
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -239,21 +240,21 @@ class DashboardScreen(DashboardWork):
     @on(WhatPane.EntryChosen)
     @on(GraphPane.Recentered)
     @on(TimelinePane.CommitChosen)
-    def _recentre(self, message) -> None:
-        self.load_graph(message.node)
+    def _recentre(self, message: WhatPane.EntryChosen | GraphPane.Recentered | TimelinePane.CommitChosen) -> None:
+        self.load_graph(message.key)
 
     @on(SearchPane.HitChosen)
     def _hit(self, message: SearchPane.HitChosen) -> None:
-        hit = message.hit
-        self.load_graph(f"mem:{hit.id}" if hit.source == "memory" else f"file:{hit.path}")
+        self.load_graph(message.hit.subject)
 
     @on(BudgetPane.ItemToggled)
     def _toggle(self, message: BudgetPane.ItemToggled) -> None:
-        key = item_key(message.item)
+        item = message.item
+        key = item.key
         if message.change == "drop":
             self.excluded, self.pins = self.excluded | {key}, self.pins - {key}
-            self.dropped[key] = message.item
-            self.undo_stack.append(Undo("drop", key, key=key))
+            self.dropped[key] = item
+            self.undo_stack.append(Undo("drop", item.memory.title if item.memory is not None else item.path, key=key))
         elif key in self.excluded:
             # Restoring (x), or pinning (p) a dropped item, brings it back.
             self._restore(key)
@@ -264,7 +265,7 @@ class DashboardScreen(DashboardWork):
         self._show_budget()
         self.run_select()
 
-    def _restore(self, key: str) -> None:
+    def _restore(self, key: Key) -> None:
         self.excluded = self.excluded - {key}
         self.dropped.pop(key, None)
 
@@ -359,7 +360,7 @@ class DashboardScreen(DashboardWork):
         if isinstance(self.focused, (Input, TextArea)):
             return False
         target = self._target()
-        return target is not None and target.kind in key.applies
+        return target is not None and target.key.kind in key.applies
 
     def action_edit_memory(self) -> None:
         self._with_memory("edit")
@@ -372,12 +373,12 @@ class DashboardScreen(DashboardWork):
 
     def _with_memory(self, then: str) -> None:
         target = self._target()
-        if target is None or target.kind != "mem":
+        if target is None or target.key.kind != "memory":
             self.notify("highlight a memory first (in any pane that lists one)", severity="warning")
         elif target.memory is not None:
             self._act_on_memory(target.memory, then)
         else:
-            self.fetch_memory(target.name, then)  # the graph lists a memory by id and title only
+            self.fetch_memory(target.key.id, then)  # the graph lists a memory by id and title only
 
     @on(MemoryFetched)
     def _fetched(self, message: MemoryFetched) -> None:
@@ -413,7 +414,7 @@ class DashboardScreen(DashboardWork):
         if target is None:
             self.notify("highlight a memory, file or commit first", severity="warning")
             return
-        self.load_graph(target.node)
+        self.load_graph(target.key)
 
     def action_zoom(self) -> None:
         """Give the focused pane the whole screen, or give the five their places back."""
@@ -429,7 +430,7 @@ class DashboardScreen(DashboardWork):
             self.notify("nothing to undo", severity="warning", timeout=2)
             return
         undo = self.undo_stack.pop()
-        if undo.change == "drop":
+        if undo.key is not None:  # a dropped item (the others carry their memory)
             self._restore(undo.key)
             self._show_budget()
             self.run_select()

@@ -18,6 +18,7 @@ from ...core.context.items import Item, Selection
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.errors import CortexError
 from ...core.index.progress import ProgressClock
+from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
 from ...core.requests import SearchFilters, SearchRequest, SelectRequest
 from ...widgets.format import clip
@@ -81,12 +82,12 @@ class DashboardWork(Screen):
         """This dashboard run's session: its reads show this session's session memories, not other sessions'."""
         self.set_reactive(DashboardWork.task_text, task)
         self.set_reactive(DashboardWork.budget, budget)
-        self.pins: frozenset[str] = frozenset()
-        self.excluded: frozenset[str] = frozenset()
-        self.dropped: dict[str, Item] = {}
+        self.pins: frozenset[Key] = frozenset()
+        self.excluded: frozenset[Key] = frozenset()
+        self.dropped: dict[Key, Item] = {}
         """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
         self.undo_stack: list[Undo] = []
-        self.graph_centre: str | None = None
+        self.graph_centre: Key | None = None
         self.selection: Selection | None = None
         self.assembled = None
         """The selection rendered in `fmt`: what the meter counts and `c` copies."""
@@ -131,11 +132,11 @@ class DashboardWork(Screen):
         self._deliver(TimelineLoaded(self.bridge.timeline()))
 
     @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
-    def load_graph(self, node: str | None) -> None:
+    def load_graph(self, node: Key | None) -> None:
         try:
             centre, label, found = self.bridge.graph(node, self.session)
         except CortexError as exc:
-            self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
+            self._deliver(EngineFailed(str(exc)) if node is not None else GraphLoaded(None, str(exc), []))
             return
         self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
 
