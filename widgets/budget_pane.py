@@ -88,8 +88,8 @@ class BudgetPane(Pane):
     def on_resize(self, event: events.Resize) -> None:
         # A pane behind a tab is shown (and sized) after `show`, so its bar and columns are redrawn for the new width.
         if event.size.width != self._width and self.view is not None:
-            self._draw_bar()
-            self._fill()
+            self._draw_bar(self.view)
+            self._fill(self.view)
 
     def show(self, view: BudgetView) -> None:
         self.view = view
@@ -106,8 +106,8 @@ class BudgetPane(Pane):
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
-        self._draw_bar()
-        self._fill()
+        self._draw_bar(view)
+        self._fill(view)
         notes = list(selection.notes)
         if any(i.kind == "reduced" for i in selection.chosen):
             notes.append(REGIONS_NOTE)
@@ -123,9 +123,8 @@ class BudgetPane(Pane):
         # One line each (`clip` makes a line of its text): the left-out list and each note are read apart.
         self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 
-    def _fill(self) -> None:
+    def _fill(self, view: BudgetView) -> None:
         """(Re)build the rows for the pane's width, keeping the highlighted row."""
-        view = self.view
         table = self.query_one(DataTable)
         row = table.cursor_row
         self._width = self.size.width
@@ -142,8 +141,7 @@ class BudgetPane(Pane):
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
         self._show_detail()
 
-    def _draw_bar(self) -> None:
-        view = self.view
+    def _draw_bar(self, view: BudgetView) -> None:
         self.query_one("#budget-bar", Static).update(self._bar(view.selection, view.assembled, len(view.dropped)))
 
     def _bar(self, selection: Selection, assembled: Assembled, dropped: int) -> Text:

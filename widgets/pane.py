@@ -4,9 +4,10 @@ j/k moving in the pane's list whatever kind of list it is."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual.containers import Vertical
-from textual.widget import Widget
+from textual.widgets import DataTable, OptionList, Tree
 
 from ..core.keys import Key
 from ..core.records import Memory
@@ -49,8 +50,13 @@ class Pane(Vertical):
     def on_mount(self) -> None:
         self.border_title = self.PANE_TITLE
 
-    def navigable(self) -> Widget:
-        return self.query_one(f"#{self.LIST}")
+    def navigable(self) -> OptionList | Tree[Any] | DataTable[Any]:
+        """The pane's list. (`Any`: what its rows or nodes hold is the subclass's; Textual's generics are
+        invariant, so no one parameter covers them all.)"""
+        found = self.query_one(f"#{self.LIST}")
+        if not isinstance(found, (OptionList, Tree, DataTable)):
+            raise TypeError(f"#{self.LIST} is a {type(found).__name__}, not a list a pane moves in")
+        return found
 
     def target(self) -> Target | None:
         """The highlighted item, for the keys that act on it; None when nothing is highlighted."""

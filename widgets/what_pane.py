@@ -62,7 +62,7 @@ class WhatPane(Pane):
         options: list[Option] = []
         targets: dict[str, Target] = {}
 
-        def section(title: str, rows: list[tuple[Target, object]]) -> None:
+        def section(title: str, rows: list[tuple[Target, Text]]) -> None:
             if rows:
                 options.append(Option(styled((title, "bold")), disabled=True))
                 for target, text in rows:
@@ -72,7 +72,7 @@ class WhatPane(Pane):
                     options.append(Option(text, id=option_id))
 
         # The age leads each row in a fixed width: a narrow pane cuts the end of a title, never the age.
-        def mem(m: Memory) -> tuple[Target, object]:
+        def mem(m: Memory) -> tuple[Target, Text]:
             changed = ("  code changed since", "yellow") if m.code_change is not None else ""
             return (Target(Key.memory(m.id), m.title, m),
                     styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200), changed))

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import on
 from textual.actions import SkipAction
 from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.containers import Grid
+from textual.notifications import SeverityLevel
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 
 from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
 from ...core.keys import Key
-from ...core.records import Memory
+from ...core.records import Memory, MemoryDraft
 from ...widgets.budget_pane import BudgetPane, BudgetView
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
@@ -102,7 +105,7 @@ class DashboardScreen(DashboardWork):
         self._topbar("indexing…")
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task:
+        if self.meter_task:
             self.run_select()
         self.index_in_background()
 
@@ -156,7 +159,7 @@ class DashboardScreen(DashboardWork):
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
         note = f"; {message.assembled.redactions} secret(s) redacted" if message.assembled.redactions else ""
-        severity = "warning" if message.result.method == "file" else "information"
+        severity: SeverityLevel = "warning" if message.result.method == "file" else "information"
         self.notify(message.result.describe(message.assembled.tokens) + note, severity=severity, timeout=6, markup=False)
 
     @on(IndexProgressed)
@@ -177,7 +180,7 @@ class DashboardScreen(DashboardWork):
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
-        if not (r.changed or r.removed or r.embedded or self.task):
+        if not (r.changed or r.removed or r.embedded or self.meter_task):
             return
         self._refresh_everything()
 
@@ -199,7 +202,7 @@ class DashboardScreen(DashboardWork):
     def _refresh_everything(self) -> None:
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task:
+        if self.meter_task:
             self.run_select()
 
     @on(MemorySaved)
@@ -223,7 +226,7 @@ class DashboardScreen(DashboardWork):
     @on(MemoryRefused)
     def _memory_refused(self, message: MemoryRefused) -> None:
         form = MemoryForm(editing=message.editing, draft=message.draft, error=message.error)
-        self.app.push_screen(form, lambda draft: draft and self.save_memory(draft, message.editing))
+        self.app.push_screen(form, self._saving(message.editing))
 
     @on(EngineFailed)
     def _failed(self, message: EngineFailed) -> None:
@@ -344,7 +347,7 @@ class DashboardScreen(DashboardWork):
             self.run_select()
 
     def action_new_memory(self) -> None:
-        self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
+        self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), self._saving(None))
 
     def _target(self) -> Target | None:
         pane = self._focused_pane()
@@ -386,20 +389,31 @@ class DashboardScreen(DashboardWork):
 
     def _act_on_memory(self, memory: Memory, then: str) -> None:
         if then == "edit":
-            self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
+            self.app.push_screen(MemoryForm(editing=memory), self._saving(memory))
             return
         if then == "confirm":
             self.confirm_memory(memory)
             return
         close = memory.is_open_task
         question = "Close the task" if close else f"Forget this {memory.kind}"
-        self.app.push_screen(ConfirmScreen(f"{question}?", memory.title),
-                             lambda yes: yes and self.change_memory(memory, close_task=close))
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.change_memory(memory, close_task=close)
+
+        self.app.push_screen(ConfirmScreen(f"{question}?", memory.title), answer)
+
+    def _saving(self, editing: Memory | None) -> Callable[[MemoryDraft | None], None]:
+        """What a memory form's answer does: save the draft (a new version of `editing`), or nothing if cancelled."""
+        def save(draft: MemoryDraft | None) -> None:
+            if draft is not None:
+                self.save_memory(draft, editing)
+
+        return save
 
     def action_pin_item(self) -> None:
         target = self._target()
         key = target.context_key if target is not None else None
-        if key is None:
+        if target is None or key is None:
             self.notify("highlight a memory or a file to pin it to the context", severity="warning")
             return
         if key in self.excluded:
