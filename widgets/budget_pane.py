@@ -4,6 +4,7 @@ the items the person dropped (restorable), and what was left out."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.text import Text
 from textual import events, on
@@ -55,11 +56,11 @@ class BudgetPane(Pane):
 
     @dataclass
     class ItemToggled(Message):
-        """The person dropped, restored or pinned an item (`change` is `drop`, `restore` or `pin`)."""
+        """The person dropped, restored or pinned an item."""
 
         pane: BudgetPane
         item: Item
-        change: str
+        change: Literal["drop", "restore", "pin"]
 
         @property
         def control(self) -> BudgetPane:

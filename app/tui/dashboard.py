@@ -274,8 +274,10 @@ class DashboardScreen(DashboardWork):
 
     @on(Tabs.TabActivated, "#narrow-tabs")
     def _tab(self, event: Tabs.TabActivated) -> None:
-        if event.tab is not None and event.tab.id:
-            self.active_pane = event.tab.id.removeprefix("tab-")
+        # Each tab's id is `tab-` and its pane's name: looked up, not cut apart.
+        pane = next((name for name in PANES if event.tab is not None and event.tab.id == f"tab-{name}"), None)
+        if pane is not None:
+            self.active_pane = pane
 
     def watch_active_pane(self) -> None:
         self._show_active()

@@ -234,13 +234,18 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
             worth = [u for u in file_units if limits.worth(replace(u, gain=said.marginal(u)))]
             first = said_by[0] if said_by else None
             if first is not None and all(said_by):
-                reason = f"a copy of {first.id if first.kind == 'file' else f'memory {first.id}'}"
+                reason = f"a copy of {_named(first)}"
             elif worth:
                 tokens = min(u.cost + u.header for u in worth)
                 reason = _why_not(worth[0], tokens, free, limits, groups)
         out.append(Item(Key.file(c.path), "file", c.path, "", tokens, round(c.value, 4), _rounded(c.signals),
                         is_test=c.is_test, reason=reason))
     return out
+
+
+def _named(key: Key) -> str:
+    """A chosen file or memory as a left-out item's reason names it: the file's path, `memory <id>`."""
+    return key.id if key.kind == "file" else f"memory {key.id}"
 
 
 def _task_terms(task: str) -> dict[str, float]:
