@@ -19,7 +19,7 @@ _PREFIX: dict[KeyKind, str] = {"memory": "mem", "chunk": "chunk", "file": "file"
 _KIND_OF: dict[str, KeyKind] = {prefix: kind for kind, prefix in _PREFIX.items()}
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Key:
     """A memory (by id), a code chunk (by id), a file (by its repository path), a symbol (qualified name) or a
     commit (full sha). Ordered by kind, then id."""

@@ -72,7 +72,7 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
         "search": [(SearchRequest("tax twice", every_filter, limit=5, expand=True, llm_filter=True),),
                    (SearchRequest("kind:decision since:1d tax", SearchFilters(memories_only=True), limit=3),),
                    (SearchRequest("price of sku", SearchFilters(code_only=True)),)],
-        "graph": [("shop/pricing.py",), (None,)],
+        "graph": [(Key.file("shop/pricing.py"),), (None,)],
         "timeline": [(False,), (True,)],
         "select": [(SelectRequest("change how tax is applied to prices", budget=3000, max_items=3,
                                   include_tests="yes", min_score=0.01, pins=frozenset({Key.file("shop/cart.py")}),

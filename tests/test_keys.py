@@ -46,3 +46,4 @@ def test_json_answers_print_keys_in_their_string_form():
     assert shown == {"node": "file:src/a.py", "label": "src/a.py", "neighbours": [
         {"node": "file:src/b.py", "label": "src/b.py", "depth": 1, "via": "imports", "parent": "file:src/a.py"}]}
     assert json.loads(json.dumps(plain({"pinned": [Key.memory("m1")]}))) == {"pinned": ["mem:m1"]}
+
