@@ -19,7 +19,8 @@ from .pane import Pane, Target
 
 
 class WhatPane(Pane):
-    """Shows `core.what` for the current git state; choosing an entry re-centres the graph on it."""
+    """Shows `WhatToKnow` (what to know before working, `core/graph/what.py`) for the current git state; choosing an
+    entry re-centres the graph on it."""
 
     DEFAULT_CSS = """
     WhatPane OptionList { height: 1fr; border: none; background: $surface; text-wrap: nowrap; text-overflow: ellipsis; }
