@@ -494,22 +494,21 @@ class Engine:
             encoding=self.settings.encoding,
             chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
             query_vector=lambda: self.embedder.embed_one(query),
-            pinned_memories=self._pinned_memories(request.pins, request.session, memory_hits),
+            pinned_memories=self._pinned_memories(request.pinned("memory"), request.session, memory_hits),
         )
         selection = choose(inputs, request, self.settings.select)
         self._stores.accessed([i.memory for i in selection.chosen if i.memory is not None])
         return replace(selection, notes=notes + selection.notes)
 
-    def _pinned_memories(self, pins: frozenset[str], session: str | None, hits) -> builtins.list[Memory]:
+    def _pinned_memories(self, memory_ids: frozenset[str], session: str | None, hits) -> builtins.list[Memory]:
         """The pinned memories search did not return, as they are now: a pin follows an edited memory to the newest
         version of its key and lets go of a forgotten one, and another session's session memory stays out."""
         from .store.sql import quote
 
         found = {h.memory.id for h in hits if h.memory is not None}
         out: builtins.list[Memory] = []
-        for key in sorted(pins):
-            memory_id = key.removeprefix("memory:")
-            if not key.startswith("memory:") or memory_id in found:
+        for memory_id in sorted(memory_ids):
+            if memory_id in found:
                 continue
             try:
                 store = self._stores.owner(memory_id)

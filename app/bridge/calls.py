@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # light at run time: an attached dashboard imports this and n
     from ...core.clipboard import CopyResult
     from ...core.context.assemble import Assembled
     from ...core.context.items import Selection
+    from ...core.keys import Key
     from ...core.records import Memory, MemoryDraft, RememberResult
     from ...core.requests import MapRequest, SearchRequest, SelectRequest
 
@@ -59,7 +60,7 @@ class EngineCalls(ABC):
         """A smart search, inline filters in its text included."""
 
     @abstractmethod
-    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
+    def graph(self, node: Key | None, session: str | None = None) -> tuple[Key, str, list[Neighbour]]:
         """(centre, its label, its neighbours): around `node`, or the working change's most connected file."""
 
     @abstractmethod
