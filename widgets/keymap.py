@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True)
@@ -109,14 +109,14 @@ KEYMAP: tuple[Key, ...] = (
 )
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[BindingType]:
     """The Textual bindings of one scope (rows without an action are documentation only).
 
     A dashboard key that moves the keyboard to a text box (`/`, 1-5, n, e) is a priority key: Textual routes each
     key to the focused widget as it reads it and runs an ordinary binding later, on the way back up, so keys
     typed in the same burst (a paste, a fast typist on a busy loop) went to the old pane as commands. Its action
     runs through the screen's `key` action, which lets it pass as text while a text box has focus."""
-    out: list[Binding] = []
+    out: list[BindingType] = []
     for key in KEYMAP:
         if key.scope != scope or not key.action or not key.keys:
             continue

@@ -49,6 +49,7 @@ def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: 
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         marks = []
+        assert child.stdout is not None  # asked for as a pipe
         for _ in range(2):
             if child.stdout.readline().strip():
                 marks.append(time.perf_counter() - start)

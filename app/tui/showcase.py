@@ -54,6 +54,8 @@ async def settle(pilot: Pilot, *types: type) -> None:
     """Messages of these types were handled (a RecordingApp), or with none everything loaded; then no worker runs."""
     if types:
         app = pilot.app
+        if not isinstance(app, RecordingApp):
+            raise TypeError(f"settle() on message types needs a RecordingApp, not {type(app).__name__}")
         await wait_until(pilot, lambda: all(app.seen(t) is not None for t in types), ", ".join(t.__name__ for t in types))
     else:
         await wait_loaded(pilot)
