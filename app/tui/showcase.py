@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from textual.notifications import Notify
 from textual.pilot import Pilot
 
 from .app import CortexApp
@@ -29,6 +30,11 @@ class RecordingApp(CortexApp):
     def seen(self, kind: type):
         """The latest message of this type, or None."""
         return next((m for m in reversed(self.messages) if isinstance(m, kind)), None)
+
+    def notices(self) -> list[str]:
+        """The text of every notification the app was asked to show, in order: kept as each `Notify` arrives,
+        where the toasts on screen go once their timeout passes (on a loaded machine, before a test looks)."""
+        return [m.notification.message for m in self.messages if isinstance(m, Notify)]
 
 
 async def wait_until(pilot: Pilot, done, what: str, timeout: float = 120.0) -> float:
