@@ -167,9 +167,12 @@ def run_watch(args, ctx: CommandContext) -> int:
     watcher = IndexWatcher(index, on_update=lambda update: ctx.out.console.print(update.summary(), soft_wrap=True), on_error=lambda m: ctx.out.console.print(m, style="red"),
                            debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
     engine.compact_in_background(lambda m: ctx.out.console.print(m, style="red"))
-    ctx.out.console.print(f"watching {engine.root} (Ctrl+C to stop)")
     with watcher:
         try:
+            # Said once the file system watch is in place, so that a file saved after the line is seen (a script
+            # or a test may wait for it).
+            watcher.ready.wait()
+            ctx.out.console.print(f"watching {engine.root} (Ctrl+C to stop)")
             threading.Event().wait()
         except KeyboardInterrupt:
             pass
