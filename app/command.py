@@ -56,12 +56,13 @@ class Command:
     __slots__ = ("name", "help", "run", "add_arguments", "aliases")
 
     def __init__(self, name: str, help: str, run: Handler,
-                 add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None,
+                 add_arguments: Callable[[argparse.ArgumentParser], object] = lambda parser: None,
                  aliases: tuple[str, ...] = ()) -> None:
         self.name = name
         self.help = help
         self.run = run
         self.add_arguments = add_arguments
+        """Declares the command's arguments on its parser; what it returns (argparse's last `Action`) is unused."""
         self.aliases = aliases
 
 
@@ -98,15 +99,16 @@ def common_options(top: bool) -> argparse.ArgumentParser:
     Only the top-level parser has defaults: argparse copies everything a sub-parser parsed over what its parent
     already had, so the sub-parsers' copies suppress their defaults and set a value only when it is given."""
     common = argparse.ArgumentParser(add_help=False, formatter_class=Formatter)
-    kept = {} if top else {"default": argparse.SUPPRESS}
-    common.add_argument("--json", action="store_true", help="print JSON", **kept)
-    common.add_argument("--db", help="database directory or object-storage URI (default <repo>/.cortex/db; env CORTEX_DB)", **kept)
-    common.add_argument("-C", "--path", help="repository or directory to work in (default: here)",
-                        **(kept or {"default": "."}))
-    common.add_argument("--no-global", action="store_true", help="leave the user's global store out of reads", **kept)
+    flag, value, path = (False, None, ".") if top else (argparse.SUPPRESS,) * 3
+    common.add_argument("--json", action="store_true", help="print JSON", default=flag)
+    common.add_argument("--db", help="database directory or object-storage URI (default <repo>/.cortex/db; env CORTEX_DB)",
+                        default=value)
+    common.add_argument("-C", "--path", help="repository or directory to work in (default: here)", default=path)
+    common.add_argument("--no-global", action="store_true", help="leave the user's global store out of reads",
+                        default=flag)
     common.add_argument("--session", metavar="ID", help="the session this command runs in: session-scoped memories "
                         "are written with it, and reads show this session's, not other sessions' ('all': every "
-                        "session's; env CORTEX_SESSION)", **kept)
+                        "session's; env CORTEX_SESSION)", default=value)
     return common
 
 

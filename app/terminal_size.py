@@ -36,7 +36,10 @@ def terminal_columns() -> int:
         columns = 0
     if columns > 0:
         return columns
+    stdout = sys.__stdout__
+    if stdout is None:  # no console at all (pythonw)
+        return 80
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
+        return os.get_terminal_size(stdout.fileno()).columns or 80
+    except (ValueError, OSError):
         return 80

@@ -290,12 +290,13 @@ def _isolated_global(tmp_path, monkeypatch):
     monkeypatch.delenv("CORTEX_DB", raising=False)
 
 
-def wait_for(predicate, seconds=15.0) -> bool:
-    """Poll `predicate` until it holds (True) or `seconds` pass (False): for work another thread or process does."""
+def wait_for(predicate, seconds=15.0):
+    """Poll `predicate` until it holds or `seconds` pass: for work another thread or process does. Returns its
+    first true value (a status read, a list), or False at the deadline."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if predicate():
-            return True
+        if found := predicate():
+            return found
         time.sleep(0.05)
     return False
 

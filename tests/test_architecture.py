@@ -259,9 +259,20 @@ def test_the_part_checker_catches_a_violation():
     assert part_of("cortex_tui.app.server.serve") == "app.server"
 
 
-HANDLERS = (*(f"cli/{area}_commands.py" for area in ("memory", "transfer", "index", "search", "git", "agent", "serve")),
-            "bench/commands.py", "command.py", "cli/main.py", "output.py",
-            "mcp/tools.py", "bridge/local.py", "server/hosted.py")
+def command_modules() -> dict[str, Path]:
+    """Every module the command registry (`cli.parser.COMMAND_MODULES`) names, by name: where each command's
+    handlers are, served or not (a command may be served later), so that a new one is checked without a list here."""
+    import importlib
+
+    from cortex_tui.app.cli import parser
+
+    return {module: Path(importlib.import_module(module, "cortex_tui.app.cli").__file__).resolve()
+            for module in parser.COMMAND_MODULES}
+
+
+SERVER_PATHS = ("command.py", "cli/main.py", "output.py", "mcp/tools.py", "bridge/local.py", "server/hosted.py")
+"""What the resident server runs every command and call through, besides the commands' own modules."""
+HANDLERS = (*sorted(str(path.relative_to(ROOT / "app")) for path in command_modules().values()), *SERVER_PATHS)
 """What runs a command or a call inside the resident server, several at once."""
 PROCESS_STATE = {("sys", "stdin"), ("sys", "stdout"), ("sys", "stderr"), ("os", "environ"), ("os", "getcwd"),
                  ("os", "chdir"), ("os", "getenv"), ("os", "putenv")}
@@ -274,6 +285,16 @@ def process_state_reads(path: Path) -> list[str]:
                 (node.value.id, node.attr) in PROCESS_STATE:
             found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
     return found
+
+
+def test_every_served_command_is_declared_in_a_checked_module():
+    """Each command the thin client sends to the server (`client.SERVED`) is in the registry, so its module is in
+    HANDLERS: `map` and `snapshot` (cli/session_commands.py) were once served and missed by a hand-kept list."""
+    from cortex_tui.app.cli import client, parser
+
+    declared = {name for names in parser.COMMAND_MODULES.values() for name in names}
+    assert client.SERVED - declared == set()
+    assert "cli/session_commands.py" in HANDLERS
 
 
 def test_command_handlers_take_their_streams_directory_and_environment_from_their_context():

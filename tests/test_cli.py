@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from .conftest import Cli, both_modes, read_terminal
+from .conftest import Cli, both_modes, read_terminal, wait_for
 
 
 @both_modes
@@ -345,7 +345,6 @@ def test_the_progress_bar_on_a_terminal_shows_its_line_styled_never_markup():
     import io
     import os
     import pty
-    import time
 
     from cortex_tui.app.output import Output
 
@@ -353,14 +352,19 @@ def test_the_progress_bar_on_a_terminal_shows_its_line_styled_never_markup():
     terminal = os.fdopen(follower, "w", encoding="utf-8")
     shown, reader = read_terminal(leader)
     out = Output(io.StringIO(), terminal, {"TERM": "xterm-256color", "COLUMNS": "120"})
+
+    def drawn() -> str:
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+
     with out.progress_bar("indexing") as update:
         for done in (0, 96, 500, 2247):
             update(done, 2247, "embedding")
-            time.sleep(0.2)  # the bar redraws ten times a second
+            # Each count drawn before the next (the bar redraws ten times a second, later on a loaded machine).
+            assert wait_for(lambda: f" {done:,}/2,247 chunks" in drawn()), (done, drawn())
     terminal.close()
     reader.join(timeout=10)
     os.close(leader)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+    text = drawn()
     assert "indexing: embedding 500/2,247 chunks (22%)" in text, text
     assert "[" not in text, "no markup tag, nor any bracket, is printed"
     assert b"\x1b[" in shown, "styled: the terminal gets colours, not tags"
@@ -374,7 +378,6 @@ def test_watch_says_what_each_update_did_in_the_dashboards_words(repo):
     import subprocess
     import sys
     import threading
-    import time
 
     from .conftest import git
 
@@ -391,8 +394,7 @@ def test_watch_says_what_each_update_did_in_the_dashboards_words(repo):
 
     try:
         assert "watching" in next_line("the start")
-        seen = []
-        time.sleep(1.5)  # the file system watch is set up just after the line is printed
+        seen = []  # the line is printed once the file system watch is in place
         (repo / "src" / "app.py").write_text("def main():\n    return 2\n")
         while not any("src/app.py" in line for line in seen):
             seen.append(next_line("the edit"))

@@ -138,8 +138,7 @@ def _watch_once(copy: Path, n: int) -> bool:
     proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "watch", "--no-embed", "-C", str(copy)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert "watching" in proc.stdout.readline()
-        time.sleep(1.0)  # the file system watch is set up just after the line is printed
+        assert "watching" in proc.stdout.readline()  # printed once the file system watch is in place
         (copy / "pkg/util.py").write_text(SOURCES["pkg/util.py"] + "\n\ndef more(s):\n    return s\n", encoding="utf-8")
         (copy / "lib.py").write_text("def helper():\n    return 4\n", encoding="utf-8")
         (copy / "app.js").unlink()

@@ -207,8 +207,8 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
             failed = next(m.worker for m in app.messages if isinstance(m, Worker.StateChanged)
                           and m.worker.group == "memory" and m.state == WorkerState.ERROR)
             assert "locked by another cortex process" in str(failed.error)
-            await pilot.pause()
-            assert any("locked by another cortex process" in n.message for n in app._notifications)
+            await wait_until(pilot, lambda: any("locked by another cortex process" in n for n in app.notices()),
+                             "the lock reported")
             assert app.is_running
             # The form is back with the memory typed, so nothing is lost: saved once the lock is free.
             assert isinstance(app.screen, MemoryForm) and app.screen.query_one("TextArea").text == "Held lock memory"
@@ -273,7 +273,7 @@ async def test_a_repository_deleted_while_open_is_reported_and_the_app_keeps_run
         # meets a file made meanwhile is run again, and so is this one.
         assert wait_for(lambda: shutil.rmtree(shop, ignore_errors=True) or not shop.exists()), "the repository stays"
         await pilot.press("r")
-        await wait_until(pilot, lambda: any("no longer exists" in n.message for n in app._notifications),
+        await wait_until(pilot, lambda: any("no longer exists" in n for n in app.notices()),
                          "the deleted repository reported")
         assert app.is_running and isinstance(app.screen, DashboardScreen)
         await pilot.press("slash", *"tax")
@@ -297,8 +297,7 @@ async def test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in
         assert copied.result.method == "osc52" and app.clipboard == copied.assembled.text
         saved = Path(copied.result.path)
         assert saved.parent == shop / ".cortex" / "clipboard" and saved.read_text() == copied.assembled.text
-        await pilot.pause()
-        assert any(str(saved) in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: any(str(saved) in n for n in app.notices()), "where the context was kept")
         # In JSON (f cycles markdown, xml, json), the file is named for what it holds.
         await pilot.press("f", "f")
         await wait_until(pilot, lambda: app.screen.assembled.format == "json", "the JSON context")
@@ -449,7 +448,7 @@ async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop, served):
         await pilot.press("d", "y")
         await settle(pilot, MemorySaved)
         assert Engine(shop).get(target.id).status == "deleted"
-        assert any("u brings it back" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: any("u brings it back" in n for n in app.notices()), "how to bring it back")
         app.messages.clear()
         await pilot.press("u")
         await settle(pilot, MemorySaved)
@@ -499,7 +498,7 @@ async def test_typing_fast_runs_only_the_last_query(shop, monkeypatch):
         for key, character in [("slash", "/"), *(("space" if c == " " else c, c) for c in "tax twice")]:
             event = events.Key(key, character)
             event.set_sender(app)
-            app._driver.send_message(event)
+            app.post_message(event)
         pane = app.screen.query_one(SearchPane)
         await wait_until(pilot, lambda: bridge.searched and not any(w.is_running for w in app.workers), "the search")
         await settle(pilot)
@@ -537,7 +536,8 @@ async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_
             await settle(pilot, ContextCopied)
             payload = record.read_text()
             assert shown == count_tokens(payload, budget.view.selection.encoding), fmt
-            toast = list(app._notifications)[-1].message
+            await wait_until(pilot, lambda: any("tokens" in n for n in app.notices()), "the copy's notice")
+            toast = [n for n in app.notices() if "tokens" in n][-1]
             assert f"{shown:,} tokens" in toast or f"{shown} tokens" in toast, toast
             seen[fmt] = shown
         assert len(set(seen.values())) == 3, "the formats differ in size, and the meter says so"
@@ -790,7 +790,7 @@ async def test_keys_typed_in_one_burst_after_slash_go_to_the_search_box(shop):
         for key, character in [("slash", "/"), *((c, c) for c in "need2"), ("slash", "/")]:
             event = events.Key(key, character)
             event.set_sender(app)
-            app._driver.send_message(event)  # as the terminal driver delivers them, with no pause between
+            app.post_message(event)  # as the terminal driver delivers them, with no pause between
         await pilot.pause()
         assert screen.query_one(SearchPane).query_one("Input").value == "need2/", "in the box, 2 and / are text"
         assert not isinstance(app.screen, MemoryForm), "the `n`/`e` went to the dashboard as commands"
@@ -809,7 +809,7 @@ async def test_keys_typed_in_one_burst_after_n_go_to_the_new_memory_text(shop):
             key = "space" if character == " " else key
             event = events.Key(key, character)
             event.set_sender(app)
-            app._driver.send_message(event)
+            app.post_message(event)
         await pilot.pause()
         await pilot.pause()
         assert isinstance(app.screen, MemoryForm)

@@ -307,7 +307,7 @@ async def test_a_burst_of_keys_into_the_search_box_loses_none(shop, size):
             for key, character in burst:
                 event = events.Key(key, character)
                 event.set_sender(app)
-                app._driver.send_message(event)
+                app.post_message(event)
             await wait_until(pilot, lambda: box.value == typed, f"{typed!r} in the box (it holds {box.value!r})",
                              timeout=10)
             await settle(pilot, SearchFinished)
@@ -327,7 +327,7 @@ async def test_a_narrow_terminal_shows_help_in_the_footer_and_says_where_t_put_t
             keys = {k.description: k.region for k in app.screen.query(FooterKey)}
             assert "Help" in keys and keys["Help"].right <= size[0], (pane, keys)
         await pilot.press("1", "slash", *"tax twice", "escape", "t")
-        await wait_until(pilot, lambda: any("context task: tax twice" in n.message for n in app._notifications),
+        await wait_until(pilot, lambda: any("context task: tax twice" in n for n in app.notices()),
                          "where the task went")
 
 

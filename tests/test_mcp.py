@@ -11,7 +11,7 @@ from cortex_tui.core.engine import Engine
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from .conftest import commit_file
+from .conftest import commit_file, wait_for
 
 TOOLS = {"smart_search", "what_should_i_know", "select_context", "remember", "forget", "confirm", "memory_history",
          "memory_list", "memory_show", "task_done", "graph_neighbors", "agent_init", "agent_log", "agent_commit",
@@ -43,17 +43,12 @@ def server(repo, *extra: str, served: bool = True) -> Client:
 
 def resident_calls(repo) -> int:
     """Calls the repository's resident server has answered (0 when none runs)."""
-    import time
-
     from cortex_tui.app.link import connection, protocol
 
     paths = protocol.server_paths(*connection.server_key(str(repo), None))
-    for _ in range(5):  # a server busy with a long command on a loaded machine may miss one status request
-        found = connection.ask(paths, "status")
-        if found:
-            return found["calls"]
-        time.sleep(2)
-    return 0
+    # Asked again until it answers: a server busy with a long command on a loaded machine may miss one request.
+    found = wait_for(lambda: connection.ask(paths, "status"), seconds=10)
+    return found["calls"] if found else 0
 
 
 async def call(client, tool: str, **arguments):

@@ -263,9 +263,15 @@ def test_the_working_change_is_read_again_after_a_reported_change_or_staging(rep
     index.update(embed=False)
     index.go_live()
     # Files written within the index file's timestamp granularity make `git status` rewrite the index (which
-    # rightly drops the cache): let them age, and let one status settle the index first.
-    time.sleep(1.1)
-    git(repo, "status", "--porcelain")
+    # rightly drops the cache): run it until it leaves the index as it is (within a second or so, as they age).
+    index_file = repo / ".git" / "index"
+
+    def settled() -> bool:
+        before = index_file.stat().st_mtime_ns
+        git(repo, "status", "--porcelain")
+        return index_file.stat().st_mtime_ns == before
+
+    assert wait_for(settled), "`git status` keeps rewriting the index"
     engine.git()
     assert engine.git().modified == ()
     (repo / "src/app.py").write_text("def main():\n    return 2\n")

@@ -11,6 +11,8 @@ from cortex_tui.core.search.query import Filters
 from cortex_tui.core.store.database import Database
 from cortex_tui.core.store.schema import SCHEMA_VERSION, memories_schema
 
+from .conftest import wait_for
+
 
 def test_memory_records_branch_commit_and_all_fields(repo):
     engine = Engine(repo)
@@ -210,19 +212,27 @@ def test_a_compactor_never_misses_a_write_because_another_one_woke_for_it():
 
     gate = threading.Event()
     looks: list[float] = []
+    other_looks: list[float] = []
 
     def busy_databases():
         looks.append(time.monotonic())
         gate.wait(10)  # busy in its turn (a compaction under way) while the writes below are noted
         return []
 
-    other = Compactor(lambda: [], idle_s=0, period_s=60).start()
+    def other_databases():
+        other_looks.append(time.monotonic())
+        return []
+
+    # A compactor looks at its databases twice a turn (waiting for a pause, then compacting); each takes one turn
+    # at its start.
+    other = Compactor(other_databases, idle_s=0, period_s=60).start()
     busy = Compactor(busy_databases, idle_s=0, period_s=60).start()
     try:
+        assert wait_for(lambda: looks and len(other_looks) >= 2), "the compactors' first turns"
         Database.note_written()
-        time.sleep(0.3)
+        assert wait_for(lambda: len(other_looks) >= 4), "the other compactor's turn for the first write"
         Database.note_written()  # the other compactor wakes for this one too
-        time.sleep(0.3)
+        assert wait_for(lambda: len(other_looks) >= 6), "the other compactor's turn for the second write"
         gate.set()
         deadline = time.monotonic() + 10
         while len(looks) < 4 and time.monotonic() < deadline:

@@ -138,21 +138,31 @@ def test_three_machines_write_to_one_team_store_without_loss_or_repeats(tmp_path
         assert not (root / ".cortex" / "team-queue.jsonl").exists()
 
 
-SAME = """
-import sys
+SEND_WAITING = """
+import sys, time
+
+
+def send_waiting(engine, seconds=300):
+    # A write whose settling timed out on a loaded machine was queued, and the machine's next sync sends it again:
+    # synced until none waits, or the machine fails.
+    deadline = time.monotonic() + seconds
+    while engine.team().sync().waiting:
+        if time.monotonic() > deadline:
+            sys.exit(f"team writes still waiting after {seconds} s")
+        time.sleep(0.5)  # the pace of the retries: each sync is a round trip to the store
+"""
+"""Prepended to a machine's script: `send_waiting(engine)` at its end."""
+
+SAME = SEND_WAITING + """
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
-import time
 engine = Engine(sys.argv[1])
 engine.team_store(create=True)
 engine.embedder.embed(["warm up the model"])
 print("ready", flush=True)
 sys.stdin.readline()  # all machines write at the same instant
 engine.remember_many([MemoryDraft(text=f"shared fact {i}", scope="team") for i in range(10)])
-# A write whose settling timed out on a loaded machine was queued; the machine's next command sends it again.
-deadline = time.monotonic() + 300
-while engine.team().sync().waiting and time.monotonic() < deadline:
-    time.sleep(0.5)
+send_waiting(engine)
 """
 
 
@@ -173,8 +183,7 @@ def test_machines_storing_the_same_memories_at_once_store_them_once(tmp_path, te
     assert engine.team_store().count("status = 'active'") == 10
 
 
-VERSIONS = """
-import sys, time
+VERSIONS = SEND_WAITING + """
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 root, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -185,9 +194,7 @@ for i in range(rounds):
     print("ready", flush=True)
     sys.stdin.readline()  # every machine writes its next version at the same instant
     engine.remember(MemoryDraft(text=f"release plan by {name}, round {i}", scope="team", source_key="release-plan"))
-deadline = time.monotonic() + 300
-while engine.team().sync().waiting and time.monotonic() < deadline:
-    time.sleep(0.5)
+send_waiting(engine)
 """
 
 
@@ -216,8 +223,8 @@ def test_machines_writing_versions_of_one_key_at_once_leave_one_active_version(t
     assert [m.id for m in store.list(status="active")] == [active[0].id]
 
 
-CREATE = """
-import os, sys, time
+CREATE = SEND_WAITING + """
+import os
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.records import MemoryDraft
 root, name = sys.argv[1], sys.argv[2]
@@ -229,9 +236,7 @@ for n, uri in enumerate(sys.argv[3:]):
     sys.stdin.readline()  # every machine finds this team store empty and creates it
     for i in range(5):
         engine.remember(MemoryDraft(text=f"first write {i} of machine {name}", scope="team"))
-    deadline = time.monotonic() + 300
-    while engine.team().sync().waiting and time.monotonic() < deadline:
-        time.sleep(0.5)
+    send_waiting(engine)
 """
 
 

@@ -96,7 +96,9 @@ def run(repo: Path, edits: int = 20, embed_limit: int | None = None, settings: S
         t0 = time.perf_counter()
         index.update(embed=False)
         reindex = time.perf_counter() - t0
-        db_mb = db.disk_bytes() / 1e6
+        size = db.disk_bytes()
+        assert size is not None  # a local database, in a temporary directory
+        db_mb = size / 1e6
         latencies = _save_to_searchable(repo, is_repo, embedder, Path(tmp), edits)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     latencies.sort()

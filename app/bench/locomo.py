@@ -28,11 +28,20 @@ from ...core.search.search import Searcher
 from ...core.store.database import Database
 from ...core.store.store import MemoryStore
 
+
+@dataclass(frozen=True)
+class Mode:
+    """One way to search: the signals fused, and whether the boosts apply (`Searcher.search`'s own arguments)."""
+
+    signals: tuple[str, ...]
+    boost: bool
+
+
 MODES = {
-    "full-text only": dict(signals=("text",), boost=False),
-    "vector only": dict(signals=("vector",), boost=False),
-    "hybrid RRF": dict(signals=("vector", "text"), boost=False),
-    "smart search": dict(signals=("vector", "text", "context"), boost=True),
+    "full-text only": Mode(signals=("text",), boost=False),
+    "vector only": Mode(signals=("vector",), boost=False),
+    "hybrid RRF": Mode(signals=("vector", "text"), boost=False),
+    "smart search": Mode(signals=("vector", "text", "context"), boost=True),
 }
 KS = (1, 5, 10)
 FILTERED = "smart + LLM filter"
@@ -128,13 +137,15 @@ def run(data: Path, limit_conversations: int | None = None, progress: Callable[[
                 progress(f"{conv.get('sample_id', '?')}: asking {len(questions)} questions")
             for q in questions:
                 gold = set(q["evidence"])
-                for mode, options in modes.items():
+                for mode, how in modes.items():
                     t0 = time.perf_counter()
                     if mode == FILTERED:
-                        found = searcher.search(q["question"], limit=max(max(KS), llm.candidates), now=now, **options)
+                        found = searcher.search(q["question"], limit=max(max(KS), llm.candidates), now=now,
+                                                signals=how.signals, boost=how.boost)
                         hits = filter_results(found, llm).hits[: max(KS)]
                     else:
-                        hits = searcher.search(q["question"], limit=max(KS), now=now, **options).hits
+                        hits = searcher.search(q["question"], limit=max(KS), now=now, signals=how.signals,
+                                               boost=how.boost).hits
                     elapsed = time.perf_counter() - t0
                     ranked = [key_of.get(h.id) for h in hits]
                     for score in (scores[mode], by_category[(mode, q["category"])]):

@@ -141,6 +141,7 @@ def latency(repo: Path, calls: int = 30, budget: int = 2000) -> list[Latency]:
 
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
+    from mcp.types import TextContent
 
     async def measure() -> list[Latency]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "cortex_tui.app.cli.client", "mcp", "-C",
@@ -154,7 +155,8 @@ def latency(repo: Path, calls: int = 30, budget: int = 2000) -> list[Latency]:
                     result = await client.call_tool(tool, arguments)
                     times.append((time.perf_counter() - started) * 1000)
                     if result.is_error:
-                        raise CortexError(f"{tool}: {result.content[0].text}")
+                        said = " ".join(part.text for part in result.content if isinstance(part, TextContent))
+                        raise CortexError(f"{tool}: {said}")
                 warm = sorted(times[1:])
                 out.append(Latency(tool, calls, round(statistics.median(warm), 1),
                                    round(warm[min(len(warm) - 1, int(0.95 * len(warm)))], 1), round(times[0], 1)))

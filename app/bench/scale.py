@@ -20,15 +20,20 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...core.engine import Engine
+from ...core.errors import CortexError
 from ...core.index.walk import list_files
 from ...core.index.watch import IndexWatcher
 from ...core.records import MemoryDraft
 from ...core.store.store import MEMORY_BITMAPS, MEMORY_BTREES, MEMORY_LABEL_LISTS
 from .search import _VOCAB, synthetic_memory_rows
+
+if TYPE_CHECKING:
+    from lancedb.query import MatchQuery  # `import lancedb` costs seconds: imported where a query is made
 
 DIM = 384
 
@@ -123,13 +128,20 @@ def fill_memories(engine: Engine, count: int, seed: int = 7) -> None:
 
 def _floor(engine: Engine, query: str) -> None:
     """The same work with no engine around it: embed the query, one vector and one full-text read per table."""
-    from lancedb.query import MatchQuery
-
     vector = engine.embedder.embed_one(query)
     store, index = engine.store(), engine.code_index()
     store.table.search(vector).where("status = 'active'", prefilter=True).select(["id", "_distance"]).limit(50).to_list()
     for table in (store.table, index.chunks):
-        table.search(MatchQuery(query, "words"), query_type="fts").select(["id", "_score"]).limit(50).to_list()
+        table.search(_words_match(query), query_type="fts").select(["id", "_score"]).limit(50).to_list()
+
+
+def _words_match(text: str) -> MatchQuery:
+    """The engine's full-text query on the `words` column (core/search/search.py `_fts`)."""
+    from lancedb.query import MatchQuery
+
+    # The ignore, as in the engine: lancedb gives MatchQuery's defaults positionally (`pydantic.Field(1.0,
+    # kw_only=True)`), which type checkers do not read as defaults, so they take those fields for required ones.
+    return MatchQuery(text, "words")  # type: ignore[call-arg]
 
 
 def _cpu_seconds() -> float:
@@ -167,7 +179,10 @@ def run(source: Path, files: int, memories: int, queries: int = 30, edits: int =
             select = [t for q in texts[:5] for t in _timed(lambda: engine.select(q, 8000), 1)]
             status_live = _timed(index.status, 10)
             save = _save_to_searchable(tree, index, edits)
-            clock = time.pthread_getcpuclockid(watcher._thread.ident)
+            thread = watcher._thread
+            if thread is None or thread.ident is None:
+                raise CortexError("the index watcher's thread is not running")
+            clock = time.pthread_getcpuclockid(thread.ident)
             cpu0, thread0, wall0 = _cpu_seconds(), time.clock_gettime(clock), time.perf_counter()
             time.sleep(IDLE_SECONDS)
             wall = time.perf_counter() - wall0
@@ -211,9 +226,7 @@ def _probe(i: int) -> str:
 def _found(index, token: str) -> bool:
     """Whether full-text search over code finds the token: the engine's own query on the indexed `words` column
     (the unindexed `text` column made every probe a scan of all chunks, ~1 s at 50k files)."""
-    from lancedb.query import MatchQuery
-
-    return bool(index.chunks.search(MatchQuery(token, "words"), query_type="fts").select(["id", "_score"]).limit(1).to_list())
+    return bool(index.chunks.search(_words_match(token), query_type="fts").select(["id", "_score"]).limit(1).to_list())
 
 
 def _touch(tree: Path, index, count: int) -> tuple[int, float, int]:

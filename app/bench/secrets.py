@@ -74,15 +74,17 @@ def _text_files(repo: Path):
         ["git", "-C", str(repo)]
     names = subprocess.run([*git, "ls-tree", "-r", "-z", "--name-only", "HEAD"], capture_output=True, check=True)
     reader = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    requests, answers = reader.stdin, reader.stdout
+    assert requests is not None and answers is not None  # both asked for as pipes
     try:
         for raw in filter(None, names.stdout.split(b"\0")):
-            reader.stdin.write(b"HEAD:" + raw + b"\n")
-            reader.stdin.flush()
-            head = reader.stdout.readline().split()
+            requests.write(b"HEAD:" + raw + b"\n")
+            requests.flush()
+            head = answers.readline().split()
             if len(head) < 3 or head[1] != b"blob":
                 continue
-            data = reader.stdout.read(int(head[2]))
-            reader.stdout.read(1)
+            data = answers.read(int(head[2]))
+            answers.read(1)
             if b"\0" in data[:8192] or len(data) > MAX_FILE_BYTES:
                 continue
             try:
@@ -90,7 +92,7 @@ def _text_files(repo: Path):
             except UnicodeDecodeError:
                 continue
     finally:
-        reader.stdin.close()
+        requests.close()
         reader.wait()
 
 

@@ -49,6 +49,7 @@ def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: 
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         marks = []
+        assert child.stdout is not None  # asked for as a pipe
         for _ in range(2):
             if child.stdout.readline().strip():
                 marks.append(time.perf_counter() - start)
@@ -62,6 +63,7 @@ def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: 
 
 def _warm_server(repo: Path) -> None:
     """Start the repository's server and have it open the database, load the model and run its index pass."""
+    from ..link.messages import Failed, Indexed
     from ..link.remote import Remote
 
     remote = Remote.attach(repo, None, start=True)
@@ -70,8 +72,8 @@ def _warm_server(repo: Path) -> None:
     for method in ("open", "warm_model", "what"):
         remote.call("bridge", method)
     subscription = remote.watch()
-    for kind, _value in subscription:
-        if kind in ("indexed", "failed"):
+    for event in subscription:
+        if isinstance(event, (Indexed, Failed)):
             break
     subscription.close()
 

@@ -1,7 +1,8 @@
 """The dashboard's door to the engine when the repository's resident server owns it.
 
 Every engine call of the protocol (`calls.EngineCalls`) is forwarded to the server's warm engine
-(`link.remote.Remote`), generated from the protocol itself so that the two cannot drift apart. The server is the
+(`link.remote.Remote`) by a method of the same signature: written out, so that the type checker holds each one to
+the protocol's declaration (a generated forwarder is invisible to it). The server is the
 repository's one index watcher: `index` subscribes to it and reports its progress, `start_watcher` passes on what it
 tells (updates, memories written by any process, a replaced database and the pass that follows). Copying and
 assembling a context stay here (`calls.Bridge`): they need this terminal, not the engine.
@@ -9,41 +10,27 @@ assembling a context stay here (`calls.Bridge`): they need this terminal, not th
 
 from __future__ import annotations
 
-import abc
-import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...core.answers import IndexProgress
 from ..link import connection, protocol
 from ..link.messages import Failed, Indexed, Memories, Progress, Replaced, Reply, Update
 from ..link.remote import Remote, RemoteError, Subscription
-from .calls import CALLS, Bridge, EngineCalls, WatchEvents
+from .calls import Bridge, WatchEvents
+
+if TYPE_CHECKING:  # light at run time, as `calls` is: an attached dashboard imports none of the engine
+    from ...core.answers import Neighbour, RepoMap, SearchResults, Timeline, WhatToKnow
+    from ...core.context.items import Selection
+    from ...core.keys import Key
+    from ...core.records import Memory, MemoryDraft, RememberResult
+    from ...core.requests import MapRequest, SearchRequest, SelectRequest
 
 RESUBSCRIBE_SECONDS = 2.0
 
 
-def _forwarded(name: str):
-    """`name` of the protocol, asked of the server: same signature, same answer, the server's exception raised here."""
-    declared = getattr(EngineCalls, name)
-
-    # Its name, signature and docstring, not its `__dict__`: that holds abc's mark of an abstract method.
-    @functools.wraps(declared, updated=())
-    def call(self: RemoteBridge, *args, **kwargs):
-        return self.remote.call("bridge", name, *args, **kwargs)
-
-    return call
-
-
-def _forwarding(cls: type) -> type:
-    for name in CALLS:
-        setattr(cls, name, _forwarded(name))
-    abc.update_abstractmethods(cls)
-    return cls
-
-
-@_forwarding
 class RemoteBridge(Bridge):
     """A `Bridge` whose engine lives in the resident server."""
 
@@ -64,6 +51,60 @@ class RemoteBridge(Bridge):
             return str(connection.config_value("theme", ""))
         except Exception:  # noqa: BLE001 - whatever a broken file raises, the theme is not worth failing for
             return ""
+
+    # --- the engine's calls, answered by the server ------------------------------------------------------------
+
+    def _call(self, name: str, *args: object) -> Any:
+        """`name` of the protocol, asked of the server: its answer, or the server's exception raised here."""
+        return self.remote.call("bridge", name, *args)
+
+    def open(self) -> None:
+        self._call("open")
+
+    def warm_model(self) -> None:
+        self._call("warm_model")
+
+    def what(self, session: str | None = None) -> WhatToKnow:
+        return self._call("what", session)
+
+    def search(self, request: SearchRequest) -> SearchResults:
+        return self._call("search", request)
+
+    def graph(self, node: Key | None, session: str | None = None) -> tuple[Key, str, list[Neighbour]]:
+        return self._call("graph", node, session)
+
+    def timeline(self, with_memories: bool = True) -> Timeline:
+        return self._call("timeline", with_memories)
+
+    def select(self, request: SelectRequest) -> Selection:
+        return self._call("select", request)
+
+    def repo_map(self, request: MapRequest) -> RepoMap:
+        return self._call("repo_map", request)
+
+    def memory(self, memory_id: str) -> Memory:
+        return self._call("memory", memory_id)
+
+    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
+        return self._call("remember", draft, check_near)
+
+    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
+        return self._call("revise", memory_id, draft)
+
+    def forget(self, memory_id: str) -> None:
+        self._call("forget", memory_id)
+
+    def restore(self, memory: Memory) -> RememberResult:
+        return self._call("restore", memory)
+
+    def set_task_state(self, memory_id: str, state: str) -> None:
+        self._call("set_task_state", memory_id, state)
+
+    def confirm(self, memory_id: str) -> Memory:
+        return self._call("confirm", memory_id)
+
+    def changed_files(self) -> tuple[str, ...]:
+        return self._call("changed_files")
 
     # --- the server's watcher ------------------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ from ..formats import age
 
 TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
+    from typing import Any
+
     from .context import CommandContext
 
 
@@ -18,7 +20,9 @@ class AgentOp:
 
     __slots__ = ("name", "help", "call", "said", "add_arguments")
 
-    def __init__(self, name: str, help: str, call: Callable, said: Callable[[object], str] | None = None,
+    # `said` takes what `call` returns, a different type for each op (a step, a milestone, a branch, ...): `Any`
+    # pairs them, since a table of ops cannot name one type.
+    def __init__(self, name: str, help: str, call: Callable, said: Callable[[Any], str] | None = None,
                  add_arguments: Callable = lambda a: None) -> None:
         self.name = name
         self.help = help
@@ -125,9 +129,10 @@ def run_agent(args, ctx: CommandContext) -> Answer:
     result = op.call(log, args, ctx)
     if isinstance(result, Answer):
         return result
-    if op.said is None:
+    said = op.said
+    if said is None:
         return Answer(result, lambda out: out.console.out(result.markdown()))
-    return Answer(result, lambda out: out.console.print(op.said(result)))
+    return Answer(result, lambda out: out.console.print(said(result)))
 
 
 def _branches(log) -> Answer:

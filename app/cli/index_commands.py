@@ -164,12 +164,24 @@ def run_watch(args, ctx: CommandContext) -> int:
     index = engine.code_index(create=True)
     index.update(embed=False)
 
-    watcher = IndexWatcher(index, on_update=lambda update: ctx.out.console.print(update.summary(), soft_wrap=True), on_error=lambda m: ctx.out.console.print(m, style="red"),
+    reported = threading.Event()
+
+    def report(message: str) -> None:
+        ctx.out.console.print(message, style="red")
+        reported.set()
+
+    watcher = IndexWatcher(index, on_update=lambda update: ctx.out.console.print(update.summary(), soft_wrap=True), on_error=report,
                            debounce_ms=engine.settings.watch_debounce_ms, embed=not args.no_embed)
     engine.compact_in_background(lambda m: ctx.out.console.print(m, style="red"))
-    ctx.out.console.print(f"watching {engine.root} (Ctrl+C to stop)")
     with watcher:
         try:
+            # Said once the file system watch is in place, so that a file saved after the line is seen (a script
+            # or a test may wait for it). An error before that is the watch failing to start (the system's limit
+            # of watches reached, say): said, and the command ends.
+            while not watcher.ready.wait(0.1):
+                if reported.is_set():
+                    return 1
+            ctx.out.console.print(f"watching {engine.root} (Ctrl+C to stop)")
             threading.Event().wait()
         except KeyboardInterrupt:
             pass

@@ -87,8 +87,11 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
     the thin client passes the words of its command line, which parses that command exactly as the whole tree would,
     for a fraction of the cost. Anything else (an unknown command, `--help`) fails to parse there and goes to the
     whole tree in-process."""
-    parser = _Parser(prog="cortex", description="Local-first memory and context engine for coding agents.",
-                     parents=[common_options(top=True)])
+    # Typed as argparse's parser: its stubs want a sub-parser's parents of the sub-parsers' own class, and the
+    # common options are a plain parent (only copied from); the sub-parsers are still made as `_Parser`s.
+    parser: argparse.ArgumentParser = _Parser(
+        prog="cortex", description="Local-first memory and context engine for coding agents.",
+        parents=[common_options(top=True)])
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module, names in COMMAND_MODULES.items():

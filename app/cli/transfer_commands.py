@@ -55,7 +55,7 @@ def run_import(args, ctx: CommandContext) -> Answer:
         total, before = len(plan.drafts), 0
         for batch in plan.rounds():
             # Counted, not kept: each result holds its memory and vector (12 kB of floats each).
-            for result in engine.remember_many(batch, progress=lambda done, _, at=before: update(at + done, total)):
+            for result in engine.remember_many(batch, progress=lambda done, _: update(before + done, total)):
                 counts[result.outcome] = counts.get(result.outcome, 0) + 1
             before += len(batch)
     counts |= {"restored": len(restored), "already_present": len(plan.exact) - len(restored)}
@@ -120,10 +120,10 @@ def run_agents_md(args, ctx: CommandContext) -> Answer:
     block = render_block(decisions, conventions)
     targets = [engine.root / name for name in AGENT_FILES if (engine.root / name).exists()] or [engine.root / AGENT_FILES[0]]
     changed = [t.name for t in targets if write_block(t, block)]
-    report = {"files": [t.name for t in targets], "changed": changed, "decisions": len(decisions),
-              "conventions": len(conventions)}
+    files = [t.name for t in targets]
+    report = {"files": files, "changed": changed, "decisions": len(decisions), "conventions": len(conventions)}
     return Answer(report, lambda out: out.console.print(
-        f"{len(decisions)} decision(s), {len(conventions)} convention(s) in {', '.join(report['files'])}"
+        f"{len(decisions)} decision(s), {len(conventions)} convention(s) in {', '.join(files)}"
         + ("" if changed else " (already up to date)"), markup=False))
 
 

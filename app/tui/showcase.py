@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from textual.notifications import Notify
 from textual.pilot import Pilot
 
 from .app import CortexApp
@@ -30,6 +31,11 @@ class RecordingApp(CortexApp):
         """The latest message of this type, or None."""
         return next((m for m in reversed(self.messages) if isinstance(m, kind)), None)
 
+    def notices(self) -> list[str]:
+        """The text of every notification the app was asked to show, in order: kept as each `Notify` arrives,
+        where the toasts on screen go once their timeout passes (on a loaded machine, before a test looks)."""
+        return [m.notification.message for m in self.messages if isinstance(m, Notify)]
+
 
 async def wait_until(pilot: Pilot, done, what: str, timeout: float = 120.0) -> float:
     """Seconds until `done()` holds, yielding to Textual between checks; fails after `timeout`."""
@@ -54,6 +60,8 @@ async def settle(pilot: Pilot, *types: type) -> None:
     """Messages of these types were handled (a RecordingApp), or with none everything loaded; then no worker runs."""
     if types:
         app = pilot.app
+        if not isinstance(app, RecordingApp):
+            raise TypeError(f"settle() on message types needs a RecordingApp, not {type(app).__name__}")
         await wait_until(pilot, lambda: all(app.seen(t) is not None for t in types), ", ".join(t.__name__ for t in types))
     else:
         await wait_loaded(pilot)

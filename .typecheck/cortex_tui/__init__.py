@@ -1,0 +1,1 @@
+../../cortex_tui/__init__.py
