@@ -71,7 +71,6 @@ HISTORY = ROOT / "docs" / "benchmarks-history.md"
 # test_pending_names_are_still_stale fails once one resolves, so that its entry is removed at the merge.
 PENDING = {
     ("app/bridge/local.py", "core.watch"),  # core.index.watch
-    ("widgets/what_pane.py", "core.what"),  # core.graph.what (Engine.what)
 }
 
 
