@@ -139,11 +139,11 @@ def test_newest_memories_and_stats_agree_with_a_full_read(repo):
     engine = Engine(repo)
     for i in range(12):
         engine.remember(MemoryDraft(text=f"note number {i}", kind="task" if i % 3 == 0 else "note"))
-    first = engine.list()[0]
+    first = engine.list_memories()[0]
     engine.forget(first.id)
-    everything = engine.list()
-    assert [m.id for m in engine.list(limit=4)] == [m.id for m in everything[:4]]
-    assert [m.id for m in engine.list(limit=4, kind="task")] == [m.id for m in everything if m.kind == "task"][:4]
+    everything = engine.list_memories()
+    assert [m.id for m in engine.list_memories(limit=4)] == [m.id for m in everything[:4]]
+    assert [m.id for m in engine.list_memories(limit=4, kind="task")] == [m.id for m in everything if m.kind == "task"][:4]
     (stats,) = [s for s in engine.stats() if s.uri == engine.db_uri]
     assert (stats.memories, stats.active) == (12, 11)
     assert stats.by_kind == {"task": sum(m.kind == "task" for m in everything), "note": sum(m.kind == "note" for m in everything)}
