@@ -8,7 +8,6 @@ from datetime import UTC
 
 import pytest
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.index import walk
 from cortex_tui.core.index.watch import IndexWatcher
 
 from .conftest import commit_file, wait_for
@@ -25,7 +24,7 @@ def test_status_reads_the_dirty_set_not_a_listing_once_live(repo):
     index = Engine(repo).code_index(create=True)
     index.update(embed=False)
     index.go_live()
-    before = walk.full_listings
+    before = index.full_listings
     assert index.status().fresh
     (repo / "src/app.py").write_text("def main():\n    return 2\n")
     os.utime(repo / "src/app.py", ns=(1, 1))
@@ -39,10 +38,10 @@ def test_status_reads_the_dirty_set_not_a_listing_once_live(repo):
     index.update(only=["src/app.py", "src/new.py"], embed=False)
     index.mark_clean(["src/app.py", "src/new.py"])
     assert index.status().fresh
-    assert walk.full_listings == before
+    assert index.full_listings == before
     index.mark_dirty([], git_moved=True)  # after .git moves, freshness needs the whole tree again
     index.status()
-    assert walk.full_listings == before + 1
+    assert index.full_listings == before + 1
 
 
 def test_watcher_status_lists_the_tree_only_at_start_up(repo):
@@ -51,13 +50,13 @@ def test_watcher_status_lists_the_tree_only_at_start_up(repo):
     with IndexWatcher(index, embed=False) as watcher:
         assert watcher.ready.wait(10)
         assert wait_for(lambda: index._live)
-        before = walk.full_listings
+        before = index.full_listings
         (repo / "src/app.py").write_text("def main():\n    return 'livetoken'\n")
         assert wait_for(lambda: index.chunks.count_rows("text LIKE '%livetoken%'") == 1)
         assert wait_for(lambda: index.status().fresh)
         for _ in range(5):
             index.status()
-        assert walk.full_listings == before
+        assert index.full_listings == before
 
 
 def test_a_save_during_start_up_indexing_is_caught_up(repo):
