@@ -36,3 +36,8 @@ class StoreUnreachable(CortexError):
 class GoneUnderCompaction(CortexError):
     """A compaction of a shared remote store met versions another machine's cleanup removed while this one listed
     or rewrote them: that machine has done the compaction, so this one need not."""
+
+
+class ReadOnlyDatabase(CortexError):
+    """The owner took the database's write permission away: it is read as it is, and a write (or a table it lacks)
+    is refused."""

@@ -2,6 +2,7 @@
 a store that does not answer, a compaction raced by another machine's cleanup. A message with the same words is not
 taken for one of them."""
 
+import subprocess
 import uuid
 import warnings
 from datetime import timedelta
@@ -11,7 +12,7 @@ import pytest
 from cortex_tui.core.config import load_settings
 from cortex_tui.core.doctor import run_doctor
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.errors import CortexError, GoneUnderCompaction, NoDatabase, StoreUnreachable
+from cortex_tui.core.errors import CortexError, GoneUnderCompaction, NoDatabase, ReadOnlyDatabase, StoreUnreachable
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.store.database import Database, RemoteOptions
 from cortex_tui.core.store.failures import is_unreachable, shared_compaction
@@ -47,6 +48,22 @@ def test_a_damaged_database_is_not_taken_for_a_missing_one(tmp_path):
     with pytest.raises(CortexError) as raised:
         Engine(tmp_path, settings=load_settings(use_global=False)).what()
     assert not isinstance(raised.value, NoDatabase) and "cortex doctor" in str(raised.value)
+
+
+def test_a_database_made_read_only_refuses_writes_by_type_and_is_read_without_a_code_index(tmp_path):
+    settings = load_settings(use_global=False)
+    Engine(tmp_path, settings=settings).remember(MemoryDraft(text="prices are cached per region", kind="decision"))
+    db = tmp_path / ".cortex" / "db"
+    subprocess.run(["chmod", "-R", "a-w", str(db)], check=True)
+    try:
+        engine = Engine(tmp_path, settings=settings)
+        with pytest.raises(ReadOnlyDatabase, match="is read-only"):
+            engine.remember(MemoryDraft(text="another note", kind="note"))
+        # Its code index's tables were never made and cannot be now: reads go on without them.
+        assert not engine.has_index()
+        assert [h.memory.text for h in engine.search("cached prices").hits if h.memory] == ["prices are cached per region"]
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(db)], check=True)
 
 
 def test_a_team_store_on_a_closed_port_is_unreachable_by_type(tmp_path, monkeypatch):

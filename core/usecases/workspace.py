@@ -22,7 +22,7 @@ from ..config import SearchWeights, Settings
 from ..context.repo_map import SymbolGraphCache
 from ..context.select_files import ImportGraphCache
 from ..embedding.embed import Embedder
-from ..errors import NoDatabase
+from ..errors import DatabaseLocked, NoDatabase, ReadOnlyDatabase
 from ..git import gitctx
 from ..git.exclude import exclude_cortex_dir
 from ..index.index import CodeIndex
@@ -36,6 +36,11 @@ from ..store.store_set import StoreSet
 
 if TYPE_CHECKING:
     from ..store.team import TeamMemory
+
+NOT_OPENED = (NoDatabase, ReadOnlyDatabase, DatabaseLocked)
+"""Why a database's tables cannot be opened now with nothing wrong with it: none was made yet; a read-only one lacks
+them (they cannot be made); another process holds the write lock they would be made under. Reads that can do
+without them answer "nothing yet"; a damaged database says so."""
 
 
 @dataclass
@@ -125,11 +130,11 @@ class Workspace:
         return self.stores.reading()
 
     def stores_if_any(self) -> list[MemoryStore]:
-        """The stores reads consult, or none before anything was written here; a damaged database (or any other
-        failure) is never taken for one not made yet."""
+        """The stores reads consult, or none before anything was written here (see `NOT_OPENED`); a damaged
+        database is never taken for one not made yet."""
         try:
             return self.reading()
-        except NoDatabase:
+        except NOT_OPENED:
             return []
 
     def existing_stores(self) -> list[MemoryStore]:
@@ -170,7 +175,7 @@ class Workspace:
     def has_index(self) -> bool:
         try:
             index = self.code_index()
-        except NoDatabase:
+        except NOT_OPENED:
             return False
         return index.has_files()
 
