@@ -57,7 +57,6 @@ class Engine:
         self.workspace = Workspace(self.root, self.repo_root, self.db_uri, self.settings, self.embedder,
                                    self._memories_changed)
         """What the use cases work in: the stores, the code index and agent log opened on first use, the caches."""
-        self.anchoring = self.workspace.anchoring
         self._compactor: Compactor | None = None
 
     # --- locations -------------------------------------------------------------------------------------------------
