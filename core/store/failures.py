@@ -98,7 +98,8 @@ def shared_compaction(uri: str) -> Iterator[None]:
         yield
     except _LANCEDB_ERRORS as exc:
         if _GONE in str(exc):
-            raise GoneUnderCompaction(f"store {uri} was compacted by another machine meanwhile ({first_line(exc)[:160]})") from exc
+            # The library's message (object paths, source locations) stays out, as in `unreachable_error`.
+            raise GoneUnderCompaction(f"store {uri} was compacted by another machine meanwhile") from exc
         raise
 
 
