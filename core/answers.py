@@ -12,8 +12,10 @@ which imports LanceDB and numpy) keeps an attached process free of the engine's 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .git.gitctx import CommitInfo, GitContext
+from .keys import Key
 from .records import STEP_TAG, Memory
 
 
@@ -97,8 +99,7 @@ class ScoreBreakdown:
 class SearchHit:
     """A memory or a code chunk found by a search."""
 
-    source: str
-    """`memory` or `code`."""
+    source: Literal["memory", "code"]
     id: str
     kind: str
     title: str
@@ -113,6 +114,11 @@ class SearchHit:
     memory: Memory | None = None
     snippet: Snippet | None = None
     """The lines that match the query best (a few lines, numbered as in the file for code)."""
+
+    @property
+    def subject(self) -> Key:
+        """What the hit is about, as the graph and the panes name it: its memory, or the file of its chunk."""
+        return Key.memory(self.id) if self.source == "memory" else Key.file(self.path)
 
     @property
     def location(self) -> str:
@@ -152,7 +158,7 @@ class SearchResults:
     """Code chunks waiting for their first embedding, and memories waiting for the current model's."""
     elapsed_ms: float
     notes: tuple[str, ...] = field(default=())
-    neighbours: tuple = ()
+    neighbours: tuple[Neighbour, ...] = ()
     """With `--expand`: graph neighbours (`Neighbour`, below) of the top hits."""
     ranked_by: str = ZERO_LLM
     """Which method produced the hits: the zero-LLM ranking, or `llm-filter` when a model selected them."""
@@ -166,7 +172,7 @@ class SearchResults:
             "index_fresh": self.index_fresh, "embeddings_pending": self.embeddings_pending,
             "elapsed_ms": round(self.elapsed_ms, 1), "notes": list(self.notes),
             "hits": [h.to_json() for h in self.hits],
-            "neighbours": [n.__dict__ for n in self.neighbours],
+            "neighbours": [n.to_json() for n in self.neighbours],
             **({"past_sessions": [h.to_json() for h in self.past_sessions]} if self.past_sessions is not None else {}),
         }
 
@@ -175,12 +181,16 @@ class SearchResults:
 class Neighbour:
     """A node reached from the centre, how far away, and the edge that led there."""
 
-    node: str
+    node: Key
     label: str
     depth: int
     via: str
     """Edge type, prefixed with `<-` when the edge points at the node we came from."""
-    parent: str
+    parent: Key
+
+    def to_json(self) -> dict:
+        return {"node": str(self.node), "label": self.label, "depth": self.depth, "via": self.via,
+                "parent": str(self.parent)}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ from .records import KINDS
 
 
 class SearchWeights(BaseModel):
-    """Boosts added to a fused search score; each explains one reason a result ranks higher."""
+    """Boosts on a fused search score, each one reason a result ranks higher: their sum multiplies its relevance
+    (`rank.total_score`: relevance x (1 + the boosts' sum), never below 0), so context lifts a relevant result and
+    floats no irrelevant one. The search-wide settings (`rerank`, `file_repeat`, `neighbour`, ...) sit here too."""
 
     modified_file: float = 0.5
     """The result is tied to a file in the working change (modified, staged or untracked)."""

@@ -41,7 +41,7 @@ class MemoryDraft:
     """What the memory describes as it was when written; the engine records it (a caller leaves it None)."""
     session: str = ""
     """For scope `session`: the session that writes it (an agent's session, a dashboard run); reads in other
-    sessions do not show it (see `core/sessions.py`)."""
+    sessions do not show it (see `core/store/sessions.py`)."""
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,13 @@ field's metadata is the schema's description, and `__pydantic_config__` refuses 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
+from .keys import Key, KeyKind
 from .records import KINDS
+
+IncludeTests = Literal["yes", "no", "auto"]
+INCLUDE_TESTS: tuple[IncludeTests, ...] = get_args(IncludeTests)
 
 _STRICT = {"extra": "forbid"}
 """A misspelt filter is an error, not a silently wider search (read by pydantic only, for MCP arguments)."""
@@ -86,13 +91,13 @@ class SelectRequest:
     task: str
     budget: int = 12000
     max_items: int | None = None
-    include_tests: str = "auto"
+    include_tests: IncludeTests = "auto"
     """yes, no or auto (tests only when the task is about tests)."""
     min_score: float = 0.0
-    pins: frozenset[str] = frozenset()
-    """Items kept whatever their value (the dashboard's `p`)."""
-    excluded: frozenset[str] = frozenset()
-    """Items left out whatever their value (the dashboard's `x`)."""
+    pins: frozenset[Key] = frozenset()
+    """Files and memories kept whatever their value (the dashboard's `p`)."""
+    excluded: frozenset[Key] = frozenset()
+    """Files and memories left out whatever their value (the dashboard's `x`)."""
     fmt: str = "markdown"
     """The format the context is rendered in: the budget holds for that rendering exactly."""
     max_files: int | None = None
@@ -101,6 +106,14 @@ class SelectRequest:
     """Who the context is for: general, assistant, planner, research or drafting (its sections and their order)."""
     session: str | None = None
     """The reader's session: its session-scoped memories may be chosen, other sessions' may not (`all`: any)."""
+
+    def pinned(self, kind: KeyKind) -> frozenset[str]:
+        """The ids of the pinned files (their paths) or memories."""
+        return frozenset(k.id for k in self.pins if k.kind == kind)
+
+    def left_out(self, kind: KeyKind) -> frozenset[str]:
+        """The ids of the excluded files (their paths) or memories."""
+        return frozenset(k.id for k in self.excluded if k.kind == kind)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from cortex_tui.app.tui.messages import (
 )
 from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_until
 from cortex_tui.core.engine import Engine
+from cortex_tui.core.keys import Key, KeyKind
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.budget_pane import BudgetPane
 from cortex_tui.widgets.graph_pane import GraphPane
@@ -34,13 +35,13 @@ def footer_keys(app) -> set[str]:
     return {b.key for _, b, enabled, _ in app.screen.active_bindings.values() if b.show and enabled}
 
 
-def highlight_what(pane: WhatPane, node_prefix: str, text: str = "") -> None:
+def highlight_what(pane: WhatPane, kind: KeyKind, text: str = "") -> None:
     listing = pane.query_one("OptionList")
     for option_id, target in pane.targets.items():
-        if target.node.startswith(node_prefix) and text in target.label:
+        if target.key.kind == kind and text in target.label:
             listing.highlighted = listing.get_option_index(option_id)
             return
-    raise AssertionError(f"no {node_prefix} {text!r} in pane 1")
+    raise AssertionError(f"no {kind} {text!r} in pane 1")
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -50,10 +51,10 @@ async def test_d_closes_the_open_task_in_pane_1_and_the_footer_follows_the_highl
         await settle(pilot, WhatLoaded, IndexFinished)
         what = app.screen.query_one(WhatPane)
         await pilot.press("1")
-        highlight_what(what, "commit:")
+        highlight_what(what, "commit")
         await pilot.pause()
         assert {"g"} <= footer_keys(app) and not {"e", "d"} & footer_keys(app), "a commit cannot be edited"
-        highlight_what(what, "mem:", "fuel surcharge")
+        highlight_what(what, "memory", "fuel surcharge")
         await pilot.pause()
         assert {"e", "d", "p", "g"} <= footer_keys(app)
         task = what.target().memory
@@ -70,12 +71,12 @@ async def test_e_edits_a_memory_the_graph_lists_and_g_recentres_from_the_timelin
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished)
         decision = next(m for m in Engine(shop).list_memories() if m.kind == "decision")
-        app.screen.load_graph("file:shop/pricing.py")
+        app.screen.load_graph(Key.file("shop/pricing.py"))
         graph = app.screen.query_one(GraphPane)
-        await wait_until(pilot, lambda: f"mem:{decision.id}" in graph.labels, "the decision next to pricing.py")
+        await wait_until(pilot, lambda: Key.memory(decision.id) in graph.labels, "the decision next to pricing.py")
         await pilot.press("3")
         tree = graph.query_one("Tree")
-        node = next(n for n in _walk(tree.root) if n.data == f"mem:{decision.id}")
+        node = next(n for n in _walk(tree.root) if n.data == Key.memory(decision.id))
         tree.move_cursor(node)
         await pilot.pause()
         assert "e" in footer_keys(app)
@@ -86,11 +87,11 @@ async def test_e_edits_a_memory_the_graph_lists_and_g_recentres_from_the_timelin
         await pilot.press("4")
         timeline = app.screen.query_one(TimelinePane)
         target = timeline.target()
-        assert target.kind == "commit"
+        assert target.key.kind == "commit"
         app.messages.clear()
         await pilot.press("g")
         await settle(pilot, GraphLoaded)
-        assert app.screen.graph_centre == target.node
+        assert app.screen.graph_centre == target.key
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -106,7 +107,7 @@ async def test_p_pins_a_search_hit_to_the_context(shop, size):
         await pilot.press("p")
         await settle(pilot, SelectionMade)
         budget = app.screen.query_one(BudgetPane)
-        assert f"memory:{memory.id}" in app.screen.pins
+        assert Key.memory(memory.id) in app.screen.pins
         assert any(i.memory is not None and i.memory.id == memory.id for i in budget.items)
 
 
@@ -266,7 +267,7 @@ async def test_the_memory_form_edits_from_the_end_and_asks_before_discarding_cha
     async with app.run_test(size=(100, 40), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded)
         await pilot.press("1")
-        highlight_what(app.screen.query_one(WhatPane), "mem:", "fuel surcharge")
+        highlight_what(app.screen.query_one(WhatPane), "memory", "fuel surcharge")
         await pilot.press("e")
         await pilot.pause()
         form = app.screen
@@ -338,7 +339,7 @@ async def test_v_confirms_a_memory_whose_code_changed_and_pane_1_says_so(shop):
         await settle(pilot, WhatLoaded, IndexFinished)
         what = app.screen.query_one(WhatPane)
         await pilot.press("1")
-        highlight_what(what, "mem:", "Prices include tax")
+        highlight_what(what, "memory", "Prices include tax")
         await pilot.pause()
         listing = what.query_one("OptionList")
         row = listing.get_option_at_index(listing.highlighted).prompt

@@ -14,6 +14,7 @@ from cortex_tui.app.link.remote import Remote
 from cortex_tui.app.mcp.tools import TOOL_CALLS
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
+from cortex_tui.core.keys import Key
 from cortex_tui.core.records import Memory, MemoryDraft
 from cortex_tui.core.requests import MapRequest, SearchFilters, SearchRequest, SelectRequest
 
@@ -71,11 +72,11 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
         "search": [(SearchRequest("tax twice", every_filter, limit=5, expand=True, llm_filter=True),),
                    (SearchRequest("kind:decision since:1d tax", SearchFilters(memories_only=True), limit=3),),
                    (SearchRequest("price of sku", SearchFilters(code_only=True)),)],
-        "graph": [("shop/pricing.py",), (None,)],
+        "graph": [(Key.file("shop/pricing.py"),), (None,)],
         "timeline": [(False,), (True,)],
         "select": [(SelectRequest("change how tax is applied to prices", budget=3000, max_items=3,
-                                  include_tests="yes", min_score=0.01, pins=frozenset({"shop/cart.py"}),
-                                  excluded=frozenset({"tests/test_cart.py"}), fmt="xml", max_files=2,
+                                  include_tests="yes", min_score=0.01, pins=frozenset({Key.file("shop/cart.py")}),
+                                  excluded=frozenset({Key.file("tests/test_cart.py")}), fmt="xml", max_files=2,
                                   purpose="planner"),)],
         "changed_files": [()],
         "repo_map": [(MapRequest(400, ("shop/pricing.py",)),), (MapRequest(300),)],

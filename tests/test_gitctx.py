@@ -111,6 +111,7 @@ def test_paths_with_non_ascii_and_control_characters_read_as_themselves(repo, cl
     commit-file edges and `cortex --json git` showed the quoted form and no edge joined such a file to its commit."""
     from cortex_tui.core.engine import Engine
     from cortex_tui.core.graph.graph import neighbours
+    from cortex_tui.core.keys import Key
 
     names = ["docs/notes dir/Zürich café ☕.py", "a\ttab \"quoted\".py"]
     for name in names:
@@ -120,7 +121,7 @@ def test_paths_with_non_ascii_and_control_characters_read_as_themselves(repo, cl
     newest = context.commits[0]
     engine = Engine(repo)
     engine.code_index(create=True).update(embed=False)
-    nodes = {n.node for n in neighbours(engine.graph(), f"commit:{newest.sha}", 1, limit=80)}
-    assert f"file:{names[1]}" in nodes
+    nodes = {n.node for n in neighbours(engine.graph(), Key("commit", newest.sha), 1, limit=80)}
+    assert Key.file(names[1]) in nodes
     shown = cli.json("git")
     assert names[0] in str(shown) and "\\303" not in str(shown)

@@ -7,6 +7,7 @@ import time
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.graph.graph import neighbours
 from cortex_tui.core.graph.mentions import extract_mentions
+from cortex_tui.core.keys import Key
 from cortex_tui.core.records import MemoryDraft
 
 from .conftest import commit_file
@@ -43,7 +44,7 @@ class ZshComplete:
 
 
 def mentioned(graph, memory_id: str) -> set[str]:
-    return {n.node for n in neighbours(graph, f"mem:{memory_id}", 1) if n.via == "mentions"}
+    return {str(n.node) for n in neighbours(graph, Key.memory(memory_id), 1) if n.via == "mentions"}
 
 
 def symbol_mentions(graph, memory_id: str) -> set[str]:

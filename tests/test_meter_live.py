@@ -8,6 +8,7 @@ from __future__ import annotations
 from cortex_tui.app.tui.messages import SelectionMade
 from cortex_tui.app.tui.showcase import RecordingApp, settle
 from cortex_tui.core.engine import Engine
+from cortex_tui.core.keys import Key
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.widgets.budget_pane import BudgetPane
 
@@ -41,7 +42,7 @@ async def _after(pilot, app, action) -> None:
 
 
 def _pin(screen, memory_id: str) -> None:
-    screen.pins = screen.pins | {f"memory:{memory_id}"}
+    screen.pins = screen.pins | {Key.memory(memory_id)}
     screen.run_select()
 
 

@@ -9,6 +9,7 @@ from cortex_tui.core.answers import Neighbour, RankedFile, ScoreBreakdown, Searc
 from cortex_tui.core.context.assemble import Assembled
 from cortex_tui.core.context.select import Item, Selection
 from cortex_tui.core.git.gitctx import GitContext
+from cortex_tui.core.keys import Key
 from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane
@@ -27,15 +28,16 @@ async def test_two_long_paths_stay_apart_with_their_names_and_lines(size):
     score = ScoreBreakdown(ranks={"text": 1}, relevance=1.0, similarity=0.5, boosts={}, total=1.0)
     hits = [SearchHit("code", f"c{n}", "code", path, "x = 1", score, path=path, start_line=12, end_line=40)
             for n, path in enumerate(PATHS)]
-    items = [Item(path, "file", path, "x", 20, 0.5, {"named": 1.0}, ranges=((12, 40), (90, 120))) for path in PATHS]
+    items = [Item(Key.file(path), "file", path, "x", 20, 0.5, {"named": 1.0}, ranges=((12, 40), (90, 120)))
+             for path in PATHS]
     git = GitContext(root=Path("/"), is_repo=True, branch="main")
     app = Panes()
     async with app.run_test(size=size) as pilot:
         app.query_one(WhatPane).show(WhatToKnow(git, changed_files=[RankedFile(p, "modified", 1) for p in PATHS]))
         search = app.query_one(SearchPane)
         search.show(SearchResults("", False, (), hits, True, 0, 1.0), "")
-        app.query_one(GraphPane).show("file:" + PATHS[0], PATHS[0],
-                                      [Neighbour("file:" + PATHS[1], PATHS[1], 1, "imports", "file:" + PATHS[0])])
+        app.query_one(GraphPane).show(Key.file(PATHS[0]), PATHS[0],
+                                      [Neighbour(Key.file(PATHS[1]), PATHS[1], 1, "imports", Key.file(PATHS[0]))])
         selection = Selection("t", 10_000, "cl100k_base", items, [], [])
         app.query_one(BudgetPane).show(BudgetView(selection, Assembled("x", "markdown", 40, items, 0, []),
                                                   frozenset(), ()))
@@ -51,15 +53,15 @@ async def test_a_long_memory_title_in_the_graph_ends_in_an_ellipsis():
     title = "the router matches by state machine and " + "keeps every rule's converters in order " * 4 + "END"
     app = Panes()
     async with app.run_test(size=(120, 40)) as pilot:
-        app.query_one(GraphPane).show("file:" + PATHS[0], PATHS[0],
-                                      [Neighbour("mem:m1", title, 1, "mentions", "file:" + PATHS[0])])
+        app.query_one(GraphPane).show(Key.file(PATHS[0]), PATHS[0],
+                                      [Neighbour(Key.memory("m1"), title, 1, "mentions", Key.file(PATHS[0]))])
         await pilot.pause()
         text = _screen_text(app)
         line = next(row for row in text.splitlines() if "the router matches" in row)
         assert "…" in line and "END" not in text, line
         wide = "ルーターは状態機械で URL を照合し、すべての規則の変換器を順に保つ" * 3 + "終"
-        app.query_one(GraphPane).show("file:" + PATHS[0], PATHS[0],
-                                      [Neighbour("mem:m2", wide, 1, "mentions", "file:" + PATHS[0])])
+        app.query_one(GraphPane).show(Key.file(PATHS[0]), PATHS[0],
+                                      [Neighbour(Key.memory("m2"), wide, 1, "mentions", Key.file(PATHS[0]))])
         await pilot.pause()
         line = next(row for row in _screen_text(app).splitlines() if "ルーター" in row)
         assert "…" in line and "終" not in line, line
@@ -102,7 +104,7 @@ async def test_a_search_row_fits_its_pane_with_one_ellipsis(size):
 async def test_the_budget_table_keeps_four_rows_beside_a_long_task_and_notes():
     """A short pane (16 rows here, 17 at 120x36 in the dashboard): the task, the bar and the notes under the table
     took all but one or two of its rows."""
-    items = [Item(path, "file", path, "x", 20, 0.5, {"named": 1.0}, ranges=((12, 40),))
+    items = [Item(Key.file(path), "file", path, "x", 20, 0.5, {"named": 1.0}, ranges=((12, 40),))
              for path in [f"{DEEP}m{n}.py" for n in range(6)]]
     task = "make the proxy headers middleware accept CIDR ranges from an environment variable " * 3
     notes = [f"note {n}: " + "regions: only the lines of a long file that match the task are shown " * 2 for n in range(3)]

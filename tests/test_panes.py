@@ -19,6 +19,7 @@ from cortex_tui.core.answers import (
 from cortex_tui.core.context.assemble import Assembled
 from cortex_tui.core.context.select import Item, Selection
 from cortex_tui.core.git.gitctx import CommitInfo, GitContext
+from cortex_tui.core.keys import Key
 from cortex_tui.core.records import Memory
 from cortex_tui.widgets.budget_pane import BudgetPane, BudgetView
 from cortex_tui.widgets.graph_pane import GraphPane
@@ -64,8 +65,8 @@ async def paint(text: str) -> dict[str, str]:
     score = ScoreBreakdown(ranks={"text": 1}, relevance=1.0, similarity=0.5, boosts={}, total=1.0)
     hits = [SearchHit("memory", "m1", "note", text, text, score, memory=m),
             SearchHit("code", "c1", "chunk", text, text, score, path=text, start_line=1, end_line=3)]
-    items = [Item("memory:m1", "memory", "", text, 10, 1.0, {"lexical": 1.0}, memory=m),
-             Item(text, "file", text, text, 20, 0.5, {"named": 1.0, "role": 1.0}, ranges=((1, 3),))]
+    items = [Item(Key.memory("m1"), "memory", "", text, 10, 1.0, {"lexical": 1.0}, memory=m),
+             Item(Key.file(text), "file", text, text, 20, 0.5, {"named": 1.0, "role": 1.0}, ranges=((1, 3),))]
     selection = Selection(text, 100_000, "cl100k_base", items, items[1:], [text], notes=[text])
     app = Panes()
     async with app.run_test(size=(200, 60)) as pilot:
@@ -75,7 +76,7 @@ async def paint(text: str) -> dict[str, str]:
         search.query_one("Input").value = text[:200]
         await pilot.pause()
         search.show(SearchResults(text, False, (), hits, False, 3, 1.0, notes=(text,)), text[:200])
-        app.query_one(GraphPane).show("mem:m1", text, [Neighbour("file:x", text, 1, text, "mem:m1")])
+        app.query_one(GraphPane).show(Key.memory("m1"), text, [Neighbour(Key.file("x"), text, 1, text, Key.memory("m1"))])
         timeline = app.query_one(TimelinePane)
         timeline.show(Timeline(text, [TimelineEntry(commit, (m,))], (m,), (text, "main")))
         assembled = Assembled(text, "xml", 30, items, 0, [items[1]])

@@ -9,6 +9,7 @@ from datetime import UTC
 import pytest
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.index.watch import IndexWatcher
+from cortex_tui.core.keys import Key
 
 from .conftest import commit_file, wait_for
 
@@ -329,13 +330,13 @@ def test_a_neighbourhood_reads_at_most_its_limit_from_each_table(repo):
     files = CountingTable(engine.code_index().files)
     reads = GraphReads([store], files, engine.graph().commits.values(), limit=10)
 
-    steps = edges(reads, "file:src/hub.py")
+    steps = edges(reads, Key.file("src/hub.py"))
     by_edge = {}
     for step in steps:
         by_edge[step.via] = by_edge.get(step.via, 0) + 1
     assert by_edge == {"<-mentions": 10, "<-imports": 10, "<-touched": 1, "defines": 1}
     # Two hops from each kind of node: every node met is expanded too, each through bounded reads.
-    for node in ("src/hub.py", "hub", steps[0].node):
+    for node in ("src/hub.py", "hub", str(steps[0].node)):
         assert len(neighbourhood(reads, node, depth=2, limit=10).neighbours) == 10
     assert memories.reads and files.reads
     assert max(memories.reads + files.reads) <= 10
@@ -418,7 +419,7 @@ def test_a_short_symbol_name_defined_everywhere_reads_at_most_the_limit(repo):
     assert max(files.reads) <= 20  # two names, ten files each at most
     assert len(vocab.defined["fetch_rarely"]) == 1
     assert 3 < len(vocab.defined["get"]) <= 20  # still seen as ambiguous, without reading all 30 files
-    assert resolve_node(reads, "fetch_rarely").startswith("sym:")
+    assert resolve_node(reads, "fetch_rarely").kind == "symbol"
 
 
 def test_the_files_table_has_a_path_index_and_no_vector_index_is_tried(repo):

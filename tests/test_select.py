@@ -17,6 +17,7 @@ from cortex_tui.core.context.fitting import Limits, Unit, plan
 from cortex_tui.core.context.select import Item, Selection, named_files
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
+from cortex_tui.core.keys import Key
 from cortex_tui.core.records import Memory, MemoryDraft
 from cortex_tui.core.tokens import count_tokens
 from hypothesis import HealthCheck, given, settings
@@ -99,7 +100,7 @@ def test_memories_are_selected_and_linked_memories_raise_their_files(shop):
     max_files=st.one_of(st.none(), st.integers(1, 4)),
 )
 def test_the_plan_never_exceeds_the_budget_headers_included(budget, specs, max_items, max_files):
-    units = [Unit(f"chunk:{n}", f"f{file}.py", gain, cost, header=30) for n, (file, cost, gain, _) in enumerate(specs)]
+    units = [Unit(Key("chunk", str(n)), f"f{file}.py", gain, cost, header=30) for n, (file, cost, gain, _) in enumerate(specs)]
     mandatory = [u for u, spec in zip(units, specs) if spec[3]]
     chosen = plan(units, mandatory, budget, Limits(max_items, max_files))
     files = {u.path for u in chosen}
@@ -135,8 +136,8 @@ def test_secrets_are_redacted_in_every_format():
     memory = Memory("m1", "note", "t", "x", [], [], [], "", "", "repo", "", 1, "active", "",
                     datetime.now(UTC), datetime.now(UTC), datetime.now(UTC), "h")
     secret = "token = 'ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'"
-    items = [Item("file:a.py", "file", "a.py", f"x = 1\n{secret}\n", 40, 1.0, {}, ranges=((1, 2),)),
-             Item("memory:m1", "memory", "", "AKIAABCDEFGHIJKLMNOP leaked", 20, 0.5, {}, memory=memory)]
+    items = [Item(Key.file("a.py"), "file", "a.py", f"x = 1\n{secret}\n", 40, 1.0, {}, ranges=((1, 2),)),
+             Item(Key.memory("m1"), "memory", "", "AKIAABCDEFGHIJKLMNOP leaked", 20, 0.5, {}, memory=memory)]
     sel = Selection("task", 10_000, "cl100k_base", items, [], ["a.py"])
     for fmt in ("markdown", "xml", "json"):
         doc = assemble(sel, fmt)
@@ -273,7 +274,8 @@ def test_pinned_file_and_memory_go_in_and_excluded_ones_stay_out(shop):
     unpinned = shop.select(task, 150)
     assert memory.key not in {i.key for i in unpinned.chosen}, "the pin, not the value, must bring it in below"
     assert "shop/shipping.py" not in unpinned.files
-    sel = shop.select(task, 150, pins=frozenset({"shop/shipping.py", memory.key}), excluded=frozenset({"shop/cart.py"}))
+    sel = shop.select(task, 150, pins=frozenset({Key.file("shop/shipping.py"), memory.key}),
+                      excluded=frozenset({Key.file("shop/cart.py")}))
     assert "shop/shipping.py" in sel.files and memory.key in {i.key for i in sel.chosen}
     assert "shop/cart.py" not in sel.files and "shop/cart.py" not in sel.ranked_files
     assert sel.tokens <= 150

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from cortex_tui.app.cli import client
 from cortex_tui.app.link import connection, protocol
+from cortex_tui.app.link.messages import StatusRequest
 
 from .conftest import live_processes, process_alive, stop_servers
 
@@ -364,7 +365,7 @@ def test_another_user_cannot_connect(repo, runtime):
                 with socket.socket(socket.AF_UNIX) as conn:
                     conn.settimeout(30)
                     conn.connect(path)
-                    protocol.send(conn, protocol.Request(op="status").to_json())
+                    protocol.send(conn, StatusRequest().to_wire())
                     reply = protocol.receive(conn)
                     code = 1 if reply is None or reply.get("type") == "refused" else 2
             except PermissionError:
@@ -407,6 +408,7 @@ CLIENT_MODULES = {
     "cortex_tui.app.cli.text_input", "cortex_tui.app.cli.served_copy", "cortex_tui.app.cli.writes",
     "cortex_tui.app.terminal_size",
     "cortex_tui.app.link", "cortex_tui.app.link.protocol", "cortex_tui.app.link.connection",
+    "cortex_tui.app.link.messages", "cortex_tui.app.link.exchange",
     "cortex_tui.app.cli.parser", "cortex_tui.app.command", "cortex_tui.app.version",
     "cortex_tui.app.cli.search_commands", "cortex_tui.app.cli.memory_commands", "cortex_tui.app.formats",
     "cortex_tui.core", "cortex_tui.core.errors", "cortex_tui.core.context", "cortex_tui.core.context.purpose_names",

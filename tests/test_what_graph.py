@@ -5,6 +5,7 @@ import subprocess
 
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.graph.graph import neighbours, resolve_node
+from cortex_tui.core.keys import Key
 from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.search.query import Filters
 
@@ -79,25 +80,25 @@ def test_graph_edges_and_neighbours(repo):
     first = engine.remember(MemoryDraft(text="src/core.py calls helper() on every request", kind="decision")).memory
     second = engine.remember(MemoryDraft(text=f"Follow-up to {first.id}: keep helper small.", files=("src/util.py",))).memory
     graph = engine.graph()
-    types = {n.via.removeprefix("<-") for node in (f"mem:{first.id}", "file:src/core.py", "file:src/cli.py")
+    types = {n.via.removeprefix("<-") for node in (Key.memory(first.id), Key.file("src/core.py"), Key.file("src/cli.py"))
              for n in neighbours(graph, node, 1)}
     assert {"imports", "defines", "touched", "mentions", "links", "made_on"} <= types
-    near = {n.node: n.via for n in neighbours(graph, f"mem:{first.id}", 1)}
+    near = {str(n.node): n.via for n in neighbours(graph, Key.memory(first.id), 1)}
     assert near["file:src/core.py"] == "mentions" and near["sym:helper"] == "mentions" and near[f"mem:{second.id}"] == "<-links"
     # Named in the text only (not in `files`): found by the full-text words, then checked in the text.
-    assert {n.node: n.via for n in neighbours(graph, "file:src/core.py", 1)}[f"mem:{first.id}"] == "<-mentions"
-    assert {n.node: n.via for n in neighbours(graph, "sym:helper", 1)}[f"mem:{first.id}"] == "<-mentions"
-    two = {n.node for n in neighbours(graph, "file:src/cli.py", 2)}
+    assert {n.node: n.via for n in neighbours(graph, Key.file("src/core.py"), 1)}[Key.memory(first.id)] == "<-mentions"
+    assert {n.node: n.via for n in neighbours(graph, Key("symbol", "helper"), 1)}[Key.memory(first.id)] == "<-mentions"
+    two = {str(n.node) for n in neighbours(graph, Key.file("src/cli.py"), 2)}
     assert "file:src/util.py" in two and "sym:helper" in two
-    assert resolve_node(graph, "src/util.py") == "file:src/util.py"
-    assert resolve_node(graph, "helper") == "sym:helper"
+    assert str(resolve_node(graph, "src/util.py")) == "file:src/util.py"
+    assert resolve_node(graph, "helper") == Key("symbol", "helper") == resolve_node(graph, "sym:helper")
 
 
 def test_search_expand_adds_linked_neighbours(repo):
     engine = crafted(repo)
     engine.remember(MemoryDraft(text="Never cache the result of helper.", kind="decision", files=("src/util.py",)))
     results = engine.search("cache helper result", Filters(memories_only=True), expand=True)
-    assert "file:src/util.py" in {n.node for n in results.neighbours}
+    assert Key.file("src/util.py") in {n.node for n in results.neighbours}
 
 
 def test_cli_search_what_graph(repo, capsys):

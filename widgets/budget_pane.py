@@ -4,6 +4,7 @@ the items the person dropped (restorable), and what was left out."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.text import Text
 from textual import events, on
@@ -13,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from ..core.context.assemble import Assembled
 from ..core.context.items import OVER_BUDGET, Item, Selection
+from ..core.keys import Key
 from .format import clip, shorten_path, styled
 from .keymap import bindings
 from .pane import Pane, Target
@@ -26,18 +28,13 @@ SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
 
 
-def item_key(item: Item) -> str:
-    """How the selector names an item in pins and exclusions: a memory by its key, code by its path."""
-    return item.key if item.kind == "memory" else item.path
-
-
 @dataclass(frozen=True)
 class BudgetView:
     """Everything the pane shows: the selection, its assembled text in the chosen format, pins and dropped items."""
 
     selection: Selection
     assembled: Assembled
-    pins: frozenset[str]
+    pins: frozenset[Key]
     dropped: tuple[Item, ...]
     implicit: bool = False
     """The task is what you work on (branch, recent commits, working change), not one typed with `t`."""
@@ -59,11 +56,11 @@ class BudgetPane(Pane):
 
     @dataclass
     class ItemToggled(Message):
-        """The person dropped, restored or pinned an item (`change` is `drop`, `restore` or `pin`)."""
+        """The person dropped, restored or pinned an item."""
 
         pane: BudgetPane
         item: Item
-        change: str
+        change: Literal["drop", "restore", "pin"]
 
         @property
         def control(self) -> BudgetPane:
@@ -92,8 +89,8 @@ class BudgetPane(Pane):
     def on_resize(self, event: events.Resize) -> None:
         # A pane behind a tab is shown (and sized) after `show`, so its bar and columns are redrawn for the new width.
         if event.size.width != self._width and self.view is not None:
-            self._draw_bar()
-            self._fill()
+            self._draw_bar(self.view)
+            self._fill(self.view)
 
     def show(self, view: BudgetView) -> None:
         self.view = view
@@ -110,8 +107,8 @@ class BudgetPane(Pane):
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
-        self._draw_bar()
-        self._fill()
+        self._draw_bar(view)
+        self._fill(view)
         notes = list(selection.notes)
         if any(i.kind == "reduced" for i in selection.chosen):
             notes.append(REGIONS_NOTE)
@@ -127,27 +124,25 @@ class BudgetPane(Pane):
         # One line each (`clip` makes a line of its text): the left-out list and each note are read apart.
         self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 
-    def _fill(self) -> None:
+    def _fill(self, view: BudgetView) -> None:
         """(Re)build the rows for the pane's width, keeping the highlighted row."""
-        view = self.view
         table = self.query_one(DataTable)
         row = table.cursor_row
         self._width = self.size.width
         widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20)
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
         for item, dropped in self.rows:
-            pin = "📌" if item_key(item) in view.pins else ""
+            pin = "📌" if item.key in view.pins else ""
             kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
             why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),
-                          key=("dropped:" if dropped else "") + item.key)
+                          key=("dropped " if dropped else "") + str(item.key))
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
         self._show_detail()
 
-    def _draw_bar(self) -> None:
-        view = self.view
+    def _draw_bar(self, view: BudgetView) -> None:
         self.query_one("#budget-bar", Static).update(self._bar(view.selection, view.assembled, len(view.dropped)))
 
     def _bar(self, selection: Selection, assembled: Assembled, dropped: int) -> Text:
@@ -187,8 +182,8 @@ class BudgetPane(Pane):
             return None
         item = found[0]
         if item.memory is not None:
-            return Target(f"mem:{item.memory.id}", item.memory.title, item.memory)
-        return Target(f"file:{item.path}", item.path)
+            return Target(item.key, item.memory.title, item.memory)
+        return Target(item.key, item.path)
 
     @on(DataTable.RowHighlighted, "#budget-table")
     def _highlighted_row(self) -> None:

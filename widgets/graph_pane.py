@@ -10,18 +10,19 @@ from textual.message import Message
 from textual.widgets import Tree
 
 from ..core.answers import Neighbour
+from ..core.keys import Key, KeyKind
 from .format import clip, shorten_path, styled
 from .pane import Pane, Target
 
-_ICONS = {"mem": "◆", "file": "▤", "sym": "ƒ", "commit": "●"}
+_ICONS: dict[KeyKind, str] = {"memory": "◆", "file": "▤", "symbol": "ƒ", "commit": "●"}
 LEAF_INDENT = 12
 """Cells before a neighbour's label: two tree guides, its icon, the scrollbar."""
 
 
-def _label(node: str, label: str, width: int) -> str:
+def _label(node: Key | None, label: str, width: int) -> str:
     """A file's path gives way in the middle (two files of one folder stay apart); other labels end in `…`."""
     width = max(width, 12)
-    return shorten_path(label, width) if node.startswith("file:") else clip(label, width)
+    return shorten_path(label, width) if node is not None and node.kind == "file" else clip(label, width)
 
 
 class GraphPane(Pane):
@@ -38,7 +39,7 @@ class GraphPane(Pane):
         """A neighbour was chosen as the new centre."""
 
         pane: GraphPane
-        node: str
+        key: Key
 
         @property
         def control(self) -> GraphPane:
@@ -46,19 +47,23 @@ class GraphPane(Pane):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.labels: dict[str, str] = {}
-        """Each node shown, by name: its label."""
-        self.shown: tuple[str, str, list[Neighbour]] | None = None
+        self.labels: dict[Key, str] = {}
+        """Each node shown: its label."""
+        self.shown: tuple[Key | None, str, list[Neighbour]] | None = None
         self._width = 0
 
     def compose(self) -> ComposeResult:
-        yield Tree("graph", id="graph-tree")
+        yield Tree[Key]("graph", id="graph-tree")
 
     def target(self) -> Target | None:
-        node = self.query_one(Tree).cursor_node
-        if node is None or not isinstance(node.data, str):
+        node = self._tree().cursor_node
+        if node is None or node.data is None:
             return None  # a group heading (an edge type)
-        return Target(node.data, self.labels.get(node.data, node.data))
+        return Target(node.data, self.labels.get(node.data, str(node.data)))
+
+    def _tree(self) -> Tree[Key]:
+        # The tree's nodes hold the graph's keys (group headings hold none).
+        return self.query_one("#graph-tree", Tree)
 
     @on(Tree.NodeHighlighted, "#graph-tree")
     def _highlighted(self) -> None:
@@ -67,31 +72,33 @@ class GraphPane(Pane):
     def on_resize(self, event: events.Resize) -> None:
         """Labels fit the new width; the cursor stays on its line."""
         if event.size.width != self._width and self.shown is not None:
-            cursor = self.query_one(Tree).cursor_line
+            cursor = self._tree().cursor_line
             self.show(*self.shown)
-            self.call_after_refresh(self.query_one(Tree).move_cursor_to_line, cursor)
+            self.call_after_refresh(self._tree().move_cursor_to_line, cursor)
 
-    def show(self, centre: str, label: str, found: list[Neighbour]) -> None:
+    def show(self, centre: Key | None, label: str, found: list[Neighbour]) -> None:
+        """`centre` None: the graph could not be read, `label` says why."""
         self.shown = (centre, label, found)
         self._width = self.size.width
         width = self.content_size.width
-        tree = self.query_one(Tree)
+        tree = self._tree()
         tree.clear()
-        tree.root.set_label(styled(f"{_ICONS.get(centre.split(':', 1)[0], '')} ", _label(centre, label, width - 4)))
+        icon = _ICONS[centre.kind] if centre is not None else ""
+        tree.root.set_label(styled(f"{icon} ", _label(centre, label, width - 4)))
         tree.root.data = centre
-        self.labels = {centre: label} | {n.node: n.label for n in found}
+        self.labels = ({centre: label} if centre is not None else {}) | {n.node: n.label for n in found}
         groups: dict[str, list[Neighbour]] = {}
         for n in found:
             groups.setdefault(n.via, []).append(n)
         for via, members in groups.items():
             branch = tree.root.add(styled((clip(via, 60), "dim"), f" ({len(members)})"), expand=len(groups) <= 4)
             for n in members:
-                branch.add_leaf(styled(f"{_ICONS.get(n.node.split(':', 1)[0], '')} ",
+                branch.add_leaf(styled(f"{_ICONS.get(n.node.kind, '')} ",
                                        _label(n.node, n.label, width - LEAF_INDENT)), data=n.node)
         tree.root.expand()
 
     @on(Tree.NodeSelected, "#graph-tree")
     def _chosen(self, event: Tree.NodeSelected) -> None:
         node = event.node.data
-        if isinstance(node, str) and event.node is not self.query_one(Tree).root:
+        if node is not None and event.node is not self._tree().root:
             self.post_message(self.Recentered(self, node))

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
+
+from ..core.keys import KeyKind
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,8 @@ class Key:
     scope: str
     footer: bool = False
     priority: bool = False
-    applies: tuple[str, ...] = ()
-    """For `item` keys: the kinds of highlighted item it acts on (`mem`, `file`, `commit`, `sym`)."""
+    applies: tuple[KeyKind, ...] = ()
+    """For `item` keys: the kinds of highlighted item it acts on (a memory, file, commit or symbol)."""
 
 
 KEYMAP: tuple[Key, ...] = (
@@ -74,19 +76,19 @@ KEYMAP: tuple[Key, ...] = (
     Key("dash.new", "n", "n", "new_memory", "New", "new memory (files prefilled from the working change)",
         "dashboard", priority=True, footer=True),
     Key("item.edit", "e", "e", "edit_memory", "Edit", "edit the highlighted memory, in any pane (a new version)",
-        "item", priority=True, footer=True, applies=("mem",)),
+        "item", priority=True, footer=True, applies=("memory",)),
     Key("item.done", "d", "d", "done_or_forget", "Done/Forget",
         "close the highlighted task, or forget the highlighted memory, in any pane (asks first)", "item",
-        footer=True, applies=("mem",)),
+        footer=True, applies=("memory",)),
     Key("item.confirm", "v", "v", "confirm_memory", "Confirm",
         "confirm the highlighted memory still holds after its code changed (it stops being flagged)", "item",
-        footer=True, applies=("mem",)),
+        footer=True, applies=("memory",)),
     Key("item.pin", "p", "p", "pin_item", "Pin",
         "pin the highlighted memory or file to the context (pane 5 keeps it in); in pane 5, pin or unpin", "item",
-        footer=True, applies=("mem", "file")),
+        footer=True, applies=("memory", "file")),
     Key("item.graph", "g", "g", "graph_item", "Graph",
         "re-centre the graph on the highlighted memory, file or commit, in any pane", "item", footer=True,
-        applies=("mem", "file", "commit", "sym")),
+        applies=("memory", "file", "commit", "symbol")),
     Key("dash.undo", "u", "u", "undo", "Undo", "undo the last drop, forget or task close", "dashboard", footer=True),
     Key("dash.refresh", "r", "r", "refresh", "Refresh", "refresh every pane", "dashboard"),
     Key("dash.zoom", "z", "z", "zoom", "Zoom", "maximise the focused pane, or restore the five", "dashboard",
@@ -109,14 +111,14 @@ KEYMAP: tuple[Key, ...] = (
 )
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[BindingType]:
     """The Textual bindings of one scope (rows without an action are documentation only).
 
     A dashboard key that moves the keyboard to a text box (`/`, 1-5, n, e) is a priority key: Textual routes each
     key to the focused widget as it reads it and runs an ordinary binding later, on the way back up, so keys
     typed in the same burst (a paste, a fast typist on a busy loop) went to the old pane as commands. Its action
     runs through the screen's `key` action, which lets it pass as text while a text box has focus."""
-    out: list[Binding] = []
+    out: list[BindingType] = []
     for key in KEYMAP:
         if key.scope != scope or not key.action or not key.keys:
             continue
@@ -136,7 +138,7 @@ def acting_key(action: str) -> Key | None:
     return next((k for k in KEYMAP if k.scope == "item" and k.action == action), None)
 
 
-def pane_bindings() -> list[Binding]:
+def pane_bindings() -> list[BindingType]:
     """Keys 1 to 5 focus the panes; one binding each so every pane has its own id."""
     return [Binding(str(n), f"key('focus_pane({n})')", f"Pane {n}", show=False, id=f"dash.pane{n}", priority=True,
                     tooltip=f"focus pane {n}") for n in range(1, 6)]

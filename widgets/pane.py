@@ -4,10 +4,12 @@ j/k moving in the pane's list whatever kind of list it is."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual.containers import Vertical
-from textual.widget import Widget
+from textual.widgets import DataTable, OptionList, Tree
 
+from ..core.keys import Key
 from ..core.records import Memory
 from .keymap import bindings
 
@@ -15,27 +17,18 @@ from .keymap import bindings
 @dataclass(frozen=True)
 class Target:
     """The item a pane highlights, as the keys that act on it wherever it is listed see it (edit, forget, pin,
-    re-centre the graph): a graph node name and, when the pane holds it, the memory itself."""
+    re-centre the graph): its key and, when the pane holds it, the memory itself."""
 
-    node: str
-    """`mem:ID`, `file:PATH`, `commit:SHA` or `sym:...` (the graph's node names)."""
+    key: Key
+    """A memory, file, commit or symbol: a node of the graph."""
     label: str
     memory: Memory | None = None
 
     @property
-    def kind(self) -> str:
-        return self.node.split(":", 1)[0]
-
-    @property
-    def name(self) -> str:
-        """The node's id, path or sha."""
-        return self.node.split(":", 1)[1]
-
-    @property
-    def context_key(self) -> str | None:
-        """How the context selection names it in pins and exclusions (a memory by `memory:ID`, a file by its
-        path); None for what cannot be pinned (a commit, a symbol)."""
-        return {"mem": f"memory:{self.name}", "file": self.name}.get(self.kind)
+    def context_key(self) -> Key | None:
+        """How the context selection names it in pins and exclusions (a memory or a file); None for what cannot
+        be pinned (a commit, a symbol)."""
+        return self.key if self.key.kind in ("memory", "file") else None
 
 
 class Pane(Vertical):
@@ -57,8 +50,13 @@ class Pane(Vertical):
     def on_mount(self) -> None:
         self.border_title = self.PANE_TITLE
 
-    def navigable(self) -> Widget:
-        return self.query_one(f"#{self.LIST}")
+    def navigable(self) -> OptionList | Tree[Any] | DataTable[Any]:
+        """The pane's list. (`Any`: what its rows or nodes hold is the subclass's; Textual's generics are
+        invariant, so no one parameter covers them all.)"""
+        found = self.query_one(f"#{self.LIST}")
+        if not isinstance(found, (OptionList, Tree, DataTable)):
+            raise TypeError(f"#{self.LIST} is a {type(found).__name__}, not a list a pane moves in")
+        return found
 
     def target(self) -> Target | None:
         """The highlighted item, for the keys that act on it; None when nothing is highlighted."""

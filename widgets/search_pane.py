@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from rich.cells import cell_len
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -186,8 +186,8 @@ class SearchPane(Pane):
         if hit is None:
             return None
         if hit.source == "memory":
-            return Target(f"mem:{hit.id}", hit.title, hit.memory)
-        return Target(f"file:{hit.path}", hit.path)
+            return Target(hit.subject, hit.title, hit.memory)
+        return Target(hit.subject, hit.path)
 
     @on(OptionList.OptionHighlighted, "#search-results")
     def _preview(self, event: OptionList.OptionHighlighted) -> None:
@@ -212,7 +212,7 @@ class SearchPane(Pane):
                 head.append(f"⋮ from line {hit.snippet.start_line}, its best match (chunk from {first_line})\n",
                             style="dim")
                 code, first_line = from_best_lines(code, first_line, hit.snippet.start_line)
-            body = Syntax(visible(code), lexer_name(hit.path), theme=theme, line_numbers=True, start_line=first_line,
+            body: RenderableType = Syntax(visible(code), lexer_name(hit.path), theme=theme, line_numbers=True, start_line=first_line,
                           background_color="default", word_wrap=True)
         else:
             body = bounded(hit.text)
@@ -230,7 +230,8 @@ def lexer_name(path: str) -> str:
     """The Pygments lexer for a file name, from Pygments' built-in table only. Rich's `Syntax.guess_lexer` imports
     every lexer module and every installed plugin (IPython registers some) to weigh them on the text: half a second
     on the dashboard's first preview, for the same answer on ordinary file names."""
-    from pygments.lexers._mapping import LEXERS
+    # Pygments ships no type hints: the ignore stands for its untyped module.
+    from pygments.lexers._mapping import LEXERS  # type: ignore[import-untyped]
 
     name = PurePosixPath(path).name
     for _module, _title, aliases, patterns, _mimetypes in LEXERS.values():

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..core.answers import Timeline
+from ..core.keys import Key
 from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 from .table import fit_columns
@@ -33,7 +35,7 @@ class TimelinePane(Pane):
         """Enter on a commit: the graph re-centres on it."""
 
         pane: TimelinePane
-        node: str
+        key: Key
 
         @property
         def control(self) -> TimelinePane:
@@ -50,20 +52,19 @@ class TimelinePane(Pane):
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._width and self.timeline is not None:
-            self._fill()
+            self._fill(self.timeline)
 
     def show(self, timeline: Timeline) -> None:
         self.timeline = timeline
         self.border_title = styled(f"{self.PANE_TITLE} · ", clip(timeline.branch or "no branch", 60))
-        self._fill()
+        self._fill(timeline)
         others = [b for b in timeline.branches if b != timeline.branch]
         detail = self.query_one("#timeline-detail", Static)
         detail.update(styled(("other branches: " + clip(", ".join(others) or "none", 2000), "dim")) if timeline.entries
                       else styled(("no commits yet", "dim")))
 
-    def _fill(self) -> None:
+    def _fill(self, timeline: Timeline) -> None:
         """(Re)build the rows for the pane's width, keeping the highlighted row."""
-        timeline = self.timeline
         table = self.query_one(DataTable)
         row = table.cursor_row
         self._width = self.size.width
@@ -82,9 +83,9 @@ class TimelinePane(Pane):
         table = self.query_one(DataTable)
         if self.timeline is None or not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         entry = next((e for e in self.timeline.entries if e.commit.sha == key), None)
-        return Target(f"commit:{key}", entry.commit.subject) if entry is not None else None
+        return Target(Key("commit", entry.commit.sha), entry.commit.subject) if entry is not None else None
 
     @on(DataTable.RowHighlighted, "#timeline-table")
     def _detail(self, event: DataTable.RowHighlighted) -> None:
@@ -93,19 +94,19 @@ class TimelinePane(Pane):
             return
         key = event.row_key.value
         text = Text()
-        if key == "now":
+        entry = next((e for e in self.timeline.entries if e.commit.sha == key), None) if key != "now" else None
+        if key != "now" and entry is None:
+            return
+        if entry is None:
             memories = self.timeline.uncommitted
         else:
-            entry = next((e for e in self.timeline.entries if e.commit.sha == key), None)
-            if entry is None:
-                return
             memories = entry.memories
             text.append_text(styled((clip(entry.commit.subject, 300), "bold"), f" — {clip(entry.commit.author, 80)}"))
             text.append("\n")
         for m in memories:
             text.append_text(styled(f"◆ {m.kind}: ", clip(m.title, 300)))
             text.append("\n")
-        if key != "now":
+        if entry is not None:
             for path in entry.commit.files[:20]:
                 text.append_text(styled(f"  {shorten_path(path, max(self.content_size.width - 4, 20))}"))
                 text.append("\n")
@@ -116,4 +117,4 @@ class TimelinePane(Pane):
     def _chosen(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value
         if key and key != "now":
-            self.post_message(self.CommitChosen(self, f"commit:{key}"))
+            self.post_message(self.CommitChosen(self, Key("commit", key)))

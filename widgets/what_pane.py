@@ -12,13 +12,15 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from ..core.answers import WhatToKnow
+from ..core.keys import Key
 from ..core.records import Memory
 from .format import age, clip, shorten_path, styled
 from .pane import Pane, Target
 
 
 class WhatPane(Pane):
-    """Shows `core.what` for the current git state; choosing an entry re-centres the graph on it."""
+    """Shows `WhatToKnow` (what to know before working, `core/graph/what.py`) for the current git state; choosing an
+    entry re-centres the graph on it."""
 
     DEFAULT_CSS = """
     WhatPane OptionList { height: 1fr; border: none; background: $surface; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -32,7 +34,7 @@ class WhatPane(Pane):
         """A memory, file or commit was chosen in the pane."""
 
         pane: WhatPane
-        node: str
+        key: Key
 
         @property
         def control(self) -> WhatPane:
@@ -61,29 +63,29 @@ class WhatPane(Pane):
         options: list[Option] = []
         targets: dict[str, Target] = {}
 
-        def section(title: str, rows: list[tuple[Target, object]]) -> None:
+        def section(title: str, rows: list[tuple[Target, Text]]) -> None:
             if rows:
                 options.append(Option(styled((title, "bold")), disabled=True))
                 for target, text in rows:
                     # The same memory can sit in several sections; option ids must be unique, so number them.
-                    option_id = f"{len(options)}|{target.node}"
+                    option_id = f"{len(options)}|{target.key}"
                     targets[option_id] = target
                     options.append(Option(text, id=option_id))
 
         # The age leads each row in a fixed width: a narrow pane cuts the end of a title, never the age.
-        def mem(m: Memory) -> tuple[Target, object]:
+        def mem(m: Memory) -> tuple[Target, Text]:
             changed = ("  code changed since", "yellow") if m.code_change is not None else ""
-            return (Target(f"mem:{m.id}", m.title, m),
+            return (Target(Key.memory(m.id), m.title, m),
                     styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200), changed))
 
         section("On this branch", [mem(m) for m in what.branch_memories])
         section("About your changes", [mem(m) for m in what.file_memories])
         section("Open tasks", [mem(m) for m in what.open_tasks])
         section("Recent memories", [mem(m) for m in what.recent_memories if m not in what.branch_memories])
-        section("Recent commits", [(Target(f"commit:{c.sha}", c.subject),
+        section("Recent commits", [(Target(Key("commit", c.sha), c.subject),
                                     styled((f"{age(c.time):>6} ", "dim"), f"{c.short} ", clip(c.subject, 200)))
                                    for c in what.recent_commits])
-        section("Working change", [(Target(f"file:{f.path}", f.path),
+        section("Working change", [(Target(Key.file(f.path), f.path),
                                     styled((f"←{f.imported_by:<3}", "dim"), f"{f.state[:3]} ", shorten_path(f.path, path_room)))
                                    for f in what.changed_files])
         self.targets = targets
@@ -109,5 +111,6 @@ class WhatPane(Pane):
 
     @on(OptionList.OptionSelected, "#what-list")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        if event.option.id:
-            self.post_message(self.EntryChosen(self, event.option.id.split("|", 1)[1]))
+        target = self.targets.get(event.option.id or "")
+        if target is not None:
+            self.post_message(self.EntryChosen(self, target.key))

@@ -1,10 +1,10 @@
 """The dashboard's calls on the engine: one typed protocol, two implementations.
 
-`bridge.EngineBridge` answers them over an engine in this process; `remote_bridge.RemoteBridge` forwards each one
-to the repository's resident server, which answers it with an `EngineBridge` over its warm engine. The server
-accepts exactly these calls (`CALLS`), so a call added here is a call both sides have, and nothing else crosses.
-Arguments and answers are plain data (`core.requests`, `core.answers`, `core.records`, `core.items`): standard
-library values and the engine's own dataclasses, never an engine object.
+`local.EngineBridge` answers them over an engine in this process; `remote.RemoteBridge` forwards each one to the
+repository's resident server, which answers it with an `EngineBridge` over its warm engine. The server accepts
+exactly these calls (`CALLS`), so a call added here is a call both sides have, and nothing else crosses.
+Arguments and answers are plain data (`core.requests`, `core.answers`, `core.records`, `core.context.items`):
+standard library values and the engine's own dataclasses, never an engine object.
 
 Indexing and watching are not calls: the server runs the repository's one index pass and watcher and tells every
 attached process what happens (see `hosted`). Copying and assembling a context stay in the dashboard's process:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # light at run time: an attached dashboard imports this and n
     from ...core.clipboard import CopyResult
     from ...core.context.assemble import Assembled
     from ...core.context.items import Selection
+    from ...core.keys import Key
     from ...core.records import Memory, MemoryDraft, RememberResult
     from ...core.requests import MapRequest, SearchRequest, SelectRequest
 
@@ -59,7 +60,7 @@ class EngineCalls(ABC):
         """A smart search, inline filters in its text included."""
 
     @abstractmethod
-    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
+    def graph(self, node: Key | None, session: str | None = None) -> tuple[Key, str, list[Neighbour]]:
         """(centre, its label, its neighbours): around `node`, or the working change's most connected file."""
 
     @abstractmethod

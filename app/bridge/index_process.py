@@ -10,7 +10,8 @@ A small phase runs in the calling process instead (a lexical phase over a few do
 has files, or an embedding phase of a few dozen chunks, even a first pass's): there a child's start would cost more
 than the phase, and the phase's memory is small.
 
-- Progress and the result come back as JSON lines on the child's standard output.
+- Progress and the result come back as JSON lines on the child's standard output: the protocol's messages
+  (`link.messages`: `progress`, then `report` or `failed`), read through the same `link.exchange.Exchange`.
 - An embedding child works in its parent's turn: the parent holds the embed lock (core.index.embed_queue) for the
   whole phase, so whether anything embeds now is told by the lock even while the child is starting.
 - A stop asked for by the caller is one line on the child's standard input; the child finishes its batch and exits.
@@ -29,12 +30,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import IO
 
 from ...core.answers import IndexProgress, IndexReport
 from ...core.cloud_variables import without_cloud_variables
 from ...core.errors import CortexError, DatabaseLocked
+from ..link.exchange import Exchange
+from ..link.messages import Failed, PassReport, Progress, ProtocolError, Reply
 
 STOP = "stop"
 """The line on a child's standard input that asks it to stop after its current batch."""
@@ -157,14 +160,16 @@ def _run_child(request: PassRequest, caller: PassCaller, env: dict[str, str]) ->
             [sys.executable, "-m", __spec__.name], cwd=request.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=errors, text=True, encoding="utf-8", env=env,
         )
+        # Both pipes exist: they were asked for.
+        assert child.stdin is not None and child.stdout is not None
         done = threading.Event()
-        stopper = threading.Thread(target=_pass_on_stop, args=(child, caller.should_stop, done), daemon=True,
+        stopper = threading.Thread(target=_pass_on_stop, args=(child.stdin, caller.should_stop, done), daemon=True,
                                    name="cortex-index-stop")
         try:
             child.stdin.write(json.dumps(asdict(request)) + "\n")
             child.stdin.flush()
             stopper.start()
-            answer = _read_answers(child.stdout, caller.progress)
+            answer = _read_answer(Exchange.on_lines(child.stdout), caller.progress)
             child.wait()
         finally:
             done.set()
@@ -176,33 +181,43 @@ def _run_child(request: PassRequest, caller: PassCaller, env: dict[str, str]) ->
             errors.seek(0)
             tail = errors.read().decode("utf-8", "replace").strip().splitlines()[-3:]
             raise CortexError(f"the index pass stopped unexpectedly (exit {child.returncode}): {' '.join(tail)}")
-    if "error" in answer:
-        raise (DatabaseLocked if answer.get("locked") else CortexError)(answer["error"])
-    fields = answer["report"]
-    fields["skipped"] = [tuple(s) for s in fields["skipped"]]
-    return IndexReport(**fields)
+    if isinstance(answer, Failed):
+        raise (DatabaseLocked if answer.locked else CortexError)(answer.message)
+    if isinstance(answer, PassReport):
+        return report_from_wire(answer.report)
+    raise CortexError(f"the index pass answered {answer.KIND}")
 
 
-def _pass_on_stop(child: subprocess.Popen, should_stop: Callable[[], bool], done: threading.Event) -> None:
+def _pass_on_stop(stdin: IO[str], should_stop: Callable[[], bool], done: threading.Event) -> None:
     while not done.wait(_STOP_POLL_SECONDS):
         if should_stop():
             try:
-                child.stdin.write(STOP + "\n")
-                child.stdin.flush()
+                stdin.write(STOP + "\n")
+                stdin.flush()
             except (OSError, ValueError):
                 pass  # it has exited already
             return
 
 
-def _read_answers(lines: IO[str], progress: Callable[[IndexProgress], None]) -> dict | None:
-    """Pass progress events on; the final answer (a report or an error), or None when the child died first."""
-    for line in lines:
-        message = json.loads(line)
-        if "progress" in message:
-            progress(IndexProgress(*message["progress"]))
-        else:
-            return message
-    return None
+def _read_answer(exchange: Exchange, progress: Callable[[IndexProgress], None]) -> Reply | None:
+    """Pass progress events on; the final answer (a report or a failure), or None when the child died first (or
+    wrote what is not an answer, which its standard error explains)."""
+
+    def heard(reply: Reply) -> None:
+        if isinstance(reply, Progress):
+            progress(IndexProgress(phase=reply.phase, done=reply.done, total=reply.total))
+
+    try:
+        return exchange.answer(heard)
+    except ProtocolError:
+        return None
+
+
+def report_from_wire(wire: dict) -> IndexReport:
+    """An `IndexReport` from its fields by name, as `PassReport` carries them (JSON has lists where it has tuples)."""
+    known = {f.name: wire[f.name] for f in fields(IndexReport) if f.name in wire}
+    known["skipped"] = [(str(path), str(reason)) for path, reason in known.get("skipped", [])]
+    return IndexReport(**known)
 
 
 # --- the child ------------------------------------------------------------------------------------------------------
@@ -216,14 +231,14 @@ def _watch_parent(stop: threading.Event) -> None:
     os._exit(1)
 
 
-def _run(request: PassRequest, stop: threading.Event, say: Callable[[dict], None]) -> IndexReport:
+def _run(request: PassRequest, stop: threading.Event, say: Callable[[Reply], None]) -> IndexReport:
     from ...core.config import Settings
     from ...core.engine import Engine
 
     engine = Engine(request.root, request.db, Settings.model_validate(request.settings))
     index = engine.code_index(create=True)
 
-    progress = _until_done(lambda event: say({"progress": [event.phase, event.done, event.total]}))
+    progress = _until_done(lambda event: say(Progress(event.phase, event.done, event.total)))
     if request.phase == "lexical":
         return index.update(embed=False, progress=progress)
     return _embed(engine, index, request.priority, progress, stop.is_set)
@@ -237,17 +252,14 @@ def main() -> None:
     # native code) goes to standard error instead of into the answers.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-
-    def say(message: dict) -> None:
-        out.write(json.dumps(message) + "\n")
-        out.flush()
+    say = Exchange.on_lines(writer=out).send
 
     try:
         report = _run(request, stop, say)
     except CortexError as exc:
-        say({"error": str(exc), "locked": isinstance(exc, DatabaseLocked)})
+        say(Failed(str(exc), locked=isinstance(exc, DatabaseLocked)))
         return
-    say({"report": asdict(report)})
+    say(PassReport(asdict(report)))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from ...core.engine import Engine
 from ...core.errors import CortexError, DatabaseLocked
 from ...core.graph.graph import default_centre, neighbours, node_label, resolve_node
 from ...core.index.watch import IndexWatcher
+from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft, RememberResult
 from ...core.requests import MapRequest, SearchRequest, SelectRequest
 from .calls import Bridge, WatchEvents
@@ -155,7 +156,7 @@ class EngineBridge(Bridge):
         return self.engine.smart_search(request)
 
     @_needs_repository
-    def graph(self, node: str | None, session: str | None = None) -> tuple[str, str, list[Neighbour]]:
+    def graph(self, node: Key | None, session: str | None = None) -> tuple[Key, str, list[Neighbour]]:
         graph = self.engine.graph(session=session)
         centre = resolve_node(graph, node) if node else default_centre(graph, self.engine.git().changed_files)
         return centre, node_label(graph, centre), neighbours(graph, centre, 1, limit=80)

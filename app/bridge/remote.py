@@ -1,10 +1,10 @@
 """The dashboard's door to the engine when the repository's resident server owns it.
 
-Every engine call of the protocol (`engine_calls.EngineCalls`) is forwarded to the server's warm engine
-(`remote.Remote`), generated from the protocol itself so that the two cannot drift apart. The server is the
+Every engine call of the protocol (`calls.EngineCalls`) is forwarded to the server's warm engine
+(`link.remote.Remote`), generated from the protocol itself so that the two cannot drift apart. The server is the
 repository's one index watcher: `index` subscribes to it and reports its progress, `start_watcher` passes on what it
 tells (updates, memories written by any process, a replaced database and the pass that follows). Copying and
-assembling a context stay here (`engine_calls.Bridge`): they need this terminal, not the engine.
+assembling a context stay here (`calls.Bridge`): they need this terminal, not the engine.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..link import connection
+from ...core.answers import IndexProgress
+from ..link import connection, protocol
+from ..link.messages import Failed, Indexed, Memories, Progress, Replaced, Reply, Update
 from ..link.remote import Remote, RemoteError, Subscription
 from .calls import CALLS, Bridge, EngineCalls, WatchEvents
 
@@ -26,11 +28,11 @@ def _forwarded(name: str):
     """`name` of the protocol, asked of the server: same signature, same answer, the server's exception raised here."""
     declared = getattr(EngineCalls, name)
 
-    @functools.wraps(declared)
+    # Its name, signature and docstring, not its `__dict__`: that holds abc's mark of an abstract method.
+    @functools.wraps(declared, updated=())
     def call(self: RemoteBridge, *args, **kwargs):
         return self.remote.call("bridge", name, *args, **kwargs)
 
-    call.__isabstractmethod__ = False
     return call
 
 
@@ -69,18 +71,18 @@ class RemoteBridge(Bridge):
         """The server's index pass as this dashboard sees it: its progress, then (report, status). (None, None) when
         the dashboard stopped waiting (it is closing)."""
         self._subscription = self.remote.watch()
-        for kind, value in self._subscription:
+        for event in self._subscription:
             if should_stop() or self._stopped.is_set():
                 return None, None
-            if kind == "progress":
-                progress(value)
-            elif kind == "indexed":
-                return value
-            elif kind == "failed":
+            if isinstance(event, Progress):
+                progress(IndexProgress(phase=event.phase, done=event.done, total=event.total))
+            elif isinstance(event, Indexed):
+                return protocol.unpack(event.payload)
+            elif isinstance(event, Failed):
                 from ...core.errors import CortexError
 
                 self._subscription.close()
-                raise CortexError(value)
+                raise CortexError(event.message)
         if self._stopped.is_set():
             return None, None
         raise RemoteError("lost the resident server while it indexed")
@@ -95,8 +97,8 @@ class RemoteBridge(Bridge):
         while not self._stopped.is_set():
             subscription = self._subscription
             if subscription is not None:
-                for kind, value in subscription:
-                    _tell(events, kind, value)
+                for event in subscription:
+                    _tell(events, event)
             if self._stopped.wait(RESUBSCRIBE_SECONDS):
                 return
             try:
@@ -114,14 +116,14 @@ class RemoteBridge(Bridge):
             self._subscription.close()
 
 
-def _tell(events: WatchEvents, kind: str, value) -> None:
-    if kind == "update":
-        events.update(value)
-    elif kind == "memories":
+def _tell(events: WatchEvents, event: Reply) -> None:
+    if isinstance(event, Update):
+        events.update(protocol.unpack(event.payload))
+    elif isinstance(event, Memories):
         events.memories()
-    elif kind == "replaced":
+    elif isinstance(event, Replaced):
         events.replaced()
-    elif kind == "indexed":
-        events.indexed(*value)
-    elif kind == "failed":
-        events.failed(value)
+    elif isinstance(event, Indexed):
+        events.indexed(*protocol.unpack(event.payload))
+    elif isinstance(event, Failed):
+        events.failed(event.message)

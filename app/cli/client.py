@@ -38,11 +38,16 @@ from ..link.connection import (
     start_server,
     wait_stopped,
 )
-from ..link.protocol import Request
+from ..link.exchange import Exchange
+from ..link.messages import Done, ProtocolError, ReceiptAnswer, ReceiptRequest, Retired, RunRequest, Where
 from ..terminal_size import usable_size
 from .served_copy import CopyHere, finish, served_argv
 from .text_input import invalid_argument
 from .writes import is_write
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 WRITE_ID_ENV = "CORTEX_WRITE_ID"
 """`core.write_ids.ENV`, not imported from there: the thin client imports no engine module (a test holds them
@@ -53,6 +58,7 @@ SERVED = frozenset({
     "graph", "select", "context", "agent", "index", "map", "snapshot",
 })
 NO_DAEMON_FLAG = "--no-daemon"
+NO_DAEMON_ENV = "CORTEX_NO_DAEMON"
 HOOK_KINDS = ("claude-code", "git-post-commit")
 """`hook_run.KINDS`, not imported from there: `cortex ss` has no use for what that module imports (a test holds
 them equal)."""
@@ -62,12 +68,14 @@ class Route:
     """Where a command goes: the server of this (repository root, database), with this request. (Not a dataclass:
     see `app/command.py`.)"""
 
-    __slots__ = ("root", "db", "request", "copy")
+    __slots__ = ("root", "db", "request", "where", "copy")
 
-    def __init__(self, root: str, db: str, request: Request, copy: CopyHere | None = None) -> None:
+    def __init__(self, root: str, db: str, request: RunRequest, where: Where, copy: CopyHere | None = None) -> None:
         self.root = root
         self.db = db
         self.request = request
+        self.where = where
+        """The command line's `-C`, `--db`, ...: what a question about its write is asked of."""
         self.copy = copy
         """Set for `context --copy`: the answer's text goes on this process's clipboard."""
 
@@ -88,9 +96,6 @@ def main(argv: list[str] | None = None) -> int:
     if problem:  # before a server is asked (or started) for a command that cannot run
         return _fail(problem, 2)
     argv, no_daemon = _strip_no_daemon(argv)
-    if no_daemon:
-        # Also for what runs in-process and would attach to a server itself (`cortex mcp`), and its children.
-        os.environ["CORTEX_NO_DAEMON"] = "1"
     route = None if no_daemon or not daemon_wanted() else _route(argv)
     if route is not None:
         code = _send(route)
@@ -98,12 +103,18 @@ def main(argv: list[str] | None = None) -> int:
             return code
         if route.request.stdin is not None:
             _give_back_stdin(route.request)
+    from pathlib import Path
+
     from . import main as cli
+    from .context import CommandContext
 
-    return cli.main(argv)
+    # The flag goes in the command's environment, for what it runs that would attach to a server itself (`cortex
+    # mcp`, `cortex index`), not in this process's.
+    env = {**os.environ, NO_DAEMON_ENV: "1"} if no_daemon else os.environ
+    return cli.main(argv, CommandContext(sys.stdin, sys.stdout, sys.stderr, Path(os.getcwd()), env))
 
 
-def _give_back_stdin(request: Request) -> None:
+def _give_back_stdin(request: RunRequest) -> None:
     """Standard input was read for a server that did not run the command: the in-process run reads the same bytes
     (it found an empty stream, and `cortex remember -` said "memory text is empty")."""
     data = base64.b64decode(request.stdin or "")
@@ -142,8 +153,8 @@ def _route(argv: list[str]) -> Route | None:
     if "COLUMNS" not in env and (size := _terminal_size()) is not None:
         env["COLUMNS"], env["LINES"] = str(size[0]), env.get("LINES", str(size[1]))
     env.update(usable_size(env))
-    request = Request(
-        op="run", fingerprint=protocol.fingerprint(), argv=tuple(argv), cwd=os.getcwd(), env=env,
+    request = RunRequest(
+        protocol.fingerprint(), tuple(argv), os.getcwd(), env,
         write_id=(env.get(WRITE_ID_ENV) or _new_write_id()) if is_write(args) else "",
         stdout_tty=_isatty(sys.stdout), stderr_tty=_isatty(sys.stderr),
         stdout_encoding=getattr(sys.stdout, "encoding", None) or "utf-8",
@@ -151,7 +162,7 @@ def _route(argv: list[str]) -> Route | None:
         stdin=stdin, stdin_encoding=getattr(sys.stdin, "encoding", None) or "utf-8",
         stdin_errors=getattr(sys.stdin, "errors", None) or "strict",
     )
-    return Route(*key, request, copy)
+    return Route(*key, request, Where.of(args), copy)
 
 
 def _new_write_id() -> str:
@@ -171,7 +182,8 @@ def _terminal_size() -> tuple[int, int] | None:
     """The size rich would find in-process: the first of stdin, stdout and stderr that is a terminal."""
     for fd in (0, 1, 2):
         try:
-            return tuple(os.get_terminal_size(fd))
+            size = os.get_terminal_size(fd)
+            return size.columns, size.lines
         except (OSError, ValueError):
             continue
     return None
@@ -208,32 +220,25 @@ def _send(route: Route) -> int | None:
 
 def _exchange(conn: socket.socket, route: Route) -> int | None:
     conn.settimeout(SILENCE_SECONDS)
-    accepted = False
+    exchange = Exchange.on_socket(conn)
     try:
-        protocol.send(conn, route.request.to_json())
-        while True:
-            reply = protocol.receive(conn)
-            kind = reply.get("type") if reply else None
-            if kind == "accepted":
-                accepted = True
-            elif kind == "done":
-                return _done(route, reply.get("output") or [], int(reply.get("exit", 1)))
-            elif kind == "alive":
-                continue
-            elif not accepted and kind in (None, "retired"):
-                raise _Retry()
-            elif not accepted:
-                return None  # refused: run in-process
-            else:
-                return _lost(route, "the resident server stopped while running the command")
+        exchange.send(route.request)
+        reply = exchange.answer()
     except TimeoutError:
-        if not accepted:
+        if not exchange.accepted:
             return None
         return _lost(route, f"the resident server said nothing for {SILENCE_SECONDS:.0f} s")
-    except (OSError, protocol.ProtocolError) as exc:
-        if not accepted:
+    except (OSError, ProtocolError) as exc:
+        if not exchange.accepted:
             raise _Retry() from exc
         return _lost(route, f"lost the resident server while running the command ({exc})")
+    if isinstance(reply, Done):
+        return _done(route, reply.output, reply.exit)
+    if exchange.accepted:
+        return _lost(route, "the resident server stopped while running the command")
+    if reply is None or isinstance(reply, Retired):
+        raise _Retry()
+    return None  # refused: run in-process
 
 
 NOT_COMMITTED_EXIT = 75
@@ -249,71 +254,67 @@ def _lost(route: Route, what: str) -> int:
         return _fail(f"{what}; it is not a write that could be stored twice: run it again (--no-daemon runs it "
                      "in-process)")
     answer = _ask_receipt(route)
-    if answer.get("committed") is True:
+    if answer.committed is True:
         print(f"cortex: {what}, but the write committed (write id {write_id}); its output was lost with the server",
               file=sys.stderr)
         return 0
-    if answer.get("committed") is False:
+    if answer.committed is False:
         return _fail(f"{what}: not committed (write id {write_id}); nothing was stored, run it again",
                      NOT_COMMITTED_EXIT)
-    return _fail(f"{what}, and whether write {write_id} committed cannot be known now ({answer.get('error')}); run "
+    return _fail(f"{what}, and whether write {write_id} committed cannot be known now ({answer.error}); run "
                  f"it again with {WRITE_ID_ENV}={write_id}: a write with that id is stored at most once")
 
 
-def _ask_receipt(route: Route) -> dict:
+def _ask_receipt(route: Route) -> ReceiptAnswer:
     """The `receipt` answer for the route's write: from a server (the same one if it lives, which answers once the
     command has ended, else a new one), or from this process when none can be reached."""
-    request = Request(op="receipt", fingerprint=protocol.fingerprint(), argv=route.request.argv,
-                      cwd=route.request.cwd, env=route.request.env, write_id=route.request.write_id)
-    error = "no server answered"
+    request = ReceiptRequest(route.where, route.request.cwd, route.request.env, route.request.write_id)
     try:
         paths = protocol.server_paths(route.root, route.db)
     except OSError as exc:
-        paths, error = None, str(exc)
-    for _attempt in range(2 if paths is not None else 0):
+        return _receipt_here(route, str(exc))
+    error = "no server answered"
+    for _attempt in range(2):
         conn = connect(paths) or start_server(paths, route.root, route.db)
         if conn is None:
             break
         try:
             with conn:
                 conn.settimeout(SILENCE_SECONDS)
-                protocol.send(conn, request.to_json())
-                while True:
-                    reply = protocol.receive(conn)
-                    kind = reply.get("type") if reply else None
-                    if kind == "receipt":
-                        return reply or {}
-                    if kind not in ("accepted", "alive"):
-                        error = f"the server answered {kind or 'nothing'}"
-                        break
+                exchange = Exchange.on_socket(conn)
+                exchange.send(request)
+                reply = exchange.answer()
+            if isinstance(reply, ReceiptAnswer):
+                return reply
+            error = f"the server answered {reply.KIND if reply is not None else 'nothing'}"
         except TimeoutError:
-            return {"error": f"the resident server said nothing for {SILENCE_SECONDS:.0f} s"}
-        except (OSError, protocol.ProtocolError) as exc:
+            return ReceiptAnswer(None, f"the resident server said nothing for {SILENCE_SECONDS:.0f} s")
+        except (OSError, ProtocolError) as exc:
             error = str(exc)
         wait_stopped(paths, START_SECONDS)  # a server that went away again (or retired): ask a new one
     return _receipt_here(route, error)
 
 
-def _receipt_here(route: Route, error: str) -> dict:
+def _receipt_here(route: Route, error: str) -> ReceiptAnswer:
     """Ask the database in this process (the engine's import and the database's opening: seconds, once)."""
     try:
         from .context import CommandContext
         from .receipt_check import receipt_answer
     except ImportError:
-        return {"error": error}
-    return receipt_answer(CommandContext.of_process(), list(route.request.argv), route.request.write_id)
+        return ReceiptAnswer(None, error)
+    return receipt_answer(CommandContext.of_process(), route.where, route.request.write_id)
 
 
-def _done(route: Route, output: list, code: int) -> int:
+def _done(route: Route, output: tuple[tuple[int, str], ...], code: int) -> int:
     if route.copy is None:
         return _write(output, code)
     try:
-        return _write(*finish(route.copy, output, code))
+        return _write(*finish(route.copy, list(output), code))
     except (OSError, ValueError, KeyError) as exc:
         return _fail(f"the context was assembled but not copied: {exc}")
 
 
-def _write(output: list, code: int) -> int:
+def _write(output: Sequence[tuple[int, str]], code: int) -> int:
     """Replay the command's output on the client's own streams, in the order it was written."""
     try:
         for number, text in output:

@@ -83,7 +83,7 @@ class _ServerAhead:
         from ..link import connection
 
         self._where = (ctx.path(getattr(args, "target", None) or args.path), ctx.database(args.db))
-        self.wanted = not args.no_embed and not args.wait and connection.daemon_wanted()
+        self.wanted = not args.no_embed and not args.wait and connection.daemon_wanted(ctx.env)
         self._found: list = []
         self._thread: threading.Thread | None = None
         if self.wanted and not engine.has_index():

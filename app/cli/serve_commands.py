@@ -46,8 +46,6 @@ def run(args, ctx: CommandContext) -> Answer | int:
 
 def _status(paths) -> Answer:
     found = connection.ask(paths, "status")
-    if found is not None:
-        found.pop("type", None)
     return Answer({"running": found is not None, **(found or {})}, lambda out: _print_status(out, found))
 
 
@@ -108,7 +106,8 @@ def run_mcp(args, ctx: CommandContext) -> int:
 
     if args.http is None and (args.no_auth or args.show_token):
         raise CortexError("--no-auth and --show-token are for --http PORT (stdio needs no token)")
-    serve(ctx.path(args.path), ctx.database(args.db), args.http, watch=not args.no_watch, auth=not args.no_auth, show_token=args.show_token)
+    serve(ctx.path(args.path), ctx.database(args.db), args.http, watch=not args.no_watch, auth=not args.no_auth,
+          show_token=args.show_token, daemon=connection.daemon_wanted(ctx.env))
     return 0
 
 

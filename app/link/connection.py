@@ -14,7 +14,13 @@ import time
 
 from ...core.cloud_variables import without_cloud_variables
 from . import protocol
-from .protocol import ALIVE_SECONDS, Request, ServerPaths
+from .exchange import Exchange
+from .messages import ProtocolError, Refused, Retired, Status, StatusRequest, Stopping, StopRequest, VersionMismatch
+from .protocol import ALIVE_SECONDS, ServerPaths
+
+TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 CONNECT_SECONDS = 2.0
 START_SECONDS = 60.0
@@ -26,25 +32,26 @@ SILENCE_SECONDS = ALIVE_SECONDS * 15
 """A server that says nothing for this long (it sends `alive` every second while working) is taken as hung."""
 
 
-def daemon_wanted() -> bool:
-    """False when CORTEX_NO_DAEMON is set, or the setting `daemon` (env CORTEX_DAEMON or config.toml) is false."""
-    if os.environ.get("CORTEX_NO_DAEMON", "") not in ("", "0"):
+def daemon_wanted(env: Mapping[str, str] = os.environ) -> bool:
+    """False when CORTEX_NO_DAEMON is set in `env` (a command's, or this process's), or the setting `daemon` (env
+    CORTEX_DAEMON or config.toml) is false."""
+    if env.get("CORTEX_NO_DAEMON", "") not in ("", "0"):
         return False
     falsy = ("0", "false", "no", "off", "f", "n")
     try:
-        value = config_value("daemon", True)
+        value = config_value("daemon", True, env)
     except Exception:  # a broken config file: run in-process, where the settings report it properly
         return False
     return str(value).strip().lower() not in falsy
 
 
-def config_value(key: str, default: object = None) -> object:
+def config_value(key: str, default: object = None, env: Mapping[str, str] = os.environ) -> object:
     """A top-level setting as `core.config` finds it (env CORTEX_<KEY>, then the user's config.toml), without
     importing pydantic; raises on a config file that cannot be read."""
-    explicit = os.environ.get(f"CORTEX_{key.upper()}")
+    explicit = env.get(f"CORTEX_{key.upper()}")
     if explicit is not None:
         return explicit
-    path = _config_file()
+    path = _config_file(env)
     if not os.path.isfile(path):
         return default
     import tomllib
@@ -53,18 +60,18 @@ def config_value(key: str, default: object = None) -> object:
         return tomllib.loads(file.read()).get(key, default)
 
 
-def _config_file() -> str:
+def _config_file(env: Mapping[str, str] = os.environ) -> str:
     """The user's config.toml as `core.locations.user_config_file` finds it, without importing platformdirs on
     Linux (a tenth of a warm command's budget on a busy machine): the XDG rule, which a test holds equal."""
-    explicit = os.environ.get("CORTEX_CONFIG")
+    explicit = env.get("CORTEX_CONFIG")
     if explicit:
         return explicit
     if sys.platform.startswith("linux"):
-        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
+        base = env.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
         return os.path.join(base, "cortex-tui", "config.toml")
     from ...core.locations import user_config_file
 
-    return str(user_config_file())
+    return str(user_config_file(env))
 
 
 def server_key(path: str, db: str | None) -> tuple[str, str] | None:
@@ -143,18 +150,31 @@ def server_environment() -> dict[str, str]:
     return without_cloud_variables(os.environ)
 
 
-def ask(paths: ServerPaths, op: str) -> dict | None:
-    """The server's answer to `status` or `stop`, or None when none is running."""
+def ask(paths: ServerPaths, op: str) -> dict[str, object] | None:
+    """The server's answer to `status` (its status record) or `stop` (its pid), or None when none is running.
+    ProtocolError, in one line, when it answered anything else (a server of another install retires instead)."""
     conn = connect(paths)
     if conn is None:
         return None
     with conn:
         try:
             conn.settimeout(SILENCE_SECONDS)
-            protocol.send(conn, Request(op=op).to_json())
-            return protocol.receive(conn)
-        except (OSError, protocol.ProtocolError):
+            exchange = Exchange.on_socket(conn)
+            exchange.send(StatusRequest() if op == "status" else StopRequest())
+            reply = exchange.answer()
+        except VersionMismatch:
+            raise  # a server that is there, but of another install: said in one line, not taken for none
+        except (OSError, ProtocolError):
             return None
+    if isinstance(reply, Status):
+        return dict(reply.info)
+    if isinstance(reply, Stopping):
+        return {"pid": reply.pid}
+    if reply is None:
+        return None
+    if isinstance(reply, (Retired, Refused)):
+        raise ProtocolError(f"the resident server {reply.KIND} the request: {reply.message}")
+    raise ProtocolError(f"the resident server answered {op} with {reply.KIND}")
 
 
 def wait_stopped(paths: ServerPaths, seconds: float) -> bool:

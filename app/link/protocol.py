@@ -1,15 +1,16 @@
-"""The resident server's wire format and where its files live. Standard library only: the thin client imports it.
+"""The resident server's frames and where its files live. Standard library only: the thin client imports it.
 
-A frame is a 4-byte big-endian length and a UTF-8 JSON object. Strings keep lone surrogates (`surrogatepass`), so
-text that Python itself could not print still crosses the socket unchanged and fails, if at all, where it would
-fail in-process: when the client writes it.
+A frame is a 4-byte big-endian length and a UTF-8 JSON object: one message of `messages` (its kinds, the version,
+and what each kind means). Strings keep lone surrogates (`surrogatepass`), so text that Python itself could not
+print still crosses the socket unchanged and fails, if at all, where it would fail in-process: when the client
+writes it.
 
-One connection carries one request: the client sends a `Request`; the server answers `accepted` once it has read
-and checked it, `alive` every second while the command waits or runs, and finally `done` (the command's output in
-order and its exit code), or `retired` (this server is being replaced and ran nothing) or `refused` (it ran nothing).
-A client that saw no `accepted` knows the command did not run and may retry it elsewhere. A command that writes
-carries a write id; a client that lost its server after `accepted` sends `receipt` with that id (to a new server)
-and hears `receipt` with `committed` true or false, once no command with that id is running any more.
+One connection carries one request: the client sends it; the server answers `accepted` once it has read and
+checked it, `alive` every second while the command waits or runs, and finally `done` (the command's output in
+order and its exit code), or `retired` (this server is being replaced and ran nothing) or `refused` (it ran
+nothing). A client that saw no `accepted` knows the command did not run and may retry it elsewhere. A command that
+writes carries a write id; a client that lost its server after `accepted` sends `receipt` with that id (to a new
+server) and hears `receipt` with `committed` true or false, once no command with that id is running any more.
 
 Processes that attach to the server instead of building an engine of their own (the dashboard, `cortex mcp`) send
 `call` (one method of the dashboard's bridge or of the MCP tools, answered by `result` or `error`) and `watch` (a
@@ -34,8 +35,8 @@ import struct
 import sys
 
 from ...core.cloud_variables import CLOUD_PREFIXES
+from .messages import ProtocolError
 
-PROTOCOL_VERSION = 3
 MAX_FRAME = 256 * 1024 * 1024
 """Larger frames are refused: nothing cortex prints comes near, and a corrupt length must not allocate gigabytes."""
 ALIVE_SECONDS = 1.0
@@ -60,63 +61,6 @@ def forwarded(name: str) -> bool:
 def forwarded_environment() -> dict[str, str]:
     """The variables of this process that a request carries (see FORWARDED_PREFIXES)."""
     return {k: v for k, v in os.environ.items() if forwarded(k)}
-
-
-class ProtocolError(Exception):
-    """The other end sent something that is not a frame of this protocol, or went away mid-frame."""
-
-
-class Request:
-    """One `cortex` invocation as the client saw it. (A plain class, not a dataclass: the thin client sends one for
-    every served command; see `app/command.py`.)"""
-
-    __slots__ = ("op", "fingerprint", "argv", "cwd", "env", "stdout_tty", "stderr_tty", "stdout_encoding",
-                 "stderr_encoding", "stdin", "stdin_encoding", "stdin_errors", "facade", "method", "payload", "session",
-                 "write_id", "version")
-
-    def __init__(self, op: str, *, fingerprint: str = "", argv: tuple[str, ...] = (), cwd: str = "",
-                 env: dict[str, str] | None = None, stdout_tty: bool = False, stderr_tty: bool = False,
-                 stdout_encoding: str = "utf-8", stderr_encoding: str = "utf-8", stdin: str | None = None,
-                 stdin_encoding: str = "utf-8", stdin_errors: str = "strict", facade: str = "", method: str = "",
-                 payload: str = "", session: str = "", write_id: str = "", version: int = PROTOCOL_VERSION) -> None:
-        self.op = op
-        """`run` a command, `call` a method, `watch` the index, say whether a write committed (`receipt`), report
-        `status`, or `stop` the server."""
-        self.fingerprint = fingerprint
-        self.argv = argv
-        self.cwd = cwd
-        self.env: dict[str, str] = {} if env is None else env
-        """The client's forwarded variables (see FORWARDED_PREFIXES): a command's, and for `call` and `watch` the
-        attached process's, whose settings and credentials the call runs with."""
-        self.stdout_tty = stdout_tty
-        self.stderr_tty = stderr_tty
-        self.stdout_encoding = stdout_encoding
-        self.stderr_encoding = stderr_encoding
-        self.stdin = stdin
-        """Standard input as base64 bytes, read by the client when the command may read it (`-` as an argument);
-        None when it does not. The server decodes it as the client's own stdin would (`stdin_encoding`), so bytes
-        that are not valid text fail the same way in both places."""
-        self.stdin_encoding = stdin_encoding
-        self.stdin_errors = stdin_errors
-        self.facade = facade
-        """For `call`: `bridge` (the dashboard's) or `tools` (the MCP server's)."""
-        self.method = method
-        self.payload = payload
-        """For `call`: the arguments, `pack((args, kwargs))`."""
-        self.session = session
-        """For `call` of `tools`: the MCP client's session, in which the tool reads and writes session memories."""
-        self.write_id = write_id
-        """For `run` of a command that writes: the id its write is stored with (core/write_ids.py); for `receipt`:
-        the id asked about."""
-        self.version = version
-
-    def to_json(self) -> dict:
-        return {**{name: getattr(self, name) for name in self.__slots__}, "argv": list(self.argv)}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Request:
-        known = {k: data[k] for k in cls.__slots__ if k in data}
-        return cls(**{**known, "argv": tuple(known.get("argv", ()))})
 
 
 class ServerPaths:
@@ -175,11 +119,12 @@ def server_paths(root: str, db: str) -> ServerPaths:
 def sha256_hex(data: bytes) -> str:
     """`hashlib.sha256(data).hexdigest()` from Python's own implementation: importing `hashlib` loads OpenSSL, 3 ms of
     a served command on the 2-core development machine against 0.1 ms for this."""
+    # CPython's own modules, which typeshed has no stubs for.
     try:
-        from _sha2 import sha256  # Python 3.12 and later
+        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12 and later
     except ImportError:
         try:
-            from _sha256 import sha256  # Python 3.11
+            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
         except ImportError:  # a Python built without its own hashes
             from hashlib import sha256
     return sha256(data).hexdigest()
@@ -223,7 +168,7 @@ PLAIN_MODULES = frozenset({"builtins", "copyreg", "collections", "datetime", "zo
 """Standard-library modules whose values cross the socket (containers, dates, paths, exceptions)."""
 PLAIN_PACKAGE = "cortex_tui.core."
 """Besides those, only the engine's own records and answers cross (dataclasses of light modules: `core.answers`,
-`core.records`, `core.requests`, `core.items`, `core.errors`, ...): never a class of another package (pydantic,
+`core.records`, `core.requests`, `core.context.items`, `core.errors`, ...): never a class of another package (pydantic,
 LanceDB, pyarrow), whose unpickling would import it on the other end, nor anything that is not data."""
 
 
@@ -274,7 +219,7 @@ def unpack(text: str):
     return PlainUnpickler(io.BytesIO(base64.b64decode(text))).load()
 
 
-def send(sock: socket.socket, message: dict) -> None:
+def send(sock: socket.socket, message: dict[str, object]) -> None:
     body = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
     sock.sendall(struct.pack(">I", len(body)) + body)
 
@@ -301,6 +246,8 @@ def receive(sock: socket.socket) -> dict | None:
     if size > MAX_FRAME:
         raise ProtocolError(f"message of {size} bytes is larger than the limit")
     body = _read_exactly(sock, size) if size else b""
+    if body is None:
+        raise ProtocolError("the connection closed in the middle of a message")
     try:
         message = json.loads(body.decode("utf-8", "surrogatepass"))
     except (UnicodeDecodeError, ValueError) as exc:

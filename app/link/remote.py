@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import connection, protocol
-from .protocol import Request
+from .exchange import Exchange
+from .messages import CallRequest, Error, ProtocolError, Refused, Reply, Request, Result, Retired, WatchRequest
 
 
 class RemoteError(Exception):
@@ -55,25 +56,27 @@ class Remote:
             raise RemoteError(f"the resident server for {self.root} is not running (restart to run without it)")
         return conn
 
-    def _open(self, request: Request) -> socket.socket:
+    def _open(self, request: Request) -> tuple[socket.socket, Exchange]:
         """A connection whose request the server has accepted; one retry when the server was retiring."""
         for attempt in range(2):
             if attempt:
                 connection.wait_stopped(self.paths, connection.START_SECONDS)
             conn = self._connect()
+            exchange = Exchange.on_socket(conn)
             try:
                 conn.settimeout(connection.SILENCE_SECONDS)
-                protocol.send(conn, request.to_json())
-                reply = protocol.receive(conn)
-            except (OSError, protocol.ProtocolError):
+                exchange.send(request)
+                reply = next(exchange.replies(), None)
+            except (OSError, ProtocolError):
                 conn.close()
                 continue
-            kind = reply.get("type") if reply else None
-            if kind == "accepted":
-                return conn
+            if exchange.accepted:
+                return conn, exchange
             conn.close()
-            if kind not in (None, "retired"):
-                raise RemoteError(f"the resident server refused: {reply.get('message', kind)}")
+            if isinstance(reply, Refused):
+                raise RemoteError(f"the resident server refused: {reply.message}")
+            if reply is not None and not isinstance(reply, Retired):
+                raise RemoteError(f"the resident server answered {reply.KIND} instead of taking the request")
         raise RemoteError("the resident server went away before it took the request")
 
     def call(self, facade: str, method: str, *args, **kwargs):
@@ -83,52 +86,44 @@ class Remote:
     def call_in(self, session: str, facade: str, method: str, args: tuple, kwargs: dict):
         """`call`, in a session (an MCP client's: the tools read and write that session's memories)."""
         # This process's environment as it is now: the call runs with its settings and credentials, not the server's.
-        request = Request(op="call", fingerprint=self.fingerprint, facade=facade, method=method,
-                          payload=protocol.pack((args, kwargs)), session=session, env=protocol.forwarded_environment())
-        with self._open(request) as conn:
+        request = CallRequest(self.fingerprint, facade, method, protocol.pack((args, kwargs)), session,
+                              protocol.forwarded_environment())
+        conn, exchange = self._open(request)
+        with conn:
             try:
-                while True:
-                    reply = protocol.receive(conn)
-                    kind = reply.get("type") if reply else None
-                    if kind == "alive":
-                        continue
-                    if kind == "result":
-                        return protocol.unpack(reply["payload"])
-                    if kind == "error":
-                        raise protocol.unpack(reply["payload"])
-                    raise RemoteError("the resident server stopped while answering; it may or may not have "
-                                      "taken effect")
+                reply = exchange.answer()
             except TimeoutError as exc:
                 raise RemoteError(f"the resident server said nothing for {connection.SILENCE_SECONDS:.0f} s") from exc
-            except (OSError, protocol.ProtocolError) as exc:
+            except (OSError, ProtocolError) as exc:
                 raise RemoteError(f"lost the resident server while it answered ({exc}); it may or may not have "
                                   "taken effect") from exc
+        if isinstance(reply, Result):
+            return protocol.unpack(reply.payload)
+        if isinstance(reply, Error):
+            raise protocol.unpack(reply.payload)
+        raise RemoteError("the resident server stopped while answering; it may or may not have taken effect")
 
     def watch(self) -> Subscription:
-        return Subscription(self._open(Request(op="watch", fingerprint=self.fingerprint,
-                                               env=protocol.forwarded_environment())))
+        return Subscription(*self._open(WatchRequest(self.fingerprint, protocol.forwarded_environment())))
 
 
 class Subscription:
-    """The index watcher's events, as (kind, value): `progress`, `indexed`, `update`, `failed`. Iteration ends when
-    the server goes away or `close()` is called (from any thread)."""
+    """The index watcher's events (`Progress`, `Indexed`, `Update`, `Memories`, `Replaced`, `Failed` of `messages`),
+    with `Alive` between them (so that the reader can check whether it should stop). Iteration ends when the server
+    goes away or `close()` is called (from any thread)."""
 
-    def __init__(self, conn: socket.socket) -> None:
+    def __init__(self, conn: socket.socket, exchange: Exchange) -> None:
         self._conn = conn
+        self._exchange = exchange
         self.closed = False
 
-    def __iter__(self) -> Iterator[tuple[str, object]]:
+    def __iter__(self) -> Iterator[Reply]:
         try:
-            while not self.closed:
-                reply = protocol.receive(self._conn)
-                kind = reply.get("type") if reply else None
-                if kind is None:
+            for reply in self._exchange.replies():
+                if self.closed:
                     return
-                if kind == "alive":
-                    yield "alive", None  # lets the reader check whether it should stop
-                    continue
-                yield kind, protocol.unpack(reply["payload"])
-        except (OSError, protocol.ProtocolError):
+                yield reply
+        except (OSError, ProtocolError):
             return
 
     def close(self) -> None:

@@ -199,13 +199,14 @@ def keep_index_fresh(engine: Engine, changes: Changes) -> None:
     threading.Thread(target=run, name="cortex-index", daemon=True).start()
 
 
-def attach(path: Path, db: str | None, watch: bool, changes: Changes) -> Runner | None:
+def attach(path: Path, db: str | None, watch: bool, changes: Changes, daemon: bool) -> Runner | None:
     """Tools answered by the repository's resident server (started if need be), which is then the one engine and,
-    with `watch`, the one watcher: None when the daemon is turned off or no server can be reached or started."""
-    from ..link.connection import daemon_wanted
+    with `watch`, the one watcher: None when the daemon is turned off (`daemon`: the command's setting) or no server can
+    be reached or started."""
+    from ..link.messages import Failed, Memories, Replaced
     from ..link.remote import Remote, RemoteError
 
-    remote = Remote.attach(path, db, start=True) if daemon_wanted() else None
+    remote = Remote.attach(path, db, start=True) if daemon else None
     if remote is None:
         return None
     if watch:
@@ -214,10 +215,10 @@ def attach(path: Path, db: str | None, watch: bool, changes: Changes) -> Runner 
             # this process is attached; a server that goes away is followed by its successor.
             while True:
                 try:
-                    for kind, value in remote.watch():
-                        if kind == "failed":
-                            print(f"cortex mcp: {value}", file=sys.stderr)
-                        elif kind in ("memories", "replaced"):
+                    for event in remote.watch():
+                        if isinstance(event, Failed):
+                            print(f"cortex mcp: {event.message}", file=sys.stderr)
+                        elif isinstance(event, (Memories, Replaced)):
                             changes.memories_changed()
                 except RemoteError as exc:
                     print(f"cortex mcp: {exc}", file=sys.stderr)
@@ -228,9 +229,9 @@ def attach(path: Path, db: str | None, watch: bool, changes: Changes) -> Runner 
 
 
 def serve(path: Path, db: str | None, http_port: int | None, watch: bool = True, auth: bool = True,
-          show_token: bool = False) -> None:
+          show_token: bool = False, *, daemon: bool) -> None:
     changes = Changes()
-    run = attach(path, db, watch, changes)
+    run = attach(path, db, watch, changes, daemon)
     if run is None:
         engine = Engine(path, db=db)
         engine.init()

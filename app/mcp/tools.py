@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from ...core.errors import CortexError
+from ...core.keys import Key
 from ...core.locations import confine
 from ...core.records import KINDS, MemoryDraft
 from ...core.requests import MapRequest, SearchFilters, SearchRequest, SelectRequest
@@ -225,8 +226,9 @@ class CortexTools:
         (or a typed id mem:/file:/sym:/commit:). depth 1-3."""
         from ...core.graph.graph import neighbourhood
 
-        if node.startswith("file:"):
-            node = "file:" + self._path(node[5:])
+        typed = Key.parse(node)
+        if typed is not None and typed.kind == "file":
+            node = str(Key.file(self._path(typed.id)))
         elif "/" in node or ".." in node:
             node = self._path(node)
         return plain(neighbourhood(self.engine.graph(session=self.session or None), node, depth, limit))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..link import protocol
-from ..link.protocol import Request
+from ..link.messages import ReceiptAnswer, ReceiptRequest, RunRequest
 from .command_streams import ClientStream
 from .engines import EngineCache
 
@@ -33,7 +33,7 @@ class CommandRunner:
         self._count = threading.Lock()
         self.served = 0
 
-    def run(self, request: Request) -> tuple[list[list], int, list]:
+    def run(self, request: RunRequest) -> tuple[list[list], int, list]:
         """Run one command as the client would have in-process; also returns the writes it left for after its answer
         (see core.later). Never raises: whatever goes wrong is the command's own one-line error, and the server
         goes on."""
@@ -50,7 +50,7 @@ class CommandRunner:
             except Exception as exc:  # noqa: BLE001 - a cache write that failed costs a later lookup, never the server
                 self._log(f"write after answer failed: {type(exc).__name__}: {exc}")
 
-    def _run_command(self, request: Request) -> tuple[list[list], int]:
+    def _run_command(self, request: RunRequest) -> tuple[list[list], int]:
         from ..cli.context import CommandContext
 
         self._warm.wait()
@@ -89,7 +89,7 @@ class CommandRunner:
             ctx.stderr.write(traceback.format_exc())
             return 1
 
-    def receipt(self, request: Request) -> dict:
+    def receipt(self, request: ReceiptRequest) -> ReceiptAnswer:
         """Whether the write named `request.write_id` committed, as a `receipt` answer (or its one-line error)."""
         from ..cli.context import CommandContext
         from ..cli.receipt_check import receipt_answer
@@ -98,7 +98,7 @@ class CommandRunner:
         ctx = CommandContext(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
                              cwd=Path(request.cwd or "/"), env=self.environment(request.env), engines=self._engines,
                              served=True)
-        return receipt_answer(ctx, list(request.argv), request.write_id)
+        return receipt_answer(ctx, request.where, request.write_id)
 
     def environment(self, client_env: dict[str, str]) -> dict[str, str]:
         """A command's (or an attached process's call's) environment: the variables the client forwards (see

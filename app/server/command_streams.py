@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 import io
+from typing import TextIO
 
 
-class ClientStream(io.TextIOBase):
+class ClientStream(io.TextIOBase, TextIO):
     """Standard output or error of one client: collects what the command writes, in order, with the other stream,
     and answers `isatty` and `encoding` as the client's own stream would, so rich picks the same colours, width
-    and characters it would pick in the client's terminal."""
+    and characters it would pick in the client's terminal. (A `TextIO`, as a command's context declares its
+    streams, the way typeshed declares `io.StringIO` one.)"""
+
+    # Plain attributes here hide `io.TextIOBase`'s read-only ones, so that each stream sets its own.
+    encoding: str = "utf-8"
+    errors: str = "strict"
 
     def __init__(self, number: int, tty: bool, encoding: str, sink: list[list]) -> None:
         self._number = number
         self._tty = tty
-        self._encoding = encoding
+        self.encoding = encoding
         self._sink = sink
-
-    @property
-    def encoding(self) -> str:
-        return self._encoding
-
-    @property
-    def errors(self) -> str:
-        return "strict"
 
     def isatty(self) -> bool:
         return self._tty

@@ -7,6 +7,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine's import is the warm-up's (see serve), not this module's
+    from ...core.config import Settings
+    from ...core.engine import Engine
 
 MAX_ENGINES = 4
 """Engines kept warm (one per repository root, database and settings); the model is shared between them."""
@@ -23,11 +28,11 @@ class EngineCache:
     def __init__(self, on_memories: Callable[[], None] | None = None) -> None:
         self._on_memories = on_memories
         """Told after any write of memories through an engine of this cache (a command's or an attached process's)."""
-        self._engines: OrderedDict[tuple, tuple[object, tuple | None]] = OrderedDict()
+        self._engines: OrderedDict[tuple, tuple[Engine, tuple | None]] = OrderedDict()
         self._lock = threading.Lock()
         """Commands and attached processes' calls ask for engines from different threads."""
 
-    def __call__(self, path: Path, db: str | None, settings):
+    def __call__(self, path: Path, db: str | None, settings: Settings) -> Engine:
         with self._lock:
             engine, retired = self._get(path, db, settings)
         # Outside the lock: stopping waits for a compaction under way to finish its table.
@@ -50,7 +55,7 @@ class EngineCache:
         for engine in retired:
             engine.close()
 
-    def _get(self, path: Path, db: str | None, settings) -> tuple[object, list]:
+    def _get(self, path: Path, db: str | None, settings: Settings) -> tuple[Engine, list[Engine]]:
         """The engine for these arguments, and the cached engines it evicted (to be closed by the caller)."""
         from ...core.engine import Engine
         from ...core.git import gitctx
@@ -58,7 +63,7 @@ class EngineCache:
 
         start = Path(path).expanduser()
         if not start.exists():
-            return Engine(start, db=db, settings=settings)  # raises the one-line error the CLI prints
+            return Engine(start, db=db, settings=settings), []  # raises the one-line error the CLI prints
         resolved = start.resolve()
         root = gitctx.repo_root(resolved) or resolved
         uri = db or settings.db or default_db_uri(root)

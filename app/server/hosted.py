@@ -31,9 +31,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from ..bridge.calls import CALLS as BRIDGE_CALLS
 from ..bridge.calls import WatchEvents
+
+if TYPE_CHECKING:  # the engine's import is the warm-up's (see serve), not this module's
+    from ...core.engine import Engine
+    from ..bridge.local import EngineBridge
 
 CALL_THREADS = 4
 SETTLE_SECONDS = 1.0
@@ -50,7 +55,7 @@ class Hosted:
     repository): each call's with the settings of the environment of the process that made it, the watcher's with
     those of the subscriber that started it."""
 
-    def __init__(self, engine: Callable[[Environment], object], log: Callable[[str], None],
+    def __init__(self, engine: Callable[[Environment], Engine], log: Callable[[str], None],
                  ready: threading.Event | None = None, on_work: Callable[[], None] = lambda: None) -> None:
         self._engine = engine
         self._log = log
@@ -62,7 +67,7 @@ class Hosted:
         self._subscribers: list[queue.Queue] = []
         self._indexing = False
         self._indexed: tuple | None = None
-        self._watching = None
+        self._watching: EngineBridge | None = None
         self._watch_env: Environment = None
         """The environment of the subscriber that started the index pass and the watcher."""
         self._closing = threading.Event()
@@ -82,6 +87,7 @@ class Hosted:
         self._ready.wait()
         from ...core.errors import CortexError
 
+        target: object
         if facade == "bridge" and method in BRIDGE_CALLS:
             from ..bridge.local import EngineBridge
 
@@ -169,7 +175,7 @@ class Hosted:
             restart = stale and bool(self._subscribers) and not self._closing.is_set()
             if stale:
                 self._watching, self._indexed, self._indexing = None, None, restart
-        if stale:
+        if stale and old is not None:  # (stale says it is not None; the type checker needs to see it)
             old.stop()
             self._log("the engine was replaced; indexing and watching again on the new one")
             self._publish("replaced", None)
@@ -274,7 +280,7 @@ class Hosted:
             self._watching.stop()
 
 
-def _tool_calls() -> frozenset[str]:
+def _tool_calls() -> tuple[str, ...]:
     from ..mcp.tools import TOOL_CALLS
 
     return TOOL_CALLS

@@ -31,15 +31,48 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core import heap
 from ...core.lancedb_loader import load_lancedb
 from ..link import protocol
-from ..link.protocol import ALIVE_SECONDS, PROTOCOL_VERSION, Request, ServerPaths
+from ..link.exchange import Exchange
+from ..link.messages import (
+    PROTOCOL_VERSION,
+    Accepted,
+    Alive,
+    CallRequest,
+    Done,
+    Error,
+    Failed,
+    Indexed,
+    Memories,
+    Progress,
+    ProtocolError,
+    ReceiptRequest,
+    Refused,
+    Replaced,
+    Reply,
+    Request,
+    Result,
+    Retired,
+    RunRequest,
+    Status,
+    StatusRequest,
+    Stopping,
+    StopRequest,
+    Update,
+    VersionMismatch,
+    WatchRequest,
+)
+from ..link.protocol import ALIVE_SECONDS, ServerPaths
 from .command_runner import CommandRunner
 from .engines import EngineCache
 from .hosted import Hosted
 from .lifetime import private_bytes, rss_bytes, take_lock, trim_log
+
+if TYPE_CHECKING:  # pydantic's import is the warm-up's, not this module's
+    from ...core.config import Settings
 
 READ_SECONDS = 10.0
 """A connection that has not sent its whole request by then is dropped, so a stuck client cannot pin a thread."""
@@ -97,8 +130,8 @@ class Server:
         """Set once the warm-up has made its imports (or failed to): calls and subscriptions wait for it (see
         hosted), not for the model or the database, so an attached dashboard still paints git's timeline at once."""
         self._hosted = Hosted(self._engine, self.log, self._imported, on_work=self._note_work)
-        self._settings = None
-        self._settings_by_env: dict[tuple, object] = {}
+        self._settings: Settings | None = None
+        self._settings_by_env: dict[tuple, Settings] = {}
         """Attached processes' settings by a hash of their environment (see `_call_settings`)."""
         self._settings_lock = threading.Lock()
         self._writing: dict[str, object] = {}
@@ -269,73 +302,80 @@ class Server:
         try:
             with conn:
                 conn.settimeout(READ_SECONDS)
+                exchange = Exchange.on_socket(conn)
                 uid = protocol.peer_uid(conn)
                 if uid is not None and uid != os.getuid():
                     self.log(f"refused a connection from user {uid}")
-                    protocol.send(conn, {"type": "refused", "message": "this server belongs to another user"})
+                    exchange.send(Refused("this server belongs to another user"))
                     return
-                message = protocol.receive(conn)
-                if message is None:
+                try:
+                    request = exchange.request()
+                except VersionMismatch as exc:
+                    # Its install replaces this one: retire, so that its next attempt starts a server of its own.
+                    self.log(f"a client of another version arrived: retiring ({exc})")
+                    exchange.send(Retired(f"this server is from another cortex install: {exc}"))
+                    self.stop()
                     return
-                request = Request.from_json(message)
-                self._answer(conn, request)
-        except (OSError, protocol.ProtocolError, TypeError, ValueError) as exc:
-            # One client's broken connection or malformed request never reaches the other clients or the engine.
+                except ProtocolError as exc:
+                    self.log(f"refused a malformed request: {exc}")
+                    exchange.send(Refused(f"malformed request: {exc}"))
+                    return
+                if request is not None:
+                    self._answer(exchange, request)
+        except (OSError, ProtocolError) as exc:
+            # One client's broken connection never reaches the other clients or the engine.
             self.log(f"connection dropped: {type(exc).__name__}: {exc}")
         finally:
             self._handlers.discard(threading.current_thread())
 
-    def _answer(self, conn: socket.socket, request: Request) -> None:
-        checked = request.op in ("run", "call", "watch")
-        if request.version != PROTOCOL_VERSION or (checked and request.fingerprint != self.fingerprint):
-            self.log("a client of another version arrived: retiring")
-            protocol.send(conn, {"type": "retired", "message": "this server is from another cortex install"})
+    def _answer(self, exchange: Exchange, request: Request) -> None:
+        if isinstance(request, (RunRequest, CallRequest, WatchRequest)) and request.fingerprint != self.fingerprint:
+            self.log("a client of another install arrived: retiring")
+            exchange.send(Retired("this server is from another cortex install"))
             self.stop()
             return
-        if request.op == "status":
-            protocol.send(conn, {"type": "status", **self._status()})
+        if isinstance(request, StatusRequest):
+            exchange.send(Status(self._status()))
             return
-        if request.op == "stop":
-            protocol.send(conn, {"type": "stopping", "pid": os.getpid()})
+        if isinstance(request, StopRequest):
+            exchange.send(Stopping(os.getpid()))
             self.log("asked to stop")
             self.stop()
             return
-        if request.op not in ("run", "call", "watch", "receipt"):
-            protocol.send(conn, {"type": "refused", "message": f"unknown request {request.op!r}"})
-            return
         if self._stopping.is_set():
-            protocol.send(conn, {"type": "retired", "message": "this server is stopping"})
+            exchange.send(Retired("this server is stopping"))
             return
-        if request.op == "call":
-            self._answer_call(conn, request)
-            return
-        if request.op == "watch":
-            self._stream_watch(conn, self._commands.environment(request.env))
-            return
-        if request.op == "receipt":
-            self._answer_receipt(conn, request)
-            return
+        if isinstance(request, CallRequest):
+            self._answer_call(exchange, request)
+        elif isinstance(request, WatchRequest):
+            self._stream_watch(exchange, self._commands.environment(request.env))
+        elif isinstance(request, ReceiptRequest):
+            self._answer_receipt(exchange, request)
+        else:
+            self._answer_run(exchange, request)
+
+    def _answer_run(self, exchange: Exchange, request: RunRequest) -> None:
         # `accepted` before the command is handed to a worker: a client that never heard it retries the command
         # elsewhere, which is safe only if this server cannot have begun it.
-        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        exchange.send(Accepted(os.getpid()))
         with self._jobs_lock:
             earlier = self._writing.get(request.write_id) if request.write_id else None
         if earlier is not None:
             # A caller retrying with the id of an attempt still running here (it gave up waiting): the retry runs
             # once that attempt has ended, and so finds its receipt instead of writing a second time.
-            _result_saying_alive(conn, earlier)
+            _result_saying_alive(exchange, earlier)
         try:
             future = self._submit(self._commands.run, request)
         except RuntimeError:  # the worker shut down meanwhile (the server is stopping): nothing ran
-            protocol.send(conn, {"type": "retired", "message": "this server is stopping"})
+            exchange.send(Retired("this server is stopping"))
             return
         if request.write_id:
             with self._jobs_lock:
                 self._writing[request.write_id] = future
             future.add_done_callback(lambda _f: self._written(request.write_id, future))
-        output, code, deferred = _result_saying_alive(conn, future)
+        output, code, deferred = _result_saying_alive(exchange, future)
         try:
-            protocol.send(conn, {"type": "done", "output": output, "exit": code})
+            exchange.send(Done(tuple((number, text) for number, text in output), code))
         finally:
             if self._unusable is not None:
                 self.log(f"nothing can run here ({self._unusable}): stopping")
@@ -351,47 +391,47 @@ class Server:
             if self._writing.get(write_id) is future:
                 del self._writing[write_id]
 
-    def _answer_receipt(self, conn: socket.socket, request: Request) -> None:
+    def _answer_receipt(self, exchange: Exchange, request: ReceiptRequest) -> None:
         """Whether a write committed, asked by a client that lost the server that ran it (or this one, on its
         side of a broken connection): answered once no command with that id is running here, so the answer holds."""
         with self._jobs_lock:
             running = self._writing.get(request.write_id)
-        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        exchange.send(Accepted(os.getpid()))
         if running is not None:
-            _result_saying_alive(conn, running)
-        protocol.send(conn, _result_saying_alive(conn, self._submit(self._commands.receipt, request)))
+            _result_saying_alive(exchange, running)
+        exchange.send(_result_saying_alive(exchange, self._submit(self._commands.receipt, request)))
 
-    def _answer_call(self, conn: socket.socket, request: Request) -> None:
+    def _answer_call(self, exchange: Exchange, request: CallRequest) -> None:
         try:
             args, kwargs = protocol.unpack(request.payload) if request.payload else ((), {})
         except Exception as exc:  # noqa: BLE001 - arguments this install cannot read: nothing ran
-            protocol.send(conn, {"type": "refused", "message": f"unreadable arguments: {type(exc).__name__}"})
+            exchange.send(Refused(f"unreadable arguments: {type(exc).__name__}"))
             return
         env = self._commands.environment(request.env)
         future = self._tracked(lambda: self._hosted.submit(request.facade, request.method, tuple(args), dict(kwargs),
                                                                 request.session, env))
-        protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+        exchange.send(Accepted(os.getpid()))
+        answer: Result | Error
         try:
             # An answer that holds an engine object (which would import the engine on the other end) fails to pack,
             # and that failure is the caller's error like any other.
-            kind, payload = "result", protocol.pack(_result_saying_alive(conn, future))
+            answer = Result(protocol.pack(_result_saying_alive(exchange, future)))
         except Exception as exc:  # noqa: BLE001 - the caller's error, raised again on its side
             try:
-                payload = protocol.pack(exc)
+                answer = Error(protocol.pack(exc))
             except Exception:  # noqa: BLE001 - an exception that cannot be pickled (or is the engine's own) crosses as its message
                 from ...core.errors import CortexError
 
-                payload = protocol.pack(CortexError(f"{type(exc).__name__}: {exc}"))
-            kind = "error"
-        protocol.send(conn, {"type": kind, "payload": payload})
+                answer = Error(protocol.pack(CortexError(f"{type(exc).__name__}: {exc}")))
+        exchange.send(answer)
 
-    def _stream_watch(self, conn: socket.socket, env: dict[str, str]) -> None:
+    def _stream_watch(self, exchange: Exchange, env: dict[str, str]) -> None:
         """Hold the subscriber's connection open, passing on the watcher's events, until it hangs up or we stop."""
         events = None
         try:
-            protocol.send(conn, {"type": "accepted", "pid": os.getpid()})
+            exchange.send(Accepted(os.getpid()))
             while not self._imported.wait(ALIVE_SECONDS):  # slower than the client's patience must not look dead
-                protocol.send(conn, {"type": "alive"})
+                exchange.send(Alive())
             if self._stopping.is_set():
                 return  # stopped meanwhile: the subscriber sees the connection close, as at any stop
             events = self._hosted.subscribe(env)
@@ -399,9 +439,9 @@ class Server:
                 try:
                     kind, value = events.get(timeout=ALIVE_SECONDS)
                 except queue.Empty:
-                    protocol.send(conn, {"type": "alive"})  # also how a subscriber that went away is noticed
+                    exchange.send(Alive())  # also how a subscriber that went away is noticed
                     continue
-                protocol.send(conn, {"type": kind, "payload": protocol.pack(value)})
+                exchange.send(watch_event(kind, value))
         except OSError:
             pass  # the subscriber hung up (its dashboard closed): the usual end, not worth a log line
         except RuntimeError:
@@ -497,13 +537,30 @@ class Server:
             self._warm.set()
 
 
-def _result_saying_alive(conn: socket.socket, future):
+def _result_saying_alive(exchange: Exchange, future):
     """The job's result (or its exception), telling the client every second meanwhile that the server is alive."""
     while True:
         try:
             return future.result(timeout=ALIVE_SECONDS)
         except FutureTimeout:
-            protocol.send(conn, {"type": "alive"})
+            exchange.send(Alive())
+
+
+def watch_event(kind: str, value) -> Reply:
+    """A watcher's event as the hosted engine publishes it (see `hosted.Hosted.subscribe`), as a subscriber hears it."""
+    if kind == "progress":
+        return Progress(value.phase, value.done, value.total)
+    if kind == "indexed":
+        return Indexed(protocol.pack(value))
+    if kind == "update":
+        return Update(protocol.pack(value))
+    if kind == "memories":
+        return Memories()
+    if kind == "replaced":
+        return Replaced()
+    if kind == "failed":
+        return Failed(str(value))
+    raise ValueError(f"no watcher event {kind!r}")
 
 
 def run(root: str, db: str, idle_minutes: float | None = None, log=None) -> int:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import on
 from textual.actions import SkipAction
 from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.containers import Grid
+from textual.notifications import SeverityLevel
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
 
 from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
-from ...core.records import Memory
-from ...widgets.budget_pane import BudgetPane, BudgetView, item_key
+from ...core.keys import Key
+from ...core.records import Memory, MemoryDraft
+from ...widgets.budget_pane import BudgetPane, BudgetView
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -101,7 +105,7 @@ class DashboardScreen(DashboardWork):
         self._topbar("indexing…")
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task:
+        if self.meter_task:
             self.run_select()
         self.index_in_background()
 
@@ -155,7 +159,7 @@ class DashboardScreen(DashboardWork):
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
         note = f"; {message.assembled.redactions} secret(s) redacted" if message.assembled.redactions else ""
-        severity = "warning" if message.result.method == "file" else "information"
+        severity: SeverityLevel = "warning" if message.result.method == "file" else "information"
         self.notify(message.result.describe(message.assembled.tokens) + note, severity=severity, timeout=6, markup=False)
 
     @on(IndexProgressed)
@@ -176,7 +180,7 @@ class DashboardScreen(DashboardWork):
         self.loaded.add("index")
         # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
         # nothing left to change; without one, a pass that changed nothing leaves them as they are.
-        if not (r.changed or r.removed or r.embedded or self.task):
+        if not (r.changed or r.removed or r.embedded or self.meter_task):
             return
         self._refresh_everything()
 
@@ -198,7 +202,7 @@ class DashboardScreen(DashboardWork):
     def _refresh_everything(self) -> None:
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
-        if self.task:
+        if self.meter_task:
             self.run_select()
 
     @on(MemorySaved)
@@ -222,7 +226,7 @@ class DashboardScreen(DashboardWork):
     @on(MemoryRefused)
     def _memory_refused(self, message: MemoryRefused) -> None:
         form = MemoryForm(editing=message.editing, draft=message.draft, error=message.error)
-        self.app.push_screen(form, lambda draft: draft and self.save_memory(draft, message.editing))
+        self.app.push_screen(form, self._saving(message.editing))
 
     @on(EngineFailed)
     def _failed(self, message: EngineFailed) -> None:
@@ -239,21 +243,21 @@ class DashboardScreen(DashboardWork):
     @on(WhatPane.EntryChosen)
     @on(GraphPane.Recentered)
     @on(TimelinePane.CommitChosen)
-    def _recentre(self, message) -> None:
-        self.load_graph(message.node)
+    def _recentre(self, message: WhatPane.EntryChosen | GraphPane.Recentered | TimelinePane.CommitChosen) -> None:
+        self.load_graph(message.key)
 
     @on(SearchPane.HitChosen)
     def _hit(self, message: SearchPane.HitChosen) -> None:
-        hit = message.hit
-        self.load_graph(f"mem:{hit.id}" if hit.source == "memory" else f"file:{hit.path}")
+        self.load_graph(message.hit.subject)
 
     @on(BudgetPane.ItemToggled)
     def _toggle(self, message: BudgetPane.ItemToggled) -> None:
-        key = item_key(message.item)
+        item = message.item
+        key = item.key
         if message.change == "drop":
             self.excluded, self.pins = self.excluded | {key}, self.pins - {key}
-            self.dropped[key] = message.item
-            self.undo_stack.append(Undo("drop", key, key=key))
+            self.dropped[key] = item
+            self.undo_stack.append(Undo("drop", item.memory.title if item.memory is not None else item.path, key=key))
         elif key in self.excluded:
             # Restoring (x), or pinning (p) a dropped item, brings it back.
             self._restore(key)
@@ -264,14 +268,16 @@ class DashboardScreen(DashboardWork):
         self._show_budget()
         self.run_select()
 
-    def _restore(self, key: str) -> None:
+    def _restore(self, key: Key) -> None:
         self.excluded = self.excluded - {key}
         self.dropped.pop(key, None)
 
     @on(Tabs.TabActivated, "#narrow-tabs")
     def _tab(self, event: Tabs.TabActivated) -> None:
-        if event.tab is not None and event.tab.id:
-            self.active_pane = event.tab.id.removeprefix("tab-")
+        # Each tab's id is `tab-` and its pane's name: looked up, not cut apart.
+        pane = next((name for name in PANES if event.tab is not None and event.tab.id == f"tab-{name}"), None)
+        if pane is not None:
+            self.active_pane = pane
 
     def watch_active_pane(self) -> None:
         self._show_active()
@@ -343,7 +349,7 @@ class DashboardScreen(DashboardWork):
             self.run_select()
 
     def action_new_memory(self) -> None:
-        self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), lambda draft: draft and self.save_memory(draft, None))
+        self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), self._saving(None))
 
     def _target(self) -> Target | None:
         pane = self._focused_pane()
@@ -359,7 +365,7 @@ class DashboardScreen(DashboardWork):
         if isinstance(self.focused, (Input, TextArea)):
             return False
         target = self._target()
-        return target is not None and target.kind in key.applies
+        return target is not None and target.key.kind in key.applies
 
     def action_edit_memory(self) -> None:
         self._with_memory("edit")
@@ -372,12 +378,12 @@ class DashboardScreen(DashboardWork):
 
     def _with_memory(self, then: str) -> None:
         target = self._target()
-        if target is None or target.kind != "mem":
+        if target is None or target.key.kind != "memory":
             self.notify("highlight a memory first (in any pane that lists one)", severity="warning")
         elif target.memory is not None:
             self._act_on_memory(target.memory, then)
         else:
-            self.fetch_memory(target.name, then)  # the graph lists a memory by id and title only
+            self.fetch_memory(target.key.id, then)  # the graph lists a memory by id and title only
 
     @on(MemoryFetched)
     def _fetched(self, message: MemoryFetched) -> None:
@@ -385,20 +391,31 @@ class DashboardScreen(DashboardWork):
 
     def _act_on_memory(self, memory: Memory, then: str) -> None:
         if then == "edit":
-            self.app.push_screen(MemoryForm(editing=memory), lambda draft: draft and self.save_memory(draft, memory))
+            self.app.push_screen(MemoryForm(editing=memory), self._saving(memory))
             return
         if then == "confirm":
             self.confirm_memory(memory)
             return
         close = memory.is_open_task
         question = "Close the task" if close else f"Forget this {memory.kind}"
-        self.app.push_screen(ConfirmScreen(f"{question}?", memory.title),
-                             lambda yes: yes and self.change_memory(memory, close_task=close))
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.change_memory(memory, close_task=close)
+
+        self.app.push_screen(ConfirmScreen(f"{question}?", memory.title), answer)
+
+    def _saving(self, editing: Memory | None) -> Callable[[MemoryDraft | None], None]:
+        """What a memory form's answer does: save the draft (a new version of `editing`), or nothing if cancelled."""
+        def save(draft: MemoryDraft | None) -> None:
+            if draft is not None:
+                self.save_memory(draft, editing)
+
+        return save
 
     def action_pin_item(self) -> None:
         target = self._target()
         key = target.context_key if target is not None else None
-        if key is None:
+        if target is None or key is None:
             self.notify("highlight a memory or a file to pin it to the context", severity="warning")
             return
         if key in self.excluded:
@@ -413,7 +430,7 @@ class DashboardScreen(DashboardWork):
         if target is None:
             self.notify("highlight a memory, file or commit first", severity="warning")
             return
-        self.load_graph(target.node)
+        self.load_graph(target.key)
 
     def action_zoom(self) -> None:
         """Give the focused pane the whole screen, or give the five their places back."""
@@ -429,7 +446,7 @@ class DashboardScreen(DashboardWork):
             self.notify("nothing to undo", severity="warning", timeout=2)
             return
         undo = self.undo_stack.pop()
-        if undo.change == "drop":
+        if undo.key is not None:  # a dropped item (the others carry their memory)
             self._restore(undo.key)
             self._show_budget()
             self.run_select()

@@ -9,15 +9,19 @@ import uuid
 from typing import TYPE_CHECKING
 
 from textual import on, work
+from textual.dom import DOMNode
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from ...core.context.assemble import Assembled
 from ...core.context.items import Item, Selection
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.errors import CortexError
 from ...core.index.progress import ProgressClock
+from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
 from ...core.requests import SearchFilters, SearchRequest, SelectRequest
 from ...widgets.format import clip
@@ -81,14 +85,14 @@ class DashboardWork(Screen):
         """This dashboard run's session: its reads show this session's session memories, not other sessions'."""
         self.set_reactive(DashboardWork.task_text, task)
         self.set_reactive(DashboardWork.budget, budget)
-        self.pins: frozenset[str] = frozenset()
-        self.excluded: frozenset[str] = frozenset()
-        self.dropped: dict[str, Item] = {}
+        self.pins: frozenset[Key] = frozenset()
+        self.excluded: frozenset[Key] = frozenset()
+        self.dropped: dict[Key, Item] = {}
         """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
         self.undo_stack: list[Undo] = []
-        self.graph_centre: str | None = None
+        self.graph_centre: Key | None = None
         self.selection: Selection | None = None
-        self.assembled = None
+        self.assembled: Assembled | None = None
         """The selection rendered in `fmt`: what the meter counts and `c` copies."""
         self.progress_clock = ProgressClock()
         """Times the index pass's phases for the top bar's rate and estimate."""
@@ -131,11 +135,11 @@ class DashboardWork(Screen):
         self._deliver(TimelineLoaded(self.bridge.timeline()))
 
     @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
-    def load_graph(self, node: str | None) -> None:
+    def load_graph(self, node: Key | None) -> None:
         try:
             centre, label, found = self.bridge.graph(node, self.session)
         except CortexError as exc:
-            self._deliver(EngineFailed(str(exc)) if node else GraphLoaded("", str(exc), []))
+            self._deliver(EngineFailed(str(exc)) if node is not None else GraphLoaded(None, str(exc), []))
             return
         self._deliver(GraphLoaded(centre, label, found, chosen=node is not None))
 
@@ -156,16 +160,17 @@ class DashboardWork(Screen):
         self._deliver(SearchFinished(self.bridge.search(request), text))
 
     @property
-    def task(self) -> str:
-        """The task the meter selects for: the typed one, or else what you work on."""
+    def meter_task(self) -> str:
+        """The task the meter selects for: the typed one, or else what you work on. (Not `task`: that is Textual's
+        asyncio task of the screen's message loop.)"""
         return self.task_text.strip() or self.implicit_task
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
     def run_select(self) -> None:
-        if not self.task:
+        if not self.meter_task:
             return
         fmt = self.fmt
-        request = SelectRequest(self.task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt,
+        request = SelectRequest(self.meter_task, self.budget, pins=self.pins, excluded=self.excluded, fmt=fmt,
                                 purpose=self.purpose, session=self.session)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
@@ -184,11 +189,14 @@ class DashboardWork(Screen):
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
     def index_in_background(self) -> None:
         worker = get_current_worker()
-        report, status = self.bridge.index(lambda p: self.post_message(IndexProgressed(p)), lambda: worker.is_cancelled)
-        if worker.is_cancelled:
+
+        def post(message: Message) -> None:
+            self.post_message(message)
+
+        report, status = self.bridge.index(lambda p: post(IndexProgressed(p)), lambda: worker.is_cancelled)
+        if worker.is_cancelled or report is None or status is None:  # (None, None): stopped before it ended
             return
         self.post_message(IndexFinished(report, status))
-        post = self.post_message
         self.bridge.start_watcher(WatchEvents(
             update=lambda update: post(IndexChanged(update)),
             memories=lambda: post(MemoriesChanged()),
@@ -233,11 +241,14 @@ class DashboardWork(Screen):
 
     @work(thread=True, group="memory", exit_on_error=False)
     def undo_memory_change(self, undo: Undo) -> None:
+        memory = undo.memory
+        if memory is None:  # a dropped item: the screen restores it
+            return
         if undo.change == "close":
-            self.bridge.set_task_state(undo.memory.id, "open")
+            self.bridge.set_task_state(memory.id, "open")
             self.post_message(MemorySaved(f"reopened the task {undo.label}"))
         else:
-            result = self.bridge.restore(undo.memory)
+            result = self.bridge.restore(memory)
             self.post_message(MemorySaved(f"brought back {undo.label} (version {result.memory.version})"))
 
     @on(Worker.StateChanged)
@@ -272,10 +283,10 @@ class DashboardWork(Screen):
 
     def _focused_pane(self) -> Pane | None:
         """The pane that has the keyboard (the search box belongs to pane 2)."""
-        node = self.focused
+        node: DOMNode | None = self.focused
         while node is not None and not isinstance(node, Pane):
             node = node.parent
-        return node
+        return node if isinstance(node, Pane) else None
 
 
 def one_line(error: BaseException) -> str:

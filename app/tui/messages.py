@@ -19,6 +19,7 @@ from ...core.answers import (
 from ...core.clipboard import CopyResult
 from ...core.context.assemble import Assembled
 from ...core.context.items import Selection
+from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
 
 
@@ -34,7 +35,8 @@ class TimelineLoaded(Message):
 
 @dataclass
 class GraphLoaded(Message):
-    centre: str
+    centre: Key | None
+    """None when the graph could not be read (the label says why)."""
     label: str
     neighbours: list[Neighbour]
     chosen: bool = False
@@ -103,7 +105,7 @@ class Undo:
     change: str
     """`drop`, `forget` or `close`."""
     label: str
-    key: str = ""
+    key: Key | None = None
     memory: Memory | None = None
 
 

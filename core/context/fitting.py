@@ -8,6 +8,7 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ..keys import Key
 from ..requests import SelectRequest
 from .assemble import Layout, base_cost, document, item_overhead, text_cost
 from .items import Item
@@ -19,7 +20,8 @@ from .regions import Chunk
 class Unit:
     """Something the budget can buy: a chunk of a file (with the expected gain of showing it), or a memory."""
 
-    key: str
+    key: Key
+    """A chunk of a file, or a memory."""
     path: str
     gain: float
     cost: int
@@ -30,10 +32,15 @@ class Unit:
     pinned: bool = False
     """The person pinned it: it goes in even when it repeats what is already in."""
 
+    @property
+    def group(self) -> Key:
+        """What it belongs to, as `Limits` counts it: its file, or the memory itself."""
+        return Key.file(self.path) if self.path else self.key
 
-def groups_of(units: list[Unit]) -> set[str]:
-    """What the units hold, as `Limits` counts it: a file's path, or a memory's key."""
-    return {u.path or u.key for u in units}
+
+def groups_of(units: list[Unit]) -> set[Key]:
+    """What the units hold, as `Limits` counts it: files and memories."""
+    return {u.group for u in units}
 
 
 @dataclass(frozen=True)
@@ -72,14 +79,13 @@ class Limits:
     def worth(self, u: Unit) -> bool:
         return u.gain > 0 and u.gain / max(u.cost, 1) >= self.gain_per_token
 
-    def room(self, u: Unit, groups: set[str]) -> bool:
-        """Whether `u` fits beside the chosen `groups` (a file's path, or a memory's key)."""
-        group = u.path or u.key
-        if group in groups:
+    def room(self, u: Unit, groups: set[Key]) -> bool:
+        """Whether `u` fits beside the chosen `groups` (files and memories)."""
+        if u.group in groups:
             return True
         if self.items is not None and len(groups) >= self.items:
             return False
-        files = sum(1 for g in groups if not g.startswith("memory:"))
+        files = sum(1 for g in groups if g.kind == "file")
         return not (u.path and self.files is not None and files >= self.files)
 
 
@@ -88,14 +94,14 @@ def plan(units: list[Unit], mandatory: list[Unit], budget: int, limits: Limits) 
     by what the chosen units already say (`redundancy.py`). The discount only grows as units go in, so a unit's
     last computed gain bounds its next: lazy greedy re-checks only the head of the queue."""
     chosen: list[Unit] = []
-    keys: set[str] = set()
+    keys: set[Key] = set()
     used = 0
-    groups: set[str] = set()
+    groups: set[Key] = set()
     said = Said()
 
     def take(u: Unit) -> bool:
         nonlocal used
-        group = u.path or u.key
+        group = u.group
         cost = u.cost + (u.header if group not in groups else 0)
         if u.key in keys or used + cost > budget:
             return False
@@ -133,8 +139,8 @@ class Said:
 
     def __init__(self) -> None:
         self._chosen: list[frozenset[str]] = []
-        self._groups: list[str] = []
-        self._vocab: dict[str, frozenset[str]] = {}
+        self._groups: list[Key] = []
+        self._vocab: dict[Key, frozenset[str]] = {}
 
     @classmethod
     def of(cls, chosen: list[Unit]) -> Said:
@@ -151,18 +157,18 @@ class Said:
 
     def add(self, u: Unit) -> None:
         self._chosen.append(self.vocabulary(u))
-        self._groups.append(u.path or u.key)
+        self._groups.append(u.group)
 
     def marginal(self, u: Unit) -> float:
         return u.gain * (1.0 - redundancy(self.vocabulary(u), self._chosen))
 
-    def copy_of(self, u: Unit) -> str:
-        """The file (or memory key) of a chosen unit that `u` copies nearly word for word, else ''."""
+    def copy_of(self, u: Unit) -> Key | None:
+        """The file or memory of a chosen unit that `u` copies nearly word for word, else None."""
         words = self.vocabulary(u)
         for chosen, group in zip(self._chosen, self._groups):
-            if group != (u.path or u.key) and is_copy(words, chosen):
+            if group != u.group and is_copy(words, chosen):
                 return group
-        return ""
+        return None
 
 
 @dataclass(frozen=True)
@@ -194,7 +200,7 @@ def fit(chosen: list[Unit], pool: Pool, request: SelectRequest, build: Callable[
         slack = budget - doc.tokens
         if tries >= 8 or slack <= 0:
             break
-        group = u.path or u.key
+        group = u.group
         if u.key in keys or u.cost > slack or said.copy_of(u):
             continue
         u = replace(u, gain=said.marginal(u))

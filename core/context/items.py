@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
+from ..keys import Key
 from ..records import Memory
+
+ItemKind = Literal["file", "reduced", "memory"]
+"""A whole file, the regions of a file most likely to matter (the rest elided), or a memory."""
 
 OVER_BUDGET = "over the budget"
 """A left-out item worth having that did not fit in what was left (its `tokens`: what it needs)."""
@@ -16,9 +21,9 @@ BELOW_FLOOR = "below the floor"
 class Item:
     """Something that can go into the context: a whole file, the relevant regions of one, or a memory."""
 
-    key: str
-    kind: str
-    """`file` (whole), `reduced` (the regions most likely to matter, the rest elided), or `memory`."""
+    key: Key
+    """The file (whole or reduced) or the memory, as pins and exclusions name it."""
+    kind: ItemKind
     path: str
     text: str
     tokens: int

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..config import SelectWeights
 from ..errors import CortexError
-from ..requests import SelectRequest
+from ..keys import Key
+from ..requests import INCLUDE_TESTS, SelectRequest
 from ..search.roles import asked_topics
 from ..store.near import texts_say_the_same
 from ..store.sql import in_filter, scan
@@ -36,7 +37,7 @@ from .assemble import Layout, check_format
 from .file_ranking import rank_files, task_identifiers
 from .fitting import Limits, Pool, Render, Said, Unit, fit, groups_of, plan
 from .inputs import SelectInputs
-from .items import BELOW_FLOOR, OVER_BUDGET, Item, Selection
+from .items import BELOW_FLOOR, OVER_BUDGET, Item, ItemKind, Selection
 from .purpose_names import DEFAULT
 from .purposes import check_purpose
 from .redundancy import is_copy, vocabulary
@@ -87,7 +88,7 @@ def check_request(task: str, budget: int, include_tests: str, fmt: str, purpose:
         raise CortexError(f"budget must be a positive number of tokens (got {budget})")
     if not task.strip():
         raise CortexError("the task is empty: say what you want to do")
-    if include_tests not in ("yes", "no", "auto"):
+    if include_tests not in INCLUDE_TESTS:
         raise CortexError("--include-tests takes yes, no or auto")
     check_format(fmt)
     check_purpose(purpose)
@@ -96,7 +97,8 @@ def check_request(task: str, budget: int, include_tests: str, fmt: str, purpose:
 def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights) -> Selection:
     """Files, then regions, then the budget (see the module's docstring)."""
     task, encoding, commit = inputs.task, inputs.encoding, inputs.commit
-    budget, pins, excluded, include_tests = request.budget, request.pins, request.excluded, request.include_tests
+    budget, include_tests = request.budget, request.include_tests
+    pins, excluded = request.pinned("file"), request.left_out("file")
     render = Render(task, commit, encoding, Layout(request.fmt, request.purpose))
     # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
     topics = asked_topics(task)
@@ -125,11 +127,12 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
                                 {h.id: h.score.total for h in inputs.code_hits},
                                 inputs.query_vector() if has_vectors else None)
 
-    headers = {c.path: render.overhead(Item("", "reduced", c.path, "", 0, 0.0, {}, ranges=((1, 1),))) for c in head}
+    headers = {c.path: render.overhead(Item(Key.file(c.path), "reduced", c.path, "", 0, 0.0, {}, ranges=((1, 1),)))
+               for c in head}
     units, mandatory = _units(head, chunks, relevance, headers, request, render)
     memories, memories_out = _memory_units(weights.memory_item, inputs, request, render)
     units += memories
-    mandatory = [u for u in memories if u.key in pins] + mandatory
+    mandatory = [u for u in memories if u.key in request.pins] + mandatory
     limits = Limits(request.max_items, request.max_files, STOP_GAIN_PER_TOKEN)
     chosen_units = plan(units, mandatory, budget, limits)
 
@@ -168,7 +171,7 @@ def _stopped(reason: str) -> bool:
     return reason in STOPPED_REASONS or reason.startswith("a copy of ")
 
 
-def _why_not(u: Unit, need: int, free: int, limits: Limits, groups: set[str]) -> str:
+def _why_not(u: Unit, need: int, free: int, limits: Limits, groups: set[Key]) -> str:
     """Why a unit worth its tokens is out: it needs more than was free, a limit, or the fitting of the document."""
     if need > free:
         return OVER_BUDGET
@@ -229,14 +232,20 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
             file_units = by_path.get(c.path, [])
             said_by = [said.copy_of(u) for u in file_units]
             worth = [u for u in file_units if limits.worth(replace(u, gain=said.marginal(u)))]
-            if file_units and all(said_by):
-                reason = f"a copy of {said_by[0]}"
+            first = said_by[0] if said_by else None
+            if first is not None and all(said_by):
+                reason = f"a copy of {_named(first)}"
             elif worth:
                 tokens = min(u.cost + u.header for u in worth)
                 reason = _why_not(worth[0], tokens, free, limits, groups)
-        out.append(Item(f"file:{c.path}", "file", c.path, "", tokens, round(c.value, 4), _rounded(c.signals),
+        out.append(Item(Key.file(c.path), "file", c.path, "", tokens, round(c.value, 4), _rounded(c.signals),
                         is_test=c.is_test, reason=reason))
     return out
+
+
+def _named(key: Key) -> str:
+    """A chosen file or memory as a left-out item's reason names it: the file's path, `memory <id>`."""
+    return key.id if key.kind == "file" else f"memory {key.id}"
 
 
 def _task_terms(task: str) -> dict[str, float]:
@@ -275,7 +284,7 @@ def load_chunks(chunks_table, paths: list[str], with_vectors: bool) -> dict[str,
 def _units(head, chunks, relevance, headers, request: SelectRequest, render: Render) -> tuple[list[Unit], list[Unit]]:
     """Every chunk of the head files as a unit with its expected gain; and the units that must go in first
     (pinned files whole, the guaranteed files whole when small or else their best chunk)."""
-    pins, budget = request.pins, request.budget
+    pins, budget = request.pinned("file"), request.budget
     values = sorted((c.value for c in head), reverse=True)
     best = (values[0] if values else 0.0) or 1.0
     lead_depth = _lead_depth(values)
@@ -299,7 +308,7 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
                 return chance * (shares[ch.id] * (depth if leading else 1.0) + PRESENCE)
             return chance * shares[ch.id] * depth
 
-        file_units = [Unit(f"chunk:{ch.id}", c.path, gain(ch), render.cost(ch.text), headers[c.path], chunk=ch,
+        file_units = [Unit(Key("chunk", ch.id), c.path, gain(ch), render.cost(ch.text), headers[c.path], chunk=ch,
                            pinned=c.path in pins) for ch in file_chunks]
         units.extend(file_units)
         if c.path in pins:
@@ -349,7 +358,7 @@ def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
     for hit in hits:
         m = hit.memory
         value = weight * hit.score.total / best
-        key = f"memory:{m.id}"
+        key = Key.memory(m.id)
         if key in request.excluded:
             continue
         item = Item(key, "memory", "", m.text, 0, round(value, 4), {"relevance": round(hit.score.relevance, 3)},
@@ -366,7 +375,7 @@ def _memory_units(weight: float, inputs: SelectInputs, request: SelectRequest,
         out.append(_memory_unit(item, render, pinned))
     found = {u.key for u in out}
     for m in inputs.pinned_memories:
-        key = f"memory:{m.id}"
+        key = Key.memory(m.id)
         if key not in found and key not in request.excluded:
             out.append(_memory_unit(Item(key, "memory", "", m.text, 0, round(weight, 4), {"pinned": 1.0}, memory=m),
                                     render, pinned=True))
@@ -396,12 +405,12 @@ def _items(picked, head, chunks, relevance, headers, render: Render) -> list[Ite
         signals = _rounded(c.signals)
         if len(keep) == len(file_chunks):
             text = whole_text(file_chunks)
-            kind = "file"
+            kind: ItemKind = "file"
             ranges: tuple[tuple[int, int], ...] = ((1, max(ch.end_line for ch in file_chunks)),)
         else:
             text, ranges = reduced_text(file_chunks, keep)
             kind = "reduced"
             signals["regions"] = round(max(relevance[cid].score for cid in keep), 3)
-        items.append(Item(f"{kind}:{c.path}", kind, c.path, text, render.cost(text) + headers[c.path],
+        items.append(Item(Key.file(c.path), kind, c.path, text, render.cost(text) + headers[c.path],
                           round(c.value, 4), signals, ranges=ranges, symbols=symbols, is_test=c.is_test))
     return items

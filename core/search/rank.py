@@ -8,9 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from ..config import SearchWeights
 from ..git.gitctx import GitContext
+
+K = TypeVar("K")
+"""What a list ranks: a search's candidates (`candidates.Candidate`), or anything hashable."""
 
 RRF_K = 10
 """Smaller than the customary 60 so a list's top ranks count for more than agreement far down two lists."""
@@ -41,12 +45,12 @@ class Fused:
     coverage: float | None = None
 
 
-def fuse(lists: dict[str, list[str]], credit: dict[str, dict[str, float]] | None = None) -> dict[str, Fused]:
+def fuse(lists: dict[str, list[K]], credit: dict[str, dict[K, float]] | None = None) -> dict[K, Fused]:
     """One list per signal (`vector`, `text`, `change`), each holding memories and code alike so both compete on
     one scale. A rank counts in proportion to the strength of its evidence (`credit`, 0..1 per list and key): a
     full-text hit by the share of the query's words it contains, a vector hit by how clearly it is similar."""
     credit = credit or {}
-    fused: dict[str, Fused] = {}
+    fused: dict[K, Fused] = {}
     for name, keys in lists.items():
         weight = LIST_WEIGHTS.get(name, 1.0)
         strength = credit.get(name, {})
@@ -135,7 +139,7 @@ FILE_CHUNKS = 3
 """A file's evidence is its best few chunks' fused scores, so a long file does not win by length."""
 
 
-def file_prior(paths: dict[str, str], scores: dict[str, float]) -> dict[str, float]:
+def file_prior(paths: dict[K, str], scores: dict[K, float]) -> dict[K, float]:
     """The file-level prior each code candidate gets (key -> added share of relevance): its file's share of the
     fused evidence (best `FILE_CHUNKS` chunks each) relative to the best file's."""
     by_file: dict[str, list[float]] = {}

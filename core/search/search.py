@@ -25,7 +25,7 @@ from ..store.sessions import visible_where
 from ..store.sql import in_filter, quote, sql_list
 from ..store.store import MemoryStore
 from ..text import query_stems
-from .candidates import MATCH_SIMILARITY, CandidateLists, QueryTerms, candidate_lists
+from .candidates import MATCH_SIMILARITY, Candidate, CandidateLists, Found, QueryTerms, Source, candidate_lists
 from .definitions import DefinedNames, definers, definition_match, near_definers
 from .query import Filters, code_names, file_naming_stems, parse_query, said_words
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
@@ -183,7 +183,7 @@ class Searcher:
         )
 
     def _scores(self, found: CandidateLists, best: float, git_signals: GitSignals | None, topics: dict[str, bool],
-                prior: bool) -> dict[str, ScoreBreakdown]:
+                prior: bool) -> dict[Candidate, ScoreBreakdown]:
         """Each candidate's score: its lists fused, its file's evidence as a prior (`prior`: a query of the user's),
         then relevance and the bounded boosts (`_score`)."""
         closeness = {key: similarity_credit(sim, MATCH_SIMILARITY, STRONG_SIMILARITY)
@@ -210,26 +210,25 @@ class Searcher:
     def _candidates(
         self, terms: tuple[str, ...], embedding: Future | None, filters: Filters, changed: list[str], use_text: bool,
         counts: Future | None, names: frozenset[str] = frozenset(),
-    ) -> list[tuple[str, str, list[dict]]]:
+    ) -> Found:
         """Every candidate list, as (source, signal, rows), read from all tables at once (code rows whole, memory
         rows light: see `_materialise`). `embedding`: the query vector being computed (None: no vector reads);
         `counts`: the code chunks and those waiting for an embedding, being counted. The full-text and working-change
         reads need neither, so they start first and overlap both."""
-        plan: list[tuple[str, str, Callable[..., list[dict]], tuple]] = []  # in the order the lists are fused
+        plan: list[tuple[Source, str, Callable[..., list[dict]], tuple]] = []  # in the order the lists are fused
         model = quote(self.embedder.model_id)
         if not filters.code_only:
             where = _memory_where(filters)
             for n, store in enumerate(self.stores):
-                source = f"memory{n}"
                 if embedding is not None:
                     # Only vectors of the query's own model are comparable with it.
                     mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
-                    plan.append((source, "vector", _vector, (store.table, mine, _MEMORY_LIGHT, store.db)))
+                    plan.append((n, "vector", _vector, (store.table, mine, _MEMORY_LIGHT, store.db)))
                 if use_text:
-                    plan.append((source, "text", _fts, (store.table, terms, where, _MEMORY_LIGHT)))
+                    plan.append((n, "text", _fts, (store.table, terms, where, _MEMORY_LIGHT)))
                 if changed:
                     tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
-                    plan.append((source, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
+                    plan.append((n, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
         code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch
                                                   or filters.since or filters.keys)
         if code_ok:
@@ -238,14 +237,14 @@ class Searcher:
             table = self.index.chunks
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
             if embedding is not None:
-                plan.append(("code", "vector", _vector, (table, vec_where, _CHUNK_COLUMNS, self.index.db)))
+                plan.append((None, "vector", _vector, (table, vec_where, _CHUNK_COLUMNS, self.index.db)))
             if use_text:
-                plan.append(("code", "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
+                plan.append((None, "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
             if names:
-                plan.append(("code", "symbol", definers, (table, names, where, _CHUNK_COLUMNS)))
+                plan.append((None, "symbol", definers, (table, names, where, _CHUNK_COLUMNS)))
             if changed:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"({in_filter('path', changed)})"]))
-                plan.append(("code", "change", _rows, (table, mine, _CHUNK_COLUMNS)))
+                plan.append((None, "change", _rows, (table, mine, _CHUNK_COLUMNS)))
         jobs = {i: READS.submit(read, *args) for i, (_, signal, read, args) in enumerate(plan) if signal != "vector"}
         if embedding is not None:
             vector = embedding.result()
@@ -253,74 +252,75 @@ class Searcher:
             for i, (source, signal, read, args) in enumerate(plan):
                 # Before the first code embedding lands there is nothing to compare with (and no index on
                 # `embedded` yet, so the filter alone would scan every chunk).
-                if signal == "vector" and (source != "code" or chunks > pending):
+                if signal == "vector" and (source is not None or chunks > pending):
                     table, where, columns, db = args
                     jobs[i] = READS.submit(read, table, vector, where, columns, db)
         return [(plan[i][0], plan[i][1], jobs[i].result()) for i in sorted(jobs)]
 
-    def _near_names(self, found: list[tuple[str, str, list[dict]]], text: str, names: frozenset[str],
-                    filters: Filters) -> list[tuple[str, str, list[dict]]]:
+    def _near_names(self, found: Found, text: str, names: frozenset[str], filters: Filters) -> Found:
         """A query that is one name nothing defines as typed (a slip, or the start of a name): the chunks defining
         a name close to it, from the symbols and the full-text candidates, stand in for the definers."""
         typed = text.strip()
         # Only where code was searched by name (no memory-only or narrowed search) and nothing defines the name.
-        searched = any(source == "code" and signal == "symbol" for source, signal, _ in found)
+        searched = any(source is None and signal == "symbol" for source, signal, _ in found)
         if not names or " " in typed or not searched or any(signal == "symbol" and rows for _, signal, rows in found):
             return found
-        text_rows = [r for source, signal, rows in found if source == "code" and signal == "text" for r in rows]
+        text_rows = [r for source, signal, rows in found if source is None and signal == "text" for r in rows]
         assert self.index is not None  # code was searched
         near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows, self.names)
-        return [*found, ("code", "symbol", near)] if near else found
+        return [*found, (None, "symbol", near)] if near else found
 
-    def _score(self, key: str, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
+    def _score(self, key: Candidate, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
                topics: dict[str, bool], top: float) -> ScoreBreakdown:
         relevance = fused.score / best
         boosts: dict[str, float] = {}
         if signals is not None:
-            if key.startswith("memory"):
+            if key.is_memory:
                 touched = max(_utc(row["updated_at"]), _utc(row["accessed_at"]))
                 boosts = boosts_for(row["files"] or [], row["branch"], touched, signals, self.weights)
             else:
                 boosts = boosts_for([row["path"]], None, None, signals, self.weights)
             boosts = bounded(boosts, relevance, top)
-        if key.startswith("code"):
+        if not key.is_memory:
             weight = role_weight(row["path"], row["is_test"], topics)
             if weight < 1.0:
                 boosts = {**boosts, "role": weight - 1.0}
         return ScoreBreakdown(dict(fused.ranks), relevance, sim, boosts, total_score(relevance, boosts), fused.coverage)
 
-    def _materialise(self, keys: list[str], scores: dict[str, ScoreBreakdown], read: dict[str, dict]) -> list[SearchHit]:
+    def _materialise(self, keys: list[Candidate], scores: dict[Candidate, ScoreBreakdown],
+                     read: dict[Candidate, dict]) -> list[SearchHit]:
         """The winners' hits. Code candidates were read with every column a hit shows (`read`); memory candidates
         carry ids and the few fields ranking needs, and only the winners' full rows are read here. (Reading the
         code winners again by id was a second round trip after fusion, 6-7 ms with 5,000 files, against about 1 ms
         more for the wider code reads, which overlap the memory reads. Wide memory reads cost more than they saved:
         their full-text read alone doubled, 8 -> 17 ms with 100,000 memories.)"""
-        wanted: dict[str, list[str]] = {}
+        wanted: dict[int, list[str]] = {}
         for key in keys:
-            source, ident = key.split(":", 1)
-            if source != "code":
-                wanted.setdefault(source, []).append(ident)
-        def fetch(source: str, ids: list[str]) -> list[tuple[str, dict]]:
-            table = self.stores[int(source[len("memory"):])].table
-            where = in_filter("id", ids)
-            return [(f"{source}:{row['id']}", row) for row in table.search().where(where).select(_MEMORY_COLUMNS).limit(len(ids)).to_list()]
+            if key.is_memory:
+                wanted.setdefault(key.store, []).append(key.id)
 
-        full = {key: row for key, row in read.items() if key.startswith("code:")}
+        def fetch(store: int, ids: list[str]) -> list[tuple[Candidate, dict]]:
+            table = self.stores[store].table
+            where = in_filter("id", ids)
+            return [(Candidate.of(store, row["id"]), row)
+                    for row in table.search().where(where).select(_MEMORY_COLUMNS).limit(len(ids)).to_list()]
+
+        full = {key: row for key, row in read.items() if not key.is_memory}
         for part in READS.map(lambda kv: fetch(*kv), wanted.items()):
             full.update(part)
         # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
         # it: each store's memories show only the row settling keeps.
-        kept: dict[str, Memory] = {}
-        for source in wanted:
-            memories = [row_to_memory(full[f"{source}:{i}"]) for i in wanted[source] if f"{source}:{i}" in full]
-            kept.update((f"{source}:{m.id}", m) for m in without_repeats(memories))
+        kept: dict[Candidate, Memory] = {}
+        for store, ids in wanted.items():
+            memories = [row_to_memory(full[c]) for c in (Candidate.of(store, i) for i in ids) if c in full]
+            kept.update((Candidate.of(store, m.id), m) for m in without_repeats(memories))
         hits = []
         for key in keys:
             row = full.get(key)
-            if row is None or (key.startswith("memory") and key not in kept):
+            if row is None or (key.is_memory and key not in kept):
                 continue
             score = scores[key]
-            if key.startswith("memory"):
+            if key.is_memory:
                 memory = kept[key]
                 hits.append(SearchHit("memory", memory.id, memory.kind, memory.title, memory.text, score,
                                       symbols=tuple(memory.symbols), memory=memory))
@@ -339,10 +339,10 @@ def _with_snippet(hit: SearchHit, stems: frozenset[str], names: frozenset[str]) 
     return replace(hit, snippet=best_window(hit.text, stems, hit.start_line, focus=_defined_here(hit.symbols, names)))
 
 
-def _apply_file_prior(fused: dict, rows: dict[str, dict]) -> None:
+def _apply_file_prior(fused: dict, rows: dict[Candidate, dict]) -> None:
     """Code candidates are reordered by their file's evidence (`rank.file_prior`), then scaled so the best code
     candidate keeps its relevance: memories and code stay on one scale."""
-    paths = {key: rows[key]["path"] for key in fused if key.startswith("code:")}
+    paths = {key: rows[key]["path"] for key in fused if not key.is_memory}
     if not paths:
         return
     before = max(fused[key].score for key in paths)

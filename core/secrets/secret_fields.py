@@ -83,7 +83,7 @@ def record_texts(records: Iterable[object]) -> dict[str, str]:
 
 
 def redact_item(item: T) -> tuple[T, int]:
-    """A context item (`core.select.Item`) with secrets redacted in its text, path and memory title, and how many
+    """A context item (`core.context.items.Item`) with secrets redacted in its text, path and memory title, and how many
     there were. Stored rows are clean already; this covers rows kept from before a rule existed."""
     # Read as Any: the secrets layer sits below context selection and may not import its Item type.
     fields_of: Any = item

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, TypedDict
 from ..answers import RepoMap, SearchHit, Snapshot
 from ..context.select_files import FileReads
 from ..errors import CortexError
+from ..keys import Key
 from ..records import Memory
-from ..requests import MapRequest, SelectRequest
+from ..requests import IncludeTests, MapRequest, SelectRequest
 from ..search.query import Filters
 from ..search.search import GitInputs
 from ..store.sessions import narrowed
@@ -24,10 +25,10 @@ class SelectShaping(TypedDict, total=False):
     """`SelectRequest`'s fields after the task and the budget, by name (`Engine.select`)."""
 
     max_items: int | None
-    include_tests: str
+    include_tests: IncludeTests
     min_score: float
-    pins: frozenset[str]
-    excluded: frozenset[str]
+    pins: frozenset[Key]
+    excluded: frozenset[Key]
     fmt: str
     max_files: int | None
     purpose: str
@@ -78,14 +79,14 @@ def select_context(ws: Workspace, request: SelectRequest) -> Selection:
         encoding=ws.settings.encoding,
         chunks=lambda paths: load_chunks(index.chunks, paths, with_vectors),
         query_vector=lambda: ws.embedder.embed_one(query),
-        pinned_memories=_pinned_memories(ws, request.pins, request.session, memory_hits),
+        pinned_memories=_pinned_memories(ws, request.pinned("memory"), request.session, memory_hits),
     )
     selection = choose(inputs, request, ws.settings.select)
     ws.stores.accessed([i.memory for i in selection.chosen if i.memory is not None])
     return replace(selection, notes=notes + selection.notes)
 
 
-def _pinned_memories(ws: Workspace, pins: frozenset[str], session: str | None,
+def _pinned_memories(ws: Workspace, memory_ids: frozenset[str], session: str | None,
                      hits: list[SearchHit]) -> list[Memory]:
     """The pinned memories search did not return, as they are now: a pin follows an edited memory to the newest
     version of its key and lets go of a forgotten one, and another session's session memory stays out."""
@@ -93,9 +94,8 @@ def _pinned_memories(ws: Workspace, pins: frozenset[str], session: str | None,
 
     found = {h.memory.id for h in hits if h.memory is not None}
     out: list[Memory] = []
-    for key in sorted(pins):
-        memory_id = key.removeprefix("memory:")
-        if not key.startswith("memory:") or memory_id in found:
+    for memory_id in sorted(memory_ids):
+        if memory_id in found:
             continue
         try:
             store = ws.stores.owner(memory_id)
