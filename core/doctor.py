@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from .embedding.embed import Embedder
-from .errors import CortexError
+from .errors import CortexError, NoDatabase
 from .secrets.secret_rules import rules_version
 from .store.database import Database, read_only_note
 from .store.lost_writes import (
@@ -93,7 +93,7 @@ def run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file
 def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_file_bytes: int, encoding: str,
                 lock_timeout: float) -> DoctorReport:
     if not Path(uri).is_dir():
-        raise CortexError(f"no cortex database at {uri}")
+        raise NoDatabase(f"no cortex database at {uri}")
     db = Database(uri, create=False, lock_timeout=lock_timeout, check=False)
     names = sorted(db.table_names())
     if "meta" not in names and not any(db._holds_data(name) for name in names):

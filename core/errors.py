@@ -21,3 +21,23 @@ class UnusableLocation(CortexError):
 class DamagedDatabase(CortexError):
     """Files of a database are missing or damaged (its message names `cortex doctor`): never taken for a database
     that does not exist yet, so no command answers "no memories yet" over it."""
+
+
+class NoDatabase(CortexError):
+    """No database exists at the location yet (nothing was written there): reads answer "nothing yet" over it, and
+    writers create it."""
+
+
+class StoreUnreachable(CortexError):
+    """A remote store did not answer (down, unreachable or too slow; nothing was decided there): the team store is
+    left out of reads, and team writes are queued, until it answers."""
+
+
+class GoneUnderCompaction(CortexError):
+    """A compaction of a shared remote store met versions another machine's cleanup removed while this one listed
+    or rewrote them: that machine has done the compaction, so this one need not."""
+
+
+class ReadOnlyDatabase(CortexError):
+    """The owner took the database's write permission away: it is read as it is, and a write (or a table it lacks)
+    is refused."""

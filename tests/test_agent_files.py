@@ -120,7 +120,7 @@ def test_a_contexa_workspace_imports_every_branch_step_and_commit_once(repo):
     assert commits[1].contribution == "regex rejected: slower and wrong on emoji"
     assert [(c.id, c.steps) for c in log.commits("try-regex")] == [("0c0ffee1", (1, 2))]
     assert [s.n for s in log.context().steps] == [5], "the step after the last commit is the pending one"
-    memories = Engine(repo).list(tag="agent-step", status="all", limit=None)
+    memories = Engine(repo).list_memories(tag="agent-step", status="all", limit=None)
     assert len(memories) == 5, "each step logged once is a memory; the merge's copies are not"
 
     before = _counts(log)

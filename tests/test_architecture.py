@@ -173,9 +173,11 @@ MAY_IMPORT = {
     "core.context": {"core", "core.secrets", "core.store", "core.search", "core.requests", "core.answers"},
     "core.graph": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.search"},
     "core.doctor": {"core", "core.secrets", "core.embedding", "core.store", "core.index"},
-    "core.engine": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers",
-                    "core.agentlog", "core.index", "core.search", "core.requests", "core.context", "core.graph",
-                    "core.anchors"},
+    "core.usecases": {"core", "core.secrets", "core.embedding", "core.store", "core.git", "core.answers",
+                      "core.agentlog", "core.index", "core.search", "core.requests", "core.context", "core.graph",
+                      "core.anchors"},
+    "core.engine": {"core", "core.embedding", "core.store", "core.git", "core.answers", "core.agentlog",
+                    "core.index", "core.search", "core.requests", "core.context", "core.graph", "core.usecases"},
     "themes": set(),
     "widgets": {"core", "core.answers", "core.context"},
     "app": {"core", "core.secrets", "core.answers", "core.index"},
@@ -194,9 +196,10 @@ MAY_IMPORT = {
                    "core.engine"},
 }
 """Read as layers, bottom up: core's vocabulary; secrets and the embedding model; the store; git; the answers;
-agent log, index; search; context selection and the graph; the engine composing them. Above the engine: the
-socket link (what the thin client imports), the engine bridge, MCP, the dashboard, benchmarks, the CLI (which
-registers `cortex mcp` and `cortex bench`) and the resident server (which runs CLI commands and MCP tools)."""
+agent log, index; search; context selection and the graph; the use cases composing them; the engine, their
+facade. Above the engine: the socket link (what the thin client imports), the engine bridge, MCP, the dashboard,
+benchmarks, the CLI (which registers `cortex mcp` and `cortex bench`) and the resident server (which runs CLI
+commands and MCP tools)."""
 
 
 def part_of(module: str) -> str | None:

@@ -25,7 +25,7 @@ def test_three_writer_processes_lose_no_rows(repo):
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     engine = Engine(repo)
-    texts = {m.text for m in engine.list(limit=None) if not m.source_key}
+    texts = {m.text for m in engine.list_memories(limit=None) if not m.source_key}
     assert texts == {f"writer {n} memory {i}" for n in "abc" for i in range(15)}
     versions = engine.history("shared")
     assert len(versions) == 15

@@ -52,7 +52,7 @@ def db_of(repo: Path) -> Path:
 
 
 def texts(repo: Path) -> set[str]:
-    return {m.text for m in Engine(repo).list()}
+    return {m.text for m in Engine(repo).list_memories()}
 
 
 def all_texts() -> set[str]:
@@ -205,7 +205,7 @@ def test_deleted_versions_are_reported_and_every_row_read_from_the_data_files(po
 
 
 def _ids(repo: Path) -> dict[str, str]:
-    return {m.id: m.text for m in Engine(repo).list()}
+    return {m.id: m.text for m in Engine(repo).list_memories()}
 
 
 def _truncate_the_largest(db: Path) -> None:

@@ -194,7 +194,7 @@ def test_keyed_upsert_killed_at_every_commit_keeps_one_active_version(repo, tmp_
         active = [v for v in versions if v.status == "active"]
         assert len(active) == 1 and active[0].version == max(v.version for v in versions)
         assert {v.text for v in versions} <= {"deploy with make release", "deploy with make ship"}
-        assert [m.text for m in Engine(copy).list() if not m.source_key] == ["an unrelated note that must survive"]
+        assert [m.text for m in Engine(copy).list_memories() if not m.source_key] == ["an unrelated note that must survive"]
         Engine(copy).remember(MemoryDraft(text="deploy with make ship", source_key="deploy"))
         versions = Engine(copy).history("deploy")
         assert [(v.version, v.status, v.text) for v in versions] == [
@@ -213,7 +213,7 @@ def test_import_killed_at_every_commit_is_all_or_nothing(repo, tmp_path):
     sections = ("first imported section", "second imported section", "third one")
 
     def imported(copy: Path) -> list[str]:
-        texts = [m.text for m in Engine(copy).list(status="all", limit=None)]
+        texts = [m.text for m in Engine(copy).list_memories(status="all", limit=None)]
         assert texts.count("an acknowledged memory") == 1
         return sorted(next(s for s in sections if s in t) for t in texts if t != "an acknowledged memory")
 
@@ -254,7 +254,7 @@ def test_agent_merge_killed_at_every_commit_never_duplicates_steps(repo, tmp_pat
         assert status == "merged"
         assert [(s.n, s.origin) for s in steps] == [(1, ""), (2, "feature#1"), (3, "feature#2")]
         assert [(c.kind, c.steps) for c in commits] == [("merge", (2, 3))]
-        merge_memories = Engine(copy).list(tag="agent-commit", status="all", limit=None)
+        merge_memories = Engine(copy).list_memories(tag="agent-commit", status="all", limit=None)
         assert len(merge_memories) == 1
         seen += 1
     assert seen >= 3
@@ -460,7 +460,7 @@ def test_a_contexa_import_killed_at_every_commit_is_finished_by_importing_again(
         log = Engine(copy).agent_log(create=True)
         log.import_(copy / ".GCC")
         assert log._held() == expected
-        assert len(Engine(copy).list(tag="agent-step", status="all", limit=None)) == 5, "no memory made twice"
+        assert len(Engine(copy).list_memories(tag="agent-step", status="all", limit=None)) == 5, "no memory made twice"
         _files_agree(copy)
         seen += 1
     assert seen >= 4

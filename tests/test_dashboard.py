@@ -94,7 +94,7 @@ async def test_new_and_edited_memory(shop, served):
         await pilot.press("ctrl+s")
         await settle(pilot, WhatLoaded)
         engine = Engine(shop)
-        made = next(m for m in engine.list() if m.text == "Cache prices per request")
+        made = next(m for m in engine.list_memories() if m.text == "Cache prices per request")
         await pilot.press("slash")
         await pilot.press(*"cache prices per request")
         await settle(pilot, SearchFinished)
@@ -218,7 +218,7 @@ async def test_a_database_held_by_another_process_is_reported_and_the_app_keeps_
             assert isinstance(app.screen, DashboardScreen)
     finally:
         os.close(holder)
-    texts = [m.text for m in Engine(shop).list()]
+    texts = [m.text for m in Engine(shop).list_memories()]
     assert texts.count("Held lock memory") == 1
 
 
@@ -256,7 +256,7 @@ async def test_a_memory_refused_for_a_secret_opens_the_form_again_with_everythin
         await pilot.press("ctrl+s")
         await settle(pilot, MemorySaved)
         assert isinstance(app.screen, DashboardScreen)
-    saved = [m for m in Engine(shop).list() if m.title == "[b]Deploy[/b] keys"]
+    saved = [m for m in Engine(shop).list_memories() if m.title == "[b]Deploy[/b] keys"]
     assert len(saved) == 1 and saved[0].kind == "decision" and list(saved[0].tags) == ["deploy", "ci"]
     assert list(saved[0].files) == ["shop/cart.py"] and token not in saved[0].text
 

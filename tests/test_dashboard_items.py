@@ -70,7 +70,7 @@ async def test_e_edits_a_memory_the_graph_lists_and_g_recentres_from_the_timelin
     app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=size, message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished)
-        decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+        decision = next(m for m in Engine(shop).list_memories() if m.kind == "decision")
         app.screen.load_graph(Key.file("shop/pricing.py"))
         graph = app.screen.query_one(GraphPane)
         await wait_until(pilot, lambda: Key.memory(decision.id) in graph.labels, "the decision next to pricing.py")
@@ -333,7 +333,7 @@ async def test_a_narrow_terminal_shows_help_in_the_footer_and_says_where_t_put_t
 
 async def test_v_confirms_a_memory_whose_code_changed_and_pane_1_says_so(shop):
     (shop / "shop/pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", encoding="utf-8")
-    decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+    decision = next(m for m in Engine(shop).list_memories() if m.kind == "decision")
     app = RecordingApp(bridge_for(shop), remember_theme=False)
     async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished)
@@ -366,10 +366,10 @@ async def test_a_paraphrase_from_the_form_asks_new_version_or_both(shop):
             await pilot.press("ctrl+s")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
             assert "new version" in app.screen.question
-            assert app.screen.subject in {m.title for m in Engine(shop).list()}, "the active memory it matches"
+            assert app.screen.subject in {m.title for m in Engine(shop).list_memories()}, "the active memory it matches"
             await pilot.press(answer)
             await settle(pilot, MemorySaved)
-        go = [m for m in Engine(shop).list() if "Go files" in m.text or "Go files" in m.title]
+        go = [m for m in Engine(shop).list_memories() if "Go files" in m.text or "Go files" in m.title]
         texts = sorted(m.text for m in go)
         assert texts == ["Go files are indented with tabs", "Go files are indented with tabs only"], texts
         assert next(m for m in go if m.text == "Go files are indented with tabs").version == 2

@@ -67,12 +67,6 @@ STRICT = {"cortex_tui", "core", "widgets", "themes"}
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 HISTORY = ROOT / "docs" / "benchmarks-history.md"
 
-# Stale names in files another branch of issue 45 owns and rewrites: each is fixed there, and
-# test_pending_names_are_still_stale fails once one resolves, so that its entry is removed at the merge.
-PENDING = {
-    ("app/bridge/local.py", "core.watch"),  # core.index.watch
-}
-
 
 # ---------------------------------------------------------------- links
 
@@ -448,27 +442,13 @@ def code_files() -> list[Path]:
     return [p for folder in PRODUCT for p in sorted((ROOT / folder).rglob("*.py"))]
 
 
-def pending_key(finding: str) -> tuple[str, str]:
-    return finding.split(":")[0], finding.split("`")[1]
-
-
 @pytest.mark.parametrize("path", [p for p in DOCS if p != HISTORY], ids=lambda p: p.name)
 def test_every_name_a_doc_gives_exists(path):
     assert stale_names(path) == []
 
 
-@cache
-def stale_in_code() -> tuple[str, ...]:
-    return tuple(finding for path in code_files() for finding in stale_names(path))
-
-
 def test_every_name_a_docstring_or_comment_gives_exists():
-    assert [finding for finding in stale_in_code() if pending_key(finding) not in PENDING] == []
-
-
-def test_pending_names_are_still_stale():
-    """An entry of PENDING that resolves now was fixed: remove it."""
-    assert PENDING - {pending_key(finding) for finding in stale_in_code()} == set()
+    assert [finding for path in code_files() for finding in stale_names(path)] == []
 
 
 @pytest.mark.parametrize("span, stale", [

@@ -43,7 +43,7 @@ def test_truncated_data_files_name_doctor_which_restores_memories_and_rebuilds_t
     assert "memories: restored version" in out
     assert "code index: unreadable; rebuilt from the work tree (2 files" in out
 
-    texts = [m.text for m in Engine(damaged_setup.parent.parent).list()]
+    texts = [m.text for m in Engine(damaged_setup.parent.parent).list_memories()]
     assert texts == ["the release runs from the tag, never from main"]
     status = Engine(damaged_setup.parent.parent).code_index().status()
     assert status.fresh and status.indexed_files == 2 and status.chunks >= 2
@@ -70,9 +70,9 @@ def test_damaged_and_missing_manifests_name_doctor_which_sets_them_aside(cli, da
     assert (db / ".doctor" / "memories" / "_versions").is_dir()
 
     engine = Engine(damaged_setup.parent.parent)
-    assert [m.text for m in engine.list()] == ["the release runs from the tag, never from main"]
+    assert [m.text for m in engine.list_memories()] == ["the release runs from the tag, never from main"]
     engine.remember(MemoryDraft(text="writes work again after the repair"))
-    assert len(Engine(damaged_setup.parent.parent).list()) == 2
+    assert len(Engine(damaged_setup.parent.parent).list_memories()) == 2
     assert Engine(damaged_setup.parent.parent).code_index().status().fresh
 
 
@@ -139,7 +139,7 @@ def test_a_lost_newest_manifest_is_named_with_what_was_lost(cli, repo):
     engine.remember(MemoryDraft(text="written last: the release moved to friday"))
     versions = Path(engine.db_uri) / "memories.lance" / "_versions"
     min(versions.glob("*.manifest"), key=lambda p: int(p.stem)).unlink()  # `u64::MAX - version`: the newest
-    assert [m.text for m in Engine(repo).list()] == ["the release runs from the tag, never from main"]
+    assert [m.text for m in Engine(repo).list_memories()] == ["the release runs from the tag, never from main"]
 
     code, out, err = cli("doctor")
     assert code == 0, err
@@ -151,7 +151,7 @@ def test_a_lost_newest_manifest_is_named_with_what_was_lost(cli, repo):
     assert code == 0 and "nothing to repair" in out
     engine = Engine(repo)
     engine.remember(MemoryDraft(text="writes work after it"))
-    assert len(engine.list()) == 2
+    assert len(engine.list_memories()) == 2
 
 
 def test_index_folders_that_are_gone_are_rebuilt_instead_of_nothing_to_repair(cli, damaged_setup):

@@ -108,7 +108,7 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
     remote.forget(revised.memory.id)
     restored = remote.restore(revised.memory)
     assert restored.memory.version == 3 and restored.memory.text == "Round prices half even."
-    decision = next(m for m in Engine(shop).list() if m.kind == "decision")
+    decision = next(m for m in Engine(shop).list_memories() if m.kind == "decision")
     (shop / "shop/pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", encoding="utf-8")
     assert "shop/pricing.py changed" in remote.memory(decision.id).code_change.summary
     assert remote.confirm(decision.id).code_change is None and remote.memory(decision.id).code_change is None

@@ -60,7 +60,7 @@ def test_a_model_change_reembeds_in_the_background_and_never_mixes_models(repo):
     # Switching back: MiniLM's vectors of the old texts come from the cache, only the new memory is computed.
     back = _engine(repo, DEFAULT_MODEL)
     assert back.store().stale_vectors() == len(FACTS) + 1
-    cached = back.store().vector_cache.get_vectors(back.embedder.model_id, [m.text_hash for m in back.list()])
+    cached = back.store().vector_cache.get_vectors(back.embedder.model_id, [m.text_hash for m in back.list_memories()])
     assert len(cached) == len(FACTS)
     assert back.reembed_memories() == len(FACTS) + 1
     assert back.code_index().embed_pending() > 0

@@ -8,7 +8,6 @@ from datetime import UTC
 
 import pytest
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.index import walk
 from cortex_tui.core.index.watch import IndexWatcher
 from cortex_tui.core.keys import Key
 
@@ -26,7 +25,7 @@ def test_status_reads_the_dirty_set_not_a_listing_once_live(repo):
     index = Engine(repo).code_index(create=True)
     index.update(embed=False)
     index.go_live()
-    before = walk.full_listings
+    before = index.full_listings
     assert index.status().fresh
     (repo / "src/app.py").write_text("def main():\n    return 2\n")
     os.utime(repo / "src/app.py", ns=(1, 1))
@@ -40,10 +39,10 @@ def test_status_reads_the_dirty_set_not_a_listing_once_live(repo):
     index.update(only=["src/app.py", "src/new.py"], embed=False)
     index.mark_clean(["src/app.py", "src/new.py"])
     assert index.status().fresh
-    assert walk.full_listings == before
+    assert index.full_listings == before
     index.mark_dirty([], git_moved=True)  # after .git moves, freshness needs the whole tree again
     index.status()
-    assert walk.full_listings == before + 1
+    assert index.full_listings == before + 1
 
 
 def test_watcher_status_lists_the_tree_only_at_start_up(repo):
@@ -52,13 +51,13 @@ def test_watcher_status_lists_the_tree_only_at_start_up(repo):
     with IndexWatcher(index, embed=False) as watcher:
         assert watcher.ready.wait(10)
         assert wait_for(lambda: index._live)
-        before = walk.full_listings
+        before = index.full_listings
         (repo / "src/app.py").write_text("def main():\n    return 'livetoken'\n")
         assert wait_for(lambda: index.chunks.count_rows("text LIKE '%livetoken%'") == 1)
         assert wait_for(lambda: index.status().fresh)
         for _ in range(5):
             index.status()
-        assert walk.full_listings == before
+        assert index.full_listings == before
 
 
 def test_a_save_during_start_up_indexing_is_caught_up(repo):
@@ -140,11 +139,11 @@ def test_newest_memories_and_stats_agree_with_a_full_read(repo):
     engine = Engine(repo)
     for i in range(12):
         engine.remember(MemoryDraft(text=f"note number {i}", kind="task" if i % 3 == 0 else "note"))
-    first = engine.list()[0]
+    first = engine.list_memories()[0]
     engine.forget(first.id)
-    everything = engine.list()
-    assert [m.id for m in engine.list(limit=4)] == [m.id for m in everything[:4]]
-    assert [m.id for m in engine.list(limit=4, kind="task")] == [m.id for m in everything if m.kind == "task"][:4]
+    everything = engine.list_memories()
+    assert [m.id for m in engine.list_memories(limit=4)] == [m.id for m in everything[:4]]
+    assert [m.id for m in engine.list_memories(limit=4, kind="task")] == [m.id for m in everything if m.kind == "task"][:4]
     (stats,) = [s for s in engine.stats() if s.uri == engine.db_uri]
     assert (stats.memories, stats.active) == (12, 11)
     assert stats.by_kind == {"task": sum(m.kind == "task" for m in everything), "note": sum(m.kind == "note" for m in everything)}

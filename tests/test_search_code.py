@@ -141,7 +141,7 @@ def test_only_plain_words_paths_and_whole_names_name_files():
 
 def test_names_typed_with_a_slip_are_matched_against_names_read_once_per_index_version(repo):
     engine = cookie_repo(repo)
-    names = engine._defined_names
+    names = engine.workspace.caches.defined_names
     for typed in ("parse_cokoie", "parse_cookei", "MapAdaptr"):
         assert engine.search(typed).hits[0].path in ("src/cookies.py", "src/routing.py")
     assert names.reads == 1

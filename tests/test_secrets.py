@@ -188,7 +188,7 @@ def test_free_text_fields_refuse_and_structural_fields_redact(repo):
     made = engine.remember(MemoryDraft("Deploy notes", files=(f"config/{values['FILES_GITHUB']}.yaml",),
                                        symbols=(f"connect_{values['SYMBOL_GITLAB']}",))).memory
     assert made.files == ["config/«redacted github-pat».yaml"] and made.symbols == ["connect_«redacted gitlab-pat»"]
-    assert [m.text for m in engine.list()] == ["Deploy notes"]
+    assert [m.text for m in engine.list_memories()] == ["Deploy notes"]
 
 
 def test_a_refused_memory_is_neither_embedded_nor_cached(repo):

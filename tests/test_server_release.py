@@ -25,7 +25,8 @@ def _work(server: serve.Server, engine) -> None:
 
 
 def _built(engine) -> tuple[int, int, int]:
-    return engine._symbol_graph.builds, engine._import_graph.builds, engine._defined_names.reads
+    caches = engine.workspace.caches
+    return caches.symbol_graph.builds, caches.import_graph.builds, caches.defined_names.reads
 
 
 def _quiet_for(server: serve.Server, seconds: float) -> None:

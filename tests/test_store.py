@@ -31,7 +31,7 @@ def test_upsert_by_key_keeps_every_version(repo):
     assert second.outcome == "new_version" and second.memory.version == 2
     versions = engine.history("ttl")
     assert [(v.version, v.status) for v in versions] == [(1, "superseded"), (2, "active")]
-    assert [m.id for m in engine.list()] == [second.memory.id]
+    assert [m.id for m in engine.list_memories()] == [second.memory.id]
     assert first.memory.id != second.memory.id
 
 
@@ -52,7 +52,7 @@ def test_soft_delete_hides_and_purge_removes(repo):
     engine = Engine(repo)
     m = engine.remember(MemoryDraft(text="temporary note", source_key="tmp")).memory
     engine.forget(m.id)
-    assert engine.list() == [] and engine.get(m.id).status == "deleted"
+    assert engine.list_memories() == [] and engine.get(m.id).status == "deleted"
     engine.forget(key="tmp", purge=True)
     with pytest.raises(CortexError, match="no memory"):
         engine.get(m.id)
@@ -61,9 +61,9 @@ def test_soft_delete_hides_and_purge_removes(repo):
 def test_tasks_open_and_close(repo):
     engine = Engine(repo)
     task = engine.remember(MemoryDraft(text="write the migration", kind="task")).memory
-    assert [t.id for t in engine.list(status="open")] == [task.id]
+    assert [t.id for t in engine.list_memories(status="open")] == [task.id]
     engine.set_task_state(task.id, "done")
-    assert engine.list(status="open") == [] and [t.id for t in engine.list(status="done")] == [task.id]
+    assert engine.list_memories(status="open") == [] and [t.id for t in engine.list_memories(status="done")] == [task.id]
     note = engine.remember(MemoryDraft(text="not a task")).memory
     with pytest.raises(CortexError, match="not a task"):
         engine.set_task_state(note.id, "done")
@@ -74,9 +74,9 @@ def test_global_scope_lives_in_the_global_store_and_is_listed_with_the_repo(repo
     g = engine.remember(MemoryDraft(text="I prefer small commits", scope="global")).memory
     r = engine.remember(MemoryDraft(text="this repo uses ruff")).memory
     assert engine.store().count() == 1
-    assert {m.id for m in engine.list()} == {g.id, r.id}
+    assert {m.id for m in engine.list_memories()} == {g.id, r.id}
     engine.settings.use_global = False
-    assert {m.id for m in engine.list()} == {r.id}
+    assert {m.id for m in engine.list_memories()} == {r.id}
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_bad_memories_are_refused_and_nothing_is_written(repo, draft, message):
     engine.remember(MemoryDraft(text="keep me"))
     with pytest.raises(CortexError, match=message):
         engine.remember(draft)
-    assert [m.text for m in engine.list()] == ["keep me"]
+    assert [m.text for m in engine.list_memories()] == ["keep me"]
 
 
 def test_cortex_dir_is_excluded_through_info_exclude_only(repo):
@@ -114,7 +114,7 @@ def test_newer_schema_is_refused(repo):
     meta = engine.store().db.conn.open_table("meta")
     meta.update(where="key = 'schema_version'", values={"value": str(SCHEMA_VERSION + 1)})
     with pytest.raises(CortexError, match="newer than this cortex-tui"):
-        Engine(repo).list()
+        Engine(repo).list_memories()
 
 
 def test_older_schema_is_migrated(tmp_path, repo):
@@ -131,7 +131,7 @@ def test_older_schema_is_migrated(tmp_path, repo):
     assert store.db.schema_version == SCHEMA_VERSION
     assert {"words", "task_state"} <= set(store.table.schema.names)
     assert Database(uri, create=False).schema_version == SCHEMA_VERSION
-    assert engine.list(status="open")[0].text == "after migration"
+    assert engine.list_memories(status="open")[0].text == "after migration"
 
 
 def test_a_lock_on_a_deleted_repository_never_brings_it_back(repo):
@@ -396,6 +396,6 @@ def test_a_writes_id_is_found_after_later_writes_rewrite_or_delete_its_rows(repo
         engine.agent_log().log_ota("the cache misses", "", "")
     assert engine.receipt("agent-step-01") is not None
     # The step's mirror memory is a step towards the write, not the write: it carries no id.
-    mirrored = [m for m in engine.list(kind="agent") if m.title.startswith("main#1")]
+    mirrored = [m for m in engine.list_memories(kind="agent") if m.title.startswith("main#1")]
     assert len(mirrored) == 1
     assert engine.store().count("write_id = 'agent-step-01'") == 0

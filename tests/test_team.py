@@ -281,7 +281,7 @@ def test_a_creation_that_lost_its_race_puts_back_the_rows_it_overwrote(tmp_path)
 def test_a_reader_sees_another_machines_write_within_the_consistency_interval(tmp_path, team):
     reader = Engine(tmp_path, settings=load_settings(use_global=False))
     reader.init()
-    assert reader.list(scope="team") == []  # opens the team store (and keeps its connection)
+    assert reader.list_memories(scope="team") == []  # opens the team store (and keeps its connection)
     other = tmp_path / "other"
     other.mkdir()
     subprocess.run([sys.executable, "-c", WRITER, str(other), "x", "1"], check=True, timeout=300)
@@ -289,7 +289,7 @@ def test_a_reader_sees_another_machines_write_within_the_consistency_interval(tm
     deadline = time.monotonic() + interval + 1.0
     seen = []
     while time.monotonic() < deadline and not seen:
-        seen = reader.list(scope="team")
+        seen = reader.list_memories(scope="team")
         time.sleep(0.1)
     assert [m.text for m in seen] == ["machine x write 0"]
 

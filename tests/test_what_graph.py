@@ -64,7 +64,7 @@ def test_what_groups_sections_caps_agent_steps_and_keeps_old_commits(repo):
     assert len({m.id for m in shown}) == len(shown)
     assert {n.id for n in notes} <= {m.id for m in shown}
     agent = [m for m in shown if m.kind == "agent"]
-    assert [m.title for m in agent] == [next(m.title for m in engine.list(kind="agent") if "Parser tuned" in m.text)]
+    assert [m.title for m in agent] == [next(m.title for m in engine.list_memories(kind="agent") if "Parser tuned" in m.text)]
     assert [c.subject for c in w.recent_commits][:2] == ["Older still", "Old work"]
 
 

@@ -1,4 +1,4 @@
-"""The dashboard's door to an engine in its own process (see `engine_calls` for the protocol it implements).
+"""The dashboard's door to an engine in its own process (the `Bridge` of `calls.py`, the calls it implements).
 
 Every call here blocks, so the screen runs them in thread workers. Widgets never see LanceDB, git or the watcher;
 they receive the engine's dataclasses in messages. The resident server answers an attached dashboard's calls with
@@ -113,7 +113,7 @@ class EngineBridge(Bridge):
             self.watcher.stop(timeout=2)
 
     def _database_changed(self, events: WatchEvents, change: str) -> None:
-        """The watcher's word on the database (see core.watch), on the watcher's thread."""
+        """The watcher's word on the database (see `IndexWatcher` in core/index/watch.py), on the watcher's thread."""
         if change == "memories":
             events.memories()
         elif not self.owns_engine:

@@ -144,7 +144,7 @@ def add_list(p) -> None:
 
 def run_list(args, ctx: CommandContext) -> Answer:
     engine = ctx.engine(args)
-    memories = engine.list(ctx.session(args), kind=args.kind, tag=args.tag, status=args.status, scope=args.scope,
+    memories = engine.list_memories(ctx.session(args), kind=args.kind, tag=args.tag, status=args.status, scope=args.scope,
                            limit=args.limit)
     warn_team(ctx, engine)
     return memories_answer(memories, "no memories yet: add one with `cortex remember TEXT`")

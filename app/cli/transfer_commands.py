@@ -115,8 +115,8 @@ def run_agents_md(args, ctx: CommandContext) -> Answer:
     from ...core.store.agents_file import CONVENTION_TAG, render_block, write_block
 
     engine = ctx.engine(args)
-    decisions = engine.list(kind="decision", limit=200)
-    conventions = [m for m in engine.list(tag=CONVENTION_TAG, limit=200) if m.kind != "decision"]
+    decisions = engine.list_memories(kind="decision", limit=200)
+    conventions = [m for m in engine.list_memories(tag=CONVENTION_TAG, limit=200) if m.kind != "decision"]
     block = render_block(decisions, conventions)
     targets = [engine.root / name for name in AGENT_FILES if (engine.root / name).exists()] or [engine.root / AGENT_FILES[0]]
     changed = [t.name for t in targets if write_block(t, block)]
@@ -134,7 +134,7 @@ def run_export(args, ctx: CommandContext) -> Answer | int:
     if args.agents_md:
         return run_agents_md(args, ctx)
     # Every session's session memories: an export is the whole store.
-    memories = export_order(ctx.engine(args).list(ALL_SESSIONS, status="all" if args.all_versions else "active"))
+    memories = export_order(ctx.engine(args).list_memories(ALL_SESSIONS, status="all" if args.all_versions else "active"))
     lines = "".join(json.dumps(export_record(m), ensure_ascii=False) + "\n" for m in memories)
     if not args.output:
         ctx.stdout.write(lines)  # the records themselves, with or without --json

@@ -203,7 +203,7 @@ class CortexTools:
                     limit: Annotated[int, _n("memories to return, 1-1000", 1, 1000)] = 50) -> dict[str, Any]:
         """Memories newest first, as `cortex list` lists them. `status` open or done lists tasks in that state
         (open ones are what task_done closes). `warning` says when the team store could not be read."""
-        memories = self.engine.list(session or self.session or None, kind=kind, tag=tag, status=status, scope=scope,
+        memories = self.engine.list_memories(session or self.session or None, kind=kind, tag=tag, status=status, scope=scope,
                                     limit=limit)
         left_out = {"warning": f"{self.engine.team_error}; local memories only"} if self.engine.team_error else {}
         return plain({"memories": [m.to_json() for m in memories], **left_out})

@@ -10,7 +10,6 @@ Two models load from files inside PyPI packages, so no code path contacts a mode
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 import time
@@ -188,7 +187,6 @@ class Embedder:
         with _LOAD_LOCK:
             if self._model is not None:
                 return self._model
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
             start = time.perf_counter()
 
             if self.model_path:
@@ -223,7 +221,10 @@ class Embedder:
             return OnnxEncoder(path, self.threads)
         from fastembed import TextEmbedding
 
-        return TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads)
+        # Offline by argument, not by setting HF_HUB_OFFLINE for the whole process (a server's other threads and
+        # libraries share its environment): with the directory given, fastembed never asks a hub.
+        return TextEmbedding(self.model_name, specific_model_path=str(path), threads=self.threads,
+                             local_files_only=True)
 
     def unload(self) -> None:
         """Let go of the model (a long-lived process after a quiet spell); the next embedding loads it again. The

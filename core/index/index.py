@@ -78,6 +78,8 @@ class CodeIndex:
         self._dirty: set[str] = set()
         self._git_moved = False
         self._generation = next(_GENERATIONS)
+        self.full_listings = 0
+        """Whole-tree listings this index made (`Listing.whole_tree`): the hot paths must not add to it."""
         self._facts: RepoFacts | None = None
         self._facts_version: int | None = None
         """The files table's version that `_facts` (all indexed paths and their module maps) matches: every write
@@ -107,6 +109,11 @@ class CodeIndex:
         present = chunk_counts(self.chunks, where)
         return {r["path"]: r for r in rows if present.get(r["path"], 0) == r["chunks"]}
 
+    def _list(self, only: set[str] | None) -> Listing:
+        listing = list_files(self.root, self.is_repo, self.max_bytes, only)
+        self.full_listings += listing.whole_tree
+        return listing
+
     def _unmarked_paths(self) -> set[str]:
         """Paths that have file rows, chunks or edges: leftovers of a crash or a removed file get deleted."""
         return {r["path"] for t in (self.files, self.chunks, self.edges) for r in scan(t, None, ["path"])}
@@ -121,11 +128,11 @@ class CodeIndex:
         versions = self._indexed.versions()
         files_version, chunks_version = versions[0], versions[1]
         if not live:
-            listing = list_files(self.root, self.is_repo, self.max_bytes)
+            listing = self._list(None)
             return self._status(self._compare(listing, None, self._indexed.get(versions)), chunks_version)
         counts = self._compare(None, set(), None)
         if dirty:
-            counts = self._compare(list_files(self.root, self.is_repo, self.max_bytes, dirty), dirty, None)
+            counts = self._compare(self._list(dirty), dirty, None)
         indexed = self.db.count(self.files, version=files_version)
         return self._status(replace(counts, indexed_files=indexed), chunks_version)
 
@@ -248,7 +255,7 @@ class CodeIndex:
         if not scope:
             return True
         # Reads the rows of these paths only: most calls find nothing to do, and a pass would read more than that.
-        seen = self._compare(list_files(self.root, self.is_repo, self.max_bytes, scope), scope, None)
+        seen = self._compare(self._list(scope), scope, None)
         if not (seen.stale or seen.new or seen.removed):
             return True
         with self.db.try_lock(_PASS_LOCK) as mine:
@@ -272,7 +279,7 @@ class CodeIndex:
     def _lexical_pass(self, scope: set[str] | None, emit: Callable[[IndexProgress], None], report: IndexReport) -> None:
         """List, read, chunk and write what changed (in `scope`, or the whole tree), filling in `report`."""
         emit(IndexProgress("listing", 0, 0))
-        listing = list_files(self.root, self.is_repo, self.max_bytes, scope)
+        listing = self._list(scope)
         report.listed = len(listing.files)
         report.skipped.extend(listing.skipped)
         known = self._known(scope)

@@ -62,6 +62,9 @@ class Listing:
 
     files: list[Listed] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    whole_tree: bool = False
+    """The whole tree was listed to make it (a walk, or git's list of every file), not only the paths asked for:
+    the hot paths (status, a watcher's batch) must not need that, and an index counts it to prove so."""
 
 
 def git_blob_id(data: bytes) -> str:
@@ -71,11 +74,6 @@ def git_blob_id(data: bytes) -> str:
 _MAX_PATHSPECS = 256
 """Beyond this many paths git's pathspec matching (every spec against every file) costs more than listing the
 tree and filtering: a checkout of thousands of files takes the listing."""
-
-full_listings = 0
-"""How many whole-tree listings this process has made: the hot paths (status, a watcher's batch) must not add
-to it, and tests read it to prove so."""
-
 
 def _git_paths(root: Path, only: set[str] | None = None) -> list[str] | None:
     """Git's candidates: the whole tree, or just `only` (literal pathspecs, so a batch costs what it names)."""
@@ -181,16 +179,15 @@ def _cortexignore(root: Path) -> pathspec.PathSpec | None:
 
 def list_files(root: Path, is_repo: bool, max_bytes: int = DEFAULT_MAX_BYTES, only: set[str] | None = None) -> Listing:
     """Candidate files with their stat; `only` restricts the listing to some paths (a watcher's batch)."""
-    global full_listings
     listing = Listing()
     paths = _git_paths(root, only) if is_repo else None
     if paths is None and only is not None and not is_repo:
         paths = _scoped_walk_paths(root, only, listing.skipped)
     if paths is None:
-        full_listings += 1
+        listing.whole_tree = True
         paths = _walk_paths(root, listing.skipped)
     elif only is None or len(only) > _MAX_PATHSPECS:
-        full_listings += 1
+        listing.whole_tree = True
     extra = _cortexignore(root)
     for rel in paths:
         if only is not None and rel not in only:

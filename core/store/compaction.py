@@ -17,13 +17,14 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import GoneUnderCompaction
 from .commits import WRITES_NOTED
-from .failures import is_gone_under_compaction
+from .failures import shared_compaction
 
 T = TypeVar("T")
 
@@ -137,21 +138,20 @@ class CompactionPolicy:
         last = self._last_compaction(table)
         if last is not None and now - last[0] < self.compact_keep:
             return False
+        # On a shared remote store another machine may be compacting too: its cleanup removes old versions while
+        # this one lists or rewrites them. That machine has done the compaction; this one need not.
         try:
-            old = [v for v in table.list_versions() if v["timestamp"] <= now - self.compact_keep]
-            if len(old) < self.compact_every and not (last is not None and (self._table_bytes(table) or 0) > 2 * last[1]):
-                self._clean_up_after_compaction(table)
-                return False
-            with self.try_lock(_COMPACTION_LOCK) as mine:
-                if not mine:
+            with shared_compaction(self.uri) if self.remote else nullcontext():
+                old = [v for v in table.list_versions() if v["timestamp"] <= now - self.compact_keep]
+                if len(old) < self.compact_every and not (last is not None and (self._table_bytes(table) or 0) > 2 * last[1]):
+                    self._clean_up_after_compaction(table)
                     return False
-                self.compact(table, self.compact_keep)
-        except Exception as exc:
-            # On a shared remote store another machine may be compacting too: its cleanup removes old versions
-            # while this one lists or rewrites them. That machine has done the compaction; this one need not.
-            if self.remote and is_gone_under_compaction(exc):
-                return False
-            raise
+                with self.try_lock(_COMPACTION_LOCK) as mine:
+                    if not mine:
+                        return False
+                    self.compact(table, self.compact_keep)
+        except GoneUnderCompaction:
+            return False
         return True
 
     def fold_unindexed(self, table, index: str) -> bool:

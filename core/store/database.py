@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from ..credentials import CloudCredentials
-from ..errors import CortexError, DamagedDatabase, UnusableLocation
+from ..errors import CortexError, DamagedDatabase, NoDatabase, ReadOnlyDatabase, UnusableLocation
 from ..lancedb_loader import load_lancedb
 from ..locations import CORTEX_DIRNAME, is_remote_uri, remote_storage_options
 from ..write_ids import COLUMN
@@ -103,7 +103,7 @@ class Database(CompactionPolicy, Maintenance):
             path = Path(uri)
             if not path.exists():
                 if not create:
-                    raise CortexError(f"no cortex database at {uri} (run `cortex init` or `cortex remember` first)")
+                    raise NoDatabase(f"no cortex database at {uri} (run `cortex init` or `cortex remember` first)")
                 try:
                     path.mkdir(mode=0o700, parents=True, exist_ok=True)
                 except OSError as exc:
@@ -388,7 +388,7 @@ class Database(CompactionPolicy, Maintenance):
         or update by filter, an index, a compaction): a plain append is not repeated, since an error that merely
         looks like a conflict could follow a commit that landed."""
         if self.read_only:
-            raise CortexError(read_only_note(self.uri) + "; nothing was written")
+            raise ReadOnlyDatabase(read_only_note(self.uri) + "; nothing was written")
         result = retried(fn, idempotent)
         self.last_commit = time.monotonic()
         COMMITS.committed()

@@ -12,7 +12,13 @@ here and nowhere else.
 
 from __future__ import annotations
 
-from ..errors import CortexError, DamagedDatabase
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..errors import CortexError, DamagedDatabase, GoneUnderCompaction, StoreUnreachable
+
+_LANCEDB_ERRORS = (RuntimeError, OSError, ValueError)
+"""The built-in types LanceDB raises (see above): only these are read by their message."""
 
 _CONFLICTS = ("Retryable commit conflict", "Commit conflict for version", "Too many concurrent writ")
 """How Lance words the errors of a commit that lost a race (RetryableCommitConflict, CommitConflict after its own
@@ -55,7 +61,7 @@ def is_commit_conflict(exc: BaseException) -> bool:
 def looks_corrupt(exc: BaseException) -> bool:
     """Whether a LanceDB failure means files of the database are missing or damaged (what `cortex doctor` fixes)."""
     text = str(exc)
-    return isinstance(exc, (RuntimeError, OSError, ValueError)) and any(m in text for m in _CORRUPTION) and (
+    return isinstance(exc, _LANCEDB_ERRORS) and any(m in text for m in _CORRUPTION) and (
         "lance" in text.lower() or _MISSING_TABLE in text or "panicked" in text)
 
 
@@ -64,31 +70,43 @@ def corrupt_error(uri: str, exc: BaseException) -> CortexError:
 
 
 def is_unreachable(exc: BaseException) -> bool:
-    """Whether a LanceDB failure on a remote store means the store did not answer (nothing was decided there)."""
-    if isinstance(exc, CortexError):
-        return str(exc).startswith(("store ", "team store ")) and "is unreachable" in str(exc)
-    return isinstance(exc, (RuntimeError, OSError, ValueError)) and any(m in str(exc) for m in _UNREACHABLE)
+    """Whether a failure on a remote store means the store did not answer (nothing was decided there): our own
+    `StoreUnreachable`, or a LanceDB failure that says so."""
+    if isinstance(exc, StoreUnreachable):
+        return True
+    return isinstance(exc, _LANCEDB_ERRORS) and any(m in str(exc) for m in _UNREACHABLE)
 
 
-def unreachable_error(uri: str, exc: BaseException) -> CortexError:
+def unreachable_error(uri: str, exc: BaseException) -> StoreUnreachable:
     """One line naming the store and the kind of failure; the library's message (request URLs, retry details) is
     left out, so nothing from the environment can leak into it."""
     text = str(exc).lower()
     kind = ("connection refused" if "connection refused" in text else
             "timed out" if "timed out" in text or "operation timed" in text else "no answer")
-    return CortexError(f"store {uri} is unreachable ({kind}); check the network or the endpoint setting")
+    return StoreUnreachable(f"store {uri} is unreachable ({kind}); check the network or the endpoint setting")
 
 
-def is_gone_under_compaction(exc: BaseException) -> bool:
-    """Whether a compaction on a shared remote store failed because another machine's cleanup removed the old
-    versions it was listing or rewriting (that machine has done the compaction)."""
-    return "Not found" in str(exc)
+_GONE = "Not found"
+"""How Lance words an object (a version's manifest, a data file) that is no longer there."""
+
+
+@contextmanager
+def shared_compaction(uri: str) -> Iterator[None]:
+    """A compaction of a shared remote store: a LanceDB failure because another machine's cleanup removed the old
+    versions it was listing or rewriting raises `GoneUnderCompaction` (that machine has done the compaction)."""
+    try:
+        yield
+    except _LANCEDB_ERRORS as exc:
+        if _GONE in str(exc):
+            # The library's message (object paths, source locations) stays out, as in `unreachable_error`.
+            raise GoneUnderCompaction(f"store {uri} was compacted by another machine meanwhile") from exc
+        raise
 
 
 def is_permission_denied(exc: BaseException) -> bool:
-    """A write refused by the file system or the store (a read-only mount, someone else's database)."""
+    """A LanceDB write refused by the file system or the store (a read-only mount, someone else's database)."""
     text = str(exc).lower()
-    return "permission denied" in text or "read-only" in text
+    return isinstance(exc, _LANCEDB_ERRORS) and ("permission denied" in text or "read-only" in text)
 
 
 def first_line(exc: BaseException) -> str:
