@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 from .embedding.embed import Embedder
 from .errors import CortexError, NoDatabase
@@ -46,6 +47,12 @@ class TableHealth:
     rows: int | None
     problem: str
     """The first line of what failed ("" when the table opened and read back whole)."""
+    lost: bool = False
+    """The table reads whole, but a write it took is in no version it reads (`core.store.lost_writes`)."""
+
+    @property
+    def state(self) -> Literal["ok", "damaged", "lost"]:
+        return "ok" if not self.problem else "lost" if self.lost else "damaged"
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ class DoctorReport:
     """Damage was found and left as it is (the database is read-only): the command fails."""
 
     def to_json(self) -> dict:
-        return {"tables": [t.__dict__ for t in self.tables], "actions": list(self.actions), "unrepaired": self.unrepaired,
+        return {"tables": [{**t.__dict__, "state": t.state} for t in self.tables], "actions": list(self.actions), "unrepaired": self.unrepaired,
                 "versions": {v.component: v.version for v in self.versions}}
 
 
@@ -102,8 +109,8 @@ def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_fil
     lost = {t.name: found for t in health if not t.problem and (found := find_lost_writes(Path(uri), t.name))}
     orphans = {t.name: writes for t in health if not t.problem and t.name not in lost
                and (writes := orphan_writes(Path(uri) / f"{t.name}.lance"))}
-    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem) if t.name in lost else
-                   TableHealth(t.name, t.rows, orphans_problem(orphans[t.name])) if t.name in orphans else t
+    health = tuple(TableHealth(t.name, t.rows, lost[t.name].problem, lost=True) if t.name in lost else
+                   TableHealth(t.name, t.rows, orphans_problem(orphans[t.name]), lost=True) if t.name in orphans else t
                    for t in health)
     readable = [t.name for t in health if not t.problem or t.name in lost or t.name in orphans]
     if db.read_only:
@@ -144,7 +151,7 @@ def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_fil
 def _check_only(db: Database, health: tuple[TableHealth, ...], readable: list[str], embedder: Embedder
                 ) -> DoctorReport:
     """A database its owner made read-only: what a repair would do, said and not done (nothing is written)."""
-    found = [f"{t.name}: {'a write is lost' if t.problem.startswith('LOST') else 'damaged'}" for t in health
+    found = [f"{t.name}: {'a write is lost' if t.lost else 'damaged'}" for t in health
              if t.problem]
     if "meta" not in db.table_names():
         found.append("meta: gone")
@@ -185,7 +192,7 @@ def _rebuild_broken_indexes(db: Database, names: list[str], repair: bool = True)
             if repair:
                 with db.write_lock():
                     db.commit(partial(rebuild, table, broken))
-            why = "its files are gone" if "Not found" in broken.problem else broken.problem
+            why = "its files are gone" if broken.files_gone else broken.problem
             actions.append(f"{name}: index {broken.name} ({broken.index_type} on {broken.column}) could not be read "
                            f"({why})" + ("; rebuilt" if repair else ""))
     return actions

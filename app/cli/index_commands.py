@@ -248,8 +248,7 @@ def run_doctor(args, ctx: CommandContext) -> Answer:
         for v in report.versions:
             out.console.out(f"{v.component:16} {v.version}")
         for t in report.tables:
-            state = "ok" if not t.problem else "LOST" if t.problem.startswith("LOST") else "DAMAGED"
-            out.console.out(f"{state:8} {t.name}: " + (f"{t.rows} rows" if not t.problem else t.problem.removeprefix("LOST ")))
+            out.console.out(f"{t.state.upper() if t.problem else 'ok':8} {t.name}: " + (t.problem or f"{t.rows} rows"))
         for line in report.actions or ["nothing to repair"]:
             out.console.out(line)
 

@@ -90,6 +90,11 @@ _GONE = "Not found"
 """How Lance words an object (a version's manifest, a data file) that is no longer there."""
 
 
+def is_gone(exc: BaseException) -> bool:
+    """Whether LanceDB failed because an object it was reading (a manifest, a data or index file) is not there."""
+    return isinstance(exc, _LANCEDB_ERRORS) and _GONE in str(exc)
+
+
 @contextmanager
 def shared_compaction(uri: str) -> Iterator[None]:
     """A compaction of a shared remote store: a LanceDB failure because another machine's cleanup removed the old
@@ -97,7 +102,7 @@ def shared_compaction(uri: str) -> Iterator[None]:
     try:
         yield
     except _LANCEDB_ERRORS as exc:
-        if _GONE in str(exc):
+        if is_gone(exc):
             # The library's message (object paths, source locations) stays out, as in `unreachable_error`.
             raise GoneUnderCompaction(f"store {uri} was compacted by another machine meanwhile") from exc
         raise

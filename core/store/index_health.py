@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .failures import is_gone
 from .salvage import lance_failure
 
 
@@ -22,6 +23,8 @@ class BrokenIndex:
     index_type: str
     problem: str
     """The first line of what failed."""
+    files_gone: bool
+    """The index's files are not there (rather than unreadable)."""
 
 
 def _probe(table, index_type: str, column: str) -> None:
@@ -46,7 +49,8 @@ def broken_indexes(table) -> list[BrokenIndex]:
         except BaseException as exc:  # noqa: BLE001  (whatever stops a query from reading the index, a panic too)
             if not lance_failure(exc):
                 raise
-            found.append(BrokenIndex(table.name, index.name, column, index.index_type, str(exc).splitlines()[0][:200]))
+            found.append(BrokenIndex(table.name, index.name, column, index.index_type, str(exc).splitlines()[0][:200],
+                                     is_gone(exc)))
     return found
 
 

@@ -91,7 +91,7 @@ class LostWrites:
     def problem(self) -> str:
         versions = f"version {self.newest}" if self.newest == self.version + 1 else \
             f"versions {self.version + 1}-{self.newest}"
-        return (f"LOST {versions}: newer than its newest manifest (version {self.version}), written "
+        return (f"{versions}: newer than its newest manifest (version {self.version}), written "
                 f"{self.written:%Y-%m-%d %H:%M:%S}: {self.data_files} data file(s), {size(self.data_bytes)}")
 
 
@@ -144,7 +144,7 @@ def acknowledge_lost(uri: Path, aside_root: Path, lost: LostWrites, rows: int | 
 
 def orphans_problem(found: list[OrphanWrite]) -> str:
     when = ", ".join(f"{o.written:%Y-%m-%d %H:%M:%S} on version {o.read_version}" for o in found[:5])
-    return (f"LOST {len(found)} write(s) in no version (made {when}; a lost manifest whose number a later write took, "
+    return (f"{len(found)} write(s) in no version (made {when}; a lost manifest whose number a later write took, "
             f"or a commit that never finished): {sum(len(o.data) for o in found)} data file(s), "
             f"{size(sum(o.size for o in found))}")
 
