@@ -403,15 +403,10 @@ class Cli:
         argv = [args[0], "-C", str(self.cwd), *args[1:]]
         out, err = io.StringIO(), io.StringIO()
         if self.served:
-            environment = dict(os.environ)
-            try:
-                with redirect_stdout(out), redirect_stderr(err):
-                    code = client.main(argv)
-            finally:
-                # The client is a process of its own for users: what it sets (`--no-daemon` sets CORTEX_NO_DAEMON for
-                # its children) ends with it, and must not turn every later test of this worker in-process.
-                os.environ.clear()
-                os.environ.update(environment)
+            # The client leaves os.environ alone (`--no-daemon` goes to its children in their own environment), so
+            # running it in this worker's process turns no later test in-process.
+            with redirect_stdout(out), redirect_stderr(err):
+                code = client.main(argv)
         else:
             code = cli_main(argv, CommandContext(sys.stdin, out, err, Path.cwd(), os.environ))
         return code, out.getvalue(), err.getvalue()
