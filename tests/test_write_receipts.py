@@ -116,7 +116,7 @@ def test_a_retry_while_the_first_attempt_still_runs_waits_for_it_and_stores_once
     with file_lock(db, ".write.lock", 30, str(db)):
         attempts = [subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                     for _ in range(2)]
-        time.sleep(3)  # both sent, and waiting in the server
+        wait_until(lambda: status(repo)["commands_in_flight"] >= 2, what="both attempts taken by the server")
     outs = [a.communicate(timeout=600) for a in attempts]
     assert [a.returncode for a in attempts] == [0, 0], outs
     assert json.loads(outs[0][0]) == json.loads(outs[1][0])

@@ -114,6 +114,8 @@ class Server:
         self._warm = threading.Event()
         """Set once the warm-up has ended: commands wait for it, as they waited behind it on one thread before."""
         self._jobs = 0
+        self._taken = 0
+        """Commands accepted and not yet answered, a retry waiting for its earlier attempt too (`serve --status`)."""
         self._jobs_lock = threading.Lock()
         self._last_activity = time.monotonic()
         self._last_work = 0.0
@@ -260,7 +262,7 @@ class Server:
             "pid": os.getpid(), "root": self.root, "db": self.db, "version": cortex_tui.__version__,
             "protocol": PROTOCOL_VERSION, "fingerprint": self.fingerprint, "socket": self.paths.socket,
             "started": self._started, "idle_seconds": self.idle_seconds, "commands": self._commands.served,
-            "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
+            "commands_in_flight": self._taken, "idle_for": round(time.monotonic() - self._last_activity, 1), "rss_bytes": rss_bytes(),
             "private_bytes": private_bytes(),
             "calls": self._hosted.calls, "attached": self._hosted.subscribers, "watching": self._hosted.watching,
             "indexing": self._hosted.indexing, "embedding": self._hosted.embedding,
@@ -355,6 +357,15 @@ class Server:
             self._answer_run(exchange, request)
 
     def _answer_run(self, exchange: Exchange, request: RunRequest) -> None:
+        with self._jobs_lock:
+            self._taken += 1
+        try:
+            self._run_taken(exchange, request)
+        finally:
+            with self._jobs_lock:
+                self._taken -= 1
+
+    def _run_taken(self, exchange: Exchange, request: RunRequest) -> None:
         # `accepted` before the command is handed to a worker: a client that never heard it retries the command
         # elsewhere, which is safe only if this server cannot have begun it.
         exchange.send(Accepted(os.getpid()))
