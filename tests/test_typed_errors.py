@@ -17,15 +17,8 @@ from cortex_tui.core.records import MemoryDraft
 from cortex_tui.core.store.database import Database, RemoteOptions
 from cortex_tui.core.store.failures import is_unreachable, shared_compaction
 
-from .s3server import TEST_KEYS, S3Server, free_port
-
-
-@pytest.fixture(scope="module")
-def s3():
-    server = S3Server()
-    server.start()
-    yield server
-    server.stop()
+from .s3server import TEST_KEYS, free_port
+from .test_team import s3  # noqa: F401  (a fixture: one moto S3 server for the module)
 
 
 def test_reads_before_any_database_raise_no_database_by_type(tmp_path):
