@@ -418,6 +418,14 @@ async def test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back(shop, size)
         await pilot.press("u")
         await wait_until(pilot, lambda: any(i.key == third.key for i in budget.items), "the item back after u")
         assert not any(dropped for _, dropped in budget.rows)
+        # A pinned item dropped and brought back with u comes back pinned.
+        await pilot.press("p")
+        await wait_until(pilot, lambda: third.key in app.screen.pins, "the item pinned")
+        await pilot.press("x")
+        await wait_until(pilot, lambda: all(i.key != third.key for i in budget.items), "the pinned item dropped")
+        await pilot.press("u")
+        await wait_until(pilot, lambda: any(i.key == third.key for i in budget.items), "the pinned item back after u")
+        assert third.key in app.screen.pins
         first = budget.items[0]
         table.move_cursor(row=0)
         await pilot.press("x")

@@ -255,9 +255,10 @@ class DashboardScreen(DashboardWork):
         item = message.item
         key = item.key
         if message.change == "drop":
+            label = item.memory.title if item.memory is not None else item.path
+            self.undo_stack.append(Undo("drop", label, key=key, pinned=key in self.pins))
             self.excluded, self.pins = self.excluded | {key}, self.pins - {key}
             self.dropped[key] = item
-            self.undo_stack.append(Undo("drop", item.memory.title if item.memory is not None else item.path, key=key))
         elif key in self.excluded:
             # Restoring (x), or pinning (p) a dropped item, brings it back.
             self._restore(key)
@@ -448,6 +449,8 @@ class DashboardScreen(DashboardWork):
         undo = self.undo_stack.pop()
         if undo.key is not None:  # a dropped item (the others carry their memory)
             self._restore(undo.key)
+            if undo.pinned:
+                self.pins = self.pins | {undo.key}
             self._show_budget()
             self.run_select()
             self.notify(f"restored {clip(undo.label, 80)}", timeout=3, markup=False)

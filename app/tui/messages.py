@@ -107,6 +107,8 @@ class Undo:
     label: str
     key: Key | None = None
     memory: Memory | None = None
+    pinned: bool = False
+    """A dropped item that was pinned: it comes back pinned."""
 
 
 @dataclass
