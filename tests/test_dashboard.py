@@ -661,6 +661,7 @@ STUCK_ENGINE_CALL = '''
 import sys, threading
 from pathlib import Path
 from cortex_tui.app.bridge import local as bridge
+from cortex_tui.app.leave import run_installed
 from cortex_tui.app.tui import main
 
 def graph_that_never_returns(self, node, session=None):
@@ -669,7 +670,9 @@ def graph_that_never_returns(self, node, session=None):
     threading.Event().wait()
 
 bridge.EngineBridge.graph = graph_that_never_returns
-sys.exit(main.main([sys.argv[1], "--no-daemon"]))  # the patched engine call is this process's
+# As the installed `cortex-tui` ends (main.run): without the interpreter's shutdown, which aborts the process when a
+# background thread is inside LanceDB meanwhile. The patched engine call is this process's (--no-daemon).
+run_installed(lambda: main.main([sys.argv[1], "--no-daemon"]), "cortex-tui")
 '''
 
 
