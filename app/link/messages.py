@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar, TypeVar
 
     M = TypeVar("M", bound="Message")
+    P = TypeVar("P", bound="Packed")
 
 
 class ProtocolError(Exception):
@@ -413,34 +414,31 @@ class Stopping(Message):
         return cls(_number(data, "pid"))
 
 
-class Result(Message):
+class Packed(Message):
+    """A message whose one field is a value `protocol.pack`ed: its kinds differ by `KIND` alone, and keep its slot
+    (they declare none, so `fields()` reads this one)."""
+
+    __slots__ = ("payload",)
+    payload: str
+
+    def __init__(self, payload: str) -> None:
+        self._fill(payload=payload)
+
+    @classmethod
+    def from_wire(cls: type[P], data: Mapping[str, Any]) -> P:
+        return cls(_text(data, "payload"))
+
+
+class Result(Packed):
     """A call's answer, `protocol.pack`ed."""
 
-    __slots__ = ("payload",)
     KIND = "result"
-    payload: str
-
-    def __init__(self, payload: str) -> None:
-        self._fill(payload=payload)
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Result:
-        return cls(_text(data, "payload"))
 
 
-class Error(Message):
+class Error(Packed):
     """The exception a call raised, `protocol.pack`ed: raised again on the caller's side."""
 
-    __slots__ = ("payload",)
     KIND = "error"
-    payload: str
-
-    def __init__(self, payload: str) -> None:
-        self._fill(payload=payload)
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Error:
-        return cls(_text(data, "payload"))
 
 
 class Progress(Message):
@@ -462,34 +460,16 @@ class Progress(Message):
         return cls(_text(data, "phase"), _number(data, "done"), _number(data, "total"))
 
 
-class Indexed(Message):
+class Indexed(Packed):
     """The watcher's index pass ended: (`IndexReport`, `IndexStatus`), packed."""
 
-    __slots__ = ("payload",)
     KIND = "indexed"
-    payload: str
-
-    def __init__(self, payload: str) -> None:
-        self._fill(payload=payload)
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Indexed:
-        return cls(_text(data, "payload"))
 
 
-class Update(Message):
+class Update(Packed):
     """The watcher brought the index up to date after a change: its update, packed."""
 
-    __slots__ = ("payload",)
     KIND = "update"
-    payload: str
-
-    def __init__(self, payload: str) -> None:
-        self._fill(payload=payload)
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Update:
-        return cls(_text(data, "payload"))
 
 
 class Memories(Message):
