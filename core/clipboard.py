@@ -18,6 +18,8 @@ TOOLS = (
     ("xclip", ["xclip", "-selection", "clipboard"]),
     ("xsel", ["xsel", "--clipboard", "--input"]),
 )
+KEPT_COPIES = 10
+"""Copies kept in the fallback directory: the newest few, so a day of copies does not grow `.cortex` without end."""
 OSC52_MAX_BYTES = 74_994
 """Raw bytes whose base64 payload stays under 100,000 bytes, the limit of xterm and many terminals."""
 
@@ -81,9 +83,31 @@ def copy(
 def _save(data: bytes, directory: Path | None, suffix: str) -> Path:
     directory = directory or Path(tempfile.gettempdir())
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"cortex-context-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{suffix}"
-    path.write_bytes(data)
-    return path
+    # mkstemp: two copies in the same second (or from one process) must not overwrite each other; 0600 like the database.
+    fd, name = tempfile.mkstemp(prefix=f"cortex-context-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=suffix,
+                                dir=directory)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    _prune(directory, keep=Path(name))
+    return Path(name)
+
+
+def _prune(directory: Path, keep: Path) -> None:
+    """Remove all but the newest `KEPT_COPIES` of our own copies; a file vanishing meanwhile
+    (another copy pruning) is fine."""
+    copies = []
+    for path in directory.glob("cortex-context-*"):
+        try:
+            copies.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue
+    copies.sort(reverse=True)
+    for _, path in copies[KEPT_COPIES:]:
+        if path != keep:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:  # another user's copy in a shared temporary directory
+                continue
 
 
 def terminal_osc52() -> Callable[[str], None] | None:

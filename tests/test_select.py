@@ -205,6 +205,23 @@ def test_clipboard_falls_back_to_osc52_then_to_a_file(tmp_path, monkeypatch):
     assert open(result.path).read() == big
 
 
+def test_clipboard_files_keep_the_newest_copies_and_never_overwrite(tmp_path, monkeypatch):
+    """Copies made in one second by one process each get their own file (they shared a name and overwrote each
+    other), and the fallback directory keeps only the newest few instead of every copy ever made."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    folder = tmp_path / "clipboard"
+    stranger = folder / "notes.md"
+    folder.mkdir()
+    stranger.write_text("not ours")
+    paths = [clipboard.copy(f"copy {n}", fallback_dir=folder).path for n in range(clipboard.KEPT_COPIES + 5)]
+    assert len(set(paths)) == len(paths)
+    left = sorted(p.name for p in folder.glob("cortex-context-*"))
+    assert len(left) == clipboard.KEPT_COPIES
+    assert open(paths[-1]).read() == f"copy {clipboard.KEPT_COPIES + 4}", "the newest copy is kept"
+    assert stranger.read_text() == "not ours", "only our own copies are pruned"
+    assert oct(os.stat(paths[-1]).st_mode & 0o777) == "0o600"
+
+
 def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
