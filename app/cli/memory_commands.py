@@ -96,9 +96,12 @@ REMEMBERED = {"created": "remembered", "new_version": "stored version {} of", "d
 def run_remember(args, ctx: CommandContext) -> Answer:
     from ...core.records import MemoryDraft  # datetime and the records: not for the thin client, which only parses
     from ...core.secrets.secrets import redacted
+    from ...core.sizes import check_sizes
     from ...core.text import escaped, one_line
 
     text = read_text(ctx.stdin) if args.text == "-" else args.text
+    # Before the engine opens (LanceDB, the stores): a text over the limit is refused in what reading it takes.
+    check_sizes(ctx.settings(getattr(args, "no_global", False)).max_text_bytes, "memory", text=text)
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
                         files=split_list(args.files), symbols=split_list(args.symbols), source_key=args.key,
                         scope=args.scope, session=(ctx.session(args) or "") if args.scope == "session" else "")
