@@ -8,10 +8,12 @@ only: the thin client checks arguments before it routes a command.
 
 from __future__ import annotations
 
+import os
 import re
 
 TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import TextIO
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
@@ -47,29 +49,28 @@ def oversized_memory(data: bytes, encoding: str, errors: str) -> str | None:
     if over_limit(text, MAX_TEXT_BYTES) is None:
         return None
     try:
-        check_sizes(_memory_limit(), "memory", text=text)
+        check_sizes(memory_limit(os.environ), "memory", text=text)
     except CortexError as exc:
         return str(exc)
     return None
 
 
-def _memory_limit() -> int:
-    """The `max_text_bytes` setting: its default unless the environment or the user's config file names it."""
-    import os
-
+def memory_limit(env: Mapping[str, str]) -> int:
+    """The `max_text_bytes` setting of a command run with `env`: its default unless the environment or the user's
+    config file names it (the settings themselves, a pydantic import, are read only then)."""
     from ...core.locations import user_config_file
     from ...core.sizes import MAX_TEXT_BYTES
 
-    named = any(name.lower() == "cortex_max_text_bytes" for name in os.environ)
+    named = any(name.lower() == "cortex_max_text_bytes" for name in env)
     try:
-        named = named or "max_text_bytes" in user_config_file().read_text(encoding="utf-8", errors="replace").lower()
+        named = named or "max_text_bytes" in user_config_file(env).read_text(encoding="utf-8", errors="replace").lower()
     except OSError:  # no config file: nothing in it sets the limit
         pass
     if not named:
         return MAX_TEXT_BYTES
     from ...core.config import load_settings
 
-    return load_settings().max_text_bytes
+    return load_settings(env).max_text_bytes
 
 
 def invalid_argument(argv: list[str]) -> str | None:
