@@ -36,8 +36,10 @@ fail (a query re-reads the newest version when it starts and takes well under a 
 write adds a manifest listing every fragment, so the versions kept are what grows under sustained writes: with a
 minute kept, three writers and the watcher drove `.cortex` to 3.5 times its compacted size in five minutes; with
 15 s, 1.95 times at the peak (`cortex bench disk`). That "compacted size" was one optimize's, which leaves the
-version before its index update; against a fresh database of the same data the peak is 4.2-5.7 times, and after
-`cortex gc` 1.24-1.28 times (docs/benchmarks.md, 2026-11-29 third)."""
+version before its index update; against a fresh database of the same data the peak was 4.2-5.7 times, and after
+`cortex gc` 1.24-1.28 times (docs/benchmarks-history.md, 2026-11-29 third). With no compaction losing its race
+(`QUICK_BYTES`) and the cache's vectors in batches, 2.5-3.0 times at the peak and 1.01-1.03 after `gc` (2026-11-29
+later): what remains is this keep's copies and versions."""
 _COMPACTION_DIR = ".compaction"
 _COMPACTION_LOCK = ".compaction.lock"
 UNINDEXED_ROWS = 500
