@@ -46,7 +46,7 @@ UNINDEXED_ROWS = 500
 UNINDEXED_SHARE = 0.1
 """A table is compacted at the end of a write pass (`fold_unindexed`) once this many rows, and this share of its
 indexed rows, are outside its full-text index; fewer cost a search little (a scan of a few hundred rows)."""
-QUICK_BYTES = 64 << 20
+QUICK_BYTES = 32 << 20
 """A local table up to this size on disk is compacted holding the write lock (a second or so of rewriting for a
 flask-sized code index). Compacting beside writes made the watcher's re-index of an edited file (a delete and an
 update of the chunks a compaction was rewriting) win the race again and again: each lost compaction left its whole
