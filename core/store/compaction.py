@@ -60,8 +60,8 @@ PERIOD_S = 60.0
 MAX_WAIT_S = 8.0
 """Under writes that never pause, the compactor looks this often: a compaction is due at most every `compact_keep`,
 and what it replaced is removed at the first look after that; with 20 s between looks, a table held its replaced
-copy for up to 35 s (`cortex bench disk`: at the peak 2.98x a fresh database with 20 s, 2.60x with 8 s, one run
-each)."""
+copy for up to 35 s (`cortex bench disk`: at the peak 2.98x a fresh database with 20 s in one run, 2.52-2.60x with
+8 s in two)."""
 
 
 class CompactionPolicy:
