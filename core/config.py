@@ -21,6 +21,7 @@ from .credentials import CloudCredentials
 from .errors import CortexError
 from .locations import user_config_file
 from .records import KINDS
+from .sizes import MAX_TEXT_BYTES
 
 
 class SearchWeights(BaseModel):
@@ -174,7 +175,7 @@ class Settings(BaseSettings):
     memory."""
     encoding: str = "cl100k_base"
     """Token encoding for every count and budget: cl100k_base or o200k_base."""
-    max_text_bytes: int = 1_000_000
+    max_text_bytes: int = MAX_TEXT_BYTES
     """Largest memory text accepted."""
     max_file_bytes: int = 1_000_000
     """Files larger than this are not indexed (reported as skipped)."""

@@ -8,6 +8,7 @@ caller's request.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -271,6 +272,9 @@ class Engine:
             compactor, self._compactor = self._compactor, None
         if compactor is not None:
             compactor.stop(timeout)
+        for db in self.workspace.stores.databases():
+            with contextlib.suppress(Exception):  # a cache batch lost costs a later lookup, never the close
+                db.flush_held()
         self.flush_access()
 
     def release_caches(self) -> None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from .errors import CortexError
 
+MAX_TEXT_BYTES = 1_000_000
+"""The default size limit of a memory's text (the `max_text_bytes` setting)."""
+
 
 def utf8_size(text: str) -> int:
     """Bytes the text takes as UTF-8 (lone surrogates from undecodable input count as the 3 bytes they would take)."""

@@ -101,3 +101,22 @@ def test_standard_input_read_for_a_server_that_could_not_run_reaches_the_in_proc
     assert out.returncode == 0, out.stderr
     assert [m["text"] for m in json.loads(cortex(repo, "list", "--json", served=False).stdout)] == \
         ["Prices are per region\n"]
+
+
+def test_a_memory_over_the_limit_is_refused_before_it_is_sent_or_a_database_opens(repo, runtime):
+    """A refusal by size took a second: the client sent the 20 MB to the resident server (as base64) and the server
+    decoded it, or, in-process, the engine was imported first (0.3 s of CPU). Now the client refuses it before any
+    server is asked (none is started), and in-process it is refused before the engine is imported."""
+    big = _twenty_megabytes()[:1_500_000]
+    said = "cortex: error: memory text is 1,500,000 bytes; the limit is 1,000,000\n"
+    out = cortex(repo, "remember", "-", stdin=big)
+    assert (out.returncode, out.stderr.decode()) == (1, said)
+    assert _servers_for(runtime) == [], "the text went to a server"
+    out = cortex(repo, "remember", "-", served=False, stdin=big)
+    assert (out.returncode, out.stderr.decode()) == (1, said)
+    imports = subprocess.run([sys.executable, "-X", "importtime", "-m", "cortex_tui.app.cli.main", "remember", "-"],
+                             cwd=repo, input=big, capture_output=True, timeout=600).stderr.decode()
+    assert said in imports and not [line for line in imports.splitlines() if line.endswith("| cortex_tui.core.engine")], \
+        "the engine (the stores, the index, the agent log) was imported for it"
+    raised = cortex(repo, "remember", "-", stdin=big, env={"CORTEX_MAX_TEXT_BYTES": "2000000"})
+    assert raised.returncode == 0, raised.stderr

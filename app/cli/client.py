@@ -42,7 +42,7 @@ from ..link.exchange import Exchange
 from ..link.messages import Done, ProtocolError, ReceiptAnswer, ReceiptRequest, Retired, RunRequest, Where
 from ..terminal_size import usable_size
 from .served_copy import CopyHere, finish, served_argv
-from .text_input import invalid_argument
+from .text_input import invalid_argument, oversized_memory
 from .writes import is_write
 
 TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
@@ -80,6 +80,10 @@ class Route:
         """Set for `context --copy`: the answer's text goes on this process's clipboard."""
 
 
+class _Refused(Exception):
+    """The command is refused before anything is sent (a memory over the size limit): its one-line reason."""
+
+
 class _Retry(Exception):
     """The server did not take the command (it is retiring, or went away first): it did not run; try a new one."""
 
@@ -96,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     if problem:  # before a server is asked (or started) for a command that cannot run
         return _fail(problem, 2)
     argv, no_daemon = _strip_no_daemon(argv)
-    route = None if no_daemon or not daemon_wanted() else _route(argv)
+    try:
+        route = None if no_daemon or not daemon_wanted() else _route(argv)
+    except _Refused as exc:
+        return _fail(str(exc))
     if route is not None:
         code = _send(route)
         if code is not None:
@@ -142,7 +149,11 @@ def _route(argv: list[str]) -> Route | None:
     if _reads_stdin(handler, args):
         if sys.stdin is None or sys.stdin.isatty():
             return None  # the command would read the terminal: interactive, so in-process
-        stdin = base64.b64encode(sys.stdin.buffer.read()).decode("ascii")
+        data = sys.stdin.buffer.read()
+        if handler == "remember" and (problem := oversized_memory(data, getattr(sys.stdin, "encoding", None) or "utf-8",
+                                                                   getattr(sys.stdin, "errors", None) or "strict")):
+            raise _Refused(problem)
+        stdin = base64.b64encode(data).decode("ascii")
     key = server_key(getattr(args, "target", None) or getattr(args, "path", None) or ".", getattr(args, "db", None))
     if key is None:
         return None

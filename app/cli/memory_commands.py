@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...core.errors import CortexError
 from ..command import KIND_HELP, Answer, Command, at_least, split_list
 from ..formats import age
-from .text_input import read_text
+from .text_input import memory_limit, read_text
 
 TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
@@ -94,11 +94,16 @@ REMEMBERED = {"created": "remembered", "new_version": "stored version {} of", "d
 
 
 def run_remember(args, ctx: CommandContext) -> Answer:
+    from ...core.sizes import check_sizes
+
+    text = read_text(ctx.stdin) if args.text == "-" else args.text
+    # Before anything else is imported (the secret rules, the engine, LanceDB): a text over the limit is refused in
+    # what reading it takes.
+    check_sizes(memory_limit(ctx.env), "memory", text=text)
     from ...core.records import MemoryDraft  # datetime and the records: not for the thin client, which only parses
     from ...core.secrets.secrets import redacted
     from ...core.text import escaped, one_line
 
-    text = read_text(ctx.stdin) if args.text == "-" else args.text
     draft = MemoryDraft(text=text, kind=args.kind, title=args.title, tags=split_list(args.tags),
                         files=split_list(args.files), symbols=split_list(args.symbols), source_key=args.key,
                         scope=args.scope, session=(ctx.session(args) or "") if args.scope == "session" else "")

@@ -8,10 +8,12 @@ only: the thin client checks arguments before it routes a command.
 
 from __future__ import annotations
 
+import os
 import re
 
 TYPE_CHECKING = False  # typing's, without importing typing: see app/command.py
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import TextIO
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
@@ -30,6 +32,45 @@ def _shown(text: str) -> str:
     """The text with its undecodable bytes as `\\xff`, short enough for one line."""
     shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def oversized_memory(data: bytes, encoding: str, errors: str) -> str | None:
+    """One line when standard input given as a memory's text (`cortex remember -`) is over the size limit, else
+    None: the thin client checks it before sending it, since sending 20 MB to the resident server and decoding it
+    there took most of the second a refusal took. Only a text over the default limit is looked at, and the settings
+    are read (a pydantic import, 0.2-0.3 s of the client's 0.25 s) only when something sets the limit; a limit set
+    lower than the default is left to the command."""
+    from ...core.errors import CortexError
+    from ...core.sizes import MAX_TEXT_BYTES, check_sizes, over_limit
+
+    if len(data) * 4 <= MAX_TEXT_BYTES:  # no decoding can make it larger than the default limit
+        return None
+    text = data.decode(encoding, errors)
+    if over_limit(text, MAX_TEXT_BYTES) is None:
+        return None
+    try:
+        check_sizes(memory_limit(os.environ), "memory", text=text)
+    except CortexError as exc:
+        return str(exc)
+    return None
+
+
+def memory_limit(env: Mapping[str, str]) -> int:
+    """The `max_text_bytes` setting of a command run with `env`: its default unless the environment or the user's
+    config file names it (the settings themselves, a pydantic import, are read only then)."""
+    from ...core.locations import user_config_file
+    from ...core.sizes import MAX_TEXT_BYTES
+
+    named = any(name.lower() == "cortex_max_text_bytes" for name in env)
+    try:
+        named = named or "max_text_bytes" in user_config_file(env).read_text(encoding="utf-8", errors="replace").lower()
+    except OSError:  # no config file: nothing in it sets the limit
+        pass
+    if not named:
+        return MAX_TEXT_BYTES
+    from ...core.config import load_settings
+
+    return load_settings(env).max_text_bytes
 
 
 def invalid_argument(argv: list[str]) -> str | None:

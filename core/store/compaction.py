@@ -2,12 +2,14 @@
 server, dashboard) compacts due tables once writes have paused.
 
 Writes only note that a table was written (`Database.note_written`); a compaction of a large table rewrites it
-and can take minutes, so no `remember` or index batch may wait for one. The thread wakes when a write is noted,
+and can take minutes, so no `remember` or index batch may wait for one (a small table's takes a second or so, and
+writes wait for it: see `QUICK_BYTES`). The thread wakes when a write is noted,
 waits until this process has made no commit for `idle_s`, then compacts whatever is due, one table at a time. It
 also looks every `period_s` without a note, for writes other processes made (a one-shot `cortex remember`).
 Writes that never pause (several agents remembering while the watcher re-indexes) do not hold compaction off for
 longer than `max_wait_s`: waiting for a pause that never came let `.cortex` grow to 3.1 times its compacted size in
-five minutes, where compacting alongside the writes keeps it under twice (`cortex bench disk`).
+five minutes, where compacting alongside the writes keeps it under twice (`cortex bench disk`). Writes a process
+holds back for a batch (the resident server's embedding-cache vectors) are committed before each compaction.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import json
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,17 +36,32 @@ fail (a query re-reads the newest version when it starts and takes well under a 
 write adds a manifest listing every fragment, so the versions kept are what grows under sustained writes: with a
 minute kept, three writers and the watcher drove `.cortex` to 3.5 times its compacted size in five minutes; with
 15 s, 1.95 times at the peak (`cortex bench disk`). That "compacted size" was one optimize's, which leaves the
-version before its index update; against a fresh database of the same data the peak is 4.2-5.7 times, and after
-`cortex gc` 1.24-1.28 times (docs/benchmarks.md, 2026-11-29 third)."""
+version before its index update; against a fresh database of the same data the peak was 4.2-5.7 times, and after
+`cortex gc` 1.24-1.28 times (docs/benchmarks-history.md, 2026-11-29 third). With no compaction losing its race
+(`QUICK_BYTES`) and the cache's vectors in batches, 2.5-3.0 times at the peak and 1.01-1.03 after `gc` (2026-11-29
+later): what remains is this keep's copies and versions."""
 _COMPACTION_DIR = ".compaction"
 _COMPACTION_LOCK = ".compaction.lock"
 UNINDEXED_ROWS = 500
 UNINDEXED_SHARE = 0.1
 """A table is compacted at the end of a write pass (`fold_unindexed`) once this many rows, and this share of its
 indexed rows, are outside its full-text index; fewer cost a search little (a scan of a few hundred rows)."""
+QUICK_BYTES = 32 << 20
+"""A local table up to this size on disk is compacted holding the write lock (a second or so of rewriting for a
+flask-sized code index). Compacting beside writes made the watcher's re-index of an edited file (a delete and an
+update of the chunks a compaction was rewriting) win the race again and again: each lost compaction left its whole
+rewritten copy behind, unreferenced and kept by LanceDB for 7 days, 11-15 MB of a flask clone's 24 MB `chunks`
+after five minutes of an edit a second (`cortex bench disk`). Holding the lock, a compaction never loses, and it may
+remove such files too (`delete_unverified`: no write can be between writing its files and committing them). A
+larger table would hold writes off too long: it is compacted beside them, as before, and `cortex gc` removes what
+its lost races left."""
 IDLE_S = 2.0
 PERIOD_S = 60.0
-MAX_WAIT_S = 20.0
+MAX_WAIT_S = 8.0
+"""Under writes that never pause, the compactor looks this often: a compaction is due at most every `compact_keep`,
+and what it replaced is removed at the first look after that; with 20 s between looks, a table held its replaced
+copy for up to 35 s (`cortex bench disk`: at the peak 2.98x a fresh database with 20 s in one run, 2.52-2.60x with
+8 s in two)."""
 
 
 class CompactionPolicy:
@@ -61,6 +78,7 @@ class CompactionPolicy:
     read_only: bool
     _tables: dict[str, Any]
     _compaction_lock: threading.Lock
+    _held_back: list[Callable[[], object]]
     conn: Any
     if TYPE_CHECKING:
         def commit(self, fn: Callable[[], T], idempotent: bool = True) -> T: ...
@@ -71,6 +89,8 @@ class CompactionPolicy:
 
         def write_lock(self) -> AbstractContextManager[None]: ...
 
+        def holds_write_lock(self) -> bool: ...
+
         def table_names(self) -> set[str]: ...
 
     @staticmethod
@@ -79,11 +99,27 @@ class CompactionPolicy:
         I/O). Compacting inline made a `remember` on a 1M-row store wait ~10 minutes for a rebuilt vector index."""
         WRITES_NOTED.note()
 
+    def hold_back(self, flush: Callable[[], object]) -> None:
+        """Register the flush of writes this process holds back for a batch (the vector cache's in a resident
+        server): run before every compaction, so a table is compacted with what is due in it, and when the
+        process lets go of the database (`flush_held`)."""
+        with self._compaction_lock:
+            self._held_back.append(flush)
+
+    def flush_held(self) -> None:
+        """Commit every write held back for a batch, now."""
+        with self._compaction_lock:
+            flushes = list(self._held_back)
+        for flush in flushes:
+            flush()
+
     def compact_due(self) -> list[str]:
         """Compact every table of this database opened here that is due (see `compact_if_due`), one at a time and
         one process at a time; returns the names compacted. Run by a background compactor when writes have
-        paused, and by `cortex index`; never by a write itself. Not under the write lock: a compaction can take
-        minutes, and a write that meets it retries its commit (see `commit`) or, as an append, does not conflict."""
+        paused, and by `cortex index`; never by a write itself. Under the write lock only for a table small enough
+        to rewrite quickly (`QUICK_BYTES`): a compaction of a large one can take minutes, and a write that meets it
+        retries its commit (see `commit`) or, as an append, does not conflict."""
+        self.flush_held()
         done = []
         for table in self.every_table():
             if self.compact_if_due(table):
@@ -114,6 +150,7 @@ class CompactionPolicy:
         removed = 0
         if self.read_only:
             return 0
+        self.flush_held()
         with self.lock(_COMPACTION_LOCK, timeout=-1), self.write_lock():
             for table in self.every_table():
                 before = len(table.list_versions())
@@ -188,6 +225,21 @@ class CompactionPolicy:
                 # the fragments written since.
                 self._optimize(table, self.compact_keep, cleaned=True)
 
+    @contextmanager
+    def _writes_held_off(self, table) -> Iterator[bool]:
+        """The write lock around a compaction of a small local table (see `QUICK_BYTES`); yields whether no write
+        can be under way meanwhile (this thread holds the lock, taken here or by its caller: a write pass that
+        folds its rows in, `cortex gc`)."""
+        if self.remote or self.read_only:
+            yield False
+        elif self.holds_write_lock():
+            yield True
+        elif (self._table_bytes(table) or 0) <= QUICK_BYTES:
+            with self.write_lock():
+                yield True
+        else:
+            yield False
+
     @staticmethod
     def _marker_data(marker: Path) -> dict | None:
         try:
@@ -225,12 +277,13 @@ class CompactionPolicy:
 
     def _optimize(self, table, keep: timedelta, delete_unverified: bool = False, cleaned: bool = False) -> None:
         """`cleaned`: this optimize removed what the last one replaced (no cleanup pass is owed after it)."""
-        def apply():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                table.optimize(cleanup_older_than=keep, delete_unverified=delete_unverified)
+        with self._writes_held_off(table) as exclusive:
+            def apply():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    table.optimize(cleanup_older_than=keep, delete_unverified=delete_unverified or exclusive)
 
-        self.commit(apply)
+            self.commit(apply)
         marker = self._marker(table)
         if marker is not None:
             marker.parent.mkdir(exist_ok=True)
@@ -283,7 +336,8 @@ class Compactor:
 
     def _wait_for_pause(self) -> None:
         """Until this process's writes pause for `idle_s`, or `max_wait_s` have passed without one (a compaction
-        runs beside writes safely: appends do not conflict with it, and other writes retry their commit)."""
+        of a small table holds the writes off while it runs; a large one runs beside them: appends do not conflict
+        with it, and other writes retry their commit)."""
         give_up = time.monotonic() + self.max_wait_s
         while not self._stop.is_set():
             now = time.monotonic()

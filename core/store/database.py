@@ -95,6 +95,8 @@ class Database(CompactionPolicy, Maintenance):
         self._tables: dict[str, object] = {}
         self._warm: set[str] = set()
         self._compaction_lock = threading.Lock()
+        self._holding = threading.local()
+        self._held_back: list[Callable[[], object]] = []
         self.last_commit = 0.0
         """`time.monotonic()` of this process's last commit: a background compactor waits for writes to pause."""
         self.read_only = False
@@ -327,10 +329,21 @@ class Database(CompactionPolicy, Maintenance):
         self.set_meta("schema_version", str(SCHEMA_VERSION))
         self.schema_version, self.migrated_from = SCHEMA_VERSION, None
 
-    def write_lock(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
         """Serialise read-modify-write sequences across processes (CLI, dashboard, watcher, MCP server).
         LanceDB resolves conflicting commits itself, but an upsert reads before it writes and must not interleave."""
-        return self.lock(_LOCK_NAME)
+        with self.lock(_LOCK_NAME):
+            self._holding.write = True
+            try:
+                yield
+            finally:
+                self._holding.write = False
+
+    def holds_write_lock(self) -> bool:
+        """Whether this thread is inside `write_lock` (a compaction at the end of a write pass must not take it
+        again: the lock is not reentrant)."""
+        return bool(getattr(self._holding, "write", False))
 
     @contextlib.contextmanager
     def lock(self, name: str, timeout: float | None = None) -> Iterator[None]:
