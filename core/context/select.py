@@ -170,7 +170,12 @@ def _within_lead(relevant: list, pins: frozenset[str]) -> list:
     if len(values) < 2 or values[0] <= 0:
         return relevant
     floor = LEAD_FLOOR * (values[0] - values[1])
-    return [c for c in relevant if c.path in pins or c.value >= floor]
+    return [c for c in relevant if c.path in pins or c.value >= floor or _pointed_at(c)]
+
+
+def _pointed_at(c) -> bool:
+    """Whether the task names the file or a symbol it defines: then it is a contender however far it trails."""
+    return c.signals.get("named", 0.0) > 0 or c.signals.get("identifiers", 0.0) > 0
 
 
 FULL = 0.9
