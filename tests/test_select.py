@@ -14,6 +14,7 @@ from cortex_tui.app.link import connection, protocol
 from cortex_tui.core import clipboard
 from cortex_tui.core.context.assemble import assemble
 from cortex_tui.core.context.fitting import Limits, Unit, plan
+from cortex_tui.core.context.items import BELOW_FLOOR
 from cortex_tui.core.context.select import Item, Selection, named_files
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.errors import CortexError
@@ -354,10 +355,10 @@ def test_a_file_whose_many_regions_match_outranks_one_lucky_region(repo):
     assert ranked[:2] == ["net/client.py", "net/probe.py"], ranked
 
 
-def test_a_clearly_leading_file_is_read_in_depth_and_the_others_by_their_lead_region(repo):
+def test_a_clearly_leading_file_is_read_in_depth_and_what_trails_far_stays_out(repo):
     """Three functions of the invoice module are about the task and the ledger mentions one of its words: the
-    invoice module, far ahead, is read whole before the ledger is glimpsed, and with room for both the ledger shows
-    its relevant function, not the whole file."""
+    invoice module, far ahead, is read whole, and the ledger, trailing far behind it, is not glimpsed even with
+    room for both."""
     totals = "".join(f"def invoice_total_{i}(lines):\n    \"\"\"Invoice total {i}: rounding of the invoice totals.\"\"\"\n"
                      + "".join(f"    lines.append(round({j} * 1.5, 2))\n" for j in range(12)) + "    return sum(lines)\n\n\n"
                      for i in range(3))
@@ -368,9 +369,10 @@ def test_a_clearly_leading_file_is_read_in_depth_and_the_others_by_their_lead_re
     task = "Fix rounding of invoice totals"
     tight = engine.select(task, 3000)
     assert [(i.path, i.kind) for i in tight.chosen] == [("billing/invoice.py", "file")], tight.chosen
-    roomy = {i.path: i for i in engine.select(task, 6000).chosen}
-    assert roomy["billing/invoice.py"].kind == "file"
-    assert roomy["billing/ledger.py"].kind == "reduced" and roomy["billing/ledger.py"].ranges[0][0] == 1, roomy
+    roomy = engine.select(task, 6000)
+    assert [(i.path, i.kind) for i in roomy.chosen] == [("billing/invoice.py", "file")], roomy.chosen
+    # The ledger trails the invoice module by far: with room to spare it stays out, below the lead's floor.
+    assert {i.path: i.reason for i in roomy.left_out}["billing/ledger.py"] == BELOW_FLOOR
 
 
 def test_a_select_reads_its_candidates_rows_and_the_import_graph_once_per_table_version(shop, repo):

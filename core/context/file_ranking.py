@@ -4,6 +4,7 @@ role (tests, docs, changelogs, examples count only when the task is about them).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -38,8 +39,12 @@ def rank_files(weights: SelectWeights, inputs: SelectInputs, pins: frozenset[str
     candidates: dict[str, FileCandidate] = {}
     named = files.named(task)
     task_idents = task_identifiers(task)
+    types = type_words(task)
     # Files that define a symbol the task names are candidates even when full-text search ranked them low.
     definers = files.defining(task_idents)
+    # A capitalised word of the prose ("Choice options") names the class the repository defines by that exact name.
+    definers |= {path: row for path, row in files.defining(types).items()
+                 if {s.rsplit(".", 1)[-1] for s in row["symbols"] or []} & types}
     named_syms = {s.rsplit(".", 1)[-1].lower() for row in definers.values() for s in row["symbols"] or []} & task_idents
     rows = files.rows([*(h.path for h in code_hits), *named, *changed, *pins]) | definers
 
@@ -74,7 +79,7 @@ def rank_files(weights: SelectWeights, inputs: SelectInputs, pins: frozenset[str
     rows |= files.rows([p for p in near if p not in rows])
     for path in near:
         candidate(path)
-    score = _Scoring(weights, topics, task_idents, set(named), set(changed), pins, memory_mentions(memory_hits),
+    score = _Scoring(weights, topics, task_idents, types, set(named), set(changed), pins, memory_mentions(memory_hits),
                      proximity)
     for c in candidates.values():
         score(c)
@@ -92,6 +97,7 @@ class _Scoring:
     weights: SelectWeights
     topics: dict[str, bool]
     task_idents: set[str]
+    types: frozenset[str]
     named: set[str]
     changed: set[str]
     pins: frozenset[str]
@@ -101,7 +107,7 @@ class _Scoring:
 
     def __call__(self, c: FileCandidate) -> None:
         short = {s.rsplit(".", 1)[-1].lower() for s in c.symbols} | {s.lower() for s in c.symbols}
-        overlap = len(self.task_idents & short)
+        overlap = len(self.task_idents & short) + len(self.types & {s.rsplit(".", 1)[-1] for s in c.symbols})
         recency = 0.0
         if c.last_commit is not None and (c.lexical > 0 or c.path in self.named):
             last = c.last_commit if c.last_commit.tzinfo else c.last_commit.replace(tzinfo=UTC)
@@ -136,6 +142,21 @@ def file_lexical(credits: dict[str, list[float]]) -> dict[str, float]:
            for path, xs in credits.items()}
     top = max(raw.values(), default=0.0) or 1.0
     return {path: value / top for path, value in raw.items()}
+
+
+_TYPE_WORD = re.compile(r"(?<![\w.`'\"(])([A-Z][a-z]{2,})(?![\w`(])")
+_SENTENCE_START = re.compile(r"(^|[.!?:]\s+|\n\s*)$")
+_PROSE_LINE = re.compile(r"^(?! {4}|\t)(.*)$", re.M)
+
+
+def type_words(task: str) -> frozenset[str]:
+    """Capitalised words inside a sentence of the task's prose ("metavar for Choice options"): in prose a class is
+    named so; the word opening a sentence is capitalised for grammar, not as a name, and indented lines (quoted
+    output, code) are not prose. Matched to symbols case for case."""
+    out = set()
+    for line in _PROSE_LINE.findall(task[:20000]):
+        out |= {m.group(1) for m in _TYPE_WORD.finditer(line) if not _SENTENCE_START.search(line[:m.start()])}
+    return frozenset(out)
 
 
 def task_identifiers(task: str) -> set[str]:

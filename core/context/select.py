@@ -65,6 +65,8 @@ MIN_FILE_CHANCE = 0.02
 FILE_FLOOR = 0.15
 """A file enters only when the task's own evidence for it (words, meaning, names) is at least this share of the
 best file's."""
+LEAD_FLOOR = 0.7
+"""How far below a leading file the others may trail, times the lead (see `_within_lead`)."""
 MEMORY_FLOOR = 0.35
 """A memory enters only when its search score is at least this share of the task's best hit's."""
 LEAD_DEPTH = 8.0
@@ -111,6 +113,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     # point to enters for no other reason (being changed, recent, or named by a memory only reorders).
     floor = FILE_FLOOR * max((c.evidence for c in ranked), default=0.0)
     relevant = [c for c in ranked if c.path in pins or (c.evidence > 0 and c.evidence >= floor)]
+    relevant = _within_lead(relevant, pins)
 
     notes: list[str] = []
     head = [c for c in relevant if c.value >= request.min_score][:REGION_FILES]
@@ -157,6 +160,22 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
         notes.append("no candidates: nothing indexed matches the task")
     return Selection(task, budget, encoding, chosen, left_out[:50], [c.path for c in ranked], notes, commit,
                      request.fmt, used, min_score=request.min_score, purpose=request.purpose)
+
+
+def _within_lead(relevant: list, pins: frozenset[str]) -> list:
+    """The relevant files less those far below a best file that leads by far: a file after the first needs
+    LEAD_FLOOR x (1 - second / best) of the best file's value, so a clear lead leaves out what trails it and a
+    close race keeps every contender (`relevant`: best first)."""
+    values = [c.value for c in relevant if c.path not in pins]
+    if len(values) < 2 or values[0] <= 0:
+        return relevant
+    floor = LEAD_FLOOR * (values[0] - values[1])
+    return [c for c in relevant if c.path in pins or c.value >= floor or _pointed_at(c)]
+
+
+def _pointed_at(c) -> bool:
+    """Whether the task names the file or a symbol it defines: then it is a contender however far it trails."""
+    return c.signals.get("named", 0.0) > 0 or c.signals.get("identifiers", 0.0) > 0
 
 
 FULL = 0.9
