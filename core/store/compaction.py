@@ -39,7 +39,7 @@ minute kept, three writers and the watcher drove `.cortex` to 3.5 times its comp
 version before its index update; against a fresh database of the same data the peak was 4.2-5.7 times, and after
 `cortex gc` 1.24-1.28 times (docs/benchmarks-history.md, 2026-11-29 third). With no compaction losing its race
 (`QUICK_BYTES`) and the cache's vectors in batches, 2.5-3.0 times at the peak and 1.01-1.03 after `gc` (2026-11-29
-later): what remains is this keep's copies and versions."""
+fifth): what remains is this keep's copies and versions."""
 _COMPACTION_DIR = ".compaction"
 _COMPACTION_LOCK = ".compaction.lock"
 UNINDEXED_ROWS = 500
