@@ -192,9 +192,10 @@ class Engine:
         """The memories the retention policy drops in `scopes`; unless `dry_run`, forgets them."""
         return memory_cases.retention(self.workspace, dry_run, scopes)
 
-    def receipt(self, write_id: str) -> Receipt | None:
-        """The receipt of the write with this id in any store this engine reads, or None when none committed it."""
-        return memory_cases.receipt(self.workspace, write_id)
+    def receipt(self, write_id: str, mark: str = "") -> Receipt | None:
+        """The receipt of the write with this id in any store this engine reads, or None when none committed it;
+        of several, the one whose command had the fingerprint `mark` (see core/write_ids.py)."""
+        return memory_cases.receipt(self.workspace, write_id, mark)
 
     def record_receipt(self, write_id: str, output: list[list] | None) -> None:
         """Keep a committed write's output in the repository's database, for a retry with the same id to print."""

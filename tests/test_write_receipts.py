@@ -201,3 +201,70 @@ def _live_server(runtime: Path) -> int | None:
         if process_alive(pid):
             return pid
     return None
+
+
+def _memories(repo: Path) -> dict[str, str]:
+    """Active memories by id: their status, as `list` shows them."""
+    listed = cortex(repo, "list", "--json", served=False)
+    assert listed.returncode == 0, listed.stderr
+    return {m["id"]: m["text"] for m in json.loads(listed.stdout)}
+
+
+def test_a_write_id_reused_for_another_command_is_refused_and_the_same_command_stays_a_retry(repo, runtime):
+    """The issue's case: `remember` with an id, then `forget` (or `done`, or a forget of nothing) with the same id
+    answered "committed earlier" and exit 0, the memory still active. The id is stored with its command's
+    fingerprint, so another command with it is refused in one line, through the server and in-process alike."""
+    assert cortex(repo, "init", served=False).returncode == 0
+    env = {"CORTEX_WRITE_ID": "reused-id-0001"}
+    first = cortex(repo, "remember", "Deploys go out on Tuesdays", "--kind", "task", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    memory_id = json.loads(first.stdout)["memory"]["id"]
+    for argv, served in ((("forget", memory_id), True), (("done", memory_id), True), (("forget", "deadbeef0000"), True),
+                         (("forget", memory_id), False), (("remember", "Deploys go out on Fridays"), True)):
+        out = cortex(repo, *argv, env=env, served=served)
+        err = out.stderr.decode()
+        assert out.returncode == 1, (argv, served, err)
+        assert err.startswith("cortex: error: write id reused-id-0001 was used by another write (remember"), err
+        assert err.count("\n") == 1 and out.stdout == b"", err
+    assert _memories(repo) == {memory_id: "Deploys go out on Tuesdays"}
+    assert json.loads(cortex(repo, "show", memory_id, "--json", served=False).stdout)["task_state"] == "open"
+    again = cortex(repo, "remember", "Deploys go out on Tuesdays", "--kind", "task", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+    assert again.stderr.decode().endswith("committed earlier; not made again\n")
+    # A text from standard input is part of the command: the same text is the retry, another one is refused.
+    piped = {"CORTEX_WRITE_ID": "piped-id-0001"}
+    assert cortex(repo, "remember", "-", stdin=b"Staging is reset nightly", env=piped).returncode == 0
+    assert cortex(repo, "remember", "-", stdin=b"Staging is reset nightly", env=piped).returncode == 0
+    assert cortex(repo, "remember", "-", stdin=b"Staging is kept forever", env=piped).returncode == 1
+    assert sorted(_memories(repo).values()) == ["Deploys go out on Tuesdays", "Staging is reset nightly"]
+
+
+def test_a_retry_prints_the_earlier_output_in_process_as_it_does_through_the_server(repo, runtime):
+    """A write made in-process kept no output, so its retry printed only the line, while one made through the
+    server printed its answer again: now both keep it, and a retry by either path prints the same answer."""
+    assert cortex(repo, "init", served=False).returncode == 0
+    env = {"CORTEX_WRITE_ID": "in-process-0001"}
+    first = cortex(repo, "remember", "The cache is warmed at boot", "--json", env=env, served=False)
+    assert first.returncode == 0, first.stderr
+    for served in (False, True):
+        again = cortex(repo, "remember", "The cache is warmed at boot", "--json", env=env, served=served)
+        assert again.returncode == 0, again.stderr
+        assert again.stdout == first.stdout, served
+        assert again.stderr.decode() == "cortex: write in-process-0001 committed earlier; not made again\n"
+    assert list(_memories(repo).values()) == ["The cache is warmed at boot"]
+
+
+def test_a_purge_killed_at_any_commit_is_reported_as_it_is(repo, runtime, monkeypatch):
+    """A purge leaves no row to carry its id. Its receipt was a commit after the delete: a server killed between
+    the two reported the purge not committed while the memory was gone. Now the receipt comes first and counts
+    once the memory is gone: killed after each of its commits, the client's answer matches the database."""
+    assert cortex(repo, "init", served=False).returncode == 0
+    for commits in (1, 2):  # the receipt, then the delete (the memory was stored without an id)
+        made = cortex(repo, "remember", f"Purge candidate number {commits}", "--json", served=False)
+        memory_id = json.loads(made.stdout)["memory"]["id"]
+        first = _server_dying_after(repo, commits, monkeypatch)
+        out = cortex(repo, "forget", memory_id, "--purge")
+        assert not process_alive(first), commits
+        gone = memory_id not in _memories(repo)
+        assert out.returncode == (0 if gone else NOT_COMMITTED_EXIT), (commits, gone, out.stderr)

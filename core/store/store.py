@@ -366,11 +366,12 @@ class MemoryStore:
 
         def apply():
             if purge:
-                self.db.delete(self.table, where)
                 if write_ids.current():
-                    # No row is left to carry the id: its receipt follows the delete (see docs/usage.md).
-                    self.db.upsert(self.db.receipts_table(), write_ids.COLUMN, receipt_rows([write_ids.current()]),
-                                   update=False)
+                    # No row is left to carry the id: its receipt comes first, naming the rows it deletes, and
+                    # counts once they are gone (core/store/receipts.py), so no kill can lose it.
+                    self.db.upsert(self.db.receipts_table(), write_ids.COLUMN,
+                                   receipt_rows([write_ids.current()], gone=[m.id for m in chosen]), update=False)
+                self.db.delete(self.table, where)
             else:
                 self.db.update(self.table, where, write_ids.stamped_update({"status": "deleted", "updated_at": now()}))
             self.db.note_written()

@@ -130,14 +130,12 @@ def forget(ws: Workspace, memory_id: str | None, key: str | None, purge: bool) -
     return ws.stores.forget_key(key, purge)
 
 
-def receipt(ws: Workspace, write_id: str) -> Receipt | None:
+def receipt(ws: Workspace, write_id: str, mark: str = "") -> Receipt | None:
     """The receipt of the write with this id in any store read (the one its scope went to), or None when none
-    committed it."""
-    for store in ws.stores_if_any():
-        found = receipts.find(store.db, write_id)
-        if found is not None:
-            return found
-    return None
+    committed it; of several, one made by the command whose fingerprint is `mark` (core/write_ids.py)."""
+    found = [r for store in ws.stores_if_any() if (r := receipts.find(store.db, write_id, mark)) is not None]
+    found.sort(key=lambda r: r.fingerprint not in ("", mark))
+    return found[0] if found else None
 
 
 def retention(ws: Workspace, dry_run: bool = True, scopes: Sequence[str] = RETAINED_SCOPES) -> list[Memory]:
