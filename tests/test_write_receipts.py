@@ -268,3 +268,24 @@ def test_a_purge_killed_at_any_commit_is_reported_as_it_is(repo, runtime, monkey
         assert not process_alive(first), commits
         gone = memory_id not in _memories(repo)
         assert out.returncode == (0 if gone else NOT_COMMITTED_EXIT), (commits, gone, out.stderr)
+
+
+def test_a_team_write_queued_before_the_server_died_is_reported_queued(repo, runtime, monkeypatch):
+    """A team write made while the team store does not answer is kept in the repository's queue. A server killed
+    right after queuing it was reported "not committed; run it again", which queued it a second time: now the
+    queue answers for it, and the client says it is queued (exit 0), as the command itself would have."""
+    from .s3server import TEST_KEYS
+
+    for key, value in {**TEST_KEYS, "CORTEX_TEAM_DB": "s3://team-down/cortex", "CORTEX_REMOTE_TIMEOUT_SECONDS": "2",
+                       "CORTEX_TEAM_ENDPOINT": "http://127.0.0.1:9"}.items():  # nothing listens on the discard port
+        monkeypatch.setenv(key, value)
+    assert cortex(repo, "init", served=False).returncode == 0
+    first = _server_dying_after(repo, 1, monkeypatch)  # its first durable write is the queue's
+    out = cortex(repo, "remember", "The team deploys on Mondays", "--scope", "team")
+    assert not process_alive(first)
+    err = out.stderr.decode()
+    assert out.returncode == 0, err
+    assert "but the write is queued (write id " in err and "it will be written when the store answers" in err, err
+    assert err.count("\n") == 1, err
+    queue = (repo / ".cortex" / "team-queue.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(queue) == 1 and "The team deploys on Mondays" in queue[0]

@@ -254,6 +254,10 @@ def _lost(route: Route, what: str) -> int:
         return _fail(f"{what}; it is not a write that could be stored twice: run it again (--no-daemon runs it "
                      "in-process)")
     answer = _ask_receipt(route)
+    if answer.committed is True and answer.queued:
+        print(f"cortex: {what}, but the write is queued (write id {write_id}): the team store did not answer, and "
+              "it will be written when the store answers (`cortex sync`)", file=sys.stderr)
+        return 0
     if answer.committed is True:
         print(f"cortex: {what}, but the write committed (write id {write_id}); its output was lost with the server",
               file=sys.stderr)

@@ -102,7 +102,7 @@ def _run_write(args: argparse.Namespace, ctx: CommandContext, write_id: str) -> 
         if earlier is not None:
             if earlier.fingerprint and earlier.fingerprint != mark:
                 raise ReusedWriteId(write_id, earlier.fingerprint, mark)
-            return _replay(ctx, write_id, earlier.output)
+            return _replay(ctx, write_id, earlier.output, earlier.queued)
         ctx = recording(ctx)
     with writing_as(stamp(write_id, mark)):
         code = present(args, ctx, command(args.handler).run(args, ctx))
@@ -148,11 +148,15 @@ def recording(ctx: CommandContext) -> CommandContext:
     return dataclasses.replace(ctx, stdout=Recorded(1, ctx.stdout, sink), stderr=Recorded(2, ctx.stderr, sink))
 
 
-def _replay(ctx: CommandContext, write_id: str, output: list[list] | None) -> int:
+def _replay(ctx: CommandContext, write_id: str, output: list[list] | None, queued: bool = False) -> int:
     """The earlier answer of a write that committed (what it printed), and a line saying so."""
     for number, text in output or []:
         (ctx.stdout if number == 1 else ctx.stderr).write(text)
-    ctx.stderr.write(f"cortex: write {write_id} committed earlier; not made again\n")
+    if queued:
+        ctx.stderr.write(f"cortex: write {write_id} was queued earlier (the team store did not answer); not queued "
+                         "again: it will be written when the store answers\n")
+    else:
+        ctx.stderr.write(f"cortex: write {write_id} committed earlier; not made again\n")
     return 0
 
 

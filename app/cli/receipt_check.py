@@ -21,4 +21,4 @@ def receipt_answer(ctx: CommandContext, where: Where, write_id: str) -> ReceiptA
     except Exception as exc:  # noqa: BLE001 - the client says it cannot know, in one line
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         return ReceiptAnswer(None, f"{type(exc).__name__}: {first}")
-    return ReceiptAnswer(found is not None)
+    return ReceiptAnswer(found is not None, queued=found is not None and found.queued)

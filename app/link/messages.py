@@ -369,19 +369,23 @@ class Refused(Message):
 
 
 class ReceiptAnswer(Message):
-    """Whether a write committed (`committed`), or the one-line `error` that kept it from being known."""
+    """Whether a write committed (`committed`), or the one-line `error` that kept it from being known; `queued`: a
+    team write kept in the repository's queue while the team store does not answer (`committed` is then true: it
+    is stored, and will be written there by `cortex sync`)."""
 
-    __slots__ = ("committed", "error")
+    __slots__ = ("committed", "error", "queued")
     KIND = "receipt"
     committed: bool | None
     error: str
+    queued: bool
 
-    def __init__(self, committed: bool | None, error: str = "") -> None:
-        self._fill(committed=committed, error=error)
+    def __init__(self, committed: bool | None, error: str = "", queued: bool = False) -> None:
+        self._fill(committed=committed, error=error, queued=queued)
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> ReceiptAnswer:
-        return cls(_field(data, "committed", (bool, type(None)), None), _text(data, "error", ""))
+        return cls(_field(data, "committed", (bool, type(None)), None), _text(data, "error", ""),
+                   _flag(data, "queued"))
 
 
 class Status(Message):

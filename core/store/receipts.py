@@ -64,6 +64,8 @@ class Receipt:
     """[[stream, text], ...] as the command wrote them (1: stdout, 2: stderr); None when not kept."""
     fingerprint: str = ""
     """The fingerprint of the command that made it (core/write_ids.py); "" when stored before fingerprints."""
+    queued: bool = False
+    """A team write queued while the team store did not answer: kept, and written by `cortex sync`."""
 
 
 def find(db, write_id: str, mark: str = "") -> Receipt | None:
