@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 
@@ -38,11 +40,13 @@ SEPARATOR = "#"
 
 
 class ReusedWriteId(CortexError):
-    """A write id that an earlier, different command committed with: a retry must repeat the command it names."""
+    """A write id that an earlier, different command committed with: a retry must repeat the command it names.
+    (Its one argument is the message, so it crosses from the resident server as it was raised.)"""
 
-    def __init__(self, write_id: str, earlier: str, now: str) -> None:
-        super().__init__(f"write id {write_id} was used by another write ({kind_of(earlier)}, not this "
-                         f"{kind_of(now)}): nothing was done; give each write its own {ENV}")
+    @classmethod
+    def of(cls, write_id: str, earlier: str, now: str) -> ReusedWriteId:
+        return cls(f"write id {write_id} was used by another write ({kind_of(earlier)}, not this {kind_of(now)}): "
+                   f"nothing was done; give each write its own id")
 
 
 def fingerprint(kind: str, arguments: Mapping[str, object]) -> str:
@@ -74,12 +78,19 @@ def matching(write_id: str) -> str:
     return f"({COLUMN} = '{write_id}' OR {COLUMN} LIKE '{pattern}{SEPARATOR}%' ESCAPE '\\')"
 
 
-def checked(write_id: str) -> str:
-    """The id, refused in one line unless it is 8 to 64 letters, digits and `._:-` (it is quoted into filters)."""
+def checked(write_id: str, name: str = ENV) -> str:
+    """The id, refused in one line unless it is 8 to 64 letters, digits and `._:-` (it is quoted into filters);
+    `name`: what the caller called it."""
     if not _SHAPE.fullmatch(write_id):
-        raise CortexError(f"{ENV} must be 8 to 64 letters, digits, '.', '_', ':' or '-' (starting with a letter or "
+        raise CortexError(f"{name} must be 8 to 64 letters, digits, '.', '_', ':' or '-' (starting with a letter or "
                           f"digit); got {write_id[:80]!r}")
     return write_id
+
+
+def new_id() -> str:
+    """A write id no other write has: the time (which orders them when read) and 48 random bits (as the thin
+    client's own, app/cli/client.py)."""
+    return f"{int(time.time()):x}-{os.urandom(6).hex()}"
 
 
 def current() -> str:

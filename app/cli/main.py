@@ -101,7 +101,7 @@ def _run_write(args: argparse.Namespace, ctx: CommandContext, write_id: str) -> 
         earlier = ctx.engine(args).receipt(write_id, mark)
         if earlier is not None:
             if earlier.fingerprint and earlier.fingerprint != mark:
-                raise ReusedWriteId(write_id, earlier.fingerprint, mark)
+                raise ReusedWriteId.of(write_id, earlier.fingerprint, mark)
             return _replay(ctx, write_id, earlier.output, earlier.queued)
         ctx = recording(ctx)
     with writing_as(stamp(write_id, mark)):
