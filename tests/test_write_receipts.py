@@ -289,3 +289,21 @@ def test_a_team_write_queued_before_the_server_died_is_reported_queued(repo, run
     assert err.count("\n") == 1, err
     queue = (repo / ".cortex" / "team-queue.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(queue) == 1 and "The team deploys on Mondays" in queue[0]
+
+
+def test_a_dashboard_write_whose_server_died_is_sent_again_under_its_id_and_stored_once(repo, runtime, monkeypatch):
+    """The dashboard's writes carried no write id: a server killed right after committing a save left the
+    dashboard with "it may or may not have taken effect", and saving again stored it twice. Each action now has one
+    id: the bridge sends it again under that id, and the new server answers from the first attempt."""
+    from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
+    from cortex_tui.core.records import MemoryDraft
+
+    assert cortex(repo, "init", served=False).returncode == 0
+    first = _server_dying_after(repo, 1, monkeypatch)  # its first commit is the memory's
+    remote = Remote.attach(repo, None, start=True)
+    assert remote is not None
+    result = RemoteBridge(remote).remember(MemoryDraft(text="Saved from the dashboard"))
+    assert not process_alive(first)
+    assert result.outcome == "created" and result.memory.text == "Saved from the dashboard"
+    assert _memories(repo) == {result.memory.id: "Saved from the dashboard"}
