@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from .agentlog.agentlog import AgentLog
 from .answers import RepoMap, Snapshot, Timeline, WhatToKnow
@@ -28,9 +28,11 @@ from .search.search import Searcher, SearchResults
 from .store.receipts import Receipt
 from .store.reembed import reembed
 from .store.store import GitPosition, MemoryStore
-from .usecases import context, finding, overview
+from .usecases import context, finding, overview, write_once
 from .usecases import memories as memory_cases  # `memories` names arguments here
 from .usecases.workspace import Workspace
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .context.select import Selection
@@ -196,6 +198,16 @@ class Engine:
         """The receipt of the write with this id in any store this engine reads, or None when none committed it;
         of several, the one whose command had the fingerprint `mark` (see core/write_ids.py)."""
         return memory_cases.receipt(self.workspace, write_id, mark)
+
+    def write_once(self, write_id: str, mark: str, make: Callable[[], T], named: bool,
+                   earlier: Callable[[Receipt], T], kept: Callable[[T], str] | None = None) -> T:
+        """`make()` stored under `write_id` and the fingerprint `mark`, at most once when the caller `named` the id
+        (see core/usecases/write_once.py)."""
+        return write_once.once(self.workspace, write_id, mark, make, named, earlier, kept)
+
+    def written_memory(self, write_id: str) -> Memory | None:
+        """The memory the write with this id stored, if any."""
+        return write_once.written_memory(self.workspace, write_id)
 
     def record_receipt(self, write_id: str, output: list[list] | None) -> None:
         """Keep a committed write's output in the repository's database, for a retry with the same id to print."""

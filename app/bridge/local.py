@@ -185,19 +185,16 @@ class EngineBridge(Bridge):
     def _once(self, write_id: str, kind: str, make: Callable[[], T], earlier: Callable[[str], T], **arguments) -> T:
         """`make()` stored under the action's write id (a new one when ""): a call again with the same id, after
         its answer was lost, answers `earlier(write_id)` instead of writing again (core/usecases/write_once.py)."""
-        from ...core.usecases.write_once import once
         from ...core.write_ids import checked, fingerprint, new_id
 
         named = bool(write_id)
         write_id = checked(write_id, "write id") if named else new_id()
-        return once(self.engine, write_id, fingerprint(f"dashboard-{kind}", arguments), make, named,
-                    lambda _receipt: earlier(write_id))
+        return self.engine.write_once(write_id, fingerprint(f"dashboard-{kind}", arguments), make, named,
+                                      lambda _receipt: earlier(write_id))
 
     def _stored(self, write_id: str) -> RememberResult:
         """The answer of a remember or revise that committed earlier, read back from the memory it stored."""
-        from ...core.usecases.write_once import written_memory
-
-        memory = written_memory(self.engine, write_id)
+        memory = self.engine.written_memory(write_id)
         if memory is None:  # a team write still queued: no memory to show yet
             raise CortexError(f"write {write_id} was queued earlier; it will be written when the team store answers")
         return RememberResult(memory, "new_version" if memory.version > 1 else "created")

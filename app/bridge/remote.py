@@ -1,140 +1,182 @@
-"""An attached process's side of the resident server: method calls and the index watcher's events.
+"""The dashboard's door to the engine when the repository's resident server owns it.
 
-The dashboard and `cortex mcp` use this instead of an engine of their own when a server is reachable, so the
-repository has one engine, one model in memory and one watcher however many of them are open. Each call is its own
-connection, like a command: a server replaced meanwhile (a new install, a crash) is started again and asked anew.
+Every engine call of the protocol (`calls.EngineCalls`) is forwarded to the server's warm engine
+(`link.remote.Remote`) by a method of the same signature: written out, so that the type checker holds each one to
+the protocol's declaration (a generated forwarder is invisible to it). The server is the
+repository's one index watcher: `index` subscribes to it and reports its progress, `start_watcher` passes on what it
+tells (updates, memories written by any process, a replaced database and the pass that follows). Copying and
+assembling a context stay here (`calls.Bridge`): they need this terminal, not the engine.
 """
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
+import os
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from . import connection, protocol
-from .exchange import Exchange
-from .messages import CallRequest, Error, ProtocolError, Refused, Reply, Request, Result, Retired, WatchRequest
+from ...core.answers import IndexProgress
+from ..link import connection, protocol
+from ..link.messages import Failed, Indexed, Memories, Progress, Replaced, Reply, Update
+from ..link.remote import LostAnswer, Remote, RemoteError, Subscription
+from .calls import Bridge, WatchEvents
+
+if TYPE_CHECKING:  # light at run time, as `calls` is: an attached dashboard imports none of the engine
+    from ...core.answers import Neighbour, RepoMap, SearchResults, Timeline, WhatToKnow
+    from ...core.context.items import Selection
+    from ...core.keys import Key
+    from ...core.records import Memory, MemoryDraft, RememberResult
+    from ...core.requests import MapRequest, SearchRequest, SelectRequest
+
+RESUBSCRIBE_SECONDS = 2.0
 
 
-class RemoteError(Exception):
-    """The server could not be reached, or went away before it took the call (so the call did not run)."""
+class RemoteBridge(Bridge):
+    """A `Bridge` whose engine lives in the resident server."""
 
+    def __init__(self, remote: Remote) -> None:
+        self.remote = remote
+        self._subscription: Subscription | None = None
+        self._stopped = threading.Event()
 
-class LostAnswer(RemoteError):
-    """The server took the call and went away (or fell silent) before answering: it may have taken effect. A write
-    made under a write id is safe to call again with that id (app/bridge/remote.py)."""
+    @property
+    def root(self) -> Path:
+        return self.remote.root
 
-
-class Remote:
-    """One (repository root, database)'s server, as an attached process reaches it."""
-
-    def __init__(self, root: str, db: str, paths: protocol.ServerPaths, start: bool) -> None:
-        self.root = Path(root)
-        self.db = db
-        self.paths = paths
-        self.start = start
-        self.fingerprint = protocol.fingerprint()
-        """This process's install, taken once: a long-lived process keeps running the code it started with."""
-
-    @classmethod
-    def attach(cls, path: Path | str, db: str | None, start: bool) -> Remote | None:
-        """The server for `path`'s repository when one answers (or, with `start`, once one is started); else None,
-        and the caller hosts the engine itself."""
-        key = connection.server_key(str(path), db)
-        if key is None:
-            return None
+    @property
+    def theme(self) -> str:
+        """The dashboard theme the settings name, read without pydantic (a tenth of this process's start-up); a
+        broken config file leaves the default, and the server reports the file."""
         try:
-            paths = protocol.server_paths(*key)
-        except OSError:
-            return None
-        conn = connection.connect(paths) or (connection.start_server(paths, *key) if start else None)
-        if conn is None:
-            return None
-        conn.close()
-        return cls(key[0], key[1], paths, start)
+            return str(connection.config_value("theme", ""))
+        except Exception:  # noqa: BLE001 - whatever a broken file raises, the theme is not worth failing for
+            return ""
 
-    def _connect(self) -> socket.socket:
-        conn = connection.connect(self.paths)
-        if conn is None and self.start:
-            conn = connection.start_server(self.paths, str(self.root), self.db)
-        if conn is None:
-            raise RemoteError(f"the resident server for {self.root} is not running (restart to run without it)")
-        return conn
+    # --- the engine's calls, answered by the server ------------------------------------------------------------
 
-    def _open(self, request: Request) -> tuple[socket.socket, Exchange]:
-        """A connection whose request the server has accepted; one retry when the server was retiring."""
-        for attempt in range(2):
-            if attempt:
-                connection.wait_stopped(self.paths, connection.START_SECONDS)
-            conn = self._connect()
-            exchange = Exchange.on_socket(conn)
+    def _call(self, name: str, *args: object) -> Any:
+        """`name` of the protocol, asked of the server: its answer, or the server's exception raised here."""
+        return self.remote.call("bridge", name, *args)
+
+    def open(self) -> None:
+        self._call("open")
+
+    def warm_model(self) -> None:
+        self._call("warm_model")
+
+    def what(self, session: str | None = None) -> WhatToKnow:
+        return self._call("what", session)
+
+    def search(self, request: SearchRequest) -> SearchResults:
+        return self._call("search", request)
+
+    def graph(self, node: Key | None, session: str | None = None) -> tuple[Key, str, list[Neighbour]]:
+        return self._call("graph", node, session)
+
+    def timeline(self, with_memories: bool = True) -> Timeline:
+        return self._call("timeline", with_memories)
+
+    def select(self, request: SelectRequest) -> Selection:
+        return self._call("select", request)
+
+    def repo_map(self, request: MapRequest) -> RepoMap:
+        return self._call("repo_map", request)
+
+    def memory(self, memory_id: str) -> Memory:
+        return self._call("memory", memory_id)
+
+    def _write(self, name: str, write_id: str, *args: object) -> Any:
+        """A write of one user action, under one write id (made up here when the caller has none): when the server
+        is lost before its answer, the call is made once more with the same id, which the server answers from the
+        first attempt if it committed, so the action is stored exactly once (core/usecases/write_once.py)."""
+        write_id = write_id or f"{int(time.time()):x}-{os.urandom(6).hex()}"
+        try:
+            return self.remote.call("bridge", name, *args, write_id=write_id)
+        except LostAnswer:
+            return self.remote.call("bridge", name, *args, write_id=write_id)
+
+    def remember(self, draft: MemoryDraft, check_near: bool = False, write_id: str = "") -> RememberResult:
+        return self._write("remember", write_id, draft, check_near)
+
+    def revise(self, memory_id: str, draft: MemoryDraft, write_id: str = "") -> RememberResult:
+        return self._write("revise", write_id, memory_id, draft)
+
+    def forget(self, memory_id: str, write_id: str = "") -> None:
+        self._write("forget", write_id, memory_id)
+
+    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
+        return self._write("restore", write_id, memory)
+
+    def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:
+        self._write("set_task_state", write_id, memory_id, state)
+
+    def confirm(self, memory_id: str, write_id: str = "") -> Memory:
+        return self._write("confirm", write_id, memory_id)
+
+    def changed_files(self) -> tuple[str, ...]:
+        return self._call("changed_files")
+
+    # --- the server's watcher ------------------------------------------------------------------------------------
+
+    def index(self, progress: Callable, should_stop: Callable[[], bool]):
+        """The server's index pass as this dashboard sees it: its progress, then (report, status). (None, None) when
+        the dashboard stopped waiting (it is closing)."""
+        self._subscription = self.remote.watch()
+        for event in self._subscription:
+            if should_stop() or self._stopped.is_set():
+                return None, None
+            if isinstance(event, Progress):
+                progress(IndexProgress(phase=event.phase, done=event.done, total=event.total))
+            elif isinstance(event, Indexed):
+                return protocol.unpack(event.payload)
+            elif isinstance(event, Failed):
+                from ...core.errors import CortexError
+
+                self._subscription.close()
+                raise CortexError(event.message)
+        if self._stopped.is_set():
+            return None, None
+        raise RemoteError("lost the resident server while it indexed")
+
+    def start_watcher(self, events: WatchEvents) -> None:
+        threading.Thread(target=self._follow, args=(events,), name="cortex-follow", daemon=True).start()
+
+    def _follow(self, events: WatchEvents) -> None:
+        """Pass the server's events on; when the server goes (replaced, crashed, idle) subscribe to its successor,
+        which starts its own watcher (and whose first `indexed` is a pass the panes have not seen)."""
+        told = False
+        while not self._stopped.is_set():
+            subscription = self._subscription
+            if subscription is not None:
+                for event in subscription:
+                    _tell(events, event)
+            if self._stopped.wait(RESUBSCRIBE_SECONDS):
+                return
             try:
-                conn.settimeout(connection.SILENCE_SECONDS)
-                exchange.send(request)
-                reply = next(exchange.replies(), None)
-            except (OSError, ProtocolError):
-                conn.close()
-                continue
-            if exchange.accepted:
-                return conn, exchange
-            conn.close()
-            if isinstance(reply, Refused):
-                raise RemoteError(f"the resident server refused: {reply.message}")
-            if reply is not None and not isinstance(reply, Retired):
-                raise RemoteError(f"the resident server answered {reply.KIND} instead of taking the request")
-        raise RemoteError("the resident server went away before it took the request")
+                self._subscription = self.remote.watch()
+                told = False
+            except RemoteError as exc:
+                self._subscription = None
+                if not told:  # once, not every retry
+                    events.failed(f"{exc}; the panes update again once it is back")
+                told = True
 
-    def call(self, facade: str, method: str, *args, **kwargs):
-        """`facade.method(*args, **kwargs)` in the server; its exception is raised here as it was raised there."""
-        return self.call_in("", facade, method, args, kwargs)
-
-    def call_in(self, session: str, facade: str, method: str, args: tuple, kwargs: dict):
-        """`call`, in a session (an MCP client's: the tools read and write that session's memories)."""
-        # This process's environment as it is now: the call runs with its settings and credentials, not the server's.
-        request = CallRequest(self.fingerprint, facade, method, protocol.pack((args, kwargs)), session,
-                              protocol.forwarded_environment())
-        conn, exchange = self._open(request)
-        with conn:
-            try:
-                reply = exchange.answer()
-            except TimeoutError as exc:
-                raise LostAnswer(f"the resident server said nothing for {connection.SILENCE_SECONDS:.0f} s") from exc
-            except (OSError, ProtocolError) as exc:
-                raise LostAnswer(f"lost the resident server while it answered ({exc}); it may or may not have "
-                                 "taken effect") from exc
-        if isinstance(reply, Result):
-            return protocol.unpack(reply.payload)
-        if isinstance(reply, Error):
-            raise protocol.unpack(reply.payload)
-        raise LostAnswer("the resident server stopped while answering; it may or may not have taken effect")
-
-    def watch(self) -> Subscription:
-        return Subscription(*self._open(WatchRequest(self.fingerprint, protocol.forwarded_environment())))
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._subscription is not None:
+            self._subscription.close()
 
 
-class Subscription:
-    """The index watcher's events (`Progress`, `Indexed`, `Update`, `Memories`, `Replaced`, `Failed` of `messages`),
-    with `Alive` between them (so that the reader can check whether it should stop). Iteration ends when the server
-    goes away or `close()` is called (from any thread)."""
-
-    def __init__(self, conn: socket.socket, exchange: Exchange) -> None:
-        self._conn = conn
-        self._exchange = exchange
-        self.closed = False
-
-    def __iter__(self) -> Iterator[Reply]:
-        try:
-            for reply in self._exchange.replies():
-                if self.closed:
-                    return
-                yield reply
-        except (OSError, ProtocolError):
-            return
-
-    def close(self) -> None:
-        self.closed = True
-        try:
-            self._conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._conn.close()
+def _tell(events: WatchEvents, event: Reply) -> None:
+    if isinstance(event, Update):
+        events.update(protocol.unpack(event.payload))
+    elif isinstance(event, Memories):
+        events.memories()
+    elif isinstance(event, Replaced):
+        events.replaced()
+    elif isinstance(event, Indexed):
+        events.indexed(*protocol.unpack(event.payload))
+    elif isinstance(event, Failed):
+        events.failed(event.message)

@@ -2,7 +2,8 @@
 MCP: `GET /health` (with the counts of memories by kind, chunks, embeddings pending and table versions), `GET
 /snapshot` (what to load first), `POST /recall` (a zero-LLM search of the memories, optionally through the pointer
 filter, optionally with the snapshot), `POST /query` (a question answered with pointers to the memories that answer
-it: ids, kinds, titles and scores) and `POST /store` (remember).
+it: ids, kinds, titles and scores) and `POST /store` (remember; an `Idempotency-Key` header makes sending it again
+safe).
 
 They answer through the same runner as the MCP tools (the resident server's engine, or this process's), so a recall
 is a `smart_search` and a store a `remember`, with the same limits and the same secret gate. They sit behind the

@@ -69,7 +69,6 @@ class CortexTools:
         """A writing tool's call, stored at most once per idempotency key (core/usecases/write_once.py): without a
         key, under a new write id given back as `write_id`; with one, a call again after a lost answer gets the
         first call's answer (`repeated`: true) and writes nothing."""
-        from ...core.usecases.write_once import once
         from ...core.write_ids import checked, fingerprint, new_id
 
         write_id = checked(key, "idempotency_key") if key else new_id()
@@ -78,8 +77,8 @@ class CortexTools:
             first = json.loads(receipt.output[0][1]) if receipt.output else {}
             return {**first, "repeated": True}
 
-        answer = once(self.engine, write_id, fingerprint(f"mcp-{kind}", arguments), make, named=bool(key),
-                      earlier=earlier, kept=lambda a: json.dumps(a, ensure_ascii=False))
+        answer = self.engine.write_once(write_id, fingerprint(f"mcp-{kind}", arguments), make, named=bool(key),
+                                        earlier=earlier, kept=lambda a: json.dumps(a, ensure_ascii=False))
         return {**answer, "write_id": write_id}
 
     def _this_repository(self, repo: str) -> None:

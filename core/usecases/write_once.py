@@ -10,25 +10,24 @@ made by another call is refused in one line. An id made up for this call alone i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ..records import Memory
 from ..store.receipts import Receipt
 from ..write_ids import ReusedWriteId, matching, stamp, writing_as
-
-if TYPE_CHECKING:
-    from ..engine import Engine
+from .memories import receipt
+from .workspace import Workspace
 
 T = TypeVar("T")
 
 
-def once(engine: Engine, write_id: str, mark: str, make: Callable[[], T], named: bool,
+def once(ws: Workspace, write_id: str, mark: str, make: Callable[[], T], named: bool,
          earlier: Callable[[Receipt], T], kept: Callable[[T], str] | None = None) -> T:
     """`make()` with its rows stamped `write_id` and `mark`; when `named` (the caller gave the id and may be
     retrying) and a write with it committed, `earlier(receipt)` instead. `kept`: the answer as text, stored with
     the receipt for such a retry (one commit more, so only when named)."""
     if named:
-        found = engine.receipt(write_id, mark)
+        found = receipt(ws, write_id, mark)
         if found is not None:
             if found.fingerprint and found.fingerprint != mark:
                 raise ReusedWriteId.of(write_id, found.fingerprint, mark)
@@ -37,15 +36,15 @@ def once(engine: Engine, write_id: str, mark: str, make: Callable[[], T], named:
         answer = make()
     if named and kept is not None:
         try:
-            engine.record_receipt(stamp(write_id, mark), [[1, kept(answer)]])
+            ws.store().db.record_receipt(stamp(write_id, mark), [[1, kept(answer)]])
         except Exception:  # noqa: BLE001 - the write committed and its rows carry the id; only its answer is not kept
             pass
     return answer
 
 
-def written_memory(engine: Engine, write_id: str) -> Memory | None:
+def written_memory(ws: Workspace, write_id: str) -> Memory | None:
     """The memory a write with this id stored (its active version when it made several rows), if any."""
-    for store in engine.workspace.stores_if_any():
+    for store in ws.stores_if_any():
         rows = store.query(matching(write_id))
         if rows:
             return next((m for m in rows if m.status == "active"), rows[0])
