@@ -307,3 +307,50 @@ def test_a_dashboard_write_whose_server_died_is_sent_again_under_its_id_and_stor
     assert not process_alive(first)
     assert result.outcome == "created" and result.memory.text == "Saved from the dashboard"
     assert _memories(repo) == {result.memory.id: "Saved from the dashboard"}
+
+
+_GC_WRITER = """
+import sys, time
+from pathlib import Path
+from cortex_tui.core.engine import Engine
+from cortex_tui.core.records import MemoryDraft
+engine, end, n = Engine(Path(sys.argv[1])), time.time() + float(sys.argv[2]), 0
+while time.time() < end:
+    for _ in range(3):
+        engine.remember(MemoryDraft(text=f"fact number {n} about the race"), check_near=False)
+        n += 1
+    engine.gc()
+print(n)
+"""
+_READER = """
+import sys, time
+from pathlib import Path
+from cortex_tui.core.engine import Engine
+store, end, reads = Engine(Path(sys.argv[1])).store(), time.time() + float(sys.argv[2]), 0
+while time.time() < end:
+    try:
+        store.query("status = 'active'")
+    except Exception as exc:
+        print(type(exc).__name__, str(exc)[:120], flush=True)
+    reads += 1
+print(reads)
+"""
+
+
+def test_reads_in_one_process_survive_gc_in_another(repo):
+    """`cortex gc` keeps no old version: a process reading the memories while another compacts can find a data file
+    of the version it opened removed ("Not found"; 2 of 3,911 reads in a minute, on the busy development machine).
+    The read is made once more on the newest version. A real race of two processes, so on the code before it fails
+    only when the race is met (about one run in two at this length)."""
+    from cortex_tui.core.engine import Engine
+    from cortex_tui.core.records import MemoryDraft
+
+    Engine(repo).remember(MemoryDraft(text="the first fact"))
+    seconds = "45"
+    writer = subprocess.Popen([sys.executable, "-c", _GC_WRITER, str(repo), seconds], stdout=subprocess.PIPE, text=True)
+    reader = subprocess.run([sys.executable, "-c", _READER, str(repo), seconds], capture_output=True, text=True,
+                            timeout=600)
+    written = writer.communicate(timeout=600)[0]
+    assert writer.returncode == 0 and int(written) > 0
+    lines = reader.stdout.splitlines()
+    assert reader.returncode == 0 and lines[:-1] == [] and int(lines[-1]) > 100, reader.stdout[-2000:]
