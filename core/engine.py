@@ -25,6 +25,7 @@ from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
 from .search.query import Filters
 from .search.search import Searcher, SearchResults
+from .store.failures import again_if_gone
 from .store.receipts import Receipt
 from .store.reembed import reembed
 from .store.store import GitPosition, MemoryStore
@@ -226,12 +227,13 @@ class Engine:
 
     def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False,
                llm_filter: bool = False) -> SearchResults:
-        """`llm_filter`: let the configured model reorder the top candidates by pointing at them (off by default)."""
-        return finding.search(self.workspace, query, filters, limit, expand, llm_filter)
+        """`llm_filter`: let the configured model reorder the top candidates by pointing at them (off by default).
+        A search that a compaction in another process pulled a file from under is made once more (`again_if_gone`)."""
+        return again_if_gone(lambda: finding.search(self.workspace, query, filters, limit, expand, llm_filter))
 
     def smart_search(self, request: SearchRequest) -> SearchResults:
         """A search as a front end asked for it, inline filters and all (see `SearchRequest.parsed`)."""
-        return finding.smart_search(self.workspace, request)
+        return again_if_gone(lambda: finding.smart_search(self.workspace, request))
 
     def select_context(self, request: SelectRequest) -> Selection:
         """A selection as a front end asked for it; the budget holds for the requested format exactly."""

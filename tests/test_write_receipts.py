@@ -326,10 +326,12 @@ _READER = """
 import sys, time
 from pathlib import Path
 from cortex_tui.core.engine import Engine
-store, end, reads = Engine(Path(sys.argv[1])).store(), time.time() + float(sys.argv[2]), 0
+engine = Engine(Path(sys.argv[1]))
+store, end, reads = engine.store(), time.time() + float(sys.argv[2]), 0
 while time.time() < end:
     try:
         store.query("status = 'active'")
+        engine.search("a fact about the race", limit=5)
     except Exception as exc:
         print(type(exc).__name__, str(exc)[:120], flush=True)
     reads += 1
@@ -341,7 +343,8 @@ def test_reads_in_one_process_survive_gc_in_another(repo):
     """`cortex gc` keeps no old version: a process reading the memories while another compacts can find a data file
     of the version it opened removed ("Not found"; 2 of 3,911 reads in a minute, on the busy development machine).
     The read is made once more on the newest version. A real race of two processes, so on the code before it fails
-    only when the race is met (about one run in two at this length)."""
+    only when the race is met (about one run in two at this length). Searches read the same files, and their
+    indexes'."""
     from cortex_tui.core.engine import Engine
     from cortex_tui.core.records import MemoryDraft
 
