@@ -236,8 +236,9 @@ class Engine:
         return again_if_gone(lambda: finding.smart_search(self.workspace, request))
 
     def select_context(self, request: SelectRequest) -> Selection:
-        """A selection as a front end asked for it; the budget holds for the requested format exactly."""
-        return context.select_context(self.workspace, request)
+        """A selection as a front end asked for it; the budget holds for the requested format exactly. Made once
+        more when a compaction in another process pulled a file from under it (`again_if_gone`)."""
+        return again_if_gone(lambda: context.select_context(self.workspace, request))
 
     def select(self, task: str, budget: int = 12000, **shaping: Unpack[SelectShaping]) -> Selection:
         """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""

@@ -19,7 +19,7 @@ from cortex_tui.app.cli.client import NOT_COMMITTED_EXIT
 from cortex_tui.app.link import connection
 from cortex_tui.core.store.commits import CRASH_ENV, file_lock
 
-from .conftest import process_alive
+from .conftest import commit_file, process_alive
 from .test_bad_input import _twenty_megabytes
 from .test_serve import cortex, runtime, server_paths, status, wait_until  # noqa: F401  (runtime is a fixture)
 
@@ -326,12 +326,14 @@ _READER = """
 import sys, time
 from pathlib import Path
 from cortex_tui.core.engine import Engine
+from cortex_tui.core.requests import SelectRequest
 engine = Engine(Path(sys.argv[1]))
 store, end, reads = engine.store(), time.time() + float(sys.argv[2]), 0
 while time.time() < end:
     try:
         store.query("status = 'active'")
         engine.search("a fact about the race", limit=5)
+        engine.select_context(SelectRequest("where does the app start", budget=2000))
     except Exception as exc:
         print(type(exc).__name__, str(exc)[:120], flush=True)
     reads += 1
@@ -344,11 +346,14 @@ def test_reads_in_one_process_survive_gc_in_another(repo):
     of the version it opened removed ("Not found"; 2 of 3,911 reads in a minute, on the busy development machine).
     The read is made once more on the newest version. A real race of two processes, so on the code before it fails
     only when the race is met (about one run in two at this length). Searches read the same files, and their
-    indexes'."""
+    indexes too, and a selection reads the code index (which `gc` compacts as well)."""
     from cortex_tui.core.engine import Engine
     from cortex_tui.core.records import MemoryDraft
 
     Engine(repo).remember(MemoryDraft(text="the first fact"))
+    for n in range(8):  # versions of the code index for `gc` to fold
+        commit_file(repo, f"src/part{n}.py", f"def part_{n}():\n    return {n}\n", f"Add part {n}")
+        Engine(repo).code_index(create=True).update(embed=True)
     seconds = "45"
     writer = subprocess.Popen([sys.executable, "-c", _GC_WRITER, str(repo), seconds], stdout=subprocess.PIPE, text=True)
     reader = subprocess.run([sys.executable, "-c", _READER, str(repo), seconds], capture_output=True, text=True,
