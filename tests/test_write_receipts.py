@@ -5,6 +5,7 @@ at a chosen commit, and by kill -9 while three writers and a 20 MB input run thr
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -362,3 +363,34 @@ def test_reads_in_one_process_survive_gc_in_another(repo):
     assert writer.returncode == 0 and int(written) > 0
     lines = reader.stdout.splitlines()
     assert reader.returncode == 0 and lines[:-1] == [] and int(lines[-1]) > 100, reader.stdout[-2000:]
+
+
+def test_a_lost_command_is_asked_about_by_its_own_fingerprint(repo, runtime):
+    """A client that lost its server asked only whether the id committed: an id that another command committed
+    with answered "committed" for a command that never ran. The question now carries the command it sent, and the
+    server counts only a write of that command."""
+    from cortex_tui.app.link import protocol
+    from cortex_tui.app.link.connection import connect
+    from cortex_tui.app.link.exchange import Exchange
+    from cortex_tui.app.link.messages import ReceiptAnswer, ReceiptRequest, RunRequest, Where
+
+    env = {"CORTEX_WRITE_ID": "asked-id-0001"}
+    made = cortex(repo, "remember", "-", "--json", stdin=b"Deploys go out on Tuesdays", env=env)
+    assert made.returncode == 0, made.stderr
+    memory_id = json.loads(made.stdout)["memory"]["id"]
+
+    def asked(argv: tuple[str, ...], stdin: bytes = b"") -> ReceiptAnswer:
+        run = RunRequest(protocol.fingerprint(), argv, str(repo), env, write_id="asked-id-0001",
+                         stdin=base64.b64encode(stdin).decode("ascii") if stdin else None)
+        conn = connect(server_paths(repo))
+        assert conn is not None
+        with conn:
+            exchange = Exchange.on_socket(conn)
+            exchange.send(ReceiptRequest(Where(), str(repo), env, "asked-id-0001", run))
+            reply = exchange.answer()
+        assert isinstance(reply, ReceiptAnswer), reply
+        return reply
+
+    assert asked(("remember", "-", "--json"), b"Deploys go out on Tuesdays").committed is True
+    assert asked(("remember", "-"), b"Deploys go out on Fridays").committed is False
+    assert asked(("forget", memory_id)).committed is False

@@ -96,7 +96,7 @@ def _run_write(args: argparse.Namespace, ctx: CommandContext, write_id: str) -> 
     from ...core.write_ids import ENV, ReusedWriteId, stamp, writing_as
 
     given = bool(ctx.env.get(ENV))
-    ctx, mark = _fingerprinted(args, ctx)
+    ctx, mark = fingerprinted(args, ctx)
     if given:
         earlier = ctx.engine(args).receipt(write_id, mark)
         if earlier is not None:
@@ -120,7 +120,7 @@ _NOT_THE_WRITE = frozenset({"json", "db", "path", "target", "no_global", "comman
 """Arguments that say where a write goes or how its answer is printed, not which write it is."""
 
 
-def _fingerprinted(args: argparse.Namespace, ctx: CommandContext) -> tuple[CommandContext, str]:
+def fingerprinted(args: argparse.Namespace, ctx: CommandContext) -> tuple[CommandContext, str]:
     """The fingerprint of the command's write: its kind and the arguments that define it. A text read from standard
     input (`remember -`) is part of it, so it is read here and handed to the command from memory."""
     import dataclasses

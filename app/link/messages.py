@@ -237,25 +237,31 @@ class WatchRequest(Message):
 
 
 class ReceiptRequest(Message):
-    """Whether the write with this id committed, asked by a client that lost the server running it."""
+    """Whether the write with this id committed, asked by a client that lost the server running it; `run`: the
+    command it had sent, whose fingerprint the write must have (an id another command committed with is not this
+    one's write)."""
 
-    __slots__ = ("where", "cwd", "env", "write_id")
+    __slots__ = ("where", "cwd", "env", "write_id", "run")
     KIND = "receipt"
     where: Where
     cwd: str
     env: dict[str, str]
     write_id: str
+    run: RunRequest | None
 
-    def __init__(self, where: Where, cwd: str, env: dict[str, str], write_id: str) -> None:
-        self._fill(where=where, cwd=cwd, env=env, write_id=write_id)
+    def __init__(self, where: Where, cwd: str, env: dict[str, str], write_id: str,
+                 run: RunRequest | None = None) -> None:
+        self._fill(where=where, cwd=cwd, env=env, write_id=write_id, run=run)
 
     def to_wire(self) -> dict[str, object]:
-        return {**super().to_wire(), "where": self.where.fields()}
+        return {**super().to_wire(), "where": self.where.fields(),
+                "run": self.run.to_wire() if self.run is not None else None}
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> ReceiptRequest:
+        run = _field(data, "run", (dict, type(None)), None)
         return cls(Where.from_wire(_field(data, "where", dict)), _text(data, "cwd"), _environment(data),
-                   _text(data, "write_id"))
+                   _text(data, "write_id"), RunRequest.from_wire(run) if run is not None else None)
 
 
 class StatusRequest(Message):
