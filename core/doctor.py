@@ -205,6 +205,7 @@ def _scrub_memories(db: Database) -> str:
     from .secrets.secret_fields import scrub_memory
     from .store.memory_rows import memory_to_row, row_to_memory
     from .store.store import MEMORIES
+    from .write_ids import COLUMN
 
     if MEMORIES not in db.table_names():
         return ""
@@ -213,7 +214,8 @@ def _scrub_memories(db: Database) -> str:
     for row in table.to_arrow().to_pylist():
         memory, found = scrub_memory(row_to_memory(row))
         if found:
-            changed.append(memory_to_row(memory))
+            # The row keeps the id of the write that stored it (the doctor's rewrite is no write of a command's).
+            changed.append({**memory_to_row(memory), COLUMN: row.get(COLUMN)})
             secrets += found
     if not changed:
         return ""

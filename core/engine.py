@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from .agentlog.agentlog import AgentLog
 from .answers import RepoMap, Snapshot, Timeline, WhatToKnow
@@ -26,12 +26,15 @@ from .records import Memory, MemoryDraft, RememberResult, StoreStats
 from .requests import MapRequest, SearchRequest, SelectRequest
 from .search.query import Filters
 from .search.search import Searcher, SearchResults
+from .store.failures import again_if_gone
 from .store.receipts import Receipt
 from .store.reembed import reembed
 from .store.store import GitPosition, MemoryStore
-from .usecases import context, finding, overview
+from .usecases import context, finding, overview, write_once
 from .usecases import memories as memory_cases  # `memories` names arguments here
 from .usecases.workspace import Workspace
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .context.select import Selection
@@ -193,9 +196,20 @@ class Engine:
         """The memories the retention policy drops in `scopes`; unless `dry_run`, forgets them."""
         return memory_cases.retention(self.workspace, dry_run, scopes)
 
-    def receipt(self, write_id: str) -> Receipt | None:
-        """The receipt of the write with this id in any store this engine reads, or None when none committed it."""
-        return memory_cases.receipt(self.workspace, write_id)
+    def receipt(self, write_id: str, mark: str = "") -> Receipt | None:
+        """The receipt of the write with this id in any store this engine reads, or None when none committed it;
+        of several, the one whose command had the fingerprint `mark` (see core/write_ids.py)."""
+        return memory_cases.receipt(self.workspace, write_id, mark)
+
+    def write_once(self, write_id: str, mark: str, make: Callable[[], T], named: bool,
+                   earlier: Callable[[Receipt], T], kept: Callable[[T], str] | None = None) -> T:
+        """`make()` stored under `write_id` and the fingerprint `mark`, at most once when the caller `named` the id
+        (see core/usecases/write_once.py)."""
+        return write_once.once(self.workspace, write_id, mark, make, named, earlier, kept)
+
+    def written_memory(self, write_id: str) -> Memory | None:
+        """The memory the write with this id stored, if any."""
+        return write_once.written_memory(self.workspace, write_id)
 
     def record_receipt(self, write_id: str, output: list[list] | None) -> None:
         """Keep a committed write's output in the repository's database, for a retry with the same id to print."""
@@ -214,16 +228,18 @@ class Engine:
 
     def search(self, query: str = "", filters: Filters = Filters(), limit: int = 20, expand: bool = False,
                llm_filter: bool = False) -> SearchResults:
-        """`llm_filter`: let the configured model reorder the top candidates by pointing at them (off by default)."""
-        return finding.search(self.workspace, query, filters, limit, expand, llm_filter)
+        """`llm_filter`: let the configured model reorder the top candidates by pointing at them (off by default).
+        A search that a compaction in another process pulled a file from under is made once more (`again_if_gone`)."""
+        return again_if_gone(lambda: finding.search(self.workspace, query, filters, limit, expand, llm_filter))
 
     def smart_search(self, request: SearchRequest) -> SearchResults:
         """A search as a front end asked for it, inline filters and all (see `SearchRequest.parsed`)."""
-        return finding.smart_search(self.workspace, request)
+        return again_if_gone(lambda: finding.smart_search(self.workspace, request))
 
     def select_context(self, request: SelectRequest) -> Selection:
-        """A selection as a front end asked for it; the budget holds for the requested format exactly."""
-        return context.select_context(self.workspace, request)
+        """A selection as a front end asked for it; the budget holds for the requested format exactly. Made once
+        more when a compaction in another process pulled a file from under it (`again_if_gone`)."""
+        return again_if_gone(lambda: context.select_context(self.workspace, request))
 
     def select(self, task: str, budget: int = 12000, **shaping: Unpack[SelectShaping]) -> Selection:
         """`select_context` for a task and budget, shaped by `SelectRequest`'s other fields by name."""

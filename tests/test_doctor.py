@@ -106,6 +106,28 @@ def test_doctor_redacts_secrets_in_memories_stored_before_a_rule_caught_them(cli
     assert "redacted" not in out
 
 
+def test_the_doctors_redaction_keeps_each_rows_write_id(cli, repo):
+    """The doctor rewrites the rows it redacts: it wrote them without the id of the write that stored them, so a
+    retry of that write could no longer tell which command made it (core/write_ids.py)."""
+    from dataclasses import replace
+
+    from cortex_tui.core.store.memory_rows import memory_to_row
+    from cortex_tui.core.write_ids import writing_as
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    engine = Engine(repo)
+    kept = engine.remember(MemoryDraft(text="deploys need the staging token")).memory
+    store = engine.store()
+    stamped = "legacy-write-01#remember:0123456789abcdef"
+    with writing_as(stamped):
+        store.table.add([memory_to_row(replace(kept, id="legacy000002", text=f"deploy with token {token}"))])
+
+    code, out, _ = cli("doctor")
+    assert code == 0 and "secret(s) redacted in 1 memories" in out
+    rows = store.db.conn.open_table("memories").search().where("id = 'legacy000002'").to_list()
+    assert token not in rows[0]["text"] and rows[0]["write_id"] == stamped
+
+
 def test_doctor_redacts_secrets_in_agent_log_rows_stored_before_a_rule_caught_them(cli, repo):
     """An older cortex stored agent steps and commits as written; the doctor redacts the log's own tables (its
     mirror memories are scrubbed with the memories) and a second run finds nothing."""

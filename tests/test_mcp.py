@@ -554,3 +554,22 @@ async def test_a_paraphrase_is_answered_with_its_match_and_code_changes_are_flag
         assert hit["memory"]["code_change"]["symbol"] == "price_of"
         confirmed = await call(client, "confirm", id=tax["memory"]["id"])
         assert confirmed["confirmed"]["code_change"] is None
+
+
+async def test_a_writing_tool_called_again_with_its_idempotency_key_writes_once(shop):
+    """Writing tools carried no write id: an agent that lost a tool's answer and called again logged the step
+    twice. Each now takes an optional `idempotency_key` (else a new id, given back as `write_id`): the same key
+    again answers the first call's result, `repeated`, and writes nothing; the key for another write is refused."""
+    async with server(shop, "--no-watch") as client:
+        await call(client, "agent_init", goal="ship the cache")
+        first = await call(client, "agent_log", observation="the cache misses", idempotency_key="agent-step-0001")
+        again = await call(client, "agent_log", observation="the cache misses", idempotency_key="agent-step-0001")
+        assert again == {**first, "repeated": True} and first["write_id"] == "agent-step-0001"
+        other = await error(client, "agent_roadmap", text="measure the hit rate", idempotency_key="agent-step-0001")
+        assert "write id agent-step-0001 was used by another write (mcp-agent_log" in other and "\n" not in other
+        made_up = await call(client, "remember", text="The cache is warmed at boot")
+        assert len(made_up["write_id"]) > 8 and "repeated" not in made_up
+        context = await call(client, "agent_context")
+        assert [s["observation"] for s in context["steps"]] == ["the cache misses"]
+        assert "idempotency_key" in await error(client, "forget", id="0" * 12, idempotency_key="no spaces")
+    assert resident_calls(shop) > 0

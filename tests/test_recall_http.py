@@ -155,3 +155,20 @@ def test_health_counts_snapshot_recall_with_snapshot_and_query_pointers(served):
     assert status == 200 and filtered["ranked_by"] == "llm-filter" and len(filtered["pointers"]) == 1
     status, refused = _request(port, "/query", {"question": ""}, **auth)
     assert status == 400 and "question" in refused["error"]
+
+
+def test_a_store_sent_again_with_its_idempotency_key_is_answered_once(served):
+    """`POST /store` carried no write id: a script that lost the answer and sent it again could store it twice
+    (with a key, as a second version). An `Idempotency-Key` header names the write: the same request again gets
+    the first answer, `repeated`; the key with another body is refused in one line."""
+    port, token, _ = served
+    auth = {"Authorization": f"Bearer {token}", "Idempotency-Key": "store-call-0001"}
+    body = {"text": "Backups are kept 30 days", "key": "backup-retention"}
+    status, first = _request(port, "/store", body, **auth)
+    assert status == 200 and first["outcome"] == "created" and first["write_id"] == "store-call-0001"
+    status, again = _request(port, "/store", body, **auth)
+    assert status == 200 and again == {**first, "repeated": True}
+    status, other = _request(port, "/store", {**body, "text": "Backups are kept 90 days"}, **auth)
+    assert status == 400 and other["error"].startswith("write id store-call-0001 was used by another write")
+    listed = _request(port, "/recall", {"query": "how long are backups kept"}, Authorization=f"Bearer {token}")[1]
+    assert [h["text"] for h in listed["hits"]] == ["Backups are kept 30 days"]

@@ -80,28 +80,30 @@ class EngineCalls(ABC):
         """One memory by id: for the keys that act on a memory a pane lists by id alone (the graph)."""
 
     @abstractmethod
-    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
+    def remember(self, draft: MemoryDraft, check_near: bool = False, write_id: str = "") -> RememberResult:
         """Store a memory; with `check_near`, one that says what an active memory says is not stored and that memory
-        is answered (outcome `near_duplicate`)."""
+        is answered (outcome `near_duplicate`). Each write here takes the `write_id` of the user's action: a call
+        again with it (after a lost answer) is answered from the first, never made twice (core/usecases/write_once.py);
+        "" makes one up."""
 
     @abstractmethod
-    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
+    def revise(self, memory_id: str, draft: MemoryDraft, write_id: str = "") -> RememberResult:
         """Store a new version of a memory."""
 
     @abstractmethod
-    def forget(self, memory_id: str) -> None:
+    def forget(self, memory_id: str, write_id: str = "") -> None:
         """Soft-delete a memory."""
 
     @abstractmethod
-    def restore(self, memory: Memory) -> RememberResult:
+    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
         """Undo a soft forget: the forgotten text comes back as the next version of its key."""
 
     @abstractmethod
-    def set_task_state(self, memory_id: str, state: str) -> None:
+    def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:
         """Open or close a task."""
 
     @abstractmethod
-    def confirm(self, memory_id: str) -> Memory:
+    def confirm(self, memory_id: str, write_id: str = "") -> Memory:
         """Say a memory still holds after its code changed: its code is recorded again as it is now."""
 
     @abstractmethod

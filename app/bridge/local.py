@@ -11,6 +11,7 @@ import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ...core.answers import (
     IndexProgress,
@@ -32,6 +33,8 @@ from ...core.records import Memory, MemoryDraft, RememberResult
 from ...core.requests import MapRequest, SearchRequest, SelectRequest
 from .calls import Bridge, WatchEvents
 from .index_process import PassCaller, run_index_pass
+
+T = TypeVar("T")
 
 
 def _needs_repository(method):
@@ -177,34 +180,58 @@ class EngineBridge(Bridge):
     def memory(self, memory_id: str) -> Memory:
         return self.engine.get(memory_id)
 
-    @_needs_repository
-    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
-        return self.engine.remember(draft, check_near=check_near)
+    # --- writes: one write id per user action (see `_once`) --------------------------------------------------
+
+    def _once(self, write_id: str, kind: str, make: Callable[[], T], earlier: Callable[[str], T], **arguments) -> T:
+        """`make()` stored under the action's write id (a new one when ""): a call again with the same id, after
+        its answer was lost, answers `earlier(write_id)` instead of writing again (core/usecases/write_once.py)."""
+        from ...core.write_ids import checked, fingerprint, new_id
+
+        named = bool(write_id)
+        write_id = checked(write_id, "write id") if named else new_id()
+        return self.engine.write_once(write_id, fingerprint(f"dashboard-{kind}", arguments), make, named,
+                                      lambda _receipt: earlier(write_id))
+
+    def _stored(self, write_id: str) -> RememberResult:
+        """The answer of a remember or revise that committed earlier, read back from the memory it stored."""
+        memory = self.engine.written_memory(write_id)
+        if memory is None:  # a team write still queued: no memory to show yet
+            raise CortexError(f"write {write_id} was queued earlier; it will be written when the team store answers")
+        return RememberResult(memory, "new_version" if memory.version > 1 else "created")
 
     @_needs_repository
-    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
-        return self.engine.revise(memory_id, draft)
+    def remember(self, draft: MemoryDraft, check_near: bool = False, write_id: str = "") -> RememberResult:
+        return self._once(write_id, "remember", lambda: self.engine.remember(draft, check_near=check_near),
+                          self._stored, draft=repr(draft), check_near=check_near)
 
     @_needs_repository
-    def forget(self, memory_id: str) -> None:
-        self.engine.forget(memory_id)
+    def revise(self, memory_id: str, draft: MemoryDraft, write_id: str = "") -> RememberResult:
+        return self._once(write_id, "revise", lambda: self.engine.revise(memory_id, draft), self._stored,
+                          memory_id=memory_id, draft=repr(draft))
 
     @_needs_repository
-    def restore(self, memory: Memory) -> RememberResult:
+    def forget(self, memory_id: str, write_id: str = "") -> None:
+        self._once(write_id, "forget", lambda: self.engine.forget(memory_id), lambda _id: None, memory_id=memory_id)
+
+    @_needs_repository
+    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
         """Undo a soft forget: the forgotten text comes back as the next version of its key, so `cortex history`
         shows the forgotten version and the restored one."""
         draft = MemoryDraft(text=memory.text, kind=memory.kind, title=memory.title, tags=tuple(memory.tags),
                             files=tuple(memory.files), symbols=tuple(memory.symbols), scope=memory.scope,
                             task_state=memory.task_state, context=memory.context)
-        return self.engine.revise(memory.id, draft)
+        return self._once(write_id, "restore", lambda: self.engine.revise(memory.id, draft), self._stored,
+                          memory_id=memory.id, draft=repr(draft))
 
     @_needs_repository
-    def set_task_state(self, memory_id: str, state: str) -> None:
-        self.engine.set_task_state(memory_id, state)
+    def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:
+        self._once(write_id, "set_task_state", lambda: self.engine.set_task_state(memory_id, state), lambda _id: None,
+                   memory_id=memory_id, state=state)
 
     @_needs_repository
-    def confirm(self, memory_id: str) -> Memory:
-        return self.engine.confirm(memory_id)
+    def confirm(self, memory_id: str, write_id: str = "") -> Memory:
+        return self._once(write_id, "confirm", lambda: self.engine.confirm(memory_id),
+                          lambda _id: self.engine.get(memory_id), memory_id=memory_id)
 
     @_needs_repository
     def changed_files(self) -> tuple[str, ...]:

@@ -10,7 +10,9 @@ assembling a context stay here (`calls.Bridge`): they need this terminal, not th
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.answers import IndexProgress
 from ..link import connection, protocol
 from ..link.messages import Failed, Indexed, Memories, Progress, Replaced, Reply, Update
-from ..link.remote import Remote, RemoteError, Subscription
+from ..link.remote import LostAnswer, Remote, RemoteError, Subscription
 from .calls import Bridge, WatchEvents
 
 if TYPE_CHECKING:  # light at run time, as `calls` is: an attached dashboard imports none of the engine
@@ -85,23 +87,33 @@ class RemoteBridge(Bridge):
     def memory(self, memory_id: str) -> Memory:
         return self._call("memory", memory_id)
 
-    def remember(self, draft: MemoryDraft, check_near: bool = False) -> RememberResult:
-        return self._call("remember", draft, check_near)
+    def _write(self, name: str, write_id: str, *args: object) -> Any:
+        """A write of one user action, under one write id (made up here when the caller has none): when the server
+        is lost before its answer, the call is made once more with the same id, which the server answers from the
+        first attempt if it committed, so the action is stored exactly once (core/usecases/write_once.py)."""
+        write_id = write_id or f"{int(time.time()):x}-{os.urandom(6).hex()}"
+        try:
+            return self.remote.call("bridge", name, *args, write_id=write_id)
+        except LostAnswer:
+            return self.remote.call("bridge", name, *args, write_id=write_id)
 
-    def revise(self, memory_id: str, draft: MemoryDraft) -> RememberResult:
-        return self._call("revise", memory_id, draft)
+    def remember(self, draft: MemoryDraft, check_near: bool = False, write_id: str = "") -> RememberResult:
+        return self._write("remember", write_id, draft, check_near)
 
-    def forget(self, memory_id: str) -> None:
-        self._call("forget", memory_id)
+    def revise(self, memory_id: str, draft: MemoryDraft, write_id: str = "") -> RememberResult:
+        return self._write("revise", write_id, memory_id, draft)
 
-    def restore(self, memory: Memory) -> RememberResult:
-        return self._call("restore", memory)
+    def forget(self, memory_id: str, write_id: str = "") -> None:
+        self._write("forget", write_id, memory_id)
 
-    def set_task_state(self, memory_id: str, state: str) -> None:
-        self._call("set_task_state", memory_id, state)
+    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
+        return self._write("restore", write_id, memory)
 
-    def confirm(self, memory_id: str) -> Memory:
-        return self._call("confirm", memory_id)
+    def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:
+        self._write("set_task_state", write_id, memory_id, state)
+
+    def confirm(self, memory_id: str, write_id: str = "") -> Memory:
+        return self._write("confirm", write_id, memory_id)
 
     def changed_files(self) -> tuple[str, ...]:
         return self._call("changed_files")

@@ -265,6 +265,10 @@ def _lost(route: Route, what: str) -> int:
         return _fail(f"{what}; it is not a write that could be stored twice: run it again (--no-daemon runs it "
                      "in-process)")
     answer = _ask_receipt(route)
+    if answer.committed is True and answer.queued:
+        print(f"cortex: {what}, but the write is queued (write id {write_id}): the team store did not answer, and "
+              "it will be written when the store answers (`cortex sync`)", file=sys.stderr)
+        return 0
     if answer.committed is True:
         print(f"cortex: {what}, but the write committed (write id {write_id}); its output was lost with the server",
               file=sys.stderr)
@@ -279,7 +283,8 @@ def _lost(route: Route, what: str) -> int:
 def _ask_receipt(route: Route) -> ReceiptAnswer:
     """The `receipt` answer for the route's write: from a server (the same one if it lives, which answers once the
     command has ended, else a new one), or from this process when none can be reached."""
-    request = ReceiptRequest(route.where, route.request.cwd, route.request.env, route.request.write_id)
+    request = ReceiptRequest(route.where, route.request.cwd, route.request.env, route.request.write_id,
+                             route.request)
     try:
         paths = protocol.server_paths(route.root, route.db)
     except OSError as exc:
@@ -309,11 +314,17 @@ def _ask_receipt(route: Route) -> ReceiptAnswer:
 def _receipt_here(route: Route, error: str) -> ReceiptAnswer:
     """Ask the database in this process (the engine's import and the database's opening: seconds, once)."""
     try:
+        from dataclasses import replace
+
         from .context import CommandContext
         from .receipt_check import receipt_answer
     except ImportError:
         return ReceiptAnswer(None, error)
-    return receipt_answer(CommandContext.of_process(), route.where, route.request.write_id)
+    # The command's standard input as it was sent: part of what its write is (`remember -`).
+    stdin = io.TextIOWrapper(io.BytesIO(base64.b64decode(route.request.stdin or "")),
+                             encoding=route.request.stdin_encoding, errors=route.request.stdin_errors)
+    ctx = replace(CommandContext.of_process(), stdin=stdin)
+    return receipt_answer(ctx, route.where, route.request.write_id, route.request.argv)
 
 
 def _done(route: Route, output: tuple[tuple[int, str], ...], code: int) -> int:

@@ -88,34 +88,75 @@ def _write_id(args: argparse.Namespace, ctx: CommandContext) -> str:
 
 
 def _run_write(args: argparse.Namespace, ctx: CommandContext, write_id: str) -> int:
-    """A write named by its id. When the caller gave the id (CORTEX_WRITE_ID), it may be a retry: a write that
-    committed with it already is answered from its receipt (its output again, when kept), never made twice; the
-    output of one made now is kept for such a retry. An id the client made up is new by construction: nothing is
-    read first."""
-    from ...core.write_ids import ENV, writing_as
+    """A write named by its id and its command's fingerprint (core/write_ids.py). When the caller gave the id
+    (CORTEX_WRITE_ID), it may be a retry: a write that committed with it already is answered from its receipt (its
+    output again), never made twice, and one made by another command is refused; the output of one made now is kept
+    for such a retry, served or in-process alike. An id the client made up is new by construction: nothing is read
+    first."""
+    from ...core.write_ids import ENV, ReusedWriteId, stamp, writing_as
 
     given = bool(ctx.env.get(ENV))
+    ctx, mark = fingerprinted(args, ctx)
     if given:
-        earlier = ctx.engine(args).receipt(write_id)
+        earlier = ctx.engine(args).receipt(write_id, mark)
         if earlier is not None:
-            return _replay(ctx, write_id, earlier.output)
-    with writing_as(write_id):
+            if earlier.fingerprint and earlier.fingerprint != mark:
+                raise ReusedWriteId.of(write_id, earlier.fingerprint, mark)
+            return _replay(ctx, write_id, earlier.output, earlier.queued)
+        ctx = recording(ctx)
+    with writing_as(stamp(write_id, mark)):
         code = present(args, ctx, command(args.handler).run(args, ctx))
     collected = getattr(ctx.stdout, "collected", None)
     if given and code == 0 and collected is not None:
         try:
-            ctx.engine(args).record_receipt(write_id, collected())
+            ctx.engine(args).record_receipt(stamp(write_id, mark), collected())
         except Exception as exc:  # noqa: BLE001 - the write itself committed: its rows carry the id
             ctx.stderr.write(f"cortex: warning: write {write_id} committed, but its output was not kept for a retry "
                              f"({type(exc).__name__})\n")
     return code
 
 
-def _replay(ctx: CommandContext, write_id: str, output: list[list] | None) -> int:
-    """The earlier answer of a write that committed (what it printed, when kept), and a line saying so."""
+_NOT_THE_WRITE = frozenset({"json", "db", "path", "target", "no_global", "command", "handler", "op"})
+"""Arguments that say where a write goes or how its answer is printed, not which write it is."""
+
+
+def fingerprinted(args: argparse.Namespace, ctx: CommandContext) -> tuple[CommandContext, str]:
+    """The fingerprint of the command's write: its kind and the arguments that define it. A text read from standard
+    input (`remember -`) is part of it, so it is read here and handed to the command from memory."""
+    import dataclasses
+    import io
+
+    from ...core.write_ids import fingerprint
+
+    arguments = {k: v for k, v in vars(args).items() if k not in _NOT_THE_WRITE and not callable(v)}
+    if getattr(args, "text", None) == "-" and args.handler == "remember":
+        arguments["text"] = ctx.stdin.read()
+        ctx = dataclasses.replace(ctx, stdin=io.StringIO(arguments["text"]))
+    kind = f"agent-{args.op}" if args.handler == "agent" else args.handler
+    return ctx, fingerprint(kind, arguments)
+
+
+def recording(ctx: CommandContext) -> CommandContext:
+    """The context with its output also kept (`collected`), for a retry to print again; a served command's is."""
+    import dataclasses
+
+    from .recorded_output import Recorded
+
+    if getattr(ctx.stdout, "collected", None) is not None:
+        return ctx
+    sink: list[list] = []
+    return dataclasses.replace(ctx, stdout=Recorded(1, ctx.stdout, sink), stderr=Recorded(2, ctx.stderr, sink))
+
+
+def _replay(ctx: CommandContext, write_id: str, output: list[list] | None, queued: bool = False) -> int:
+    """The earlier answer of a write that committed (what it printed), and a line saying so."""
     for number, text in output or []:
         (ctx.stdout if number == 1 else ctx.stderr).write(text)
-    ctx.stderr.write(f"cortex: write {write_id} committed earlier; not made again\n")
+    if queued:
+        ctx.stderr.write(f"cortex: write {write_id} was queued earlier (the team store did not answer); not queued "
+                         "again: it will be written when the store answers\n")
+    else:
+        ctx.stderr.write(f"cortex: write {write_id} committed earlier; not made again\n")
     return 0
 
 

@@ -237,25 +237,31 @@ class WatchRequest(Message):
 
 
 class ReceiptRequest(Message):
-    """Whether the write with this id committed, asked by a client that lost the server running it."""
+    """Whether the write with this id committed, asked by a client that lost the server running it; `run`: the
+    command it had sent, whose fingerprint the write must have (an id another command committed with is not this
+    one's write)."""
 
-    __slots__ = ("where", "cwd", "env", "write_id")
+    __slots__ = ("where", "cwd", "env", "write_id", "run")
     KIND = "receipt"
     where: Where
     cwd: str
     env: dict[str, str]
     write_id: str
+    run: RunRequest | None
 
-    def __init__(self, where: Where, cwd: str, env: dict[str, str], write_id: str) -> None:
-        self._fill(where=where, cwd=cwd, env=env, write_id=write_id)
+    def __init__(self, where: Where, cwd: str, env: dict[str, str], write_id: str,
+                 run: RunRequest | None = None) -> None:
+        self._fill(where=where, cwd=cwd, env=env, write_id=write_id, run=run)
 
     def to_wire(self) -> dict[str, object]:
-        return {**super().to_wire(), "where": self.where.fields()}
+        return {**super().to_wire(), "where": self.where.fields(),
+                "run": self.run.to_wire() if self.run is not None else None}
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> ReceiptRequest:
+        run = _field(data, "run", (dict, type(None)), None)
         return cls(Where.from_wire(_field(data, "where", dict)), _text(data, "cwd"), _environment(data),
-                   _text(data, "write_id"))
+                   _text(data, "write_id"), RunRequest.from_wire(run) if run is not None else None)
 
 
 class StatusRequest(Message):
@@ -369,19 +375,23 @@ class Refused(Message):
 
 
 class ReceiptAnswer(Message):
-    """Whether a write committed (`committed`), or the one-line `error` that kept it from being known."""
+    """Whether a write committed (`committed`), or the one-line `error` that kept it from being known; `queued`: a
+    team write kept in the repository's queue while the team store does not answer (`committed` is then true: it
+    is stored, and will be written there by `cortex sync`)."""
 
-    __slots__ = ("committed", "error")
+    __slots__ = ("committed", "error", "queued")
     KIND = "receipt"
     committed: bool | None
     error: str
+    queued: bool
 
-    def __init__(self, committed: bool | None, error: str = "") -> None:
-        self._fill(committed=committed, error=error)
+    def __init__(self, committed: bool | None, error: str = "", queued: bool = False) -> None:
+        self._fill(committed=committed, error=error, queued=queued)
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> ReceiptAnswer:
-        return cls(_field(data, "committed", (bool, type(None)), None), _text(data, "error", ""))
+        return cls(_field(data, "committed", (bool, type(None)), None), _text(data, "error", ""),
+                   _flag(data, "queued"))
 
 
 class Status(Message):

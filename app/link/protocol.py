@@ -10,7 +10,9 @@ checked it, `alive` every second while the command waits or runs, and finally `d
 order and its exit code), or `retired` (this server is being replaced and ran nothing) or `refused` (it ran
 nothing). A client that saw no `accepted` knows the command did not run and may retry it elsewhere. A command that
 writes carries a write id; a client that lost its server after `accepted` sends `receipt` with that id (to a new
-server) and hears `receipt` with `committed` true or false, once no command with that id is running any more.
+server) and hears `receipt` with `committed` true or false (and `queued` for a team write kept in the repository's
+queue), once no command with that id is running any more. An attached process's write `call` carries a write id
+too (`write_id`), and is sent once more under it when the answer is lost.
 
 Processes that attach to the server instead of building an engine of their own (the dashboard, `cortex mcp`) send
 `call` (one method of the dashboard's bridge or of the MCP tools, answered by `result` or `error`) and `watch` (a

@@ -20,6 +20,11 @@ class RemoteError(Exception):
     """The server could not be reached, or went away before it took the call (so the call did not run)."""
 
 
+class LostAnswer(RemoteError):
+    """The server took the call and went away (or fell silent) before answering: it may have taken effect. A write
+    made under a write id is safe to call again with that id (app/bridge/remote.py)."""
+
+
 class Remote:
     """One (repository root, database)'s server, as an attached process reaches it."""
 
@@ -93,15 +98,15 @@ class Remote:
             try:
                 reply = exchange.answer()
             except TimeoutError as exc:
-                raise RemoteError(f"the resident server said nothing for {connection.SILENCE_SECONDS:.0f} s") from exc
+                raise LostAnswer(f"the resident server said nothing for {connection.SILENCE_SECONDS:.0f} s") from exc
             except (OSError, ProtocolError) as exc:
-                raise RemoteError(f"lost the resident server while it answered ({exc}); it may or may not have "
-                                  "taken effect") from exc
+                raise LostAnswer(f"lost the resident server while it answered ({exc}); it may or may not have "
+                                 "taken effect") from exc
         if isinstance(reply, Result):
             return protocol.unpack(reply.payload)
         if isinstance(reply, Error):
             raise protocol.unpack(reply.payload)
-        raise RemoteError("the resident server stopped while answering; it may or may not have taken effect")
+        raise LostAnswer("the resident server stopped while answering; it may or may not have taken effect")
 
     def watch(self) -> Subscription:
         return Subscription(*self._open(WatchRequest(self.fingerprint, protocol.forwarded_environment())))

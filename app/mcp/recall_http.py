@@ -2,7 +2,8 @@
 MCP: `GET /health` (with the counts of memories by kind, chunks, embeddings pending and table versions), `GET
 /snapshot` (what to load first), `POST /recall` (a zero-LLM search of the memories, optionally through the pointer
 filter, optionally with the snapshot), `POST /query` (a question answered with pointers to the memories that answer
-it: ids, kinds, titles and scores) and `POST /store` (remember).
+it: ids, kinds, titles and scores) and `POST /store` (remember; an `Idempotency-Key` header makes sending it again
+safe).
 
 They answer through the same runner as the MCP tools (the resident server's engine, or this process's), so a recall
 is a `smart_search` and a store a `remember`, with the same limits and the same secret gate. They sit behind the
@@ -13,6 +14,7 @@ same bearer token (the middleware wraps the whole app) and the same Host and Ori
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -113,7 +115,7 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
                 return error(refused.status_code, bytes(refused.body).decode("utf-8", "replace"))
             try:
                 body = await _json_body(request) if post else ""
-                return JSONResponse(await answer(body))
+                return JSONResponse(await answer(body, request.headers))
             except BadRequest as exc:
                 return error(exc.status, str(exc))
             except (CortexError, RemoteError) as exc:
@@ -124,7 +126,7 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
     async def tool(name: str, **kwargs) -> dict[str, Any]:
         return await anyio.to_thread.run_sync(lambda: run(name, (), kwargs, ""))
 
-    async def health(_body: str) -> dict[str, Any]:
+    async def health(_body: str, _headers: Mapping[str, str]) -> dict[str, Any]:
         counts = await tool("stats")
         stores = counts["stores"]
         by_kind: dict[str, int] = {}
@@ -137,16 +139,16 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
                 "chunks": index.get("chunks", 0), "embeddings_pending": index.get("embeddings_pending", 0),
                 "index_fresh": index.get("fresh"), "versions": {s["uri"]: s["table_versions"] for s in stores}}
 
-    async def snapshot(_body: str) -> dict[str, Any]:
+    async def snapshot(_body: str, _headers: Mapping[str, str]) -> dict[str, Any]:
         return await tool("snapshot")
 
-    async def recall(text: str) -> dict[str, Any]:
+    async def recall(text: str, _headers: Mapping[str, str]) -> dict[str, Any]:
         body = _parse(RecallBody, text)
         filters = body.filters if body.filters is not None else SearchFilters(memories_only=True)
         found = await tool("smart_search", query=body.query, filters=filters, limit=body.limit, filter=body.filter)
         return {**found, "snapshot": await tool("snapshot")} if body.snapshot else found
 
-    async def query(text: str) -> dict[str, Any]:
+    async def query(text: str, _headers: Mapping[str, str]) -> dict[str, Any]:
         body = _parse(QueryBody, text)
         found = await tool("smart_search", query=body.question, filters=SearchFilters(memories_only=True),
                            limit=body.limit, filter=body.filter)
@@ -155,10 +157,12 @@ def add_recall_routes(server, run: Runner, repository: str) -> None:
         return {"question": body.question, "pointers": pointers,
                 **{k: found[k] for k in ("ranked_by", "notes") if k in found}}
 
-    async def store(text: str) -> dict[str, Any]:
+    async def store(text: str, headers: Mapping[str, str]) -> dict[str, Any]:
+        """A `remember`; an `Idempotency-Key` header names the write, so a client that lost the answer and sends
+        the same request again gets the first answer (`repeated`: true) and nothing is stored twice."""
         body = _parse(StoreBody, text)
         return await tool("remember", text=body.text, kind=body.kind, title=body.title, tags=body.tags,
-                          files=body.files, key=body.key)
+                          files=body.files, key=body.key, idempotency_key=headers.get("idempotency-key", ""))
 
     server.custom_route("/health", methods=["GET"])(endpoint(health, post=False))
     server.custom_route("/snapshot", methods=["GET"])(endpoint(snapshot, post=False))

@@ -10,6 +10,8 @@ client gives are confined to the repository.
 from __future__ import annotations
 
 import inspect
+import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -39,6 +41,10 @@ def _n(text: str, low: int, high: int | None = None) -> Any:
 Budget = Annotated[int, _n("token budget for the assembled context (exact tokens of the configured encoding), >= 1", 1)]
 RepoPaths = Annotated[list[str] | None, _d("repository-relative file paths this is about")]
 Branch = Annotated[str | None, _d("agent branch (default: the current one)")]
+IdempotencyKey = Annotated[str, _d("8-64 letters, digits, '.', '_', ':' or '-' naming this write: a call again with "
+                                   "the same key (after a lost answer) answers the first call's result, marked "
+                                   "`repeated`, and writes nothing twice; the same key for another write is "
+                                   "refused. Default: a new id, given back as `write_id`")]
 
 
 def read_only(method):
@@ -58,6 +64,22 @@ class CortexTools:
 
     def _path(self, path: str) -> str:
         return confine(self.root, path)
+
+    def _write(self, kind: str, key: str, make: Callable[[], dict[str, Any]], **arguments: object) -> dict[str, Any]:
+        """A writing tool's call, stored at most once per idempotency key (core/usecases/write_once.py): without a
+        key, under a new write id given back as `write_id`; with one, a call again after a lost answer gets the
+        first call's answer (`repeated`: true) and writes nothing."""
+        from ...core.write_ids import checked, fingerprint, new_id
+
+        write_id = checked(key, "idempotency_key") if key else new_id()
+
+        def earlier(receipt) -> dict[str, Any]:
+            first = json.loads(receipt.output[0][1]) if receipt.output else {}
+            return {**first, "repeated": True}
+
+        answer = self.engine.write_once(write_id, fingerprint(f"mcp-{kind}", arguments), make, named=bool(key),
+                                        earlier=earlier, kept=lambda a: json.dumps(a, ensure_ascii=False))
+        return {**answer, "write_id": write_id}
 
     def _this_repository(self, repo: str) -> None:
         """A repository argument names this server's repository (or a directory in it): each repository has its
@@ -160,7 +182,8 @@ class CortexTools:
                                      "least recently used past a cap), global (the user's, every repository) or "
                                      "team")] = "repo",
                  new: Annotated[bool, _d("keep it even when an active memory says the same thing")] = False,
-                 version_of: Annotated[str, _d("a memory id: store this as its new version")] = "") -> dict[str, Any]:
+                 version_of: Annotated[str, _d("a memory id: store this as its new version")] = "",
+                 idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Store a memory (decision, note, task, fact, observation, link, agent). With `key`, a new version
         supersedes the previous one under that key; identical text is not stored twice. `files` are
         repository-relative paths; a memory naming files or symbols is anchored to that code, and answers mark it
@@ -172,21 +195,28 @@ class CortexTools:
         draft = MemoryDraft(text=text, kind=kind, title=title, tags=tuple(tags or ()),
                             files=tuple(self._path(p) for p in files or ()), symbols=tuple(symbols or ()),
                             source_key=key, scope=scope, session=self.session if scope == "session" else "")
-        result = (self.engine.revise(version_of, draft) if version_of
-                  else self.engine.remember(draft, check_near=not new))
-        if result.outcome == "near_duplicate":
-            return plain({"outcome": result.outcome, "near_duplicate": True, "memory": None,
-                          "match": result.memory.to_json()})
-        return plain({"outcome": result.outcome, "near_duplicate": False, "memory": result.memory.to_json()})
+        def make() -> dict[str, Any]:
+            result = (self.engine.revise(version_of, draft) if version_of
+                      else self.engine.remember(draft, check_near=not new))
+            if result.outcome == "near_duplicate":
+                return plain({"outcome": result.outcome, "near_duplicate": True, "memory": None,
+                              "match": result.memory.to_json()})
+            return plain({"outcome": result.outcome, "near_duplicate": False, "memory": result.memory.to_json()})
 
-    def forget(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
+        return self._write("remember", idempotency_key, make, draft=repr(draft), new=new, version_of=version_of)
+
+    def forget(self, id: Annotated[str, _d("memory id (12 hex digits)")],
+               idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Soft-delete a memory by id (kept in history, hidden from search)."""
-        return plain({"forgotten": [m.to_json() for m in self.engine.forget(memory_id=id)]})
+        return self._write("forget", idempotency_key,
+                           lambda: plain({"forgotten": [m.to_json() for m in self.engine.forget(memory_id=id)]}), id=id)
 
-    def confirm(self, id: Annotated[str, _d("memory id (12 hex digits)")]) -> dict[str, Any]:
+    def confirm(self, id: Annotated[str, _d("memory id (12 hex digits)")],
+                idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Say a memory still holds although the code it describes changed (its `code_change` is cleared): the
         code is recorded again as it is now."""
-        return plain({"confirmed": self.engine.confirm(id).to_json()})
+        return self._write("confirm", idempotency_key, lambda: plain({"confirmed": self.engine.confirm(id).to_json()}),
+                           id=id)
 
     @read_only
     def memory_history(self, key: Annotated[str, _d("a memory key or a memory id")]) -> dict[str, Any]:
@@ -214,9 +244,12 @@ class CortexTools:
         return plain(self.engine.get(id).to_json())
 
     def task_done(self, id: Annotated[str, _d("the task's memory id")],
-                  reopen: Annotated[bool, _d("open the task again instead")] = False) -> dict[str, Any]:
+                  reopen: Annotated[bool, _d("open the task again instead")] = False,
+                  idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Close a task (a memory of kind task), or open it again with `reopen`, as `cortex done`."""
-        return plain(self.engine.set_task_state(id, "open" if reopen else "done").to_json())
+        return self._write("task_done", idempotency_key,
+                           lambda: plain(self.engine.set_task_state(id, "open" if reopen else "done").to_json()),
+                           id=id, reopen=reopen)
 
     @read_only
     def graph_neighbors(self, node: Annotated[str, _d("memory id, file path, symbol, commit sha, or mem:/file:/sym:/commit: id")],
@@ -233,31 +266,43 @@ class CortexTools:
             node = self._path(node)
         return plain(neighbourhood(self.engine.graph(session=self.session or None), node, depth, limit))
 
-    def agent_init(self, goal: Annotated[str, _d("the project goal")]) -> dict[str, Any]:
+    def agent_init(self, goal: Annotated[str, _d("the project goal")],
+                   idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Start the agent context (once per repository) with the project goal as the roadmap's first entry."""
-        return plain(self.engine.agent_log(create=True).init(goal))
+        return self._write("agent_init", idempotency_key, lambda: plain(self.engine.agent_log(create=True).init(goal)),
+                           goal=goal)
 
     def agent_log(self, observation: Annotated[str, _d("what you saw")] = "", thought: Annotated[str, _d("what you concluded")] = "",
-                  action: Annotated[str, _d("what you did or will do")] = "", branch: Branch = None) -> dict[str, Any]:
+                  action: Annotated[str, _d("what you did or will do")] = "", branch: Branch = None,
+                  idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Append a numbered observation-thought-action step to the current (or given) agent branch."""
-        return plain(self.engine.agent_log(create=True).log_ota(observation, thought, action, branch))
+        return self._write("agent_log", idempotency_key,
+                           lambda: plain(self.engine.agent_log(create=True).log_ota(observation, thought, action, branch)),
+                           observation=observation, thought=thought, action=action, branch=branch)
 
     def agent_commit(self, contribution: Annotated[str, _d("what this milestone achieved")],
                      previous_summary: Annotated[str | None, _d("progress so far (default: the previous commit's plus its contribution)")] = None,
                      update_roadmap: Annotated[str | None, _d("text to append to the roadmap")] = None,
-                     branch: Branch = None) -> dict[str, Any]:
+                     branch: Branch = None, idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Record a milestone covering the steps logged since the last commit: its contribution, the progress summary
         (defaults to the previous commit's plus its contribution), optionally extending the roadmap."""
-        return plain(self.engine.agent_log(create=True).commit(contribution, previous_summary, update_roadmap, branch))
+        return self._write("agent_commit", idempotency_key, lambda: plain(self.engine.agent_log(create=True).commit(
+            contribution, previous_summary, update_roadmap, branch)), contribution=contribution,
+            previous_summary=previous_summary, update_roadmap=update_roadmap, branch=branch)
 
-    def agent_roadmap(self, text: Annotated[str, _d("the entry: a goal added, a plan changed")]) -> dict[str, Any]:
+    def agent_roadmap(self, text: Annotated[str, _d("the entry: a goal added, a plan changed")],
+                      idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Append an entry to the agent context's roadmap on its own, without a commit."""
-        return plain(self.engine.agent_log(create=True).extend_roadmap(text))
+        return self._write("agent_roadmap", idempotency_key,
+                           lambda: plain(self.engine.agent_log(create=True).extend_roadmap(text)), text=text)
 
     def agent_branch(self, name: Annotated[str, _d("1-64 letters, digits, ., _ or -")],
-                     purpose: Annotated[str, _d("what this branch explores")]) -> dict[str, Any]:
+                     purpose: Annotated[str, _d("what this branch explores")],
+                     idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Create an agent branch from the current one to explore an alternative, and switch to it."""
-        return plain(self.engine.agent_log(create=True).branch(name, purpose))
+        return self._write("agent_branch", idempotency_key,
+                           lambda: plain(self.engine.agent_log(create=True).branch(name, purpose)),
+                           name=name, purpose=purpose)
 
     def agent_switch(self, name: str) -> dict[str, Any]:
         """Make another active agent branch the current one."""
@@ -265,14 +310,19 @@ class CortexTools:
 
     def agent_merge(self, name: Annotated[str, _d("the branch to merge")],
                     target: Annotated[str | None, _d("default: the branch it was created from")] = None,
-                    summary: Annotated[str | None, _d("the merge commit's contribution")] = None) -> dict[str, Any]:
+                    summary: Annotated[str | None, _d("the merge commit's contribution")] = None,
+                    idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Append a branch's steps to its parent (or `target`) with a merge commit and mark it merged."""
-        return plain(self.engine.agent_log(create=True).merge(name, target, summary))
+        return self._write("agent_merge", idempotency_key,
+                           lambda: plain(self.engine.agent_log(create=True).merge(name, target, summary)),
+                           name=name, target=target, summary=summary)
 
-    def agent_abandon(self, name: Annotated[str, _d("the branch to give up (not main)")]) -> dict[str, Any]:
+    def agent_abandon(self, name: Annotated[str, _d("the branch to give up (not main)")],
+                      idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
         """Mark an agent branch abandoned: kept and readable, no longer logged to; if it was current, its parent
         becomes current."""
-        return plain(self.engine.agent_log(create=True).abandon(name))
+        return self._write("agent_abandon", idempotency_key,
+                           lambda: plain(self.engine.agent_log(create=True).abandon(name)), name=name)
 
     @read_only
     def agent_branches(self) -> dict[str, Any]:

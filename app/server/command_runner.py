@@ -95,10 +95,13 @@ class CommandRunner:
         from ..cli.receipt_check import receipt_answer
 
         self._warm.wait()
-        ctx = CommandContext(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+        run = request.run
+        stdin = (io.TextIOWrapper(io.BytesIO(base64.b64decode(run.stdin or "")), encoding=run.stdin_encoding,
+                                  errors=run.stdin_errors) if run is not None else io.StringIO())
+        ctx = CommandContext(stdin=stdin, stdout=io.StringIO(), stderr=io.StringIO(),
                              cwd=Path(request.cwd or "/"), env=self.environment(request.env), engines=self._engines,
                              served=True)
-        return receipt_answer(ctx, request.where, request.write_id)
+        return receipt_answer(ctx, request.where, request.write_id, run.argv if run is not None else ())
 
     def environment(self, client_env: dict[str, str]) -> dict[str, str]:
         """A command's (or an attached process's call's) environment: the variables the client forwards (see

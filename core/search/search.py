@@ -386,25 +386,31 @@ def _vector(table, vector, where: str | None, columns: list[str], db: Database) 
     query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
     if where:
         query = query.where(where, prefilter=True)
-    rows = query.to_list()
-    _check_vectors(table, where, rows, db)
-    return rows
+    for _attempt in range(2):
+        read = table.version
+        rows = query.to_list()
+        bad = _bad_vectors(table, where, rows, db, read)
+        if not bad:
+            return rows
+    raise DamagedDatabase(f"the database is damaged ({bad} vector(s) of {table.name} are not numbers); run "
+                          "`cortex doctor` to check and repair it")
 
 
-def _check_vectors(table, where: str | None, rows: list[dict], db: Database) -> None:
+def _bad_vectors(table, where: str | None, rows: list[dict], db: Database, read: int) -> int:
     """Vectors a damaged data file turned into NaN or huge numbers read without an error: a NaN row is left out of
     the answer, a huge one comes back infinitely far. Either is said, as other damage is, rather than searched
     around. Rows left out are seen only by an exhaustive search (no vector index), whose answer holds every row
     that matches the filter up to the limit; the extra count is made only when the answer is short, and like the
-    index listing it asks for, once per table version (the database's counts), so repeated searches cost nothing."""
+    index listing it asks for, once per table version (the database's counts), so repeated searches cost nothing.
+    Only when the table is still at the version read before the query (`read`): a write another process committed
+    meanwhile adds rows the answer could not hold, which are not damage; and a search that finds rows missing asks
+    once more before it says so (a write between the two version reads is not seen by them)."""
     bad = sum(1 for row in rows if not math.isfinite(row["_distance"]))
     if not bad and len(rows) < CANDIDATES:
         version = table.version
-        if not db.has_vector_index(table, version):
+        if version == read and not db.has_vector_index(table, version):
             bad = db.count(table, where, version) - len(rows)
-    if bad > 0:
-        raise DamagedDatabase(f"the database is damaged ({bad} vector(s) of {table.name} are not numbers); run "
-                              "`cortex doctor` to check and repair it")
+    return max(bad, 0)
 
 
 def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:

@@ -12,6 +12,12 @@ was already true, so a kill between the two commits leaves nothing false behind.
 of the command whose caller gave its own id (`CORTEX_WRITE_ID`), which a retry prints again. Receipts older than
 RECEIPT_DAYS are dropped by `cortex gc`.
 
+A purge leaves no row to carry its id: its receipt is written before the delete, naming the rows it deletes
+(`gone`), and it counts only once none of them is left. A kill between the two commits leaves a receipt that does
+not count (the rows are still there), and no kill can leave a committed purge without its receipt.
+
+What is stored is the id's stamp (core/write_ids.py: the id and the fingerprint of its command), found by id.
+
 Not a receipts table alone, written after the data: a kill between the two commits would report a committed write
 as not committed (and a retry would store it twice), which is what this exists to prevent.
 """
@@ -25,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 
-from ..write_ids import COLUMN
+from ..write_ids import COLUMN, matching, parts
 from .sql import in_filter, quote
 
 RECEIPTS = "receipts"
@@ -36,7 +42,12 @@ RECEIPTS_SCHEMA = pa.schema([
     pa.field(COLUMN, pa.string()),
     pa.field("at", pa.timestamp("us", tz="UTC")),
     pa.field("output", pa.string()),
+    pa.field("gone", pa.list_(pa.string())),
 ])
+"""`gone`: the memory ids a purge deletes (its receipt counts once none is left); null for every other write."""
+MEMORIES = "memories"
+_FOUND = 20
+"""Rows read per table when looking for an id: its stamps (one per command that used it; more is a misuse)."""
 
 
 def with_write_id(schema: pa.Schema) -> pa.Schema:
@@ -51,22 +62,41 @@ class Receipt:
     write_id: str
     output: list[list] | None = None
     """[[stream, text], ...] as the command wrote them (1: stdout, 2: stderr); None when not kept."""
+    fingerprint: str = ""
+    """The fingerprint of the command that made it (core/write_ids.py); "" when stored before fingerprints."""
+    queued: bool = False
+    """A team write queued while the team store did not answer: kept, and written by `cortex sync`."""
 
 
-def find(db, write_id: str) -> Receipt | None:
-    """The receipt of `write_id` in this database, or None when no write with it committed here."""
+def find(db, write_id: str, mark: str = "") -> Receipt | None:
+    """The receipt of `write_id` in this database, or None when no write with it committed here. Of several (an id
+    reused by different commands), the one whose fingerprint is `mark`, else any."""
     names = db.table_names()
-    where = f"{COLUMN} = {quote(write_id)}"
+    where = matching(write_id)
+    found: list[Receipt] = []
     if RECEIPTS in names:
-        rows = db.conn.open_table(RECEIPTS).search().where(where).limit(1).to_list()
-        if rows:
-            kept = rows[0]["output"]
-            return Receipt(write_id, json.loads(kept) if kept else None)
+        table = db.conn.open_table(RECEIPTS)
+        gone = "gone" in table.schema.names
+        for row in table.search().where(where).limit(_FOUND).to_list():
+            if parts(row[COLUMN])[0] != write_id:
+                continue
+            if gone and row["gone"] and MEMORIES in names and _left(db, row["gone"]):
+                continue  # a purge killed before its delete: not committed
+            kept = row["output"]
+            found.append(Receipt(write_id, json.loads(kept) if kept else None, parts(row[COLUMN])[1]))
     for name in sorted(STAMPED & names):
         table = db.conn.open_table(name)
-        if COLUMN in table.schema.names and table.count_rows(where):
-            return Receipt(write_id)
-    return None
+        if COLUMN in table.schema.names:
+            rows = table.search().where(where).select([COLUMN]).limit(_FOUND).to_list()
+            found += [Receipt(write_id, None, parts(r[COLUMN])[1]) for r in rows if parts(r[COLUMN])[0] == write_id]
+    # The same command's first, then one whose output was kept.
+    found.sort(key=lambda r: (r.fingerprint not in ("", mark), r.output is None))
+    return found[0] if found else None
+
+
+def _left(db, ids: Sequence[str]) -> bool:
+    """Whether any of these memories is still stored."""
+    return db.conn.open_table(MEMORIES).count_rows(in_filter("id", list(ids))) > 0
 
 
 def ids_in(table, where: str, keeping: str | None) -> list[str]:
@@ -78,10 +108,12 @@ def ids_in(table, where: str, keeping: str | None) -> list[str]:
     return sorted({r[COLUMN] for r in rows})
 
 
-def receipt_rows(ids: Sequence[str], output: list[list] | None = None) -> pa.Table:
+def receipt_rows(ids: Sequence[str], output: list[list] | None = None, gone: Sequence[str] | None = None
+                 ) -> pa.Table:
     stamp = datetime.now(UTC)
     text = json.dumps(output, ensure_ascii=False) if output is not None else None
-    return pa.Table.from_pylist([{COLUMN: i, "at": stamp, "output": text} for i in ids], schema=RECEIPTS_SCHEMA)
+    rows = [{COLUMN: i, "at": stamp, "output": text, "gone": list(gone) if gone else None} for i in ids]
+    return pa.Table.from_pylist(rows, schema=RECEIPTS_SCHEMA)
 
 
 def stale_where(days: int = RECEIPT_DAYS) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bump when a table gains columns; older databases get the new columns (as nulls) when opened.
 v2: memories.context (words that help find a memory without being part of its text).
 v3: memories.vector_model and chunks.vector_model (the model that made the vector; null before v3).
@@ -12,7 +12,9 @@ v4: chunks.names (the defined symbols' last parts, lower-cased, label-list index
 v5: memories.anchors (JSON: the commit, blob ids and definition hashes of the code a memory describes).
 v6: memories.session (the session a memory of scope `session` belongs to).
 v7: write_id in memories and the agent tables (the id of the write that stored a row; see core/store/receipts.py),
-    and the receipts table."""
+    and the receipts table.
+v8: receipts.gone (the memories a purge deletes: its receipt, written before the delete, counts once they are
+    gone); write ids are stored with their command's fingerprint (`id#kind:digest`, core/write_ids.py)."""
 
 _TS = pa.timestamp("us", tz="UTC")
 

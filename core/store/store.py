@@ -28,6 +28,7 @@ from ..secrets.secret_fields import secure_draft
 from ..text import WORDS_FORMAT, text_hash
 from .access import AccessLog
 from .database import Database
+from .failures import again_if_gone
 from .memory_rows import (
     FIELDS,
     default_title,
@@ -101,7 +102,12 @@ class MemoryStore:
 
     def query(self, where: str | None, limit: int | None = None, with_vector: bool = False,
                order: Sequence[tuple[str, bool]] = ()) -> list[Memory]:
-        """`order`: (column, ascending) pairs LanceDB sorts by before it applies the limit."""
+        """`order`: (column, ascending) pairs LanceDB sorts by before it applies the limit. A read that a
+        compaction in another process pulled a file from under is made once more (`again_if_gone`)."""
+        return again_if_gone(lambda: self._query(where, limit, with_vector, order))
+
+    def _query(self, where: str | None, limit: int | None, with_vector: bool,
+               order: Sequence[tuple[str, bool]]) -> list[Memory]:
         if order and limit and not self._small():
             # Sort and cut on the sort columns alone, then read the rows kept in full: LanceDB reads every selected
             # column of every match before it sorts (300k memories: 50-100 ms a query with all fields, 11-17 with
@@ -110,7 +116,8 @@ class MemoryStore:
             if not ids:
                 return []
             chosen = f"({in_filter('id', ids)})"
-            found = {m.id: m for m in self.query(f"({where}) AND {chosen}" if where else chosen, len(ids), with_vector)}
+            found = {m.id: m for m in self._query(f"({where}) AND {chosen}" if where else chosen, len(ids), with_vector,
+                                                  ())}
             return [found[i] for i in ids if i in found]
         query = self.table.search()
         if where:
@@ -366,11 +373,12 @@ class MemoryStore:
 
         def apply():
             if purge:
-                self.db.delete(self.table, where)
                 if write_ids.current():
-                    # No row is left to carry the id: its receipt follows the delete (see docs/usage.md).
-                    self.db.upsert(self.db.receipts_table(), write_ids.COLUMN, receipt_rows([write_ids.current()]),
-                                   update=False)
+                    # No row is left to carry the id: its receipt comes first, naming the rows it deletes, and
+                    # counts once they are gone (core/store/receipts.py), so no kill can lose it.
+                    self.db.upsert(self.db.receipts_table(), write_ids.COLUMN,
+                                   receipt_rows([write_ids.current()], gone=[m.id for m in chosen]), update=False)
+                self.db.delete(self.table, where)
             else:
                 self.db.update(self.table, where, write_ids.stamped_update({"status": "deleted", "updated_at": now()}))
             self.db.note_written()

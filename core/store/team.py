@@ -23,6 +23,8 @@ from ..embedding.embed import VectorCache
 from ..errors import CortexError
 from ..records import Memory, MemoryDraft, RememberResult
 from ..secrets.secret_fields import secure_draft
+from ..write_ids import current, writing_as
+from .commits import COMMITS
 from .failures import is_unreachable
 from .memory_rows import FIELDS, now, row_to_memory, validate_draft
 from .sql import in_filter, scan
@@ -38,11 +40,15 @@ class QueuedWrite:
     draft: MemoryDraft
     branch: str
     commit: str
+    write_id: str = ""
+    """The stamp of the command that queued it (core/write_ids.py): the rows `cortex sync` stores carry it, and
+    until then the queue itself answers that the write is queued (core/usecases/memories.py `receipt`)."""
 
     def to_json(self) -> dict:
         draft = asdict(self.draft)
         draft["created_at"] = self.draft.created_at.isoformat() if self.draft.created_at else None
-        return {"id": self.id, "draft": draft, "branch": self.branch, "commit": self.commit}
+        return {"id": self.id, "draft": draft, "branch": self.branch, "commit": self.commit,
+                "write_id": self.write_id}
 
     @staticmethod
     def from_json(data: dict) -> QueuedWrite:
@@ -51,7 +57,8 @@ class QueuedWrite:
             fields[name] = tuple(fields.get(name) or ())
         if fields.get("created_at"):
             fields["created_at"] = datetime.fromisoformat(fields["created_at"])
-        return QueuedWrite(data["id"], MemoryDraft(**fields), data.get("branch", ""), data.get("commit", ""))
+        return QueuedWrite(data["id"], MemoryDraft(**fields), data.get("branch", ""), data.get("commit", ""),
+                           data.get("write_id") or "")
 
 
 class TeamQueue:
@@ -94,6 +101,7 @@ class TeamQueue:
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.path)
+        COMMITS.committed()  # a durable write, as a commit is (and where a crash test can stop)
 
     def append(self, items: Sequence[QueuedWrite]) -> None:
         with self._lock():
@@ -128,7 +136,7 @@ class TeamMemory:
         # The time is fixed now, so a memory sent later by `cortex sync` keeps the time it was typed.
         stamp = datetime.now(UTC)
         items = [QueuedWrite(uuid.uuid4().hex[:12], d if d.created_at else _with_time(d, stamp), position.branch,
-                             position.commit) for d in drafts]
+                             position.commit, current()) for d in drafts]
         try:
             self.sync()
             store = self.open_store()
@@ -148,11 +156,13 @@ class TeamMemory:
         sent = 0
         try:
             store = self.open_store()
-            for position in dict.fromkeys((q.branch, q.commit) for q in waiting):
-                batch = [q for q in waiting if (q.branch, q.commit) == position]
-                # Stored under the ids they were queued with: the id printed then is the memory's id.
-                settle(store, store.remember_many([q.draft for q in batch], GitPosition(*position),
-                                                  ids=[q.id for q in batch]))
+            for branch, commit, write_id in dict.fromkeys((q.branch, q.commit, q.write_id) for q in waiting):
+                batch = [q for q in waiting if (q.branch, q.commit, q.write_id) == (branch, commit, write_id)]
+                # Stored under the ids they were queued with: the id printed then is the memory's id; and with the
+                # write id of the command that queued them, not the one that happens to send them.
+                with writing_as(write_id):
+                    settle(store, store.remember_many([q.draft for q in batch], GitPosition(branch, commit),
+                                                      ids=[q.id for q in batch]))
                 self.queue.remove({q.id for q in batch})
                 sent += len(batch)
         except Exception as exc:

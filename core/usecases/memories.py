@@ -130,14 +130,31 @@ def forget(ws: Workspace, memory_id: str | None, key: str | None, purge: bool) -
     return ws.stores.forget_key(key, purge)
 
 
-def receipt(ws: Workspace, write_id: str) -> Receipt | None:
+def receipt(ws: Workspace, write_id: str, mark: str = "") -> Receipt | None:
     """The receipt of the write with this id in any store read (the one its scope went to), or None when none
-    committed it."""
-    for store in ws.stores_if_any():
-        found = receipts.find(store.db, write_id)
-        if found is not None:
-            return found
-    return None
+    committed it; of several, one made by the command whose fingerprint is `mark` (core/write_ids.py)."""
+    found = [r for store in ws.stores_if_any() if (r := receipts.find(store.db, write_id, mark)) is not None]
+    found += _queued(ws, write_id)
+    found.sort(key=lambda r: r.fingerprint not in ("", mark))
+    if not found:
+        return None
+    # A queued team write says so, with the output its command printed when that was kept.
+    queued = [r for r in found if r.queued]
+    return replace(queued[0], output=found[0].output) if queued else found[0]
+
+
+def _queued(ws: Workspace, write_id: str) -> list[Receipt]:
+    """The team writes with this id waiting in the repository's queue (written when the team store answers)."""
+    from ..locations import team_queue_file
+    from ..store.team import TeamQueue
+    from ..write_ids import parts
+
+    path = team_queue_file(ws.root)
+    if not path.is_file():
+        return []
+    waiting = TeamQueue(path, ws.settings.lock_timeout).read()
+    return [Receipt(write_id, None, parts(q.write_id)[1], queued=True) for q in waiting
+            if q.write_id and parts(q.write_id)[0] == write_id][:1]
 
 
 def retention(ws: Workspace, dry_run: bool = True, scopes: Sequence[str] = RETAINED_SCOPES) -> list[Memory]:
