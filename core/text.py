@@ -55,10 +55,17 @@ def counted(n: int, noun: str) -> str:
 
 def split_identifier(name: str) -> list[str]:
     """`getUserByID` -> [get, user, by, id]; `parse_config` -> [parse, config]."""
+    return list(_identifier_parts(name))
+
+
+@lru_cache(maxsize=1 << 16)
+def _identifier_parts(name: str) -> tuple[str, ...]:
+    # Kept: a selection splits every word of every candidate chunk several times over (189,000 splits for five
+    # selections at 5,000 files, 40% of their time), and a code base's names are few beside their uses.
     parts: list[str] = []
     for piece in name.split("_"):
         parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
-    return [p for p in parts if p]
+    return tuple(p for p in parts if p)
 
 
 def identifier_words(text: str) -> str:

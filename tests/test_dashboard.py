@@ -516,6 +516,21 @@ async def test_typing_fast_runs_only_the_last_query(shop, monkeypatch):
         assert finished[-1] == "tax twice" and "tax" not in finished
 
 
+async def test_the_first_search_is_asked_at_once_only_typing_waits_out_the_debounce(shop, monkeypatch):
+    # A debounce longer than the wait below: a start-up search that waited it out would never arrive in time.
+    monkeypatch.setattr(DashboardScreen, "SEARCH_DEBOUNCE_S", 600.0)
+    bridge = RecordingBridge(Engine(shop))
+    app = RecordingApp(bridge, remember_theme=False)
+    async with app.run_test(size=SIZE, message_hook=app.record) as pilot:
+        await settle(pilot, SearchFinished)
+        assert set(bridge.searched) == {""} and "search" in app.screen.loaded
+        asked = len(bridge.searched)
+        await pilot.press("slash", "t", "a", "x")
+        await pilot.pause()
+        assert len(bridge.searched) == asked, "a typed query waits for the next key"
+        app.exit()
+
+
 async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_path, monkeypatch):
     from cortex_tui.core.tokens import count_tokens
 

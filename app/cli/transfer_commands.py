@@ -49,19 +49,25 @@ def run_import(args, ctx: CommandContext) -> Answer:
         return _dry_run(plan, args.skip_bad)
     if not args.skip_bad:
         plan.refuse_bad()
-    counts = dict.fromkeys(("created", "new_version", "duplicate"), 0)
+    counts = dict.fromkeys(("created", "new_version", "duplicate", "restored"), 0)
+    tally = plan.tally
     with ctx.out.progress_bar("embedding") as update:
-        restored = engine.import_exact(plan.exact, progress=update)
-        total, before = len(plan.drafts), 0
+        # A batch at a time, each read from the file as it is stored: what the import holds is one batch's records,
+        # vectors and rows, whatever the file's size. Counted, not kept: each result holds its memory and vector.
+        before = 0
+        for exact in plan.exact_batches():
+            counts["restored"] += len(engine.import_exact(
+                exact, progress=lambda done, _: update(before + done, tally.exact)))
+            before += len(exact)
+        before = 0
         for batch in plan.rounds():
-            # Counted, not kept: each result holds its memory and vector (12 kB of floats each).
-            for result in engine.remember_many(batch, progress=lambda done, _: update(before + done, total)):
+            for result in engine.remember_many(batch, progress=lambda done, _: update(before + done, tally.drafts)):
                 counts[result.outcome] = counts.get(result.outcome, 0) + 1
             before += len(batch)
-    counts |= {"restored": len(restored), "already_present": len(plan.exact) - len(restored)}
+    counts["already_present"] = tally.exact - counts["restored"]
 
     def show(out) -> None:
-        exact = f", {counts['restored']} restored by id, {counts['already_present']} already present" if plan.exact else ""
+        exact = f", {counts['restored']} restored by id, {counts['already_present']} already present" if tally.exact else ""
         out.console.print(f"imported {plan.files} file(s): {counts['created']} new, {counts['new_version']} updated, "
                           f"{counts['duplicate']} already known{exact}", markup=False, soft_wrap=True)
         for path, reason in plan.skipped:
@@ -81,7 +87,7 @@ def _dry_run(plan, skip_bad: bool) -> Answer:
 
     would = [{"where": where, "kind": entry.kind, "title": entry.title, "characters": len(entry.text),
               "key": entry.source_key, **({"id": entry.id} if isinstance(entry, Memory) else {})}
-             for where, entry in plan.entries]
+             for where, entry in plan.each()]
 
     def show(out) -> None:
         out.console.print(f"would import {len(would)} record(s) from {plan.files} file(s); nothing was stored",

@@ -238,7 +238,7 @@ class DashboardScreen(DashboardWork):
     def _query(self, message: SearchPane.QueryChanged) -> None:
         # A trailing space or a second enter asks nothing new; the results shown already answer it.
         if normalised(message.text) != self.searched:
-            self.search(message.text)
+            self.search(message.text, typed=True)
 
     @on(WhatPane.EntryChosen)
     @on(GraphPane.Recentered)

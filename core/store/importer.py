@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,25 +47,63 @@ IMPORT_BATCH = 1000
 """Drafts embedded and written together: one commit each. A whole 20,000-line file as one batch held 1.2 GB."""
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What a plan will store, counted as it was read: its drafts, its exact records, and the keys that more than
+    one draft carries (with how many), which are all `rounds` needs to put each key's versions in order."""
+
+    drafts: int
+    exact: int
+    repeated: dict[str, int]
+
+
+def _tally(entries: Iterable[tuple[str, MemoryDraft | Memory]]) -> Tally:
+    keys: Counter[str] = Counter()
+    drafts = exact = 0
+    for _, entry in entries:
+        if isinstance(entry, MemoryDraft):
+            drafts += 1
+            if entry.source_key:
+                keys[entry.source_key] += 1
+        else:
+            exact += 1
+    return Tally(drafts, exact, {key: n for key, n in keys.items() if n > 1})
+
+
 @dataclass
 class ImportPlan:
     """What an import will store, every file it passed over, and every record it cannot store."""
 
     entries: list[tuple[str, MemoryDraft | Memory]] = field(default_factory=list)
-    """Everything to store, in file order, with where it was read (`notes.jsonl line 3`, `page.html line 12`)."""
+    """Everything to store, in file order, with where it was read (`notes.jsonl line 3`, `page.html line 12`), for a
+    plan made in memory. A plan of files (`plan_import`) keeps none: it reads its files again (`again`), so an import
+    holds one batch's records at a time, not the file's (100,000 records held took 300 MB before the first write)."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
     bad: list[BadRecord] = field(default_factory=list)
     files: int = 0
+    ids: set[str] = field(default_factory=set)
+    """The ids of the exact records read so far: one id twice is a bad record."""
+    again: Callable[[], Iterator[tuple[str, MemoryDraft | Memory]]] | None = None
+    counted: Tally | None = None
+    """Set with `again`: the tally of the first read."""
+
+    def each(self) -> Iterator[tuple[str, MemoryDraft | Memory]]:
+        """Everything to store, in file order, with where it was read."""
+        return self.again() if self.again is not None else iter(self.entries)
+
+    @property
+    def tally(self) -> Tally:
+        return self.counted if self.counted is not None else _tally(self.entries)
 
     @property
     def drafts(self) -> list[MemoryDraft]:
         """Plain records and document sections: new ids, keyed upserts, identical text stored once."""
-        return [entry for _, entry in self.entries if isinstance(entry, MemoryDraft)]
+        return [entry for _, entry in self.each() if isinstance(entry, MemoryDraft)]
 
     @property
     def exact(self) -> list[Memory]:
         """Records that carry an `id` (what `cortex export` writes): stored as they are."""
-        return [entry for _, entry in self.entries if isinstance(entry, Memory)]
+        return [entry for _, entry in self.each() if isinstance(entry, Memory)]
 
     def refuse_bad(self) -> None:
         """Abort before anything is written when a record is bad: the first one, by file and line, in one line."""
@@ -75,29 +114,61 @@ class ImportPlan:
             " (--skip-bad imports the rest)"
         raise CortexError(f"{self.bad[0]}; nothing was imported{rest}")
 
-    def rounds(self, most: int = IMPORT_BATCH) -> list[list[MemoryDraft]]:
+    def exact_batches(self, most: int = IMPORT_BATCH) -> Iterator[list[Memory]]:
+        """The exact records in file order, at most `most` at a time."""
+        batch: list[Memory] = []
+        for _, entry in self.each():
+            if isinstance(entry, Memory):
+                batch.append(entry)
+                if len(batch) == most:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+
+    def rounds(self, most: int = IMPORT_BATCH) -> Iterator[list[MemoryDraft]]:
         """The drafts in batches of at most `most` where no key appears twice, in file order: a round stores each
         key's next version, so two records with one key become versions 1 and 2 (the later one active), never two
-        active memories. Each batch is embedded and written on its own, so an import holds one batch's vectors and
-        rows at a time, not the file's."""
-        batches: list[list[MemoryDraft]] = []
-        seen: dict[str, int] = {}
-        for draft in self.drafts:
-            n = seen.get(draft.source_key, 0) if draft.source_key else 0
-            if draft.source_key:
-                seen[draft.source_key] = n + 1
-            while len(batches) <= n:
-                batches.append([])
-            batches[n].append(draft)
-        return [batch[i:i + most] for batch in batches for i in range(0, len(batch), most)]
+        active memories. Each batch is embedded and written on its own, and each round reads the records again, so
+        an import holds one batch's records, vectors and rows at a time, not the file's."""
+        repeated = self.tally.repeated
+        for n in range(max(repeated.values(), default=1)):
+            seen: dict[str, int] = {}
+            """Only the keys more than one draft carries: how many of their drafts went by in this round."""
+            batch: list[MemoryDraft] = []
+            for _, draft in self.each():
+                if not isinstance(draft, MemoryDraft):
+                    continue
+                nth = 0
+                if draft.source_key in repeated:
+                    nth = seen.get(draft.source_key, 0)
+                    seen[draft.source_key] = nth + 1
+                if nth == n:
+                    batch.append(draft)
+                    if len(batch) == most:
+                        yield batch
+                        batch = []
+            if batch:
+                yield batch
 
 
 def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max_bytes: int = 1_000_000) -> ImportPlan:
-    """Read and check everything before any write, so a bad record never leaves a half-done import."""
+    """Read and check everything before any write, so a bad record never leaves a half-done import. The records
+    are counted, not kept: the import reads them again, a batch at a time."""
     if not path.exists():
         raise CortexError(f"{path} does not exist")
     plan = ImportPlan()
-    files = [path] if path.is_file() else list(_walk(path, plan))
+    plan.counted = _tally(_read(path, plan, default_kind, scope, max_bytes))
+    # The second read reports nothing: what it would say, the first one said.
+    plan.again = lambda: _read(path, ImportPlan(), default_kind, scope, max_bytes)
+    return plan
+
+
+def _read(path: Path, plan: ImportPlan, default_kind: str, scope: str, max_bytes: int
+          ) -> Iterator[tuple[str, MemoryDraft | Memory]]:
+    """The good records under `path`, in file order, with where each was read; the files passed over and the bad
+    records go to `plan` on the way."""
+    files = [path] if path.is_file() else _walk(path, plan)
     for file in files:
         name = str(file)
         if is_secret_path(name):
@@ -107,36 +178,44 @@ def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max
         if suffix not in READ_SUFFIXES:
             plan.skipped.append((name, "not a markdown, text, html, xml, json, jsonl or ndjson file"))
             continue
+        entries: Iterable[tuple[str, object]]
         try:
-            raw = file.read_bytes()
+            if suffix in LINE_RECORD_SUFFIXES:
+                # Line by line: a record file is read one line at a time, never whole.
+                handle = file.open("rb")
+            else:
+                raw = file.read_bytes()
         except OSError as exc:
             plan.skipped.append((name, exc.strerror or "unreadable"))
             continue
         plan.files += 1
-        entries: Sequence[tuple[str, object]]
         if suffix in LINE_RECORD_SUFFIXES:
-            entries = _jsonl(name, raw)
-        else:
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                line = raw[: exc.start].count(b"\n") + 1
-                plan.bad.append(BadRecord(f"{name} line {line}", f"not valid UTF-8 (byte {exc.start})"))
-                continue
-            entries = _json(name, text) if suffix == ".json" else _document(file, suffix, text, default_kind, scope)
-        for where, entry in entries:
-            try:
-                if isinstance(entry, BadRecord):
-                    plan.bad.append(entry)
-                elif isinstance(entry, MemoryDraft):
-                    validate_draft(entry, max_bytes)
-                    entry = check_draft(entry)
-                    plan.entries.append((where, entry))
-                else:
-                    _add_record(plan, where, entry, default_kind, scope, max_bytes)
-            except CortexError as exc:
-                plan.bad.append(BadRecord(where, str(exc)))
-    return plan
+            with handle:
+                yield from _checked(plan, _jsonl(name, handle), default_kind, scope, max_bytes)
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            plan.bad.append(BadRecord(f"{name} line {line}", f"not valid UTF-8 (byte {exc.start})"))
+            continue
+        entries = _json(name, text) if suffix == ".json" else _document(file, suffix, text, default_kind, scope)
+        yield from _checked(plan, entries, default_kind, scope, max_bytes)
+
+
+def _checked(plan: ImportPlan, entries: Iterable[tuple[str, object]], default_kind: str, scope: str, max_bytes: int
+             ) -> Iterator[tuple[str, MemoryDraft | Memory]]:
+    for where, entry in entries:
+        try:
+            if isinstance(entry, BadRecord):
+                plan.bad.append(entry)
+            elif isinstance(entry, MemoryDraft):
+                validate_draft(entry, max_bytes)
+                yield where, check_draft(entry)
+            else:
+                yield where, _record(plan, entry, default_kind, scope, max_bytes)
+        except CortexError as exc:
+            plan.bad.append(BadRecord(where, str(exc)))
 
 
 def _walk(root: Path, plan: ImportPlan):
@@ -203,26 +282,24 @@ def _markdown_sections(text: str) -> list[Section]:
     return [Section(title, f"line {first_line}", "\n".join(lines).strip()) for title, first_line, lines in sections]
 
 
-def _jsonl(name: str, raw: bytes) -> list[tuple[str, object]]:
+def _jsonl(name: str, lines: Iterable[bytes]) -> Iterator[tuple[str, object]]:
     """One record per line, numbered as an editor numbers them; a line that is not JSON becomes a BadRecord in its
     place, so bad records are reported in line order whatever made them bad."""
-    entries: list[tuple[str, object]] = []
-    for number, line in enumerate(raw.split(b"\n"), 1):
+    for number, line in enumerate(lines, 1):
         where = f"{name} line {number}"
         try:
-            text = line.decode("utf-8")
+            text = line.rstrip(b"\n").decode("utf-8")
         except UnicodeDecodeError as exc:
-            entries.append((where, BadRecord(where, f"not valid UTF-8 (byte {exc.start} of the line)")))
+            yield where, BadRecord(where, f"not valid UTF-8 (byte {exc.start} of the line)")
             continue
         if not text.strip():
             continue
         try:
-            entries.append((where, load_json(text)))
+            yield where, load_json(text)
         except json.JSONDecodeError as exc:
-            entries.append((where, BadRecord(where, f"invalid JSON: {exc.msg} at column {exc.colno}")))
+            yield where, BadRecord(where, f"invalid JSON: {exc.msg} at column {exc.colno}")
         except CortexError as exc:
-            entries.append((where, BadRecord(where, str(exc))))
-    return entries
+            yield where, BadRecord(where, str(exc))
 
 
 def _json(name: str, text: str) -> list[tuple[str, object]]:
@@ -243,7 +320,7 @@ _LISTS = ("tags", "files", "symbols")
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
-def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, scope: str, max_bytes: int) -> None:
+def _record(plan: ImportPlan, item: object, default_kind: str, scope: str, max_bytes: int) -> MemoryDraft | Memory:
     """Check one JSON record field by field; a record with an `id` is an exact one (an export's line)."""
     if not isinstance(item, dict):
         raise CortexError(f"a record must be a JSON object, not {type(item).__name__}")
@@ -276,14 +353,14 @@ def _add_record(plan: ImportPlan, where: str, item: object, default_kind: str, s
     )
     validate_draft(draft, max_bytes)
     draft = check_draft(draft)
-    plan.entries.append((where, draft if item.get("id") is None else _exact(item, draft, plan)))
+    return draft if item.get("id") is None else _exact(item, draft, plan)
 
 
 def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
     memory_id = item.get("id") or ""
     if not _ID.match(memory_id):
         raise CortexError(f"id {_brief(memory_id)} is not a memory id (1-128 letters, digits, '.', '_', ':' or '-')")
-    if any(m.id == memory_id for m in plan.exact):
+    if memory_id in plan.ids:
         raise CortexError(f"id {memory_id} appears twice in this import")
     version = item.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -293,6 +370,7 @@ def _exact(item: dict, draft: MemoryDraft, plan: ImportPlan) -> Memory:
         raise CortexError(f"unknown status {_brief(status)}; choose one of {', '.join(STATUSES)}")
     created = draft.created_at or datetime.now(UTC)
     updated = parse_time(item.get("updated_at"), "updated_at") or created
+    plan.ids.add(memory_id)
     return Memory(
         id=memory_id, kind=draft.kind, title=draft.title, text=draft.text, tags=list(draft.tags),
         files=list(draft.files), symbols=list(draft.symbols), branch=item.get("branch") or "",
