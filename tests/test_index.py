@@ -373,41 +373,76 @@ def test_the_embed_lock_tells_whether_anything_embeds_now(repo):
     index = Engine(repo).code_index(create=True)
     index.update(embed=False)
     idle = index.status()
-    assert idle.embeddings_pending == idle.chunks > 0 and not idle.embedding
-    assert idle.embeddings_line() == f"embeddings 0 of {idle.chunks}; paused — run `cortex index` to finish"
+    wanted = idle.chunks - idle.lexical_only  # the readme is lexical only
+    assert idle.embeddings_pending == wanted > 0 and not idle.embedding
+    lexical = f" ({idle.lexical_only} tests and docs lexical only)"
+    assert idle.embeddings_line() == f"embeddings 0 of {wanted}{lexical}; paused — run `cortex index` to finish"
     with index.embed_queue.turn(wait=False) as mine:
         assert mine
         held = index.status()
-        assert held.embedding and held.embeddings_line() == f"embeddings 0 of {held.chunks}, continuing"
+        assert held.embedding and held.embeddings_line() == f"embeddings 0 of {wanted}{lexical}, continuing"
         with index.embed_queue.turn(wait=False) as second:
             assert not second
         waited = []
         assert index.embed_queue.run(progress=waited.append, should_stop=lambda: bool(waited)) == 0
-        assert waited[0].phase == "embedding" and (waited[0].done, waited[0].total) == (0, held.chunks)
-    assert index.embed_pending() == idle.chunks
+        assert waited[0].phase == "embedding" and (waited[0].done, waited[0].total) == (0, wanted)
+    assert index.embed_pending() == wanted
     done = index.status()
-    assert not done.embedding and done.embeddings_line() == f"all {done.chunks} embedded"
+    assert not done.embedding and done.embeddings_line() == f"all {wanted} embedded{lexical}"
 
 
-def test_definitions_are_embedded_before_tests_docs_and_vendored_code(empty_repo):
-    """The embedding pass takes definitions outside tests and vendored code first: a pass cut short after as many
-    chunks as they make has embedded exactly them (the listing's order would take `docs/` and `a_vendor/` first)."""
-    files = {
-        "docs/guide.md": "# Guide\n\nHow to price a cart.\n",
-        "lib/vendor/left_pad.py": "def left_pad(text, width):\n    return text.rjust(width)\n",
-        "shop/pricing.py": "def price_of(sku):\n    return 10\n",
-        "tests/test_pricing.py": "def test_price():\n    assert True\n",
-    }
-    for path, text in files.items():
+LEXICAL_FILES = {
+    "docs/guide.md": "# Guide\n\nHow to price a cart with a coupon.\n",
+    "lib/vendor/left_pad.py": "def left_pad(text, width):\n    return text.rjust(width)\n",
+    "shop/pricing.py": "def price_of(sku):\n    return 10\n",
+    "tests/test_pricing.py": "def test_price():\n    assert True\n",
+}
+
+
+def test_tests_docs_and_vendored_code_keep_only_their_lexical_signal(empty_repo):
+    """Only definitions outside tests and vendored code wait for a vector; tests, documentation and vendored code
+    are stored lexical only (nothing pending, never compared by vector), found by their words, and the status says
+    how many chunks are lexical only by design."""
+    from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
+
+    for path, text in LEXICAL_FILES.items():
+        commit_file(empty_repo, path, text, f"Add {path}")
+    engine = Engine(empty_repo)
+    index = engine.code_index(create=True)
+    report = index.update(embed=False)
+    embedded = index.chunks.count_rows("path = 'shop/pricing.py'")
+    others = index.chunks.count_rows() - embedded
+    assert embedded and others >= 3
+    assert report.embeddings_pending == embedded
+    assert {r["path"] for r in scan(index.chunks, "embedded = false", ["path"])} == {"shop/pricing.py"}
+    lexical = scan(index.chunks, "path != 'shop/pricing.py'", ["embedded", "vector_model"])
+    assert all(r["embedded"] and r["vector_model"] == LEXICAL_ONLY for r in lexical)
+    assert index.embed_pending() == embedded
+    done = index.status()
+    assert (done.embeddings_pending, done.lexical_only) == (0, others)
+    assert done.embeddings_line() == f"all {embedded} embedded ({others} tests and docs lexical only)"
+    assert "docs/guide.md" in {h.path for h in engine.search("coupon").hits}
+
+
+def test_a_database_that_embedded_tests_and_docs_keeps_them_lexical_only_when_opened(empty_repo):
+    """A database indexed before the rule (every chunk embedded or waiting) has its tests, docs and vendored chunks
+    marked lexical only when it is opened; and a change of model queues again only the chunks the rule embeds."""
+    from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
+    from cortex_tui.core.index.formats import bring_up_to_date
+
+    for path, text in LEXICAL_FILES.items():
         commit_file(empty_repo, path, text, f"Add {path}")
     index = Engine(empty_repo).code_index(create=True)
     index.update(embed=False)
-    first = index.chunks.count_rows("path = 'shop/pricing.py'")
-    assert first and index.chunks.count_rows() > first
-    assert index.embed_pending(limit=first) == first
-    assert {r["path"] for r in scan(index.chunks, "embedded = true", ["path"])} == {"shop/pricing.py"}
-    index.embed_pending()
-    assert index.chunks.count_rows("embedded = false") == 0
+    index.db.update(index.chunks, "path != 'shop/pricing.py'", {"embedded": False, "vector_model": ""})
+    index.db.set_metas({"chunks_scope": "0"})
+    reopened = Engine(empty_repo).code_index()
+    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == {"shop/pricing.py"}
+    reopened.embed_pending()
+    bring_up_to_date(reopened.db, reopened.chunks, reopened.files, "another model")
+    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == {"shop/pricing.py"}
+    assert reopened.chunks.count_rows(f"vector_model = '{LEXICAL_ONLY}'") == reopened.chunks.count_rows() - \
+        reopened.chunks.count_rows("path = 'shop/pricing.py'")
 
 
 def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that_names_the_cut(empty_repo):

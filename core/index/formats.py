@@ -1,8 +1,8 @@
 """What an index written by an earlier version lacks, brought up to date when it is opened.
 
 Each format is recorded in the database's meta table; a database without the current one is migrated once: a
-column computed again from the rows (`words`, `names`), files cut again by the next pass (`cut`), chunks another
-embedding model embedded queued again.
+column computed again from the rows (`words`, `names`), files cut again by the next pass (`cut`), chunks the
+embedding rule keeps lexical only marked so (`scope`), chunks another embedding model embedded queued again.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from ..store.database import Database
 from ..store.sql import in_filter, quote, scan
 from ..text import WORDS_FORMAT, chunk_words
 from .chunk_rows import defined_names
+from .embed_scope import EMBEDDED_WHERE, LEXICAL_ONLY
 
 NAMES_FORMAT = "1"
 """The `names` column's format (`defined_names`); a database written before it is filled once on open."""
@@ -28,11 +29,14 @@ RECUT_WHERE = f"kind = 'code' OR {_ASSIGNING}"
 """Any file with code chunks: any definition may have a comment above it or be a large class (format 3), and
 format 2's overloads are code too. The cost is one lexical pass over them, and embedding the chunks the new cut
 changed (their text or symbols)."""
+SCOPE_FORMAT = "1"
+"""Which chunks are embedded (`embed_scope`). 1: tests, documentation and vendored code are lexical only; a database
+that embedded them, or queued them, has them marked lexical only on open (their vectors stay in the vector cache)."""
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
     """One read of the formats and, where one is behind, its migration; the new formats are recorded in one commit
-    (a new database records all three: each commit is one more step a killed first run can stop at). Killed before
+    (a new database records them all: each commit is one more step a killed first run can stop at). Killed before
     that commit, the next open migrates again, which changes nothing the second time."""
     stored, done = db.metas(), {}
     if stored.get("chunks_words") != WORDS_FORMAT:
@@ -45,6 +49,9 @@ def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
     if stored.get("chunks_cut") != CUT_FORMAT:
         _read_again(db, chunks, files, RECUT_WHERE)
         done["chunks_cut"] = CUT_FORMAT
+    if stored.get("chunks_scope") != SCOPE_FORMAT:
+        _keep_lexical(db, chunks)
+        done["chunks_scope"] = SCOPE_FORMAT
     if done:
         db.set_metas(done)
     _requeue_other_models(db, chunks, model_id)
@@ -61,9 +68,16 @@ def _read_again(db: Database, chunks, files, where: str) -> None:
         db.write(lambda: db.update(files, paths, {"mtime_ns": -1, "blob": ""}))
 
 
+def _keep_lexical(db: Database, chunks) -> None:
+    """Chunks outside the embedding rule, embedded or waiting, become lexical only: one update of those rows."""
+    outside = f"NOT ({EMBEDDED_WHERE}) AND (vector_model IS NULL OR vector_model != {quote(LEXICAL_ONLY)})"
+    if chunks.count_rows(outside):
+        db.write(lambda: db.update(chunks, outside, {"embedded": True, "vector_model": LEXICAL_ONLY}))
+
+
 def _requeue_other_models(db: Database, chunks, model_id: str) -> None:
     """After a change of embedding model, chunks another model embedded wait for embedding again (working change
     first, like new chunks); they stay found by full text, and vector search never compares across models."""
-    stale = f"embedded = true AND (vector_model IS NULL OR vector_model != {quote(model_id)})"
+    stale = f"embedded = true AND (vector_model IS NULL OR vector_model NOT IN ({quote(model_id)}, {quote(LEXICAL_ONLY)}))"
     if chunks.count_rows(stale):
         db.write(lambda: db.update(chunks, stale, {"embedded": False}))

@@ -1,7 +1,7 @@
 """The code index: files, symbol chunks and import/definition edges in LanceDB, updated incrementally.
 
 Lexical first, semantic later: `update()` stores text and structure so full-text search works at once and marks
-every new chunk as waiting for an embedding; `embed_pending()` fills vectors in batches, most relevant files first
+every new chunk the embedding rule embeds (`embed_scope`) as waiting for an embedding; `embed_pending()` fills vectors in batches, most relevant files first
 (the working change, then recently committed files). Unchanged content is never re-chunked (stat, then git blob
 id) nor re-embedded (vectors are cached by content hash).
 """
@@ -33,6 +33,7 @@ from .chunk_rows import (
 )
 from .dependents import ImportScope, changed_imports
 from .embed_queue import EmbedQueue
+from .embed_scope import LEXICAL_ONLY_WHERE
 from .formats import bring_up_to_date
 from .imports import RepoFacts
 from .indexed_paths import IndexedPaths, IndexedPathsCache, chunk_counts, read_indexed
@@ -139,6 +140,7 @@ class CodeIndex:
     def _status(self, counts: IndexStatus, chunks_version: int) -> IndexStatus:
         return replace(counts, chunks=self.db.count(self.chunks, version=chunks_version),
                        embeddings_pending=self.db.count(self.chunks, "embedded = false", version=chunks_version),
+                       lexical_only=self.db.count(self.chunks, LEXICAL_ONLY_WHERE, version=chunks_version),
                        embedding=self.embed_queue.busy())
 
     def _compare(self, listing: Listing | None, scope: set[str] | None, held: IndexedPaths | None) -> IndexStatus:
@@ -163,7 +165,7 @@ class CodeIndex:
         return self.db.count(self.chunks, "embedded = false")
 
     def chunk_counts(self) -> tuple[int, int]:
-        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        """(chunks to embed, chunks waiting for an embedding), both at one version of the chunks table."""
         return self.embed_queue.counts()
 
     def has_files(self) -> bool:
