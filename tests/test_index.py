@@ -472,3 +472,17 @@ def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that
     embedder = index.embedder
     assert np.allclose(row["vector"], embedder.embed_uncached([read])[0], atol=1e-6)
     assert float(np.dot(row["vector"], embedder.embed_uncached([whole])[0])) < 0.9999
+
+
+def test_a_lexical_pass_reads_and_writes_in_batches_bounded_by_bytes_as_well_as_files():
+    """500 large files would be one batch holding a quarter of a gigabyte of rows: a batch ends at `WRITE_BYTES` of
+    source too, and a file larger than that is a batch of its own."""
+    from cortex_tui.core.index.index import WRITE_BATCH, WRITE_BYTES, write_batches
+    from cortex_tui.core.index.walk import Listed
+
+    big = [Listed(f"big_{i}.py", WRITE_BYTES // 4, 0) for i in range(10)]
+    assert [len(b) for b in write_batches(big)] == [4, 4, 2]
+    small = [Listed(f"small_{i}.py", 10, 0) for i in range(WRITE_BATCH + 1)]
+    assert [len(b) for b in write_batches(small)] == [WRITE_BATCH, 1]
+    huge = [Listed("a.py", 10, 0), Listed("huge.py", WRITE_BYTES * 2, 0), Listed("b.py", 10, 0)]
+    assert [[f.path for f in b] for b in write_batches(huge)] == [["a.py"], ["huge.py"], ["b.py"]]
