@@ -403,6 +403,7 @@ def test_tests_docs_and_vendored_code_keep_only_their_lexical_signal(empty_repo)
     """Only definitions outside tests and vendored code wait for a vector; tests, documentation and vendored code
     are stored lexical only (nothing pending, never compared by vector), found by their words, and the status says
     how many chunks are lexical only by design."""
+    from cortex_tui.core.context.select import load_chunks
     from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
 
     for path, text in LEXICAL_FILES.items():
@@ -422,6 +423,10 @@ def test_tests_docs_and_vendored_code_keep_only_their_lexical_signal(empty_repo)
     assert (done.embeddings_pending, done.lexical_only) == (0, others)
     assert done.embeddings_line() == f"all {embedded} embedded ({others} tests and docs lexical only)"
     assert "docs/guide.md" in {h.path for h in engine.search("coupon").hits}
+    # Selection compares chunks with the task by their vectors: a lexical-only chunk has none (not a zero one).
+    loaded = load_chunks(index.chunks, ["shop/pricing.py", "tests/test_pricing.py"], with_vectors=True)
+    assert all(c.vector is not None for c in loaded["shop/pricing.py"])
+    assert all(c.vector is None for c in loaded["tests/test_pricing.py"])
 
 
 def test_a_database_that_embedded_tests_and_docs_keeps_them_lexical_only_when_opened(empty_repo):
