@@ -268,7 +268,7 @@ class IndexStatus:
     embedding: bool = False
     """Some process (a resident server, a `cortex index --wait`, a watcher) is embedding the pending chunks now."""
     lexical_only: int = 0
-    """Chunks kept out of the embeddings by design (tests, documentation, vendored code: `index.embed_scope`),
+    """Chunks kept out of the embeddings by design (tests, data files, vendored code: `index.embed_scope`),
     found by their words and names; counted in `chunks`, never pending."""
 
     @property
@@ -277,10 +277,10 @@ class IndexStatus:
         return self.stale == 0 and self.new == 0 and self.removed == 0
 
     def embeddings_line(self) -> str:
-        """How far the embeddings are, apart from lexical freshness: `all 616 embedded (300 tests and docs lexical
-        only)`, `embeddings 96 of 2,247, continuing`, or, when nothing embeds them now (stopped, interrupted), `paused` and how to finish."""
+        """How far the embeddings are, apart from lexical freshness: `all 616 embedded (300 lexical only: tests,
+        data, vendored code)`, `embeddings 96 of 2,247, continuing`, or, when nothing embeds them now (stopped, interrupted), `paused` and how to finish."""
         wanted = self.chunks - self.lexical_only
-        lexical = f" ({self.lexical_only:,} tests and docs lexical only)" if self.lexical_only else ""
+        lexical = f" ({self.lexical_only:,} lexical only: tests, data, vendored code)" if self.lexical_only else ""
         if not self.embeddings_pending:
             return f"all {wanted:,} embedded{lexical}" if wanted else ("nothing to embed" + lexical)
         done = f"embeddings {wanted - self.embeddings_pending:,} of {wanted:,}{lexical}"

@@ -373,36 +373,37 @@ def test_the_embed_lock_tells_whether_anything_embeds_now(repo):
     index = Engine(repo).code_index(create=True)
     index.update(embed=False)
     idle = index.status()
-    wanted = idle.chunks - idle.lexical_only  # the readme is lexical only
-    assert idle.embeddings_pending == wanted > 0 and not idle.embedding
-    lexical = f" ({idle.lexical_only} tests and docs lexical only)"
-    assert idle.embeddings_line() == f"embeddings 0 of {wanted}{lexical}; paused — run `cortex index` to finish"
+    assert idle.embeddings_pending == idle.chunks > 0 and not idle.embedding
+    assert idle.embeddings_line() == f"embeddings 0 of {idle.chunks}; paused — run `cortex index` to finish"
     with index.embed_queue.turn(wait=False) as mine:
         assert mine
         held = index.status()
-        assert held.embedding and held.embeddings_line() == f"embeddings 0 of {wanted}{lexical}, continuing"
+        assert held.embedding and held.embeddings_line() == f"embeddings 0 of {held.chunks}, continuing"
         with index.embed_queue.turn(wait=False) as second:
             assert not second
         waited = []
         assert index.embed_queue.run(progress=waited.append, should_stop=lambda: bool(waited)) == 0
-        assert waited[0].phase == "embedding" and (waited[0].done, waited[0].total) == (0, wanted)
-    assert index.embed_pending() == wanted
+        assert waited[0].phase == "embedding" and (waited[0].done, waited[0].total) == (0, held.chunks)
+    assert index.embed_pending() == idle.chunks
     done = index.status()
-    assert not done.embedding and done.embeddings_line() == f"all {wanted} embedded{lexical}"
+    assert not done.embedding and done.embeddings_line() == f"all {done.chunks} embedded"
 
 
 LEXICAL_FILES = {
-    "docs/guide.md": "# Guide\n\nHow to price a cart with a coupon.\n",
+    "config/shop.yaml": "currency: EUR\ncoupon_limit: 3\n",
+    "docs/guide.md": "# Guide\n\nHow to price a cart.\n",
     "lib/vendor/left_pad.py": "def left_pad(text, width):\n    return text.rjust(width)\n",
     "shop/pricing.py": "def price_of(sku):\n    return 10\n",
     "tests/test_pricing.py": "def test_price():\n    assert True\n",
 }
+EMBEDDED_FILES = {"docs/guide.md", "shop/pricing.py"}
+EMBEDDED_WHERE = "path IN ('docs/guide.md', 'shop/pricing.py')"
 
 
-def test_tests_docs_and_vendored_code_keep_only_their_lexical_signal(empty_repo):
-    """Only definitions outside tests and vendored code wait for a vector; tests, documentation and vendored code
-    are stored lexical only (nothing pending, never compared by vector), found by their words, and the status says
-    how many chunks are lexical only by design."""
+def test_tests_data_and_vendored_code_keep_only_their_lexical_signal(empty_repo):
+    """Only code and documentation outside tests and vendored code wait for a vector; tests, vendored code and
+    configuration or data files are stored lexical only (nothing pending, never compared by vector), found by their
+    words, and the status says how many chunks are lexical only by design."""
     from cortex_tui.core.context.select import load_chunks
     from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
 
@@ -411,27 +412,28 @@ def test_tests_docs_and_vendored_code_keep_only_their_lexical_signal(empty_repo)
     engine = Engine(empty_repo)
     index = engine.code_index(create=True)
     report = index.update(embed=False)
-    embedded = index.chunks.count_rows("path = 'shop/pricing.py'")
+    embedded = index.chunks.count_rows(EMBEDDED_WHERE)
     others = index.chunks.count_rows() - embedded
-    assert embedded and others >= 3
+    assert embedded >= 2 and others >= 3
     assert report.embeddings_pending == embedded
-    assert {r["path"] for r in scan(index.chunks, "embedded = false", ["path"])} == {"shop/pricing.py"}
-    lexical = scan(index.chunks, "path != 'shop/pricing.py'", ["embedded", "vector_model"])
+    assert {r["path"] for r in scan(index.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
+    lexical = scan(index.chunks, f"NOT ({EMBEDDED_WHERE})", ["embedded", "vector_model"])
     assert all(r["embedded"] and r["vector_model"] == LEXICAL_ONLY for r in lexical)
     assert index.embed_pending() == embedded
     done = index.status()
     assert (done.embeddings_pending, done.lexical_only) == (0, others)
-    assert done.embeddings_line() == f"all {embedded} embedded ({others} tests and docs lexical only)"
-    assert "docs/guide.md" in {h.path for h in engine.search("coupon").hits}
+    assert done.embeddings_line() == f"all {embedded} embedded ({others} lexical only: tests, data, vendored code)"
+    assert "config/shop.yaml" in {h.path for h in engine.search("coupon_limit").hits}
     # Selection compares chunks with the task by their vectors: a lexical-only chunk has none (not a zero one).
     loaded = load_chunks(index.chunks, ["shop/pricing.py", "tests/test_pricing.py"], with_vectors=True)
     assert all(c.vector is not None for c in loaded["shop/pricing.py"])
     assert all(c.vector is None for c in loaded["tests/test_pricing.py"])
 
 
-def test_a_database_that_embedded_tests_and_docs_keeps_them_lexical_only_when_opened(empty_repo):
-    """A database indexed before the rule (every chunk embedded or waiting) has its tests, docs and vendored chunks
-    marked lexical only when it is opened; and a change of model queues again only the chunks the rule embeds."""
+def test_a_database_that_embedded_tests_keeps_them_lexical_only_when_opened(empty_repo):
+    """A database indexed before the rule (every chunk embedded or waiting) has its tests, data and vendored chunks
+    marked lexical only when it is opened, and one marked by another rule has the chunks this one embeds queued; a
+    change of model queues again only the chunks the rule embeds."""
     from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
     from cortex_tui.core.index.formats import bring_up_to_date
 
@@ -439,15 +441,16 @@ def test_a_database_that_embedded_tests_and_docs_keeps_them_lexical_only_when_op
         commit_file(empty_repo, path, text, f"Add {path}")
     index = Engine(empty_repo).code_index(create=True)
     index.update(embed=False)
-    index.db.update(index.chunks, "path != 'shop/pricing.py'", {"embedded": False, "vector_model": ""})
+    index.db.update(index.chunks, f"NOT ({EMBEDDED_WHERE})", {"embedded": False, "vector_model": ""})
+    index.db.update(index.chunks, "path = 'docs/guide.md'", {"embedded": True, "vector_model": LEXICAL_ONLY})
     index.db.set_metas({"chunks_scope": "0"})
     reopened = Engine(empty_repo).code_index()
-    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == {"shop/pricing.py"}
+    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
     reopened.embed_pending()
     bring_up_to_date(reopened.db, reopened.chunks, reopened.files, "another model")
-    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == {"shop/pricing.py"}
+    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
     assert reopened.chunks.count_rows(f"vector_model = '{LEXICAL_ONLY}'") == reopened.chunks.count_rows() - \
-        reopened.chunks.count_rows("path = 'shop/pricing.py'")
+        reopened.chunks.count_rows(EMBEDDED_WHERE)
 
 
 def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that_names_the_cut(empty_repo):

@@ -67,7 +67,7 @@ def test_index_returns_searchable_and_the_server_finishes_the_embeddings(repo):
     handlers(repo)
     indexed = cortex(repo, "index")
     assert indexed.returncode == 0, indexed.stderr
-    assert f"searchable now (lexical); embedding {CHUNKS + 1} chunks in the background" in indexed.stdout, indexed.stdout
+    assert f"searchable now (lexical); embedding {CHUNKS + 2} chunks in the background" in indexed.stdout, indexed.stdout
     assert "cortex: indexing: embedding" not in indexed.stderr, "the command embedded before it returned"
     # Searchable by its words at once.
     found = cortex(repo, "search", "handler_7_2")
@@ -83,7 +83,7 @@ def test_index_returns_searchable_and_the_server_finishes_the_embeddings(repo):
     assert wait_for(lambda: not server(repo)["embedding"], 30)
     done = status(repo)
     assert done["fresh"] and done["embeddings_pending"] == 0 and not done["embedding"], done
-    assert f"fresh; {FILES + 2} files, {CHUNKS + 2} chunks; all {CHUNKS + 1} embedded (1 tests and docs lexical only)" in status_line(repo)
+    assert f"fresh; {FILES + 2} files, {CHUNKS + 2} chunks; all {CHUNKS + 2} embedded" in status_line(repo)
 
 
 def test_wait_returns_with_every_chunk_embedded_and_starts_no_server(repo):
@@ -91,7 +91,7 @@ def test_wait_returns_with_every_chunk_embedded_and_starts_no_server(repo):
     indexed = cortex(repo, "index", "--wait", "--json")
     assert indexed.returncode == 0, indexed.stderr
     report = json.loads(indexed.stdout)
-    assert report["embeddings_pending"] == 0 and report["embedded"] == CHUNKS + 1, report  # the readme is lexical only
+    assert report["embeddings_pending"] == 0 and report["embedded"] == CHUNKS + 2, report
     assert not report["embedding_in_background"]
     assert "cortex: indexing: embedding" in indexed.stderr
     assert not server(repo)["running"], "--wait started a resident server"

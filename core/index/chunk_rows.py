@@ -50,7 +50,7 @@ def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, s
     for chunk in chunks:
         chunk_id = hashlib.sha1(f"{source.path}:{chunk.start_line}:{chunk.end_line}:{source.blob}".encode()).hexdigest()[:16]
         symbols.extend(chunk.symbols)
-        embeds = is_embedded(source.path, chunk.kind, is_test)
+        embeds = is_embedded(source.path, language, chunk.kind, is_test)
         chunk_rows.append(
             {
                 "id": chunk_id,

@@ -29,9 +29,11 @@ RECUT_WHERE = f"kind = 'code' OR {_ASSIGNING}"
 """Any file with code chunks: any definition may have a comment above it or be a large class (format 3), and
 format 2's overloads are code too. The cost is one lexical pass over them, and embedding the chunks the new cut
 changed (their text or symbols)."""
-SCOPE_FORMAT = "1"
-"""Which chunks are embedded (`embed_scope`). 1: tests, documentation and vendored code are lexical only; a database
-that embedded them, or queued them, has them marked lexical only on open (their vectors stay in the vector cache)."""
+SCOPE_FORMAT = "2"
+"""Which chunks are embedded (`embed_scope`). 1: tests, documentation, data and vendored code lexical only; 2: the
+same but documentation (Markdown, reStructuredText) embedded. A database that embedded or queued chunks the rule
+keeps lexical only has them marked so on open (their vectors stay in the vector cache), and one marked by an
+earlier rule has the chunks this one embeds queued."""
 
 
 def bring_up_to_date(db: Database, chunks, files, model_id: str) -> None:
@@ -69,10 +71,14 @@ def _read_again(db: Database, chunks, files, where: str) -> None:
 
 
 def _keep_lexical(db: Database, chunks) -> None:
-    """Chunks outside the embedding rule, embedded or waiting, become lexical only: one update of those rows."""
+    """Chunks outside the embedding rule, embedded or waiting, become lexical only; chunks inside it marked lexical
+    only wait for their vector: one update of each."""
     outside = f"NOT ({EMBEDDED_WHERE}) AND (vector_model IS NULL OR vector_model != {quote(LEXICAL_ONLY)})"
     if chunks.count_rows(outside):
         db.write(lambda: db.update(chunks, outside, {"embedded": True, "vector_model": LEXICAL_ONLY}))
+    inside = f"({EMBEDDED_WHERE}) AND vector_model = {quote(LEXICAL_ONLY)}"
+    if chunks.count_rows(inside):
+        db.write(lambda: db.update(chunks, inside, {"embedded": False, "vector_model": ""}))
 
 
 def _requeue_other_models(db: Database, chunks, model_id: str) -> None:
