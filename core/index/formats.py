@@ -29,9 +29,9 @@ RECUT_WHERE = f"kind = 'code' OR {_ASSIGNING}"
 """Any file with code chunks: any definition may have a comment above it or be a large class (format 3), and
 format 2's overloads are code too. The cost is one lexical pass over them, and embedding the chunks the new cut
 changed (their text or symbols)."""
-SCOPE_FORMAT = "2"
+SCOPE_FORMAT = "3"
 """Which chunks are embedded (`embed_scope`). 1: tests, documentation, data and vendored code lexical only; 2: the
-same but documentation (Markdown, reStructuredText) embedded. A database that embedded or queued chunks the rule
+same but documentation (Markdown, reStructuredText) embedded; 3: a `typeshed/` copy counts as vendored. A database that embedded or queued chunks the rule
 keeps lexical only has them marked so on open (their vectors stay in the vector cache), and one marked by an
 earlier rule has the chunks this one embeds queued."""
 
