@@ -437,6 +437,7 @@ def test_a_database_that_embedded_tests_keeps_them_lexical_only_when_opened(empt
     change of model queues again only the chunks the rule embeds."""
     from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
     from cortex_tui.core.index.formats import bring_up_to_date
+    from cortex_tui.core.store.indexes import TEXT_INDEX
 
     for path, text in LEXICAL_FILES.items():
         commit_file(empty_repo, path, text, f"Add {path}")
@@ -447,6 +448,8 @@ def test_a_database_that_embedded_tests_keeps_them_lexical_only_when_opened(empt
     index.db.set_metas({"chunks_scope": "0"})
     reopened = Engine(empty_repo).code_index()
     assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
+    # The rewritten rows are folded into the full-text index at once: scanned beside it, their words score apart.
+    assert reopened.chunks.index_stats(TEXT_INDEX).num_unindexed_rows == 0
     reopened.embed_pending()
     bring_up_to_date(reopened.db, reopened.chunks, reopened.files, "another model")
     assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES

@@ -72,13 +72,18 @@ def _read_again(db: Database, chunks, files, where: str) -> None:
 
 def _keep_lexical(db: Database, chunks) -> None:
     """Chunks outside the embedding rule, embedded or waiting, become lexical only; chunks inside it marked lexical
-    only wait for their vector: one update of each."""
+    only wait for their vector: one update of each, then a compaction. An update rewrites its rows outside the
+    full-text index, where their words score apart from the indexed rows' until a compaction folds them in: left
+    so, a kept cobra index lost a selection at 2,000 tokens that the same rows indexed afresh keep."""
     outside = f"NOT ({EMBEDDED_WHERE}) AND (vector_model IS NULL OR vector_model != {quote(LEXICAL_ONLY)})"
-    if chunks.count_rows(outside):
-        db.write(lambda: db.update(chunks, outside, {"embedded": True, "vector_model": LEXICAL_ONLY}))
     inside = f"({EMBEDDED_WHERE}) AND vector_model = {quote(LEXICAL_ONLY)}"
-    if chunks.count_rows(inside):
-        db.write(lambda: db.update(chunks, inside, {"embedded": False, "vector_model": ""}))
+    changes = [(where, values) for where, values in ((outside, {"embedded": True, "vector_model": LEXICAL_ONLY}),
+                                                     (inside, {"embedded": False, "vector_model": ""}))
+               if chunks.count_rows(where)]
+    for where, values in changes:
+        db.write(lambda: db.update(chunks, where, values))  # noqa: B023 (called at once, in this iteration)
+    if changes:
+        db.write(lambda: db.compact_now(chunks))
 
 
 def _requeue_other_models(db: Database, chunks, model_id: str) -> None:
