@@ -20,7 +20,7 @@ LEXICAL_ONLY = "lexical only"
 _VENDORED = re.compile(r"(^|/)(vendor|vendored|third[-_]party|typeshed)/", re.IGNORECASE)
 """Directories of code copied in from elsewhere; `typeshed` is python/typeshed's stubs of the standard library and
 third-party packages, which mypy, pyright, jedi and pytype each carry a copy of (3,327 of mypy's 11,176 chunks to
-embed)."""
+embed otherwise)."""
 PROSE = ("markdown", "rst")
 """Languages of documentation: embedded, although no grammar cuts them into definitions."""
 EMBEDDED_WHERE = ("is_test = false AND (kind != 'window' OR language IN ('markdown', 'rst')) AND "
