@@ -267,6 +267,9 @@ class IndexStatus:
     embeddings_pending: int
     embedding: bool = False
     """Some process (a resident server, a `cortex index --wait`, a watcher) is embedding the pending chunks now."""
+    lexical_only: int = 0
+    """Chunks kept out of the embeddings by design (tests, data files, vendored code: `index.embed_scope`),
+    found by their words and names; counted in `chunks`, never pending."""
 
     @property
     def fresh(self) -> bool:
@@ -274,11 +277,13 @@ class IndexStatus:
         return self.stale == 0 and self.new == 0 and self.removed == 0
 
     def embeddings_line(self) -> str:
-        """How far the embeddings are, apart from lexical freshness: `all 916 embedded`, `embeddings 96 of 2,247,
-        continuing`, or, when nothing embeds them now (stopped, interrupted), `paused` and how to finish."""
+        """How far the embeddings are, apart from lexical freshness: `all 616 embedded (300 lexical only: tests,
+        data, vendored code)`, `embeddings 96 of 2,247, continuing`, or, when nothing embeds them now (stopped, interrupted), `paused` and how to finish."""
+        wanted = self.chunks - self.lexical_only
+        lexical = f" ({self.lexical_only:,} lexical only: tests, data, vendored code)" if self.lexical_only else ""
         if not self.embeddings_pending:
-            return f"all {self.chunks:,} embedded" if self.chunks else "nothing to embed"
-        done = f"embeddings {self.chunks - self.embeddings_pending:,} of {self.chunks:,}"
+            return f"all {wanted:,} embedded{lexical}" if wanted else ("nothing to embed" + lexical)
+        done = f"embeddings {wanted - self.embeddings_pending:,} of {wanted:,}{lexical}"
         return f"{done}, continuing" if self.embedding else f"{done}; paused — run `cortex index` to finish"
 
 

@@ -389,25 +389,72 @@ def test_the_embed_lock_tells_whether_anything_embeds_now(repo):
     assert not done.embedding and done.embeddings_line() == f"all {done.chunks} embedded"
 
 
-def test_definitions_are_embedded_before_tests_docs_and_vendored_code(empty_repo):
-    """The embedding pass takes definitions outside tests and vendored code first: a pass cut short after as many
-    chunks as they make has embedded exactly them (the listing's order would take `docs/` and `a_vendor/` first)."""
-    files = {
-        "docs/guide.md": "# Guide\n\nHow to price a cart.\n",
-        "lib/vendor/left_pad.py": "def left_pad(text, width):\n    return text.rjust(width)\n",
-        "shop/pricing.py": "def price_of(sku):\n    return 10\n",
-        "tests/test_pricing.py": "def test_price():\n    assert True\n",
-    }
-    for path, text in files.items():
+LEXICAL_FILES = {
+    "config/shop.yaml": "currency: EUR\ncoupon_limit: 3\n",
+    "docs/guide.md": "# Guide\n\nHow to price a cart.\n",
+    "lib/vendor/left_pad.py": "def left_pad(text, width):\n    return text.rjust(width)\n",
+    "shop/typeshed/stdlib/os.pyi": "def getcwd() -> str: ...\n",
+    "shop/pricing.py": "def price_of(sku):\n    return 10\n",
+    "tests/test_pricing.py": "def test_price():\n    assert True\n",
+}
+EMBEDDED_FILES = {"docs/guide.md", "shop/pricing.py"}
+EMBEDDED_WHERE = "path IN ('docs/guide.md', 'shop/pricing.py')"
+
+
+def test_tests_data_and_vendored_code_keep_only_their_lexical_signal(empty_repo):
+    """Only code and documentation outside tests and vendored code wait for a vector; tests, vendored code and
+    configuration or data files are stored lexical only (nothing pending, never compared by vector), found by their
+    words, and the status says how many chunks are lexical only by design."""
+    from cortex_tui.core.context.select import load_chunks
+    from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
+
+    for path, text in LEXICAL_FILES.items():
+        commit_file(empty_repo, path, text, f"Add {path}")
+    engine = Engine(empty_repo)
+    index = engine.code_index(create=True)
+    report = index.update(embed=False)
+    embedded = index.chunks.count_rows(EMBEDDED_WHERE)
+    others = index.chunks.count_rows() - embedded
+    assert embedded >= 2 and others >= 4
+    assert report.embeddings_pending == embedded
+    assert {r["path"] for r in scan(index.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
+    lexical = scan(index.chunks, f"NOT ({EMBEDDED_WHERE})", ["embedded", "vector_model"])
+    assert all(r["embedded"] and r["vector_model"] == LEXICAL_ONLY for r in lexical)
+    assert index.embed_pending() == embedded
+    done = index.status()
+    assert (done.embeddings_pending, done.lexical_only) == (0, others)
+    assert done.embeddings_line() == f"all {embedded} embedded ({others} lexical only: tests, data, vendored code)"
+    assert "config/shop.yaml" in {h.path for h in engine.search("coupon_limit").hits}
+    # Selection compares chunks with the task by their vectors: a lexical-only chunk has none (not a zero one).
+    loaded = load_chunks(index.chunks, ["shop/pricing.py", "tests/test_pricing.py"], with_vectors=True)
+    assert all(c.vector is not None for c in loaded["shop/pricing.py"])
+    assert all(c.vector is None for c in loaded["tests/test_pricing.py"])
+
+
+def test_a_database_that_embedded_tests_keeps_them_lexical_only_when_opened(empty_repo):
+    """A database indexed before the rule (every chunk embedded or waiting) has its tests, data and vendored chunks
+    marked lexical only when it is opened, and one marked by another rule has the chunks this one embeds queued; a
+    change of model queues again only the chunks the rule embeds."""
+    from cortex_tui.core.index.embed_scope import LEXICAL_ONLY
+    from cortex_tui.core.index.formats import bring_up_to_date
+    from cortex_tui.core.store.indexes import TEXT_INDEX
+
+    for path, text in LEXICAL_FILES.items():
         commit_file(empty_repo, path, text, f"Add {path}")
     index = Engine(empty_repo).code_index(create=True)
     index.update(embed=False)
-    first = index.chunks.count_rows("path = 'shop/pricing.py'")
-    assert first and index.chunks.count_rows() > first
-    assert index.embed_pending(limit=first) == first
-    assert {r["path"] for r in scan(index.chunks, "embedded = true", ["path"])} == {"shop/pricing.py"}
-    index.embed_pending()
-    assert index.chunks.count_rows("embedded = false") == 0
+    index.db.update(index.chunks, f"NOT ({EMBEDDED_WHERE})", {"embedded": False, "vector_model": ""})
+    index.db.update(index.chunks, "path = 'docs/guide.md'", {"embedded": True, "vector_model": LEXICAL_ONLY})
+    index.db.set_metas({"chunks_scope": "0"})
+    reopened = Engine(empty_repo).code_index()
+    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
+    # The rewritten rows are folded into the full-text index at once: scanned beside it, their words score apart.
+    assert reopened.chunks.index_stats(TEXT_INDEX).num_unindexed_rows == 0
+    reopened.embed_pending()
+    bring_up_to_date(reopened.db, reopened.chunks, reopened.files, "another model")
+    assert {r["path"] for r in scan(reopened.chunks, "embedded = false", ["path"])} == EMBEDDED_FILES
+    assert reopened.chunks.count_rows(f"vector_model = '{LEXICAL_ONLY}'") == reopened.chunks.count_rows() - \
+        reopened.chunks.count_rows(EMBEDDED_WHERE)
 
 
 def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that_names_the_cut(empty_repo):
@@ -437,3 +484,17 @@ def test_a_long_definition_is_embedded_by_its_first_word_pieces_under_a_key_that
     embedder = index.embedder
     assert np.allclose(row["vector"], embedder.embed_uncached([read])[0], atol=1e-6)
     assert float(np.dot(row["vector"], embedder.embed_uncached([whole])[0])) < 0.9999
+
+
+def test_a_lexical_pass_reads_and_writes_in_batches_bounded_by_bytes_as_well_as_files():
+    """500 large files would be one batch holding a quarter of a gigabyte of rows: a batch ends at `WRITE_BYTES` of
+    source too, and a file larger than that is a batch of its own."""
+    from cortex_tui.core.index.index import WRITE_BATCH, WRITE_BYTES, write_batches
+    from cortex_tui.core.index.walk import Listed
+
+    big = [Listed(f"big_{i}.py", WRITE_BYTES // 4, 0) for i in range(10)]
+    assert [len(b) for b in write_batches(big)] == [4, 4, 2]
+    small = [Listed(f"small_{i}.py", 10, 0) for i in range(WRITE_BATCH + 1)]
+    assert [len(b) for b in write_batches(small)] == [WRITE_BATCH, 1]
+    huge = [Listed("a.py", 10, 0), Listed("huge.py", WRITE_BYTES * 2, 0), Listed("b.py", 10, 0)]
+    assert [[f.path for f in b] for b in write_batches(huge)] == [["a.py"], ["huge.py"], ["b.py"]]

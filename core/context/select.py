@@ -28,6 +28,7 @@ import numpy as np
 
 from ..config import SelectWeights
 from ..errors import CortexError
+from ..index.embed_scope import LEXICAL_ONLY
 from ..keys import Key
 from ..requests import INCLUDE_TESTS, SelectRequest
 from ..search.roles import asked_topics
@@ -288,11 +289,13 @@ def load_chunks(chunks_table, paths: list[str], with_vectors: bool) -> dict[str,
         return {}
     columns = ["id", "path", "start_line", "end_line", "text", "symbols", "refs", "tokens"]
     if with_vectors:
-        columns += ["embedded", "vector"]
+        columns += ["embedded", "vector", "vector_model"]
     rows = scan(chunks_table, in_filter("path", paths), columns)
     out: dict[str, list[Chunk]] = {p: [] for p in paths}
     for r in rows:
-        vector = np.asarray(r["vector"], dtype=np.float32) if with_vectors and r["embedded"] else None
+        # A lexical-only chunk (a test, a page of docs) is stored `embedded` with a zero vector: it has none.
+        has = with_vectors and r["embedded"] and r["vector_model"] != LEXICAL_ONLY
+        vector = np.asarray(r["vector"], dtype=np.float32) if has else None
         out[r["path"]].append(Chunk(r["id"], r["path"], r["start_line"], r["end_line"], r["text"], tuple(r["symbols"] or ()),
                                     tuple(r["refs"] or ()), int(r["tokens"] or 0), vector))
     for cs in out.values():

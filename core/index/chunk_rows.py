@@ -15,6 +15,7 @@ from ..embedding.embed import VectorCache
 from ..git.gitctx import unquoted
 from ..text import chunk_words
 from .chunker import chunk_file
+from .embed_scope import LEXICAL_ONLY, is_embedded
 from .imports import RepoFacts, resolve_imports
 from .languages import is_test_path, language_of
 from .walk import SourceFile
@@ -36,8 +37,8 @@ class PreparedFile:
 
 def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, str] | None, encoding: str,
                  dim: int, key: Callable[[str], str]) -> PreparedFile:
-    """A file's rows for the three tables, chunk vectors zero and waiting for the embedding pass; `key` gives a
-    chunk's vector its cache key (`Embedder.document_key`)."""
+    """A file's rows for the three tables, chunk vectors zero and waiting for the embedding pass, or marked lexical
+    only (`embed_scope`); `key` gives a chunk's vector its cache key (`Embedder.document_key`)."""
     language = language_of(source.path)
     chunks = chunk_file(source.text, language, encoding)
     imports = resolve_imports(source.path, source.text, language, facts)
@@ -49,6 +50,7 @@ def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, s
     for chunk in chunks:
         chunk_id = hashlib.sha1(f"{source.path}:{chunk.start_line}:{chunk.end_line}:{source.blob}".encode()).hexdigest()[:16]
         symbols.extend(chunk.symbols)
+        embeds = is_embedded(source.path, language, chunk.kind, is_test)
         chunk_rows.append(
             {
                 "id": chunk_id,
@@ -65,9 +67,9 @@ def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, s
                 "tokens": chunk.tokens,
                 "hash": key(embed_text(source.path, chunk.symbols, chunk.text)),
                 "is_test": is_test,
-                "embedded": False,
+                "embedded": not embeds,  # a lexical-only chunk waits for nothing
                 "vector": zero,
-                "vector_model": None,
+                "vector_model": None if embeds else LEXICAL_ONLY,
             }
         )
         edge_rows.extend({"src": chunk_id, "dst": f"sym:{s}", "kind": "defines", "path": source.path} for s in chunk.symbols)
@@ -91,8 +93,8 @@ def prepare_file(source: SourceFile, facts: RepoFacts, commit: tuple[datetime, s
 
 
 def reuse_cached_vectors(prepared: list[PreparedFile], cache: VectorCache, model_id: str) -> None:
-    """Chunks whose text was embedded before (by content hash, any repository) get their vector now."""
-    rows = [row for p in prepared for row in p.chunk_rows]
+    """Chunks waiting for a vector whose text was embedded before (by content hash, any repository) get it now."""
+    rows = [row for p in prepared for row in p.chunk_rows if not row["embedded"]]
     if not rows:
         return
     cached = cache.get_vectors(model_id, sorted({r["hash"] for r in rows}))

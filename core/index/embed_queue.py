@@ -1,6 +1,6 @@
 """The embedding pass of the code index: chunks stored unembedded by the lexical pass get their vectors in batches,
-the files asked for first, then definitions (`FIRST`), then the rest, each batch fetched with its filter and limit
-pushed into LanceDB.
+the files asked for first, then the rest, each batch fetched with its filter and limit pushed into LanceDB. Only
+the chunks `embed_scope` embeds wait for a vector; the rest are stored lexical only.
 
 One embedder at a time per database, across processes: whoever embeds holds the embed lock (a file lock, which the
 kernel drops when its holder dies) for as long as it goes on embedding. So two embedders never embed the same
@@ -22,13 +22,9 @@ from ..embedding.embed import Embedder, VectorCache
 from ..store.database import Database
 from ..store.sql import in_filter, quote
 from .chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, embed_text
+from .embed_scope import LEXICAL_ONLY_WHERE
 
 EMBED_BATCH = 64
-FIRST = "is_test = false AND kind != 'window' AND NOT regexp_like(path, '(^|/)(vendor|vendored|third[-_]party)/', 'i')"
-"""The chunks embedded before the rest: definitions (and a module's opening) outside tests and vendored code. What
-follows them (tests, and text that defines nothing: documentation, changelogs, configuration, a script's top-level
-code) is what search weighs down unless asked for it (`search.roles`), so its vectors matter least and come last;
-everything is embedded in the end."""
 EMBED_LOCK = ".embed-pass.lock"
 WAIT_POLL_SECONDS = 1.0
 """How often one waiting for the embed lock looks again (and reports the holder's progress)."""
@@ -53,7 +49,7 @@ class EmbedQueue:
 
     def wait_while_busy(self, progress: Callable[[IndexProgress], None] | None = None,
                         should_stop: Callable[[], bool] | None = None) -> bool:
-        """Until no other embedder holds the lock, reporting how far the embeddings are (embedded of all chunks);
+        """Until no other embedder holds the lock, reporting how far the embeddings are (embedded of those to embed);
         False when `should_stop` ended the wait first."""
         waited = False
         while self.busy():
@@ -76,9 +72,10 @@ class EmbedQueue:
             progress(IndexProgress("embedding", chunks - pending, chunks))
 
     def counts(self) -> tuple[int, int]:
-        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        """(chunks to embed, chunks waiting for an embedding), both at one version of the chunks table; the chunks
+        kept lexical only (`embed_scope`) are neither."""
         version = self.chunks.version
-        return (self.db.count(self.chunks, version=version),
+        return (self.db.count(self.chunks, version=version) - self.db.count(self.chunks, LEXICAL_ONLY_WHERE, version=version),
                 self.db.count(self.chunks, "embedded = false", version=version))
 
     @contextlib.contextmanager
@@ -116,13 +113,12 @@ class EmbedQueue:
         priority: Iterable[str] = (),
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed chunks still waiting, files named in `priority` first, then definitions (`FIRST`); returns how many
-        were embedded. The caller holds the embed lock (`turn`).
+        """Embed chunks still waiting, files named in `priority` first; returns how many were embedded. The caller holds the embed lock (`turn`).
 
         Each batch is fetched with its filter and limit pushed into LanceDB (the `embedded` column has a bitmap
         index), so the queue costs O(pending) overall and one batch never reads the whole backlog's text."""
         wanted = in_filter("path", list(dict.fromkeys(priority)))
-        tiers = [wanted, FIRST] if wanted else [FIRST]
+        tiers = [wanted] if wanted else []
         total = self.chunks.count_rows("embedded = false") if progress else 0
         if limit is not None and progress:
             total = min(total, limit)

@@ -1,7 +1,7 @@
 """The code index: files, symbol chunks and import/definition edges in LanceDB, updated incrementally.
 
 Lexical first, semantic later: `update()` stores text and structure so full-text search works at once and marks
-every new chunk as waiting for an embedding; `embed_pending()` fills vectors in batches, most relevant files first
+every new chunk the embedding rule embeds (`embed_scope`) as waiting for an embedding; `embed_pending()` fills vectors in batches, most relevant files first
 (the working change, then recently committed files). Unchanged content is never re-chunked (stat, then git blob
 id) nor re-embedded (vectors are cached by content hash).
 """
@@ -33,6 +33,7 @@ from .chunk_rows import (
 )
 from .dependents import ImportScope, changed_imports
 from .embed_queue import EmbedQueue
+from .embed_scope import LEXICAL_ONLY_WHERE
 from .formats import bring_up_to_date
 from .imports import RepoFacts
 from .indexed_paths import IndexedPaths, IndexedPathsCache, chunk_counts, read_indexed
@@ -50,6 +51,10 @@ from .walk import (
 _GENERATIONS = itertools.count(1)
 WRITE_BATCH = 500
 """Files per batch of index writes: a crash loses at most one batch of work, and a batch is a handful of commits."""
+WRITE_BYTES = 2_000_000
+"""Source bytes per batch of index writes, whichever of the two bounds comes first: a batch's rows (text, words,
+parse trees on the way) hold about 50 bytes of memory per byte of source, so 500 large files (mypy's average
+10 KB) held 250 MB at once; 2 MB of source bounds a batch near 100 MB whatever the files' sizes."""
 _PASS_LOCK = ".index-pass.lock"
 """Held through a lexical pass (see `update`)."""
 
@@ -139,6 +144,7 @@ class CodeIndex:
     def _status(self, counts: IndexStatus, chunks_version: int) -> IndexStatus:
         return replace(counts, chunks=self.db.count(self.chunks, version=chunks_version),
                        embeddings_pending=self.db.count(self.chunks, "embedded = false", version=chunks_version),
+                       lexical_only=self.db.count(self.chunks, LEXICAL_ONLY_WHERE, version=chunks_version),
                        embedding=self.embed_queue.busy())
 
     def _compare(self, listing: Listing | None, scope: set[str] | None, held: IndexedPaths | None) -> IndexStatus:
@@ -163,7 +169,7 @@ class CodeIndex:
         return self.db.count(self.chunks, "embedded = false")
 
     def chunk_counts(self) -> tuple[int, int]:
-        """(chunks, chunks waiting for an embedding), both at one version of the chunks table."""
+        """(chunks to embed, chunks waiting for an embedding), both at one version of the chunks table."""
         return self.embed_queue.counts()
 
     def has_files(self) -> bool:
@@ -300,10 +306,12 @@ class CodeIndex:
         written: list[str] = []
         appeared: list[str] = []
         # Read, chunk and write one batch of files at a time: memory stays bounded by a batch, not by the tree.
-        for lo in range(0, len(candidates), WRITE_BATCH):
+        lo = 0
+        for batch in write_batches(candidates):
             emit(IndexProgress("reading", lo, len(candidates)))
+            lo += len(batch)
             prepared = []
-            for listed in candidates[lo : lo + WRITE_BATCH]:
+            for listed in batch:
                 row = known.get(listed.path)
                 data, reason = read_bytes(self.root, listed)
                 # Same bytes as indexed: only the stat moved (a checkout, a touch). Checked before decoding and
@@ -322,7 +330,7 @@ class CodeIndex:
                     appeared.append(listed.path)
                 prepared.append(prepare_file(source, facts, commit_info.get(source.path), self.encoding,
                                              self.embedder.dim, self.embedder.document_key))
-            emit(IndexProgress("writing", min(lo + WRITE_BATCH, len(candidates)), len(candidates)))
+            emit(IndexProgress("writing", lo, len(candidates)))
             if prepared:
                 reuse_cached_vectors(prepared, self.vector_cache, self.embedder.model_id)
                 self.db.write(lambda: self._write_batch(prepared, [p.file_row["path"] for p in prepared]))
@@ -446,3 +454,17 @@ class CodeIndex:
         self.db.ensure_search_indexes(self.files, btree=("path",))
         self.db.note_written()
 
+
+def write_batches(candidates: list[Listed]) -> Iterator[list[Listed]]:
+    """The files to read in batches of at most `WRITE_BATCH` files and `WRITE_BYTES` bytes by their stat (a file
+    larger than that is a batch of its own)."""
+    batch: list[Listed] = []
+    size = 0
+    for listed in candidates:
+        if batch and (len(batch) >= WRITE_BATCH or size + listed.size > WRITE_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(listed)
+        size += listed.size
+    if batch:
+        yield batch

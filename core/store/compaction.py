@@ -207,6 +207,15 @@ class CompactionPolicy:
                 self.compact(table, self.compact_keep)
             return mine
 
+    def compact_now(self, table) -> bool:
+        """Compact a table at once, whatever its share of unindexed rows: a migration that rewrote rows (fewer
+        than `UNINDEXED_ROWS` may be a large share of a small table) left them scanned beside the full-text index,
+        where their words score apart from the indexed rows'. True when it compacted."""
+        with self.try_lock(_COMPACTION_LOCK) as mine:
+            if mine:
+                self.compact(table, self.compact_keep)
+            return mine
+
     def _clean_up_after_compaction(self, table) -> None:
         """Remove what the last compaction replaced once `compact_keep` has passed, without waiting for a
         compaction to be due. A compaction's own cleanup removes only what is older than `compact_keep` when it
