@@ -537,7 +537,7 @@ async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_
                 await wait_until(pilot, lambda: budget.view.assembled.format == fmt, f"the {fmt} meter")
             bar = budget.query_one("#budget-bar").content.plain
             shown = int(bar.split("\n")[1].split(" / ")[0].replace(",", ""))
-            split = re.fullmatch(r"memories ([\d,]+) · code ([\d,]+) · \d+ items", bar.split("\n")[2])
+            split = re.fullmatch(r"memories ([\d,]+) \+ code ([\d,]+) \+ frame ([\d,]+) · \d+ items", bar.split("\n")[2])
             assert sum(int(n.replace(",", "")) for n in split.groups()) == shown, bar  # the split of that total
             app.messages.clear()
             await pilot.press("c")
