@@ -45,7 +45,7 @@ class BudgetPane(Pane):
 
     DEFAULT_CSS = """
     BudgetPane #budget-task { padding: 0 1; color: $text; height: auto; max-height: 2; }
-    BudgetPane #budget-bar { padding: 0 1; height: auto; }
+    BudgetPane #budget-bar { padding: 0 1; height: auto; max-height: 6; }
     BudgetPane DataTable { height: 1fr; min-height: 5; background: $surface; }
     BudgetPane #budget-detail { padding: 0 1; height: auto; max-height: 2; }
     BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 3; }
@@ -177,6 +177,10 @@ class BudgetPane(Pane):
                    style="dim")
         if dropped:
             bar.append(f" · {dropped} dropped (at the end of the list; x or u restores)", style="dim")
+        # A pin never takes the document past its budget: one that cannot fit is said here, where it is seen.
+        for item in unfit_pins(selection, self.view.pins if self.view else frozenset()):
+            bar.append(f"\n📌 pinned but too large: {_label(item, 60)} needs {item.tokens:,} tokens, more than the "
+                       f"budget has free; + raises the budget, p unpins", style=variables.get("budget-warn", "red"))
         return bar
 
     def _highlighted(self) -> tuple[Item, bool] | None:
@@ -222,6 +226,11 @@ class BudgetPane(Pane):
         found = self._highlighted()
         if found is not None:
             self.post_message(self.ItemToggled(self, found[0], "pin"))
+
+
+def unfit_pins(selection: Selection, pins: frozenset[Key]) -> list[Item]:
+    """The pinned items the selection could not fit in its budget."""
+    return [i for i in selection.left_out if i.key in pins]
 
 
 def _strongest(signals: dict[str, float]) -> list[tuple[str, float]]:

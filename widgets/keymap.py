@@ -61,7 +61,9 @@ KEYMAP: tuple[Key, ...] = (
         "dashboard", footer=True),
     Key("budget.drop", "x", "x", "drop", "Drop", "drop the highlighted context item, or restore a dropped one",
         "budget", footer=True),
-    Key("budget.pin", "p", "p", "pin", "Pin/Unpin", "pin (always include) the highlighted context item, or unpin it",
+    Key("budget.pin", "p", "p", "pin", "Pin/Unpin",
+        "pin the highlighted context item (it goes in first, unless it alone is more than the budget has free: then "
+        "it is out and pane 5 says so in red), or unpin it",
         "budget", footer=True),
     Key("dash.copy", "c", "c", "copy_context", "Copy", "copy the assembled context (what the meter counts)",
         "dashboard", footer=True),
@@ -84,7 +86,8 @@ KEYMAP: tuple[Key, ...] = (
         "confirm the highlighted memory still holds after its code changed (it stops being flagged)", "item",
         footer=True, applies=("memory",)),
     Key("item.pin", "p", "p", "pin_item", "Pin",
-        "pin the highlighted memory or file to the context (pane 5 keeps it in); in pane 5, pin or unpin", "item",
+        "pin the highlighted memory or file to the context (pane 5 keeps it in while it fits the budget, and says so "
+        "in red when it cannot); in pane 5, pin or unpin", "item",
         footer=True, applies=("memory", "file")),
     Key("item.graph", "g", "g", "graph_item", "Graph",
         "re-centre the graph on the highlighted memory, file or commit, in any pane", "item", footer=True,

@@ -17,7 +17,7 @@ from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
-from ...widgets.budget_pane import BudgetPane, BudgetView
+from ...widgets.budget_pane import BudgetPane, BudgetView, unfit_pins
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -146,6 +146,13 @@ class DashboardScreen(DashboardWork):
             # `f`, `s`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
             return
         self.selection, self.assembled = message.selection, message.assembled
+        unfit = {i.key: i for i in unfit_pins(message.selection, self.pins)}
+        for key in unfit.keys() - self.unfit_pins:
+            # Said once per pin that cannot fit, loudly: the pane's bar keeps saying it while the pin stays.
+            self.notify(f"pinned but too large for the budget: {clip(unfit[key].provenance, 80)} needs "
+                        f"{unfit[key].tokens:,} tokens of {message.selection.budget:,}; + raises the budget",
+                        severity="warning", timeout=8, markup=False)
+        self.unfit_pins = set(unfit)
         self._show_budget()
         self.loaded.add("select")
 

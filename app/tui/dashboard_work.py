@@ -91,6 +91,8 @@ class DashboardWork(Screen):
         self.dropped: dict[Key, Item] = {}
         """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
         self.undo_stack: list[Undo] = []
+        self.unfit_pins: set[Key] = set()
+        """Pins the last selection could not fit in its budget (each is told once, when it first does not fit)."""
         self.graph_centre: Key | None = None
         self.selection: Selection | None = None
         self.assembled: Assembled | None = None
