@@ -93,8 +93,8 @@ class EngineCalls(ABC):
         """Soft-delete a memory."""
 
     @abstractmethod
-    def restore(self, memory: Memory) -> RememberResult:
-        """Undo a soft forget: the forgotten text comes back as the next version of its key."""
+    def restore(self, memory: Memory) -> Memory:
+        """Undo a soft forget: the memory is active again under the same id."""
 
     @abstractmethod
     def set_task_state(self, memory_id: str, state: str) -> None:

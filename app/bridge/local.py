@@ -190,13 +190,10 @@ class EngineBridge(Bridge):
         self.engine.forget(memory_id)
 
     @_needs_repository
-    def restore(self, memory: Memory) -> RememberResult:
-        """Undo a soft forget: the forgotten text comes back as the next version of its key, so `cortex history`
-        shows the forgotten version and the restored one."""
-        draft = MemoryDraft(text=memory.text, kind=memory.kind, title=memory.title, tags=tuple(memory.tags),
-                            files=tuple(memory.files), symbols=tuple(memory.symbols), scope=memory.scope,
-                            task_state=memory.task_state, context=memory.context)
-        return self.engine.revise(memory.id, draft)
+    def restore(self, memory: Memory) -> Memory:
+        """Undo a soft forget: the memory is active again under the same id (a new version would have a new id,
+        and whatever held the old one would lose it)."""
+        return self.engine.unforget(memory.id)
 
     @_needs_repository
     def set_task_state(self, memory_id: str, state: str) -> None:

@@ -94,7 +94,7 @@ class RemoteBridge(Bridge):
     def forget(self, memory_id: str) -> None:
         self._call("forget", memory_id)
 
-    def restore(self, memory: Memory) -> RememberResult:
+    def restore(self, memory: Memory) -> Memory:
         return self._call("restore", memory)
 
     def set_task_state(self, memory_id: str, state: str) -> None:

@@ -253,8 +253,8 @@ class DashboardWork(Screen):
             self.bridge.set_task_state(memory.id, "open")
             self.post_message(MemorySaved(f"reopened the task {undo.label}"))
         else:
-            result = self.bridge.restore(memory)
-            self.post_message(MemorySaved(f"brought back {undo.label} (version {result.memory.version})"))
+            restored = self.bridge.restore(memory)
+            self.post_message(MemorySaved(f"brought back {undo.label} ({restored.id}, as it was)"))
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
