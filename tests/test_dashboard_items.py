@@ -373,3 +373,23 @@ async def test_a_paraphrase_from_the_form_asks_new_version_or_both(shop):
         texts = sorted(m.text for m in go)
         assert texts == ["Go files are indented with tabs", "Go files are indented with tabs only"], texts
         assert next(m for m in go if m.text == "Go files are indented with tabs").version == 2
+
+
+async def test_the_new_memory_form_offers_only_changed_files_the_index_holds(shop):
+    """The form pre-filled every file of the working change: a binary, a file that is not UTF-8 (both skipped by the
+    index, so nothing can anchor to them), a deleted one. It offers the working change's indexed files only, the
+    first few; the watcher indexes a new text file before the form opens."""
+    from textual.widgets import Input
+
+    (shop / "shop/pricing.py").write_text((shop / "shop/pricing.py").read_text() + "\n# rounding: half up\n")
+    (shop / "shop/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (shop / "shop/latin1.txt").write_bytes("prix en caf\xe9\n".encode("latin-1"))
+    (shop / "README.md").unlink()
+    Engine(shop).code_index(create=True).update(embed=False)
+    app = RecordingApp(bridge_for(shop, served=True), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm), "the new memory form")
+        files = app.screen.query_one("#form-files", Input).value
+        assert files == "shop/pricing.py", files

@@ -106,7 +106,8 @@ class EngineCalls(ABC):
 
     @abstractmethod
     def changed_files(self) -> tuple[str, ...]:
-        """The files of the working change (staged, modified, untracked)."""
+        """The files of the working change (staged, modified, untracked) that the code index holds, the first few:
+        a new memory's form offers them."""
 
 
 CALLS: frozenset[str] = frozenset(EngineCalls.__abstractmethods__)

@@ -58,6 +58,10 @@ def repository_gone(root: Path) -> CortexError:
                        "cortex-tui where the repository is now")
 
 
+FORM_FILES = 5
+"""How many files of the working change a new memory's form offers (a long change's list would be noise)."""
+
+
 class EngineBridge(Bridge):
     """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
 
@@ -205,5 +209,15 @@ class EngineBridge(Bridge):
 
     @_needs_repository
     def changed_files(self) -> tuple[str, ...]:
-        return self.engine.git().changed_files
+        """The working change's files that the code index holds, at most FORM_FILES in git's order: what a new
+        memory is most likely about, and what its anchors can point at. A file the index skipped (binary, not
+        UTF-8, generated, secret, too large), ignored or deleted is not offered."""
+        from ...core.index.indexed_paths import read_indexed
+
+        changed = self.engine.git().changed_files
+        if not changed or not self.engine.has_index():
+            return ()
+        index = self.engine.code_index()
+        held = read_indexed(index.files, index.chunks, index.skipped_table, set(changed)).stat
+        return tuple(path for path in changed if path in held)[:FORM_FILES]
 
