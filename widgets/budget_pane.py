@@ -48,7 +48,7 @@ class BudgetPane(Pane):
     BudgetPane #budget-bar { padding: 0 1; height: auto; max-height: 6; }
     BudgetPane DataTable { height: 1fr; min-height: 5; background: $surface; }
     BudgetPane #budget-detail { padding: 0 1; height: auto; max-height: 2; }
-    BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 3; }
+    BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 6; }
     """
     PANE_TITLE = "5 Selected context"
     LIST = "budget-table"

@@ -57,6 +57,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("pane.up", "k,up", "k / ↑", "cursor_up", "Up", "move up in the focused pane", "pane"),
     Key("pane.open", "", "enter", "", "", "in panes 1-4: re-centre the graph on the highlighted memory, file, commit or hit",
         "pane"),
+    Key("pane.toggle", "", "space", "", "", "in the graph (3): open or close the highlighted group of neighbours",
+        "pane"),
     Key("dash.task", "t", "t", "set_task", "Task", "use the search text as the task of the context budget",
         "dashboard", footer=True),
     Key("budget.drop", "x", "x", "drop", "Drop", "drop the highlighted context item, or restore a dropped one",

@@ -11,13 +11,14 @@ from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.notifications import SeverityLevel
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
+from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
 from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
 from ...widgets.budget_pane import BudgetPane, BudgetView, unfit_pins
+from ...widgets.footer import FittingFooter
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -73,7 +74,7 @@ class DashboardScreen(DashboardWork):
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")
             yield BudgetPane(id="budget")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self._topbar("opening the database…")
