@@ -189,6 +189,10 @@ class Engine:
     def forget(self, memory_id: str | None = None, key: str | None = None, purge: bool = False) -> list[Memory]:
         return memory_cases.forget(self.workspace, memory_id, key, purge)
 
+    def unforget(self, memory_id: str) -> Memory:
+        """Undo a soft forget: the memory is active again under the same id."""
+        return memory_cases.unforget(self.workspace, memory_id)
+
     def set_task_state(self, memory_id: str, state: str) -> Memory:
         return self.workspace.stores.owner(memory_id).set_task_state(memory_id, state)
 

@@ -423,3 +423,15 @@ def test_inline_filters_and_words_may_follow_options(cli, repo):
     assert hits and {h["path"] for h in hits} == {"src/map.py"}, hits
     code, out, err = cli("search", "match", "--limit", "3", "--bogus")
     assert code == 2 and "unrecognized arguments: --bogus" in err
+
+
+def test_an_unknown_option_before_the_command_is_named(cli):
+    """`cortex --frobnicate` said a command was missing; the word it could not read is the one to name."""
+    for argv in (["--frobnicate"], ["--json", "--frobnicate", "list"], ["--db=somewhere", "--frobnicate"],
+                 ["--no-global", "--frobnicate", "list"]):
+        code, out, err = cli(*argv)
+        assert code == 2 and "unrecognized option --frobnicate before the command" in err, (argv, err)
+    code, out, err = cli("--json")
+    assert code == 2 and "required: COMMAND" in err
+    code, out, err = cli("--json", "init")
+    assert code == 0, err

@@ -460,10 +460,12 @@ async def test_d_asks_first_and_u_brings_a_forgotten_memory_back(shop, served):
         app.messages.clear()
         await pilot.press("u")
         await settle(pilot, MemorySaved)
+        # Back under the same id, as it was: whatever held the id (a pin, a link, an agent's note) still finds it.
         engine = Engine(shop)
         versions = engine.history(target.id)
-        assert [v.status for v in versions] == ["deleted", "active"]
+        assert [(v.id, v.status, v.version) for v in versions] == [(target.id, "active", target.version)]
         assert versions[-1].text == target.text and versions[-1].kind == target.kind
+        assert any(f"({target.id}, as it was)" in n for n in app.notices()), app.notices()
 
 
 @both
@@ -552,7 +554,7 @@ async def test_the_meter_counts_exactly_what_c_copies_in_every_format(shop, tmp_
                 await wait_until(pilot, lambda: budget.view.assembled.format == fmt, f"the {fmt} meter")
             bar = budget.query_one("#budget-bar").content.plain
             shown = int(bar.split("\n")[1].split(" / ")[0].replace(",", ""))
-            split = re.fullmatch(r"memories ([\d,]+) · code ([\d,]+) · \d+ items", bar.split("\n")[2])
+            split = re.fullmatch(r"memories ([\d,]+) \+ code ([\d,]+) \+ frame ([\d,]+) · \d+ items", bar.split("\n")[2])
             assert sum(int(n.replace(",", "")) for n in split.groups()) == shown, bar  # the split of that total
             app.messages.clear()
             await pilot.press("c")

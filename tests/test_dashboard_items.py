@@ -373,3 +373,77 @@ async def test_a_paraphrase_from_the_form_asks_new_version_or_both(shop):
         texts = sorted(m.text for m in go)
         assert texts == ["Go files are indented with tabs", "Go files are indented with tabs only"], texts
         assert next(m for m in go if m.text == "Go files are indented with tabs").version == 2
+
+
+async def test_the_new_memory_form_offers_only_changed_files_the_index_holds(shop):
+    """The form pre-filled every file of the working change: a binary, a file that is not UTF-8 (both skipped by the
+    index, so nothing can anchor to them), a deleted one. It offers the working change's indexed files only, the
+    first few; the watcher indexes a new text file before the form opens."""
+    from textual.widgets import Input
+
+    (shop / "shop/pricing.py").write_text((shop / "shop/pricing.py").read_text() + "\n# rounding: half up\n")
+    (shop / "shop/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (shop / "shop/latin1.txt").write_bytes("prix en caf\xe9\n".encode("latin-1"))
+    (shop / "README.md").unlink()
+    Engine(shop).code_index(create=True).update(embed=False)
+    app = RecordingApp(bridge_for(shop, served=True), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryForm), "the new memory form")
+        files = app.screen.query_one("#form-files", Input).value
+        assert files == "shop/pricing.py", files
+
+
+def screen_text(app) -> list[str]:
+    """The screen as it is painted, row by row."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+@pytest.mark.parametrize("size", [(100, 30), (120, 36), (160, 45), (180, 50)])
+async def test_nothing_is_cut_that_the_layout_could_show(shop, size):
+    """New users saw, at 100 columns, the footer cut `c Copy` to `c C`; at 160x45 pane 5's last line cut; at 120x36
+    pane 1 cut memory titles to about 10 characters; the search preview's score formula take four rows. Each is
+    checked where it shows, at several sizes, through the resident server."""
+    from textual.widgets import Static
+    from textual.widgets._footer import FooterKey
+
+    title = "Rounding of prices happens once, at checkout, half up"
+    Engine(shop).remember(MemoryDraft(text="Prices are rounded half up once, when the cart checks out.",
+                                      kind="decision", title=title, files=("shop/pricing.py",)))
+    app = RecordingApp(bridge_for(shop, served=True), task="tax and rounding of cart prices", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
+        for pane in ("1", "5"):
+            await pilot.press(pane)
+            await pilot.pause()
+            keys = list(app.screen.query(FooterKey))
+            palette = [k for k in keys if k.has_class("-command-palette")]
+            right = palette[0].region.x if palette else size[0]
+            for key in keys:
+                if key not in palette:
+                    assert key.region.right <= right, (pane, key.description, key.region, right)
+                    assert key.region.width >= len(key.key_display) + len(key.description) + 2, key.description
+        # Pane 1 shows the whole title (on a second line where the row is narrow).
+        await pilot.press("1")
+        await pilot.pause()
+        what = app.screen.query_one(WhatPane).region
+        rows = [row[what.x:what.right] for row in screen_text(app)[what.y:what.bottom]]
+        shown = " ".join(" ".join(row.strip("│").replace("▎", " ").replace("▊", " ").split()) for row in rows)
+        assert title in shown, rows
+        # Pane 5's notes: every row of them is on screen.
+        budget = app.screen.query_one(BudgetPane)
+        left = budget.query_one("#budget-left", Static)
+        if budget.region.height:
+            need = sum(max(1, -(-len(line) // max(left.content_size.width, 1)))
+                       for line in left.content.plain.split("\n") if line)
+            assert left.content_size.height >= need, (left.content.plain, left.content_size)
+        # The search preview's location and score take one row.
+        await pilot.press("slash", *"rounding", "enter")
+        search = app.screen.query_one(SearchPane)
+        await wait_until(pilot, lambda: search.hits, "search hits")
+        await pilot.press("2")
+        await pilot.pause(0.3)
+        preview = search.query_one("#search-preview", Static)
+        head = str(preview.content.renderables[0]).split("\n") if hasattr(preview.content, "renderables") else []
+        assert head and len(head[1]) <= max(preview.content_size.width, 1), head

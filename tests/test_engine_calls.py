@@ -107,7 +107,10 @@ def test_every_call_and_request_crosses_the_server_as_plain_data(shop):
     assert _same(remote.memory(revised.memory.id)) == _same(local.memory(revised.memory.id))
     remote.forget(revised.memory.id)
     restored = remote.restore(revised.memory)
-    assert restored.memory.version == 3 and restored.memory.text == "Round prices half even."
+    assert (restored.id, restored.status, restored.version) == (revised.memory.id, "active", 2)
+    assert restored.text == "Round prices half even." and Engine(shop).get(revised.memory.id).status == "active"
+    with pytest.raises(CortexError, match="is not forgotten"):
+        remote.restore(revised.memory)
     decision = next(m for m in Engine(shop).list_memories() if m.kind == "decision")
     (shop / "shop/pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n", encoding="utf-8")
     assert "shop/pricing.py changed" in remote.memory(decision.id).code_change.summary

@@ -103,3 +103,70 @@ async def test_pane_5_follows_saves_edits_pins_closes_and_r(repo):
         await pilot.press("r")
         await settle(pilot, SelectionMade)
         assert any("already compressed" in i.text for i in screen.query_one(BudgetPane).items)
+
+
+def _meter(pane: BudgetPane) -> tuple[int, dict[str, int], list[tuple[str, int]]]:
+    """What pane 5 says: its total, the split under it (memories, code, frame) and each row's kind and tokens."""
+    import re
+
+    lines = pane.query_one("#budget-bar").content.plain.split("\n")
+    total = int(lines[1].split(" / ")[0].replace(",", ""))
+    split = re.match(r"memories ([\d,]+) \+ code ([\d,]+) \+ frame ([\d,]+) · \d+ items", lines[2])
+    assert split is not None, lines
+    parts = dict(zip(("memories", "code", "frame"), (int(n.replace(",", "")) for n in split.groups())))
+    table = pane.query_one("#budget-table")
+    rows = [(str(table.get_row_at(n)[0]), int(str(table.get_row_at(n)[1]).replace(",", ""))) for n in
+            range(table.row_count)]
+    return total, parts, rows
+
+
+async def test_pane_5s_rows_and_frame_add_up_to_its_total_in_every_format(repo):
+    """A new user saw a total of 3,306 tokens above a single pinned item of 3,308: the rows were each item counted
+    alone, the total the whole document. Now each row is the item's share of the document, and the frame (title,
+    headings, wrapper) is said, so rows + frame = total exactly, one item pinned or several, in every format."""
+    commit_file(repo, "src/gzip_middleware.py", GZIP * 12, "Add the gzip middleware")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    note = engine.remember(MemoryDraft(text="the gzip middleware compresses only responses larger than minimum_size",
+                                       kind="decision", files=("src/gzip_middleware.py",))).memory
+    app = RecordingApp(bridge_for(repo, served=True), task=TASK, remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, SelectionMade)
+        screen, pane = app.screen, app.screen.query_one(BudgetPane)
+        await _after(pilot, app, lambda: _pin(screen, note.id))
+        for fmt in ("markdown", "xml", "json"):
+            if fmt != "markdown":
+                app.messages.clear()
+                await pilot.press("f")
+                await settle(pilot, SelectionMade)
+            assert pane.view.assembled.format == fmt
+            total, parts, rows = _meter(pane)
+            assert len(rows) >= 2 and total == pane.view.assembled.tokens, rows
+            assert sum(t for _, t in rows) + parts["frame"] == total, (fmt, total, parts, rows)
+            assert sum(t for kind, t in rows if "memory" in kind) == parts["memories"], (fmt, parts, rows)
+            assert parts["memories"] + parts["code"] + parts["frame"] == total
+
+
+async def test_a_pin_too_large_for_the_budget_is_said_loudly_not_left_out_in_silence(repo):
+    """A new user pinned a 900 KB memory: it was only "left out for budget", though the help said a pin always goes
+    in. A pin never takes the document past its budget; one that cannot fit is told in a warning and in red on the
+    meter while it stays pinned, and a pin that fits goes in."""
+    commit_file(repo, "src/gzip_middleware.py", GZIP, "Add the gzip middleware")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    huge = engine.remember(MemoryDraft(text="gzip level notes: " + "compress level nine is slow. " * 4000,
+                                       kind="note", title="every gzip level measured")).memory
+    small = engine.remember(MemoryDraft(text="the release checklist lives in RELEASING.md", kind="note")).memory
+    app = RecordingApp(bridge_for(repo, served=True), task=TASK, remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, SelectionMade)
+        screen, pane = app.screen, app.screen.query_one(BudgetPane)
+        await _after(pilot, app, lambda: _pin(screen, huge.id))
+        await _after(pilot, app, lambda: _pin(screen, small.id))
+        assert small.id in _memories(app) and huge.id not in _memories(app)
+        assert pane.view.assembled.tokens <= pane.view.selection.budget
+        bar = pane.query_one("#budget-bar").content.plain
+        assert "pinned but too large: note: every gzip level measured needs" in bar, bar
+        assert any(f"pinned but too large: memory {huge.id} needs" in n for n in pane.view.selection.notes)
+        warnings = [n.message for n in app._notifications if n.severity == "warning"]
+        assert sum("pinned but too large for the budget" in w for w in warnings) == 1, warnings

@@ -121,3 +121,25 @@ def test_the_readme_lists_every_key_of_the_keymap():
     console.print(help_table())
     shown = console.export_text()
     assert all(k.help in shown and k.shown in shown for k in KEYMAP)
+
+
+async def test_the_graph_opens_its_first_group_when_it_has_many():
+    """With more than four groups of neighbours the graph opened every one closed: nothing to read, and Space (which
+    opens one) was in no help. A few groups open; of many, the first; the help lists Space."""
+    from cortex_tui.widgets.keymap import KEYMAP
+    from textual.widgets import Tree
+
+    centre = Key.memory("m1")
+    found = [Neighbour(Key.file(f"f{n}.py"), f"f{n}.py", 1, via, centre)
+             for n, via in enumerate(["mentions", "made_on", "touches", "links", "imports", "tests"])]
+    app = Panes()
+    async with app.run_test(size=(200, 60)) as pilot:
+        graph = app.query_one(GraphPane)
+        graph.show(centre, "a decision", found)
+        await pilot.pause()
+        groups = graph.query_one(Tree).root.children
+        assert [g.is_expanded for g in groups] == [True] + [False] * 5
+        graph.show(centre, "a decision", found[:3])
+        await pilot.pause()
+        assert all(g.is_expanded for g in graph.query_one(Tree).root.children)
+    assert any(k.shown == "space" and "graph" in k.help for k in KEYMAP)

@@ -189,3 +189,47 @@ def test_a_signature_over_several_lines_reads_as_written_on_one():
     assert signature_lines(text, 10, ["open_resource", "render"]) == {
         "open_resource": (10, 'def open_resource(self, resource: str, mode: str = "rb") -> t.IO[t.AnyStr]:'),
         "render": (15, "def render(name: str, **context: t.Any) -> str:")}
+
+
+VIEWS = '''from .pricing import price_of
+
+
+class View:
+    def dispatch(self, request):
+        return price_of(request)
+
+
+class CartView(View):
+    def dispatch(  # type: ignore[override]
+        self, request, sep="#", *, url="http://shop.example/#cart"  # the anchor is part of the url
+    ) -> str:
+        return price_of(request)
+'''
+ROUTES = '''import { priceOf } from "./pricing";
+
+export function route(path, // the path as typed
+                      base = "//cdn.example") {
+  return priceOf(path) + base;
+}
+'''
+
+
+def test_a_signature_keeps_no_comment_that_would_hide_the_rest_of_it(repo, cli):
+    """The map joins a signature over several lines into one: a comment on its first line (`# type:
+    ignore[override]`, `// the path as typed`) then ran to the end of the line and commented out the parameters
+    for an agent reading it. Comments are left out; a `#` or `//` inside a string stays."""
+    from cortex_tui.core.context.signatures import signature_lines
+
+    commit_file(repo, "shop/pricing.py", PRICING, "Add pricing")
+    commit_file(repo, "shop/views.py", VIEWS, "Add views")
+    commit_file(repo, "web/routes.js", ROUTES, "Add routes")
+    found = cli.json("map", "--budget", "2000")
+    signatures = {(e["path"], e["name"]): e["signature"] for e in found["entries"]}
+    assert signatures[("shop/views.py", "CartView.dispatch")] == \
+        'def dispatch(self, request, sep="#", *, url="http://shop.example/#cart") -> str:', signatures
+    assert signatures[("web/routes.js", "route")] == 'export function route(path, base = "//cdn.example") {', signatures
+    assert "# type: ignore" not in found["text"] and "the path as typed" not in found["text"]
+    # A language whose comments are not known keeps its lines as they are; Rust's lifetimes open no string.
+    assert signature_lines("fn get<'a>(s: &'a str, // the key\n  n: u8) -> &'a str {\n}\n", 1, ["get"], "k.rs") == {
+        "get": (1, "fn get<'a>(s: &'a str, n: u8) -> &'a str {")}
+    assert signature_lines("proc f(a # b\n) =\n", 1, ["f"], "f.unknown")["f"][1] == "proc f(a # b) ="

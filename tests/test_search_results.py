@@ -119,3 +119,21 @@ def test_snippets_show_the_lines_that_match_with_their_numbers(repo, capsys):
     assert memory.snippet.start_line == 6 and memory.snippet.text.startswith("We chose exponential backoff")
     code_, out, _ = Cli(repo)("ss", "exponential backoff")
     assert code_ == 0 and f"{backoff_line:>5}      # exponential backoff between attempts" in out
+
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><text x="1" y="9">x</text></svg>\n'
+DEVCONTAINER = '{\n  "name": "dev",\n  "customizations": {"vscode": {"settings": {"python.x": "on"}}}\n}\n'
+
+
+def test_hits_that_score_zero_do_not_fill_the_list(repo):
+    """`cortex ss "[bold]x[/]"` on markupsafe listed 7 of 10 hits at 0.000 (SVGs, devcontainer.json): matched, but
+    penalised to nothing. A zero-score hit says nothing about the query and stays out."""
+    for n in range(4):
+        commit_file(repo, f"docs/_static/icon-{n}.svg", SVG, f"Add icon {n}")
+    commit_file(repo, ".devcontainer/devcontainer.json", DEVCONTAINER, "Add a dev container")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=True)
+    engine.remember(MemoryDraft(text="escape [bold]x[/] markup in titles", kind="decision"))
+    found = engine.search("[bold]x[/]")
+    assert found.hits and all(h.score.total > 0 for h in found.hits), [(h.title, h.score.total) for h in found.hits]
+    assert found.hits[0].title == "escape [bold]x[/] markup in titles"

@@ -187,6 +187,6 @@ def test_the_selections_rows_and_its_frame_add_up_to_its_total(cli, repo):
     code, out, _ = cli("select", TASK, "--budget", "12000")
     header, *rows = out.splitlines()
     total = int(re.match(r"([\d,]+) / 12,000 tokens", header).group(1).replace(",", ""))
-    frame = re.search(r"; ([\d,]+) of the tokens are headers and the document's frame", header)
+    frame = re.search(r"; ([\d,]+) of the tokens are the document's frame", header)
     items = sum(int(row.split("\t")[2].replace(",", "")) for row in rows if row.count("\t") >= 4)
     assert code == 0 and items + (int(frame.group(1).replace(",", "")) if frame else 0) == total, out

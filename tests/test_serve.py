@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import shutil
 import signal
 import socket
@@ -545,6 +546,13 @@ async def test_the_dashboard_paints_from_the_server_and_follows_its_one_watcher(
     texts = [m["text"] for m in json.loads(cortex(repo, "list", "--json").stdout)]
     assert "The ledger balances nightly" in texts
     wait_until(lambda: status(repo)["attached"] == 0, what="the closed dashboard to hang up")
+    # The watcher was the dashboard's: with nothing attached the server stops it, and says so (it said "watching"
+    # after every dashboard had quit, and "1 calls").
+    wait_until(lambda: not status(repo)["watching"], what="the watcher stopped with the last dashboard")
+    text = cortex(repo, "serve", "--status").stdout.decode()
+    assert "0 attached (dashboards, MCP servers)" in text and "not watching" in text, text
+    counts = re.findall(r"\b([\d,]+) (command|call)(s?)\b", text)
+    assert len(counts) == 2 and all((n == "1") == (not plural) for n, _, plural in counts), text
 
 
 # Prepended to a child's code: the first import of each engine package prints the stack that made it to stderr,

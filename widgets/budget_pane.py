@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ..core.context.assemble import Assembled
+from ..core.context.assemble import Assembled, Shares, token_shares
 from ..core.context.items import OVER_BUDGET, Item, Selection
 from ..core.keys import Key
 from .format import clip, shorten_path, styled
@@ -45,10 +45,10 @@ class BudgetPane(Pane):
 
     DEFAULT_CSS = """
     BudgetPane #budget-task { padding: 0 1; color: $text; height: auto; max-height: 2; }
-    BudgetPane #budget-bar { padding: 0 1; height: auto; }
+    BudgetPane #budget-bar { padding: 0 1; height: auto; max-height: 6; }
     BudgetPane DataTable { height: 1fr; min-height: 5; background: $surface; }
     BudgetPane #budget-detail { padding: 0 1; height: auto; max-height: 2; }
-    BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 3; }
+    BudgetPane #budget-left { padding: 0 1; color: $text-muted; height: auto; max-height: 6; }
     """
     PANE_TITLE = "5 Selected context"
     LIST = "budget-table"
@@ -73,6 +73,8 @@ class BudgetPane(Pane):
         """Row by row: the item and whether it is a dropped one."""
         self.shown_tokens: int | None = None
         """The meter's total: the token count of the assembled text that `c` copies."""
+        self.shares = Shares(0, {})
+        """The total split exactly between the items the document holds and its frame: the rows add up to it."""
         self._width = 0
 
     def compose(self) -> ComposeResult:
@@ -107,6 +109,7 @@ class BudgetPane(Pane):
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
+        self.shares = assembled.shares or token_shares(selection, assembled)
         self._draw_bar(view)
         self._fill(view)
         notes = list(selection.notes)
@@ -136,7 +139,12 @@ class BudgetPane(Pane):
             kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
             why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
-            table.add_row(kind, Text(f"{item.tokens:,}", justify="right"), label, styled(clip(why, widths["why"])),
+            # An item in the document shows its share of the total; one outside it (dropped, or cut when rendered)
+            # what it would need, dim, as it is not counted.
+            share = self.shares.items.get(item.key)
+            tokens = Text(f"{share if share is not None else item.tokens:,}", justify="right",
+                          style="" if share is not None else "dim")
+            table.add_row(kind, tokens, label, styled(clip(why, widths["why"])),
                           key=("dropped " if dropped else "") + str(item.key))
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
@@ -147,13 +155,14 @@ class BudgetPane(Pane):
 
     def _bar(self, selection: Selection, assembled: Assembled, dropped: int) -> Text:
         kept = assembled.items
-        used_memory = sum(i.tokens for i in kept if i.kind == "memory")
-        used_code = sum(i.tokens for i in kept if i.kind != "memory")
+        shares = self.shares.items
+        used_memory = sum(shares.get(i.key, 0) for i in kept if i.kind == "memory")
+        used_code = sum(shares.get(i.key, 0) for i in kept if i.kind != "memory")
+        frame = assembled.tokens - used_memory - used_code
         # The pane's inner width less the bar's own padding; 10 cells while the pane is hidden (not laid out yet).
         width = max(self.content_size.width - 2, 10)
-        # The cells split the assembled total (headers included) in proportion to the items' own tokens.
-        scale = width * assembled.tokens / max(selection.budget, 1) / max(used_memory + used_code, 1)
-        memory_cells, code_cells = round(used_memory * scale), round(used_code * scale)
+        scale = width / max(selection.budget, 1)
+        memory_cells, code_cells = round(used_memory * scale), round((used_code + frame) * scale)
         variables = self.app.theme_variables
         bar = Text()
         bar.append("█" * memory_cells, style=variables.get("budget-memory", "magenta"))
@@ -163,13 +172,15 @@ class BudgetPane(Pane):
         style = variables.get("budget-warn", "red") if share > 0.95 else ""
         bar.append(f"\n{assembled.tokens:,} / {selection.budget:,} tokens ({selection.encoding}, {assembled.format})",
                    style=style)
-        # The split of the total, not the items' own counts: those each include their own header, which the
-        # assembled document shares between the files of a directory, so their sum can pass the total.
-        memory_share = round(assembled.tokens * used_memory / max(used_memory + used_code, 1))
-        bar.append(f"\nmemories {memory_share:,} · code {assembled.tokens - memory_share:,} · {len(kept)} items",
+        # The rows' own shares and the frame (title, headings, the format's wrapper): the three add up to the total.
+        bar.append(f"\nmemories {used_memory:,} + code {used_code:,} + frame {frame:,} · {len(kept)} items",
                    style="dim")
         if dropped:
             bar.append(f" · {dropped} dropped (at the end of the list; x or u restores)", style="dim")
+        # A pin never takes the document past its budget: one that cannot fit is said here, where it is seen.
+        for item in unfit_pins(selection, self.view.pins if self.view else frozenset()):
+            bar.append(f"\n📌 pinned but too large: {_label(item, 60)} needs {item.tokens:,} tokens, more than the "
+                       f"budget has free; + raises the budget, p unpins", style=variables.get("budget-warn", "red"))
         return bar
 
     def _highlighted(self) -> tuple[Item, bool] | None:
@@ -200,7 +211,9 @@ class BudgetPane(Pane):
         item, dropped = found
         where = item.provenance if item.memory is None else f"{item.memory.kind} {item.memory.id}: {item.memory.title}"
         text = Text(clip(where, 300), style="dim strike" if dropped else "bold")
-        text.append(f"  {item.tokens:,} tokens", style="dim")
+        share = self.shares.items.get(item.key)
+        text.append(f"  {share:,} tokens in the document" if share is not None and not dropped
+                    else f"  {item.tokens:,} tokens, not in the document", style="dim")
         detail.update(text)
 
     def action_drop(self) -> None:
@@ -213,6 +226,11 @@ class BudgetPane(Pane):
         found = self._highlighted()
         if found is not None:
             self.post_message(self.ItemToggled(self, found[0], "pin"))
+
+
+def unfit_pins(selection: Selection, pins: frozenset[Key]) -> list[Item]:
+    """The pinned items the selection could not fit in its budget."""
+    return [i for i in selection.left_out if i.key in pins]
 
 
 def _strongest(signals: dict[str, float]) -> list[tuple[str, float]]:

@@ -90,8 +90,11 @@ class GraphPane(Pane):
         groups: dict[str, list[Neighbour]] = {}
         for n in found:
             groups.setdefault(n.via, []).append(n)
-        for via, members in groups.items():
-            branch = tree.root.add(styled((clip(via, 60), "dim"), f" ({len(members)})"), expand=len(groups) <= 4)
+        for n_group, (via, members) in enumerate(groups.items()):
+            # A few groups open; of many, the first (it opened with every group closed: nothing to see, and Space,
+            # which opens one, was in no help).
+            branch = tree.root.add(styled((clip(via, 60), "dim"), f" ({len(members)})"),
+                                   expand=len(groups) <= 4 or n_group == 0)
             for n in members:
                 branch.add_leaf(styled(f"{_ICONS.get(n.node.kind, '')} ",
                                        _label(n.node, n.label, width - LEAF_INDENT)), data=n.node)

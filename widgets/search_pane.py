@@ -197,7 +197,10 @@ class SearchPane(Pane):
             return
         head = Text()
         head.append(f"{visible(clip(hit.title, 300))}\n", style="bold")
-        head.append(f"{visible(clip(hit.location, 300))}  ·  {hit.score.explain()}\n", style="dim")
+        # Where it is and its score's formula on one row (it took four in a narrow pane, above the code that
+        # matters): cut to the pane's width; `cortex search --explain` prints it whole.
+        width = self.query_one("#search-preview", Static).content_size.width or 300
+        head.append(f"{clip(visible(hit.location + '  ·  ' + hit.score.explain()), width)}\n", style="dim")
         if hit.memory is not None and hit.memory.code_change is not None:
             head.append(f"code changed since: {visible(hit.memory.code_change.summary)} (v confirms it still holds)\n",
                         style="yellow")

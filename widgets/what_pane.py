@@ -72,11 +72,17 @@ class WhatPane(Pane):
                     targets[option_id] = target
                     options.append(Option(text, id=option_id))
 
-        # The age leads each row in a fixed width: a narrow pane cuts the end of a title, never the age.
+        # The age leads each row in a fixed width, then the kind; the title has what is left of the row (less the
+        # scrollbar), and in a narrow pane (at 120 columns it had 12 cells) goes on over up to two more lines.
+        row_room = self.query_one(OptionList).content_size.width - 3
+
         def mem(m: Memory) -> tuple[Target, Text]:
             changed = ("  code changed since", "yellow") if m.code_change is not None else ""
-            return (Target(Key.memory(m.id), m.title, m),
-                    styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), clip(m.title, 200), changed))
+            lines = _title_lines(m.title, row_room - 17, row_room - INDENT)
+            row = styled((f"{age(m.updated_at):>6} ", "dim"), (f"{m.kind:<9} ", "italic"), lines[0], changed)
+            for line in lines[1:]:
+                row.append("\n" + " " * INDENT + line)
+            return Target(Key.memory(m.id), m.title, m), row
 
         section("On this branch", [mem(m) for m in what.branch_memories])
         section("About your changes", [mem(m) for m in what.file_memories])
@@ -114,3 +120,26 @@ class WhatPane(Pane):
         target = self.targets.get(event.option.id or "")
         if target is not None:
             self.post_message(self.EntryChosen(self, target.key))
+
+
+WRAPPED = 40
+"""A title needing more room than this on a narrow row goes on over further lines (a wide pane cuts it with `…`)."""
+INDENT = 2
+"""The indent of a title's further lines."""
+TITLE_LINES = 3
+
+
+def _title_lines(title: str, first: int, rest: int) -> list[str]:
+    """The title in lines: the first in `first` cells, the others (at most TITLE_LINES in all, the last cut with
+    `…`) in `rest`, broken at a space where one is near. One line when it fits or the row is wide."""
+    line = " ".join(title.split())
+    if first >= WRAPPED or first < 8 or len(line) <= first:
+        return [clip(line, 200)]
+    lines: list[str] = []
+    room = first
+    while line and len(lines) < TITLE_LINES - 1 and len(line) > room:
+        cut = line.rfind(" ", room // 2, room + 1)
+        cut = cut if cut > 0 else room
+        lines.append(line[:cut])
+        line, room = line[cut:].lstrip(), rest
+    return lines + ([clip(line, room)] if line else [])

@@ -95,8 +95,8 @@ class EngineCalls(ABC):
         """Soft-delete a memory."""
 
     @abstractmethod
-    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
-        """Undo a soft forget: the forgotten text comes back as the next version of its key."""
+    def restore(self, memory: Memory, write_id: str = "") -> Memory:
+        """Undo a soft forget: the memory is active again under the same id."""
 
     @abstractmethod
     def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:
@@ -108,7 +108,8 @@ class EngineCalls(ABC):
 
     @abstractmethod
     def changed_files(self) -> tuple[str, ...]:
-        """The files of the working change (staged, modified, untracked)."""
+        """The files of the working change (staged, modified, untracked) that the code index holds, the first few:
+        a new memory's form offers them."""
 
 
 CALLS: frozenset[str] = frozenset(EngineCalls.__abstractmethods__)

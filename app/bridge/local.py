@@ -61,6 +61,10 @@ def repository_gone(root: Path) -> CortexError:
                        "cortex-tui where the repository is now")
 
 
+FORM_FILES = 5
+"""How many files of the working change a new memory's form offers (a long change's list would be noise)."""
+
+
 class EngineBridge(Bridge):
     """One engine per dashboard, shared by its workers; LanceDB and the model are safe to use from threads."""
 
@@ -214,14 +218,11 @@ class EngineBridge(Bridge):
         self._once(write_id, "forget", lambda: self.engine.forget(memory_id), lambda _id: None, memory_id=memory_id)
 
     @_needs_repository
-    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
-        """Undo a soft forget: the forgotten text comes back as the next version of its key, so `cortex history`
-        shows the forgotten version and the restored one."""
-        draft = MemoryDraft(text=memory.text, kind=memory.kind, title=memory.title, tags=tuple(memory.tags),
-                            files=tuple(memory.files), symbols=tuple(memory.symbols), scope=memory.scope,
-                            task_state=memory.task_state, context=memory.context)
-        return self._once(write_id, "restore", lambda: self.engine.revise(memory.id, draft), self._stored,
-                          memory_id=memory.id, draft=repr(draft))
+    def restore(self, memory: Memory, write_id: str = "") -> Memory:
+        """Undo a soft forget: the memory is active again under the same id (a new version would have a new id,
+        and whatever held the old one would lose it)."""
+        return self._once(write_id, "restore", lambda: self.engine.unforget(memory.id),
+                          lambda _id: self.engine.get(memory.id), memory_id=memory.id)
 
     @_needs_repository
     def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:
@@ -235,5 +236,15 @@ class EngineBridge(Bridge):
 
     @_needs_repository
     def changed_files(self) -> tuple[str, ...]:
-        return self.engine.git().changed_files
+        """The working change's files that the code index holds, at most FORM_FILES in git's order: what a new
+        memory is most likely about, and what its anchors can point at. A file the index skipped (binary, not
+        UTF-8, generated, secret, too large), ignored or deleted is not offered."""
+        from ...core.index.indexed_paths import read_indexed
+
+        changed = self.engine.git().changed_files
+        if not changed or not self.engine.has_index():
+            return ()
+        index = self.engine.code_index()
+        held = read_indexed(index.files, index.chunks, index.skipped_table, set(changed)).stat
+        return tuple(path for path in changed if path in held)[:FORM_FILES]
 

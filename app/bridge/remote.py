@@ -106,7 +106,7 @@ class RemoteBridge(Bridge):
     def forget(self, memory_id: str, write_id: str = "") -> None:
         self._write("forget", write_id, memory_id)
 
-    def restore(self, memory: Memory, write_id: str = "") -> RememberResult:
+    def restore(self, memory: Memory, write_id: str = "") -> Memory:
         return self._write("restore", write_id, memory)
 
     def set_task_state(self, memory_id: str, state: str, write_id: str = "") -> None:

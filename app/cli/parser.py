@@ -109,6 +109,10 @@ def build_parser(commands: frozenset[str] | None = None) -> argparse.ArgumentPar
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """Parse a command line; words left after the options join the command's query or task words (argparse stops
     a positional list at the first option), anything else is the usual usage error."""
+    unknown = _unknown_option(parser, argv)
+    if unknown is not None:
+        # argparse would only say the command is missing: the word it could not read is the one to name.
+        parser.error(f"unrecognized option {unknown} before the command")
     args, extra = parser.parse_known_args(argv)
     target = next((name for name in WORD_LISTS if isinstance(getattr(args, name, None), list)), None)
     if extra and (target is None or any(word.startswith("-") and word != "-" for word in extra)):
@@ -116,3 +120,18 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     if extra and target is not None:
         setattr(args, target, [*getattr(args, target), *extra])
     return args
+
+
+def _unknown_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The first word before the command that looks like an option the top level does not have, else None."""
+    known = parser._option_string_actions  # argparse keeps its option table here; it has no public accessor
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if not word.startswith("-") or word in ("-", "--"):
+            return None  # the command (or `--`): its own parser reads the rest
+        action = known.get(word.split("=", 1)[0])
+        if action is None:
+            return word
+        i += 1 if "=" in word or action.nargs == 0 else 2
+    return None

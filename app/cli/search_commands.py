@@ -172,16 +172,18 @@ def run_select(args, ctx: CommandContext) -> Answer:
 
 
 def _print_selection(out, sel) -> None:
+    from ...core.context.assemble import assemble, token_shares
     from ...core.text import one_line
-    # The items' tokens are their text; the rest of the total is the document's headers and frame, said so that the
-    # rows add up to it.
-    frame = sel.tokens - sum(i.tokens for i in sel.chosen)
+    # Each row is the item's exact share of the document and the frame the rest, so the rows add up to the total
+    # (items counted one by one do not: headings are shared and tokens merge across an item's edges).
+    shares = token_shares(sel, assemble(sel, sel.fmt))
     out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items"
-             + (f"; {frame:,} of the tokens are headers and the document's frame" if frame > 0 else ""))
+             + (f"; {shares.frame:,} of the tokens are the document's frame" if shares.frame > 0 else ""))
     for note in sel.notes:
         out.console.print(note, style="yellow")
     out.table(["kind", "item", "tokens", "score", "why"], [
-        [i.kind, _chosen_label(i), f"{i.tokens:,}", f"{i.value:.3f}", _why(i)] for i in sel.chosen
+        [i.kind, _chosen_label(i), f"{shares.items.get(i.key, i.tokens):,}", f"{i.value:.3f}", _why(i)]
+        for i in sel.chosen
     ])
     for label, items in left_out_groups(sel):
         out.console.print(one_line(f"{label}: " + ", ".join(_left_label(i) for i in items[:8])), style="dim",

@@ -60,12 +60,16 @@ def _print_status(out, found: dict | None) -> None:
     current = "current" if found.get("fingerprint") == fingerprint() else "another install: replaced on next use"
     out.console.out(
         f"server pid {found['pid']} for {found['root']}, version {found['version']} ({current})\n"
-        f"  up {time.time() - found['started']:.0f} s, {found['commands']} commands, idle {found['idle_for']:.0f} s"
+        f"  up {time.time() - found['started']:.0f} s, {_count(found['commands'], 'command')}, idle {found['idle_for']:.0f} s"
         f" (exits after {idle_limit / 60:.0f} min), memory {rss}\n"
-        f"  {found.get('attached', 0)} attached (dashboards, MCP servers), {found.get('calls', 0)} calls, "
+        f"  {found.get('attached', 0)} attached (dashboards, MCP servers), {_count(found.get('calls', 0), 'call')}, "
         f"{_watcher(found)}\n"
         f"  socket {found['socket']}"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _watcher(found: dict) -> str:

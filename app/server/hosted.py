@@ -202,9 +202,17 @@ class Hosted:
         return events
 
     def unsubscribe(self, events: queue.Queue) -> None:
+        """The watcher is for the attached processes: when the last one leaves it stops (a command's freshness look
+        keeps a search true without it), and the next to attach starts an index pass and a watcher again."""
         with self._lock:
             if events in self._subscribers:
                 self._subscribers.remove(events)
+            left = self._watching if not self._subscribers else None
+            if left is not None:
+                self._watching, self._indexed = None, None
+        if left is not None:
+            left.stop()
+            self._log("nothing attached; stopped watching the work tree")
 
     def memories_changed(self) -> None:
         """A command or a call of this server wrote memories: its subscribers hear at once, even while the first index
@@ -242,9 +250,16 @@ class Hosted:
             failed=lambda text: self._failed(bridge, text),
         ))
         with self._lock:
-            self._indexed, self._indexing, self._watching = indexed, False, bridge
+            alone = not self._subscribers
+            self._indexing = False
+            if not alone:
+                self._indexed, self._watching = indexed, bridge
             for events in self._subscribers:
                 events.put(("indexed", indexed))
+        if alone:  # every attached process left during the pass: nobody to watch for
+            bridge.stop()
+            self._log("indexed; nothing attached, so not watching")
+            return
         self._log("indexed; watching the work tree")
 
     def _replaced(self, bridge) -> None:

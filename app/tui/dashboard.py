@@ -11,13 +11,14 @@ from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.notifications import SeverityLevel
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, Tab, Tabs, TextArea
+from textual.widgets import Input, Static, Tab, Tabs, TextArea
 
 from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
-from ...widgets.budget_pane import BudgetPane, BudgetView
+from ...widgets.budget_pane import BudgetPane, BudgetView, unfit_pins
+from ...widgets.footer import FittingFooter
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -73,7 +74,7 @@ class DashboardScreen(DashboardWork):
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")
             yield BudgetPane(id="budget")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self._topbar("opening the database…")
@@ -146,6 +147,13 @@ class DashboardScreen(DashboardWork):
             # `f`, `s`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
             return
         self.selection, self.assembled = message.selection, message.assembled
+        unfit = {i.key: i for i in unfit_pins(message.selection, self.pins)}
+        for key in unfit.keys() - self.unfit_pins:
+            # Said once per pin that cannot fit, loudly: the pane's bar keeps saying it while the pin stays.
+            self.notify(f"pinned but too large for the budget: {clip(unfit[key].provenance, 80)} needs "
+                        f"{unfit[key].tokens:,} tokens of {message.selection.budget:,}; + raises the budget",
+                        severity="warning", timeout=8, markup=False)
+        self.unfit_pins = set(unfit)
         self._show_budget()
         self.loaded.add("select")
 

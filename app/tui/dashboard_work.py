@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -16,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...core.context.assemble import Assembled
+from ...core.context.assemble import Assembled, token_shares
 from ...core.context.items import Item, Selection
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.errors import CortexError
@@ -90,6 +91,8 @@ class DashboardWork(Screen):
         self.dropped: dict[Key, Item] = {}
         """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
         self.undo_stack: list[Undo] = []
+        self.unfit_pins: set[Key] = set()
+        """Pins the last selection could not fit in its budget (each is told once, when it first does not fit)."""
         self.graph_centre: Key | None = None
         self.selection: Selection | None = None
         self.assembled: Assembled | None = None
@@ -177,7 +180,9 @@ class DashboardWork(Screen):
                                 purpose=self.purpose, session=self.session)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
-            self._deliver(SelectionMade(selection, self.bridge.assemble(selection, fmt)))
+            assembled = self.bridge.assemble(selection, fmt)
+            # Rendered here, off the screen's thread: the meter's rows and its frame then add up to its total.
+            self._deliver(SelectionMade(selection, replace(assembled, shares=token_shares(selection, assembled))))
 
     @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
     def copy_context(self) -> None:
@@ -251,8 +256,8 @@ class DashboardWork(Screen):
             self.bridge.set_task_state(memory.id, "open")
             self.post_message(MemorySaved(f"reopened the task {undo.label}"))
         else:
-            result = self.bridge.restore(memory)
-            self.post_message(MemorySaved(f"brought back {undo.label} (version {result.memory.version})"))
+            restored = self.bridge.restore(memory)
+            self.post_message(MemorySaved(f"brought back {undo.label} ({restored.id}, as it was)"))
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -55,7 +55,7 @@ class MemoryCommands(_ScreenCommands):
 class ContextCommands(_ScreenCommands):
     COMMANDS = (
         ("context: set task from search", "set_task", "use the search text as the task (t)"),
-        ("context: pin highlighted", "pin_item", "always include the highlighted memory or file (p)"),
+        ("context: pin highlighted", "pin_item", "include the highlighted memory or file first, while it fits the budget (p)"),
         ("context: copy", "copy_context", "copy the assembled context (c)"),
         ("context: raise budget", "budget(2000)", "+2,000 tokens (+)"),
         ("context: lower budget", "budget(-2000)", "-2,000 tokens (-)"),

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..errors import CortexError
+from ..keys import Key
 from ..secrets.secret_fields import redact_item
 from ..secrets.secrets import redacted
 from ..text import one_line
@@ -42,6 +43,8 @@ class Assembled:
     redactions: int
     dropped: list[Item]
     """Items removed because the rendered document (headers included) would have exceeded the budget."""
+    shares: Shares | None = None
+    """Each item's exact share of `tokens` (`token_shares`), for a meter that shows them; None until computed."""
 
     @property
     def suffix(self) -> str:
@@ -102,6 +105,39 @@ def assemble(selection: Selection, fmt: str = "markdown") -> Assembled:
         items.remove(weakest)
         dropped.append(weakest)
     return Assembled(doc.text, fmt, doc.tokens, doc.items, doc.redactions, dropped)
+
+
+@dataclass(frozen=True)
+class Shares:
+    """An assembled document's tokens split exactly: each item's (its text, its header, and any section heading or
+    sources line it is the first to need) and the frame they all share (the title line, the format's wrapper).
+    `frame + sum(items.values())` is the document's token count, so a meter's rows and total always add up."""
+
+    frame: int
+    items: dict[Key, int]
+
+
+def token_shares(selection: Selection, assembled: Assembled) -> Shares:
+    """Each item's share, as the document grows by it: the items are added one at a time in the order the document
+    lays them out, and each is charged what the document's exact count grew by. Items counted one by one cannot be
+    summed instead: a section heading is shared, and tokens merge across an item's edges."""
+    if not assembled.items:
+        return Shares(assembled.tokens, {})
+    layout = Layout(assembled.format, selection.purpose)
+    task = redacted(selection.task)
+
+    def tokens(items: list[Item]) -> int:
+        return count_tokens(_render(task, selection.commit, selection.encoding, sections(items, layout.purpose), layout),
+                            selection.encoding)
+
+    frame = previous = tokens([])
+    shares: dict[Key, int] = {}
+    for n, item in enumerate(assembled.items, 1):
+        # The whole document's count is the one `assembled` carries (the same render): the shares end exactly there.
+        now = assembled.tokens if n == len(assembled.items) else tokens(assembled.items[:n])
+        shares[item.key] = now - previous
+        previous = now
+    return Shares(frame, shares)
 
 
 def item_overhead(task: str, commit: str, encoding: str, item: Item, layout: Layout) -> int:

@@ -206,7 +206,7 @@ def _gap(chunks: list[Chunk], start: int, end: int) -> str:
     for c in inside:
         if len(signatures) >= SIGNATURES_PER_GAP:
             break
-        signatures += sorted(set(_signatures(c.text, c.start_line, c.symbols)))
+        signatures += sorted(set(_signatures(c.text, c.start_line, c.symbols, c.path)))
         read += 1
     rest = len(signatures) - SIGNATURES_PER_GAP + sum(len(c.symbols) for c in inside[read:])
     lines = [f"{head}; the definitions there:)\n"]
@@ -217,6 +217,6 @@ def _gap(chunks: list[Chunk], start: int, end: int) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _signatures(text: str, start_line: int, symbols: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+def _signatures(text: str, start_line: int, symbols: tuple[str, ...], path: str) -> tuple[tuple[int, str], ...]:
     """A chunk's signature lines; cached, since fitting a document renders the same gaps again and again."""
-    return tuple(signature_lines(text, start_line, list(symbols)).values())
+    return tuple(signature_lines(text, start_line, list(symbols), path).values())

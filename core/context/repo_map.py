@@ -241,7 +241,8 @@ class MapState:
         if missing:
             found: dict[str, dict[str, tuple[int, str]]] = {p: {} for p in missing}
             for row in scan(self._table, in_filter("path", missing), ["path", "start_line", "symbols", "text"]):
-                found[row["path"]].update(signature_lines(row["text"], row["start_line"], row["symbols"] or []))
+                found[row["path"]].update(signature_lines(row["text"], row["start_line"], row["symbols"] or [],
+                                                              row["path"]))
             with self._lock:
                 self._known.update(found)
         with self._lock:

@@ -152,6 +152,9 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
                                 {c.path for c in relevant if c.value >= request.min_score})
                       + _memories_left_out(memories, chosen_units, limits, free) + memories_out,
                       key=lambda i: (-i.value, i.key))
+    # A pin goes in first, but never past the budget: one that cannot fit is said, not left out in silence.
+    notes += [f"pinned but too large: {_named(i.key)} needs {i.tokens:,} tokens, {max(free, 0):,} of {budget:,} are "
+              "free; raise the budget or unpin it" for i in left_out if i.key in request.pins]
     if not chosen and units:
         smallest = min(u.cost for u in units)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")

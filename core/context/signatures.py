@@ -16,10 +16,20 @@ _DEF_WORDS = re.compile(
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|\"\"\"|''')")
 
 
-def signature_lines(text: str, start_line: int, symbols: list[str]) -> dict[str, tuple[int, str]]:
+_HASH = frozenset(".py .pyi .pyx .rb .sh .bash .zsh .pl .pm .r .jl .ex .exs .nim .cr .tcl .ps1".split())
+_SLASHES = frozenset((".go .rs .js .jsx .mjs .cjs .ts .tsx .mts .cts .java .c .h .cc .cpp .cxx .hpp .hh .cs .kt .kts "
+                      ".swift .scala .sc .php .dart .zig .sol .groovy .gradle .m .mm .proto .v .fs .fsx").split())
+_DASHES = frozenset(".lua .hs .sql .elm .ada .adb .ads".split())
+
+
+def signature_lines(text: str, start_line: int, symbols: list[str], path: str = "") -> dict[str, tuple[int, str]]:
     """Where each symbol of a chunk is defined (its line in the file) and its signature: the definition's first line,
-    continued while its brackets are open, blanks collapsed."""
-    lines = text.splitlines()
+    continued while its brackets are open, blanks collapsed, and each line's trailing comment left out (the lines
+    are joined into one, where a comment would run to the end and hide the rest: `# type: ignore[override]` on the
+    first line of a Python signature commented out its parameters). Comments are known by the file's language
+    (`path`); in a language it does not know the lines are kept as they are."""
+    marker, quotes = _comments(path)
+    lines = [_uncommented(line, marker, quotes) for line in text.splitlines()]
     found: dict[str, tuple[int, str]] = {}
     cursor = 0
     for symbol in symbols:
@@ -76,3 +86,33 @@ def _joined(parts: list[str]) -> str:
         else:
             text += " " + part
     return text
+
+
+def _comments(path: str) -> tuple[str, str]:
+    """The line comment of the file's language, by its extension ("" when not known), and the characters that open
+    a string in it (in Rust a single quote marks a lifetime, `&'a str`, and opens nothing)."""
+    name = path.rsplit("/", 1)[-1]
+    suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    marker = "#" if suffix in _HASH else "//" if suffix in _SLASHES else "--" if suffix in _DASHES else ""
+    return marker, '"`' if suffix == ".rs" else "\"'`"
+
+
+def _uncommented(line: str, marker: str, quotes: str) -> str:
+    """The line without its trailing comment: the first `marker` outside a string literal and what follows."""
+    if not marker or marker not in line:
+        return line
+    quote = ""
+    i = 0
+    while i < len(line):
+        char = line[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in quotes:
+            quote = char
+        elif line.startswith(marker, i):
+            return line[:i].rstrip()
+        i += 1
+    return line

@@ -166,6 +166,9 @@ class Searcher:
             refined = refine(hits, text, parsed.terms, self.weights, now, alternates)
             hits = refined.hits[:limit]
             notes.extend(refined.notes)
+        # A hit whose penalties took its score to 0 (a test or an SVG that shares one word of two with the query)
+        # says nothing about the query: it does not fill the list.
+        hits = [hit for hit in hits if hit.score.total > 0]
         # Snippets for the hits returned only: the reranker reads whole texts, and a third of the candidates it
         # ranked are cut (a search stemmed every line of 30 texts to show 10).
         shown = stems.union(*alternate_stems.values())

@@ -386,6 +386,26 @@ class MemoryStore:
         self.db.write(apply)
         return self.told(chosen)
 
+    def unforget(self, memory_id: str) -> Memory:
+        """Undo a soft forget: the same row is active again under its own id, so whatever holds the id (a pin, a
+        link, an agent's note) finds it. Refused when it is not forgotten, or when a newer version of its key is
+        active meanwhile (two active versions of one key would both be current)."""
+        target = self.get(memory_id)
+        if target.status != "deleted":
+            raise CortexError(f"memory {memory_id} is not forgotten (it is {target.status}): nothing to bring back")
+        newer = [m for m in self.query(f"source_key = {quote(target.source_key)}") if m.status == "active"] \
+            if target.source_key else []
+        if newer:
+            raise CortexError(f"memory {memory_id} has a newer active version ({newer[0].id}): that one is current")
+
+        def apply():
+            self.db.update(self.table, f"id = {quote(memory_id)}",
+                           write_ids.stamped_update({"status": "active", "updated_at": now()}))
+            self.db.note_written()
+
+        self.db.write(apply)
+        return self.told(self.get(memory_id))
+
     def set_source_key(self, memory_id: str, key: str) -> None:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
 

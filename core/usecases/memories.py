@@ -130,6 +130,11 @@ def forget(ws: Workspace, memory_id: str | None, key: str | None, purge: bool) -
     return ws.stores.forget_key(key, purge)
 
 
+def unforget(ws: Workspace, memory_id: str) -> Memory:
+    """A soft-forgotten memory active again, under the same id."""
+    return ws.checked([ws.stores.owner(memory_id).unforget(memory_id)])[0]
+
+
 def receipt(ws: Workspace, write_id: str, mark: str = "") -> Receipt | None:
     """The receipt of the write with this id in any store read (the one its scope went to), or None when none
     committed it; of several, one made by the command whose fingerprint is `mark` (core/write_ids.py)."""
