@@ -8,8 +8,12 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 
-def selection_item_json(i) -> dict:
+def selection_item_json(i, shares=None) -> dict:
+    """`tokens` is what the item costs alone; `document_tokens` (given `shares`, for a chosen item) its exact share of
+    the assembled document, so those shares and the document's `frame_tokens` add up to its total."""
     out = {"kind": i.kind, "provenance": i.provenance, "tokens": i.tokens, "score": i.value, "signals": i.signals}
+    if shares is not None and i.key in shares.items:
+        out["document_tokens"] = shares.items[i.key]
     if i.reason:
         out["reason"] = i.reason
     if i.kind == "memory":

@@ -101,6 +101,8 @@ async def test_every_tool_on_a_real_repository(shop, served):
         selected = await call(client, "select_context", task="change how tax is applied to prices", budget=4000)
         assert selected["tokens"] <= 4000 and "def price_of(sku):" in selected["context"]
         assert any(i.get("path") == "shop/pricing.py" for i in selected["items"])
+        assert selected["frame_tokens"] + sum(i["document_tokens"] for i in selected["items"]) == selected["tokens"], \
+            "each item's share of the document and the frame add up to the total an agent pays"
 
         graph = await call(client, "graph_neighbors", node="shop/pricing.py")
         assert graph["node"] == "file:shop/pricing.py"

@@ -242,6 +242,7 @@ def test_cli_context_copy_and_output(shop, repo, capsys, tmp_path, monkeypatch):
     assert "def price" in (tmp_path / "clip.txt").read_text()
     chosen = cli.json("select", "tax in shop/pricing.py", "--budget", "1500")
     assert chosen["tokens"] <= 1500 and chosen["chosen"][0]["path"] == "shop/pricing.py"
+    assert chosen["frame_tokens"] + sum(i["document_tokens"] for i in chosen["chosen"]) == chosen["tokens"]
     code, _, err = cli("select", "x", "--budget", "0")
     assert code == 1 and "positive" in err
 

@@ -161,22 +161,24 @@ def _select_request(args, ctx: CommandContext) -> SelectRequest:
 
 
 def run_select(args, ctx: CommandContext) -> Answer:
+    from ...core.context.assemble import assemble, token_shares
+
     sel = ctx.engine(args).select_context(_select_request(args, ctx))
+    shares = token_shares(sel, assemble(sel, sel.fmt))
     return Answer({
         "task": sel.task[:500], "budget": sel.budget, "tokens": sel.tokens, "format": sel.fmt, "purpose": sel.purpose,
         "encoding": sel.encoding,
-        "notes": sel.notes,
-        "chosen": [selection_item_json(i) for i in sel.chosen], "left_out": [selection_item_json(i) for i in sel.left_out],
+        "notes": sel.notes, "frame_tokens": shares.frame,
+        "chosen": [selection_item_json(i, shares) for i in sel.chosen],
+        "left_out": [selection_item_json(i) for i in sel.left_out],
         "ranked_files": sel.ranked_files[:50],
-    }, lambda out: _print_selection(out, sel))
+    }, lambda out: _print_selection(out, sel, shares))
 
 
-def _print_selection(out, sel) -> None:
-    from ...core.context.assemble import assemble, token_shares
+def _print_selection(out, sel, shares) -> None:
     from ...core.text import one_line
     # Each row is the item's exact share of the document and the frame the rest, so the rows add up to the total
     # (items counted one by one do not: headings are shared and tokens merge across an item's edges).
-    shares = token_shares(sel, assemble(sel, sel.fmt))
     out.line((f"{sel.tokens:,} / {sel.budget:,} tokens", "bold"), f" ({sel.encoding}), {len(sel.chosen)} items"
              + (f"; {shares.frame:,} of the tokens are the document's frame" if shares.frame > 0 else ""))
     for note in sel.notes:

@@ -131,7 +131,7 @@ class CortexTools:
         """Choose files, code chunks and memories for a task under a token budget (exact tokens) and return them
         assembled verbatim with provenance headers (`context`), plus the chosen items and those left out. Budget
         must be at least 1."""
-        from ...core.context.assemble import assemble
+        from ...core.context.assemble import assemble, token_shares
 
         if repo is not None:
             self._this_repository(repo)
@@ -139,9 +139,11 @@ class CortexTools:
                                 purpose=purpose, session=self.session or None)
         sel = self.engine.select_context(request)
         doc = assemble(sel, format)
+        shares = token_shares(sel, doc)
         return plain({"context": doc.text, "tokens": doc.tokens, "budget": sel.budget, "encoding": sel.encoding,
                       "format": doc.format, "purpose": sel.purpose, "redactions": doc.redactions, "notes": sel.notes,
-                      "items": [selection_item_json(i) for i in sel.chosen],
+                      "frame_tokens": shares.frame,
+                      "items": [selection_item_json(i, shares) for i in sel.chosen],
                       "left_out": [selection_item_json(i) for i in sel.left_out]})
 
     @read_only
