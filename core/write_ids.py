@@ -45,8 +45,10 @@ class ReusedWriteId(CortexError):
 
     @classmethod
     def of(cls, write_id: str, earlier: str, now: str) -> ReusedWriteId:
-        return cls(f"write id {write_id} was used by another write ({kind_of(earlier)}, not this {kind_of(now)}): "
-                   f"nothing was done; give each write its own id")
+        before, this = kind_of(earlier), kind_of(now)
+        which = (f"another {this} with other text or options" if before == this else f"{before}, not this {this}")
+        return cls(f"write id {write_id} was used by another write ({which}): nothing was done; give each write its "
+                   f"own id")
 
 
 def fingerprint(kind: str, arguments: Mapping[str, object]) -> str:

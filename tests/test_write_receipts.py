@@ -225,7 +225,9 @@ def test_a_write_id_reused_for_another_command_is_refused_and_the_same_command_s
         out = cortex(repo, *argv, env=env, served=served)
         err = out.stderr.decode()
         assert out.returncode == 1, (argv, served, err)
-        assert err.startswith("cortex: error: write id reused-id-0001 was used by another write (remember"), err
+        assert err.startswith("cortex: error: write id reused-id-0001 was used by another write ("), err
+        assert ("(another remember with other text or options)" if argv[0] == "remember"
+                else "(remember, not this ") in err, err
         assert err.count("\n") == 1 and out.stdout == b"", err
     assert _memories(repo) == {memory_id: "Deploys go out on Tuesdays"}
     assert json.loads(cortex(repo, "show", memory_id, "--json", served=False).stdout)["task_state"] == "open"

@@ -258,6 +258,10 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
             first = said_by[0] if said_by else None
             if first is not None and all(said_by):
                 reason = f"a copy of {_named(first)}"
+            elif file_units and file_units[0].pinned:
+                # A pinned file goes in whole or not at all: what it needs is all of it, not its smallest region.
+                tokens = sum(u.cost for u in file_units) + file_units[0].header
+                reason = _why_not(file_units[0], tokens, free, limits, groups)
             elif worth:
                 tokens = min(u.cost + u.header for u in worth)
                 reason = _why_not(worth[0], tokens, free, limits, groups)
