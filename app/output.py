@@ -91,7 +91,8 @@ class _ProgressText:
 
 class _ProgressLines:
     """Progress as plain lines on standard error, for logs and CI where a bar cannot redraw: one line when the phase
-    changes and at most one every few seconds within a phase, so a long run is never silent and never floods."""
+    changes, at most one every few seconds within a phase and one when it is done, so a long run is never silent,
+    never floods, and a log ends on how far it got."""
 
     def __init__(self, description: str, stream: TextIO, every_s: float = 2.0) -> None:
         self.text = _ProgressText(description)
@@ -103,7 +104,8 @@ class _ProgressLines:
     def __call__(self, done: int, total: int, phase: str = "") -> None:
         now = time.monotonic()
         line = self.text(done, total, phase)  # every event, so the rate is timed from the phase's first one
-        if phase == self.phase and now - self.at < self.every_s:
+        finished = total > 0 and done >= total  # a phase's last line is always said: a log ends on where it got
+        if phase == self.phase and now - self.at < self.every_s and not finished:
             return
         self.phase, self.at = phase, now
         self.stream.write(f"cortex: {line}\n")

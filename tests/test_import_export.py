@@ -71,6 +71,18 @@ def test_two_plain_records_with_one_key_leave_one_active(cli, tmp_path):
     assert [m["text"] for m in cli.json("list") if m["source_key"] == "deploy"] == ["never deploy on fridays"]
 
 
+def test_an_import_logged_to_a_file_ends_on_its_last_progress_line(cli, tmp_path):
+    """Progress on a standard error that is not a terminal (a log, CI) said one line per few seconds: a short import
+    logged its first batch, "embedding 32/300 chunks (10%)", and nothing after. The last line of a phase is always
+    said now, and an import counts memories, not chunks."""
+    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}: the cache is warmed at boot"} for n in range(40)))
+    code, _, err = cli("import", source)
+    lines = [line for line in err.splitlines() if line.startswith("cortex: importing")]
+    assert code == 0 and lines, err
+    assert lines[-1].startswith("cortex: importing 40/40 memories (100%)"), lines
+    assert "chunks" not in err, err
+
+
 def _build_history(cli) -> dict:
     """Several versions per key, a deleted memory, a closed task, tags, files and markup in titles."""
     for n in range(1, 5):

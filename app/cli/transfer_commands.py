@@ -51,7 +51,7 @@ def run_import(args, ctx: CommandContext) -> Answer:
         plan.refuse_bad()
     counts = dict.fromkeys(("created", "new_version", "duplicate", "restored"), 0)
     tally = plan.tally
-    with ctx.out.progress_bar("embedding") as update:
+    with ctx.out.progress_bar("importing") as update:
         # A batch at a time, each read from the file as it is stored: what the import holds is one batch's records,
         # vectors and rows, whatever the file's size. Counted, not kept: each result holds its memory and vector.
         before = 0
