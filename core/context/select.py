@@ -28,11 +28,11 @@ import numpy as np
 
 from ..config import SelectWeights
 from ..errors import CortexError
-from ..index.embed_scope import LEXICAL_ONLY
 from ..keys import Key
 from ..requests import INCLUDE_TESTS, SelectRequest
 from ..search.roles import asked_topics
 from ..store.near import texts_say_the_same
+from ..store.schema import LEXICAL_ONLY
 from ..store.sql import in_filter, scan
 from .assemble import Layout, check_format
 from .file_ranking import rank_files, task_identifiers

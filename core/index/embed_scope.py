@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-LEXICAL_ONLY = "lexical only"
-"""The `vector_model` of a chunk kept out of the embeddings by this rule."""
+from ..store.schema import LEXICAL_ONLY
+
 _VENDORED = re.compile(r"(^|/)(vendor|vendored|third[-_]party|typeshed)/", re.IGNORECASE)
 """Directories of code copied in from elsewhere; `typeshed` is python/typeshed's stubs of the standard library and
 third-party packages, which mypy, pyright, jedi and pytype each carry a copy of (3,327 of mypy's 11,176 chunks to

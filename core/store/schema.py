@@ -17,6 +17,9 @@ v8: receipts.gone (the memories a purge deletes: its receipt, written before the
     gone); write ids are stored with their command's fingerprint (`id#kind:digest`, core/write_ids.py)."""
 
 _TS = pa.timestamp("us", tz="UTC")
+LEXICAL_ONLY = "lexical only"
+"""The `vector_model` of a chunk kept out of the embeddings on purpose (core/index/embed_scope.py): stored as
+embedded, so nothing waits for it, and never read by a vector search, which asks for the current model's rows."""
 
 
 def memories_schema(dim: int) -> pa.Schema:
