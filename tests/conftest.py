@@ -305,6 +305,20 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+def indexed_engine(repo: Path, files: dict[str, str]):
+    """An engine over `repo` with `files` committed and indexed lexically (no model needed)."""
+    from cortex_tui.core.engine import Engine
+
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "Add the modules")
+    engine = Engine(repo)
+    engine.code_index(create=True).update(embed=False)
+    return engine
+
+
 def commit_file(repo: Path, path: str, content: str, message: str) -> str:
     target = repo / path
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ from cortex_tui.core.tokens import count_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import Cli, git
+from .conftest import Cli, git, indexed_engine
 
 BIG_FUNCS = 60
 
@@ -332,23 +332,12 @@ def _unit_filler(prefix: str, n: int) -> str:
                    for i in range(n))
 
 
-def _committed(repo, files: dict[str, str]) -> Engine:
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "Add the modules")
-    engine = Engine(repo)
-    engine.code_index(create=True).update(embed=False)
-    return engine
-
-
 def test_a_file_whose_many_regions_match_outranks_one_lucky_region(repo):
     """A tiny module saying the task's three words once is full text's first hit; the client whose four functions
     each say them is its 2nd to 5th. The client is the file the task is about, and ranks first."""
     steps = "".join(f"def step_{i}(conn):\n    \"\"\"Step {i}: after a socket timeout the client will reconnect.\"\"\"\n"
                     + "".join(f"    conn.wait({i}, {j})\n" for j in range(25)) + "    return conn\n\n\n" for i in range(4))
-    engine = _committed(repo, {
+    engine = indexed_engine(repo, {
         "net/probe.py": "def probe():\n    \"\"\"socket timeout reconnect\"\"\"\n    return 'socket timeout reconnect'\n",
         "net/client.py": steps + _unit_filler("misc", 30),
     })
@@ -365,7 +354,7 @@ def test_a_clearly_leading_file_is_read_in_depth_and_what_trails_far_stays_out(r
                      for i in range(3))
     ledger = ("def ledger_rounding(entries):\n    \"\"\"Rounding in the ledger.\"\"\"\n"
               + "".join(f"    entries.append({j})\n" for j in range(12)) + "    return entries\n\n\n")
-    engine = _committed(repo, {"billing/invoice.py": totals + _unit_filler("invoice_unit", 40),
+    engine = indexed_engine(repo, {"billing/invoice.py": totals + _unit_filler("invoice_unit", 40),
                                "billing/ledger.py": ledger + _unit_filler("ledger_unit", 20)})
     task = "Fix rounding of invoice totals"
     tight = engine.select(task, 3000)

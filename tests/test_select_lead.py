@@ -5,20 +5,8 @@ from __future__ import annotations
 
 from cortex_tui.core.context.file_ranking import type_words
 from cortex_tui.core.context.items import BELOW_FLOOR
-from cortex_tui.core.engine import Engine
 
-from .conftest import git
-
-
-def _committed(repo, files: dict[str, str]) -> Engine:
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "Add the modules")
-    engine = Engine(repo)
-    engine.code_index(create=True).update(embed=False)
-    return engine
+from .conftest import indexed_engine
 
 
 def _helpers(prefix: str, n: int, words: str, lines: int = 1) -> str:
@@ -42,7 +30,7 @@ def test_the_class_a_capitalised_word_names_ranks_first(repo):
              "        self.values = values\n\n    def label(self):\n        return '|'.join(self.values)\n\n\n"
              + _helpers("kind", 6, "Convert a raw value"))
     prompts = _helpers("prompt", 8, "Show the metavar of the options, the choice the user has")
-    engine = _committed(repo, {"params/kinds.py": kinds, "ui/prompts.py": prompts})
+    engine = indexed_engine(repo, {"params/kinds.py": kinds, "ui/prompts.py": prompts})
     ranked = engine.select("Fix metavar for Choice options when hidden", 4000).ranked_files
     assert ranked[0] == "params/kinds.py", ranked
 
@@ -51,7 +39,7 @@ def test_a_file_that_leads_by_far_leaves_out_what_trails_it(repo):
     """The invoice module says the task's words in every function, the ledger in one, the audit module in one of
     many: with the invoice module far ahead, the audit module trails below the lead's floor and stays out though
     the budget has room, said to be below the floor."""
-    engine = _committed(repo, {
+    engine = indexed_engine(repo, {
         "billing/invoice.py": _helpers("invoice", 6, "Rounding of invoice totals", 25),
         "billing/ledger.py": _helpers("ledger", 1, "Rounding of the ledger", 25) + _helpers("entry", 6, "Post", 25),
         "billing/audit.py": _helpers("audit", 1, "Invoice", 25) + _helpers("check", 8, "Check an entry", 25),
