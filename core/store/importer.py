@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import pathspec
 
@@ -21,6 +22,8 @@ from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacte
 from ..text import text_hash
 from .extract import Section, html_sections, xml_sections
 from .memory_rows import validate_draft
+
+T = TypeVar("T")
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
@@ -116,15 +119,7 @@ class ImportPlan:
 
     def exact_batches(self, most: int = IMPORT_BATCH) -> Iterator[list[Memory]]:
         """The exact records in file order, at most `most` at a time."""
-        batch: list[Memory] = []
-        for _, entry in self.each():
-            if isinstance(entry, Memory):
-                batch.append(entry)
-                if len(batch) == most:
-                    yield batch
-                    batch = []
-        if batch:
-            yield batch
+        yield from _batches((entry for _, entry in self.each() if isinstance(entry, Memory)), most)
 
     def rounds(self, most: int = IMPORT_BATCH) -> Iterator[list[MemoryDraft]]:
         """The drafts in batches of at most `most` where no key appears twice, in file order: a round stores each
@@ -133,23 +128,33 @@ class ImportPlan:
         an import holds one batch's records, vectors and rows at a time, not the file's."""
         repeated = self.tally.repeated
         for n in range(max(repeated.values(), default=1)):
-            seen: dict[str, int] = {}
-            """Only the keys more than one draft carries: how many of their drafts went by in this round."""
-            batch: list[MemoryDraft] = []
-            for _, draft in self.each():
-                if not isinstance(draft, MemoryDraft):
-                    continue
-                nth = 0
-                if draft.source_key in repeated:
-                    nth = seen.get(draft.source_key, 0)
-                    seen[draft.source_key] = nth + 1
-                if nth == n:
-                    batch.append(draft)
-                    if len(batch) == most:
-                        yield batch
-                        batch = []
-            if batch:
-                yield batch
+            yield from _batches(self._round(n, repeated), most)
+
+    def _round(self, n: int, repeated: dict[str, int]) -> Iterator[MemoryDraft]:
+        """The drafts that are the `n`th of their key (every draft without a repeated key is the 0th)."""
+        seen: dict[str, int] = {}
+        """Only the keys more than one draft carries: how many of their drafts went by in this round."""
+        for _, draft in self.each():
+            if not isinstance(draft, MemoryDraft):
+                continue
+            nth = 0
+            if draft.source_key in repeated:
+                nth = seen.get(draft.source_key, 0)
+                seen[draft.source_key] = nth + 1
+            if nth == n:
+                yield draft
+
+
+def _batches(items: Iterable[T], most: int) -> Iterator[list[T]]:
+    """`items` in lists of at most `most`, in order."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == most:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max_bytes: int = 1_000_000) -> ImportPlan:
