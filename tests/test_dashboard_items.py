@@ -111,30 +111,6 @@ async def test_p_pins_a_search_hit_to_the_context(shop, size):
         assert any(i.memory is not None and i.memory.id == memory.id for i in budget.items)
 
 
-async def test_the_cursor_in_pane_5_stays_on_its_item_when_the_rows_move(shop):
-    """A pin or a drop moves the item's row (a pin up, a drop to the end); the cursor stayed on the row number, so
-    the detail line described another item and the next key acted on it. It goes with the item now, and the kind
-    column holds a pinned regions row whole."""
-    from textual.widgets import DataTable
-
-    app = RecordingApp(bridge_for(shop), task="cart total pricing tax", remember_theme=False)
-    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
-        await settle(pilot, IndexFinished, SelectionMade)
-        budget = app.screen.query_one(BudgetPane)
-        assert len(budget.rows) >= 2, budget.rows
-        await pilot.press("5")
-        table = budget.query_one(DataTable)
-        table.move_cursor(row=0)
-        await pilot.pause()
-        target = budget.rows[0][0].key
-        await pilot.press("x")
-        await wait_until(pilot, lambda: any(dropped and item.key == target for item, dropped in budget.rows),
-                         "the dropped row at the end")
-        assert budget.rows[table.cursor_row][0].key == target, (table.cursor_row, budget.rows)
-        assert budget.rows[-1][0].key == target != budget.rows[0][0].key
-        assert table.columns["kind"].width >= len("regions") + 2, "the pin's two cells and the longest kind"
-
-
 @pytest.mark.parametrize("size", [(120, 40), (200, 60)])
 async def test_z_gives_the_focused_pane_the_screen_and_back(shop, size):
     app = RecordingApp(bridge_for(shop), remember_theme=False)

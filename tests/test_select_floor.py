@@ -191,25 +191,3 @@ def test_the_selections_rows_and_its_frame_add_up_to_its_total(cli, repo):
     items = sum(int(row.split("\t")[2].replace(",", "")) for row in rows if row.count("\t") >= 4)
     assert code == 0 and items + (int(frame.group(1).replace(",", "")) if frame else 0) == total, out
 
-
-def test_a_pinned_file_too_large_says_what_all_of_it_needs(cli, repo):
-    """A pinned file goes in whole or not at all, so the note and the left-out row give the whole file's tokens; they
-    gave its smallest region's (165 of a 1,000-token budget for a 1,527-token file, which reads as "it fits")."""
-    from cortex_tui.core.engine import Engine
-    from cortex_tui.core.keys import Key
-    from cortex_tui.core.requests import SelectRequest
-
-    _project(repo)
-    commit_file(repo, "src/big.py", "".join(f"def helper_{n}(value):\n    return value * {n} + {n}\n\n\n"
-                                            for n in range(150)), "Add a large module")
-    cli.json("index")
-    engine = Engine(repo)
-    try:
-        whole = engine.select_context(SelectRequest("helper functions", 50_000, pins=frozenset({Key.file("src/big.py")})))
-        needs = next(i.tokens for i in whole.chosen if i.path == "src/big.py")
-        small = engine.select_context(SelectRequest(TASK, 600, pins=frozenset({Key.file("src/big.py")})))
-    finally:
-        engine.close()
-    out = next(i for i in small.left_out if i.path == "src/big.py")
-    assert out.reason == "over the budget" and out.tokens >= needs > 600, (out, needs)
-    assert any(f"pinned but too large: src/big.py needs {out.tokens:,} tokens" in n for n in small.notes), small.notes

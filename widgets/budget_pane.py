@@ -20,7 +20,7 @@ from .keymap import bindings
 from .pane import Pane, Target
 from .table import fit_columns
 
-COLUMNS = [("kind", 9), ("tokens", 6), ("item", 0), ("why", 24)]
+COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
 KINDS = {"reduced": "regions"}
 """The selector's kind names as the pane shows them: a `reduced` file is sent as its relevant regions only."""
 REGIONS_NOTE = "regions: only the lines of a long file that match the task are sent, the rest is left out"
@@ -128,11 +128,9 @@ class BudgetPane(Pane):
         self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 
     def _fill(self, view: BudgetView) -> None:
-        """(Re)build the rows for the pane's width, keeping the highlighted item highlighted (a pin moves it to the
-        top: the cursor goes with it, so the detail line still describes what the person pressed `p` on)."""
+        """(Re)build the rows for the pane's width, keeping the highlighted row."""
         table = self.query_one(DataTable)
         row = table.cursor_row
-        held = self.rows[row][0].key if 0 <= row < len(self.rows) else None
         self._width = self.size.width
         widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20)
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
@@ -149,8 +147,7 @@ class BudgetPane(Pane):
             table.add_row(kind, tokens, label, styled(clip(why, widths["why"])),
                           key=("dropped " if dropped else "") + str(item.key))
         if table.row_count:
-            moved = next((n for n, (item, _) in enumerate(self.rows) if item.key == held), None)
-            table.move_cursor(row=moved if moved is not None else min(max(row, 0), table.row_count - 1))
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
         self._show_detail()
 
     def _draw_bar(self, view: BudgetView) -> None:
@@ -182,7 +179,8 @@ class BudgetPane(Pane):
             bar.append(f" · {dropped} dropped (at the end of the list; x or u restores)", style="dim")
         # A pin never takes the document past its budget: one that cannot fit is said here, where it is seen.
         for item in unfit_pins(selection, self.view.pins if self.view else frozenset()):
-            bar.append(f"\n📌 pinned but too large: {_label(item, 60)} needs {item.tokens:,} tokens, more than the "
+            part = " (its smallest part)" if item.kind == "file" else ""
+            bar.append(f"\n📌 pinned but too large: {_label(item, 60)}{part} needs {item.tokens:,} tokens, more than the "
                        f"budget has free; + raises the budget, p unpins", style=variables.get("budget-warn", "red"))
         return bar
 

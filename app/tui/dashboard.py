@@ -150,7 +150,8 @@ class DashboardScreen(DashboardWork):
         unfit = {i.key: i for i in unfit_pins(message.selection, self.pins)}
         for key in unfit.keys() - self.unfit_pins:
             # Said once per pin that cannot fit, loudly: the pane's bar keeps saying it while the pin stays.
-            self.notify(f"pinned but too large for the budget: {clip(unfit[key].provenance, 80)} needs "
+            part = " (its smallest part)" if unfit[key].kind == "file" else ""
+            self.notify(f"pinned but too large for the budget: {clip(unfit[key].provenance, 80)}{part} needs "
                         f"{unfit[key].tokens:,} tokens of {message.selection.budget:,}; + raises the budget",
                         severity="warning", timeout=8, markup=False)
         self.unfit_pins = set(unfit)

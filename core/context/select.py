@@ -153,8 +153,10 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
                       + _memories_left_out(memories, chosen_units, limits, free) + memories_out,
                       key=lambda i: (-i.value, i.key))
     # A pin goes in first, but never past the budget: one that cannot fit is said, not left out in silence.
-    notes += [f"pinned but too large: {_named(i.key)} needs {i.tokens:,} tokens, {max(free, 0):,} of {budget:,} are "
-              "free; raise the budget or unpin it" for i in left_out if i.key in request.pins]
+    # A pinned file's parts go in one by one while they fit: `tokens` is its smallest part's need, said as such.
+    notes += [f"pinned but too large: {_named(i.key)}{' (its smallest part)' if i.kind == 'file' else ''} needs "
+              f"{i.tokens:,} tokens, {max(free, 0):,} of {budget:,} are free; raise the budget or unpin it"
+              for i in left_out if i.key in request.pins]
     if not chosen and units:
         smallest = min(u.cost for u in units)
         notes.append(f"nothing fits: the smallest candidate needs {smallest} tokens, the budget is {budget}")
@@ -258,10 +260,6 @@ def _left_out(ranked, head, units: list[Unit], chosen: list[Unit], limits: Limit
             first = said_by[0] if said_by else None
             if first is not None and all(said_by):
                 reason = f"a copy of {_named(first)}"
-            elif file_units and file_units[0].pinned:
-                # A pinned file goes in whole or not at all: what it needs is all of it, not its smallest region.
-                tokens = sum(u.cost for u in file_units) + file_units[0].header
-                reason = _why_not(file_units[0], tokens, free, limits, groups)
             elif worth:
                 tokens = min(u.cost + u.header for u in worth)
                 reason = _why_not(worth[0], tokens, free, limits, groups)
