@@ -10,14 +10,13 @@ assembling a context stay here (`calls.Bridge`): they need this terminal, not th
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.answers import IndexProgress
+from ...core.write_ids import new_id
 from ..link import connection, protocol
 from ..link.messages import Failed, Indexed, Memories, Progress, Replaced, Reply, Update
 from ..link.remote import LostAnswer, Remote, RemoteError, Subscription
@@ -91,7 +90,7 @@ class RemoteBridge(Bridge):
         """A write of one user action, under one write id (made up here when the caller has none): when the server
         is lost before its answer, the call is made once more with the same id, which the server answers from the
         first attempt if it committed, so the action is stored exactly once (core/usecases/write_once.py)."""
-        write_id = write_id or f"{int(time.time()):x}-{os.urandom(6).hex()}"
+        write_id = write_id or new_id()
         try:
             return self.remote.call("bridge", name, *args, write_id=write_id)
         except LostAnswer:
