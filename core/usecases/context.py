@@ -63,7 +63,7 @@ def select_context(ws: Workspace, request: SelectRequest) -> Selection:
     query = task[:QUERY_CHARS]
     with_vectors = index.chunks.count_rows("embedded = true") > 0
     memory_hits = searcher.search(query, Filters(memories_only=True, session=request.session), limit=20,
-                                  git=GitInputs.of(git)).hits if searcher.stores else []
+                                  git=GitInputs.of(git), unscored=True).hits if searcher.stores else []
     checker = ws.anchoring.checker()
     if checker is not None:
         from ..anchors.checker import flag_hits
@@ -72,7 +72,8 @@ def select_context(ws: Workspace, request: SelectRequest) -> Selection:
     inputs = SelectInputs(
         task=task,
         files=FileReads(index.files, ws.caches.import_graph),
-        code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=GitInputs.of(git)).hits,
+        code_hits=searcher.search(query, Filters(code_only=True), limit=120, git=GitInputs.of(git),
+                                  unscored=True).hits,
         memory_hits=memory_hits,
         changed=list(git.changed_files),
         commit=git.head,
