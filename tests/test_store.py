@@ -400,3 +400,16 @@ def test_a_writes_id_is_found_after_later_writes_rewrite_or_delete_its_rows(repo
     mirrored = [m for m in engine.list_memories(kind="agent") if m.title.startswith("main#1")]
     assert len(mirrored) == 1
     assert engine.store().count("write_id = 'agent-step-01'") == 0
+
+
+def test_a_time_cutoff_holds_to_the_microsecond(repo):
+    """A memory written 2 ms before a cutoff is older than it: cut to the second, the cutoff moved before the write
+    whenever both fell in the same second, and an age past which memories go (retention) kept one it should drop."""
+    from datetime import timedelta
+
+    engine = Engine(repo)
+    written = engine.remember(MemoryDraft(text="the retry loop gives up after five attempts")).memory
+    store = engine.store()
+    last = max(written.accessed_at, written.updated_at)
+    assert [m.id for m in store.unread_since("repo", last + timedelta(milliseconds=2))] == [written.id]
+    assert store.unread_since("repo", written.updated_at - timedelta(milliseconds=2)) == []

@@ -9,7 +9,7 @@ from ..answers import RankedFile, WhatToKnow
 from ..git.gitctx import GitContext
 from ..pool import READS
 from ..records import COMMIT_TAG, STEP_TAG, Memory
-from ..store.sql import quote, sql_list
+from ..store.sql import quote, sql_list, timestamp
 from ..store.store import MemoryStore
 
 RECENT_DAYS = 3
@@ -26,7 +26,6 @@ def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers
     memory queries). Every read is bounded by what a section shows, not by the size of a table. `visible`: the
     filter of the memories the reader may see (its session's, see core/store/sessions.py)."""
     since = datetime.now(UTC) - timedelta(days=RECENT_DAYS)
-    since_sql = since.strftime("%Y-%m-%d %H:%M:%S")
     changed = list(git.changed_files)
 
     def gather(where: str, limit: int = per_section * 2) -> list[Memory]:
@@ -44,7 +43,7 @@ def what_should_i_know(git: GitContext, stores: Sequence[MemoryStore], importers
     branch_job = READS.submit(gather, f"{active} AND branch = {quote(git.branch)}") if git.branch else None
     file_job = READS.submit(gather, f"{active} AND {file_kinds} AND array_has_any(files, {sql_list(changed)})") if changed else None
     task_job = READS.submit(gather, f"{active} AND kind = 'task' AND task_state = 'open'", per_section * 3)
-    recent_job = READS.submit(gather, f"{active} AND updated_at >= TIMESTAMP '{since_sql}'")
+    recent_job = READS.submit(gather, f"{active} AND updated_at >= {timestamp(since)}")
     ranked_job = READS.submit(_rank_changed, importers, git, per_section * 2)
     branch_memories = branch_job.result() if branch_job else []
     file_memories = file_job.result() if file_job else []

@@ -22,7 +22,7 @@ from ..records import MEMORY_COLUMNS, Memory
 from ..store.database import Database
 from ..store.memory_rows import row_to_memory, without_repeats
 from ..store.sessions import visible_where
-from ..store.sql import in_filter, quote, sql_list
+from ..store.sql import in_filter, quote, sql_list, timestamp
 from ..store.store import MemoryStore
 from ..text import query_stems
 from .candidates import MATCH_SIMILARITY, Candidate, CandidateLists, Found, QueryTerms, Source, candidate_lists
@@ -461,7 +461,7 @@ def _memory_where(f: Filters) -> str:
     if f.branch:
         clauses.append(f"branch = {quote(f.branch)}")
     if f.since:
-        clauses.append(f"updated_at >= TIMESTAMP '{_sql_time(f.since)}'")
+        clauses.append(f"updated_at >= {timestamp(f.since)}")
     visible = visible_where(f.session)
     if visible:
         clauses.append(visible)
@@ -485,7 +485,3 @@ def _code_where(f: Filters) -> str:
     parts = [f"path = {quote(p)} OR path LIKE {quote(p.rstrip('/') + '/%')}" for p in f.files]
     return " OR ".join(f"({p})" for p in parts)
 
-
-def _sql_time(stamp: datetime) -> str:
-
-    return stamp.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")

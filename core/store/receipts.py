@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 
 from ..write_ids import COLUMN, matching, parts
-from .sql import in_filter, quote
+from .sql import in_filter, quote, timestamp
 
 RECEIPTS = "receipts"
 STAMPED = frozenset({"memories", "agent_steps", "agent_commits", "agent_branches", "agent_roadmap"})
@@ -118,7 +118,7 @@ def receipt_rows(ids: Sequence[str], output: list[list] | None = None, gone: Seq
 
 def stale_where(days: int = RECEIPT_DAYS) -> str:
     cutoff = datetime.now(UTC) - timedelta(days=days)
-    return f"at < TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
+    return f"at < {timestamp(cutoff)}"
 
 
 def key_filter(on: str | Sequence[str], rows) -> str | None:

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 
 def quote(value: str) -> str:
     """A SQL string literal for LanceDB filters."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def timestamp(when: datetime) -> str:
+    """A TIMESTAMP literal in UTC to the microsecond: cut to the second, a cutoff could move up to a second and
+    keep (or drop) a row that is on the other side of it."""
+    return f"TIMESTAMP '{when.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
 
 
 def sql_list(values) -> str:

@@ -42,7 +42,7 @@ from .memory_rows import (
 )
 from .receipts import receipt_rows
 from .schema import SCHEMA_VERSION, memories_schema
-from .sql import in_filter, quote
+from .sql import in_filter, quote, timestamp
 from .vector_cache import LanceVectorCache
 
 MEMORIES = "memories"
@@ -441,7 +441,7 @@ class MemoryStore:
 
     def unread_since(self, scope: str, cutoff: datetime) -> builtins.list[Memory]:
         """Active memories of a scope neither read nor written since `cutoff` (`pinned` exempt)."""
-        stamp = f"TIMESTAMP '{cutoff.astimezone(UTC):%Y-%m-%d %H:%M:%S}'"
+        stamp = timestamp(cutoff)
         where = f"{_PRUNABLE} AND scope = {quote(scope)} AND accessed_at < {stamp} AND updated_at < {stamp}"
         return self.query(where)
 
@@ -527,7 +527,7 @@ def _within(where: str | None, days: int | None) -> str | None:
     if days is None:
         return where
     cutoff = datetime.now(UTC) - timedelta(days=days)
-    since = f"updated_at >= TIMESTAMP '{cutoff:%Y-%m-%d %H:%M:%S}'"
+    since = f"updated_at >= {timestamp(cutoff)}"
     return f"({where}) AND {since}" if where else since
 
 
