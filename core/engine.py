@@ -250,19 +250,20 @@ class Engine:
         return self.select_context(SelectRequest(task, budget, **shaping))
 
     def repo_map(self, request: MapRequest) -> RepoMap:
-        """The repository's most important definitions for the request's focus, fitted to its budget exactly."""
-        return context.repo_map(self.workspace, request)
+        """The repository's most important definitions for the request's focus, fitted to its budget exactly (read
+        once more after a concurrent compaction, as every read here: `again_if_gone`)."""
+        return again_if_gone(lambda: context.repo_map(self.workspace, request))
 
     def snapshot(self, budget: int = 1000, session: str | None = None) -> Snapshot:
         """What an agent should load first, within `budget` tokens; the same state gives the same text."""
-        return context.snapshot(self.workspace, budget, session)
+        return again_if_gone(lambda: context.snapshot(self.workspace, budget, session))
 
     def what(self, per_section: int = 10, session: str | None = None) -> WhatToKnow:
         """The dashboard's first pane: branch, changed files, open tasks, recent memories and commits."""
-        return overview.what(self.workspace, per_section, session)
+        return again_if_gone(lambda: overview.what(self.workspace, per_section, session))
 
     def timeline(self, max_commits: int = 50, with_memories: bool = True) -> Timeline:
-        return overview.timeline(self.workspace, max_commits, with_memories)
+        return again_if_gone(lambda: overview.timeline(self.workspace, max_commits, with_memories))
 
     def graph(self, max_commits: int = 200, session: str | None = None) -> GraphReads:
         """The memory graph's reads, each neighbourhood read on demand."""

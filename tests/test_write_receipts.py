@@ -329,7 +329,7 @@ _READER = """
 import sys, time
 from pathlib import Path
 from cortex_tui.core.engine import Engine
-from cortex_tui.core.requests import SelectRequest
+from cortex_tui.core.requests import MapRequest, SelectRequest
 engine = Engine(Path(sys.argv[1]))
 store, end, reads = engine.store(), time.time() + float(sys.argv[2]), 0
 while time.time() < end:
@@ -337,6 +337,8 @@ while time.time() < end:
         store.query("status = 'active'")
         engine.search("a fact about the race", limit=5)
         engine.select_context(SelectRequest("where does the app start", budget=2000))
+        engine.what()
+        engine.repo_map(MapRequest(budget=500))
     except Exception as exc:
         print(type(exc).__name__, str(exc)[:120], flush=True)
     reads += 1
@@ -349,7 +351,7 @@ def test_reads_in_one_process_survive_gc_in_another(repo):
     of the version it opened removed ("Not found"; 2 of 3,911 reads in a minute, on the busy development machine).
     The read is made once more on the newest version. A real race of two processes, so on the code before it fails
     only when the race is met (about one run in two at this length). Searches read the same files, and their
-    indexes too, and a selection reads the code index (which `gc` compacts as well)."""
+    indexes too, and a selection, `what` and the map read the code index (which `gc` compacts as well)."""
     from cortex_tui.core.engine import Engine
     from cortex_tui.core.records import MemoryDraft
 
