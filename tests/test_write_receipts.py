@@ -369,6 +369,18 @@ def test_reads_in_one_process_survive_gc_in_another(repo):
     assert reader.returncode == 0 and lines[:-1] == [] and int(lines[-1]) > 100, reader.stdout[-2000:]
 
 
+def test_the_session_from_the_environment_is_part_of_the_write(repo, runtime):
+    """A session given by CORTEX_SESSION (as an agent's hook sets it) defines the write as `--session` does: the
+    same id and words in another session are another write, refused, not answered as the first session's."""
+    assert cortex(repo, "init", served=False).returncode == 0
+    words = ("remember", "Staging is reset nightly", "--scope", "session")
+    env = {"CORTEX_WRITE_ID": "session-id-0001", "CORTEX_SESSION": "agent-one"}
+    assert cortex(repo, *words, env=env).returncode == 0
+    assert cortex(repo, *words, env=env).stderr.decode().endswith("committed earlier; not made again\n")
+    other = cortex(repo, *words, env={**env, "CORTEX_SESSION": "agent-two"})
+    assert other.returncode == 1 and "(another remember with other text or options)" in other.stderr.decode()
+
+
 def test_a_lost_command_is_asked_about_by_its_own_fingerprint(repo, runtime):
     """A client that lost its server asked only whether the id committed: an id that another command committed
     with answered "committed" for a command that never ran. The question now carries the command it sent, and the

@@ -129,6 +129,9 @@ def fingerprinted(args: argparse.Namespace, ctx: CommandContext) -> tuple[Comman
     from ...core.write_ids import fingerprint
 
     arguments = {k: v for k, v in vars(args).items() if k not in _NOT_THE_WRITE and not callable(v)}
+    # The session a command writes in may come from CORTEX_SESSION instead of `--session`: the same words in
+    # another session are another write.
+    arguments["session"] = ctx.session(args)
     if getattr(args, "text", None) == "-" and args.handler == "remember":
         arguments["text"] = ctx.stdin.read()
         ctx = dataclasses.replace(ctx, stdin=io.StringIO(arguments["text"]))
