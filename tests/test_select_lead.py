@@ -51,19 +51,3 @@ def test_a_file_that_leads_by_far_leaves_out_what_trails_it(repo):
     assert "billing/audit.py" not in chosen, chosen
     reasons = {i.path: i.reason for i in selection.left_out}
     assert reasons.get("billing/audit.py") == BELOW_FLOOR, reasons
-
-
-def test_a_file_behind_the_leader_shows_its_lead_region_alone_though_there_is_room(repo):
-    """The ledger says one of the task's words in each function; the invoice module says all of them in every one.
-    The ledger still goes in (its best region is worth its tokens), but as its lead region alone: its further
-    regions are worth its share times how close it runs to the leader, and it runs far behind (before, with half its
-    share whatever its distance, the whole ledger went in)."""
-    ledger = "".join(_helpers(f"ledger{k}", 1, word, 20)
-                     for k, word in enumerate(["Rounding", "invoice", "totals", "cents", "rounding", "invoices"]))
-    engine = indexed_engine(repo, {"billing/invoice.py": _helpers("invoice", 6, "Rounding of invoice totals in cents", 20),
-                                   "billing/ledger.py": ledger})
-    selection = engine.select("Fix rounding of invoice totals in cents", 4000)
-    assert selection.ranked_files[:2] == ["billing/invoice.py", "billing/ledger.py"], selection.ranked_files
-    items = {i.path: i for i in selection.chosen}
-    assert items["billing/invoice.py"].kind == "file", items
-    assert len(items["billing/ledger.py"].ranges) == 1 and items["billing/ledger.py"].kind == "reduced", items

@@ -76,18 +76,8 @@ far the second file is behind it: a context a task clearly points at reads that 
 weaker files (on every 3rd dev task the share of a context's tokens in edited files rose 0.04-0.07 at every budget,
 edit recall within 0.01)."""
 LATER_DEPTH = 0.5
-"""A file after the leading one is worth at most half its share beyond its lead region: it is in to be seen, and
-read in depth only when its further regions are clearly relevant."""
-LATER_SHARPNESS = 8.0
-"""A later file's further regions are worth LATER_DEPTH x (value / best) ** this: in a near tie with the leader it
-is read almost as far as LATER_DEPTH allows, one clearly behind shows its lead region alone (on every 3rd dev task,
-with EVIDENCE_ORDER, the share of a context's tokens in edited files rose 0.02-0.03 at every budget, edit recall
-held or rose)."""
-EVIDENCE_ORDER = 2.0
-"""A later file's first region is bought in the order its PRESENCE x (its best region's relevance / the leading
-file's best region's) ** this gives: a file whose regions the task's words and names barely reach waits behind
-better evidenced regions. Whether it is worth its tokens at all is still judged by its whole PRESENCE, so it goes in
-when budget is left (the weak files that hold a fix the ranking missed stay in at large budgets)."""
+"""A file after the leading one is worth half its share beyond its lead region: it is in to be seen, and read in
+depth only when its further regions are clearly relevant."""
 STOP_GAIN_PER_TOKEN = 3e-5
 """Expected gain per token under which a region or memory is not worth reading: the context stops there."""
 PRESENCE = 1.0
@@ -327,7 +317,6 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
     lead_depth = _lead_depth(values)
     units: list[Unit] = []
     mandatory: list[Unit] = []
-    top_relevance: float | None = None
     for rank, c in enumerate(head):
         file_chunks = chunks.get(c.path) or []
         if not file_chunks:
@@ -337,26 +326,17 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
             continue
         shares = edit_shares(file_chunks, relevance)
         lead = max(file_chunks, key=lambda ch: (relevance[ch.id].score, -ch.tokens)).id
-        if top_relevance is None:
-            top_relevance = relevance[lead].score
-        # The leading file is read in depth, the others mostly by their lead region (LEAD_DEPTH, LATER_DEPTH,
-        # LATER_SHARPNESS); a later file's lead region waits for its evidence (EVIDENCE_ORDER).
+        # The leading file is read in depth, the others mostly by their lead region (LEAD_DEPTH, LATER_DEPTH).
         leading = rank < GUARANTEED
-        later = not leading and c.path not in pins
-        depth = lead_depth if leading else LATER_DEPTH * (c.value / best) ** LATER_SHARPNESS if later else 1.0
-        presence = PRESENCE * _evidence(relevance[lead].score, top_relevance) ** EVIDENCE_ORDER if later else PRESENCE
+        depth = lead_depth if leading else 1.0 if c.path in pins else LATER_DEPTH
 
         def gain(ch: Chunk) -> float:
             if ch.id == lead:
-                return chance * (shares[ch.id] * (depth if leading else 1.0) + presence)
+                return chance * (shares[ch.id] * (depth if leading else 1.0) + PRESENCE)
             return chance * shares[ch.id] * depth
 
-        def boost(ch: Chunk) -> float:
-            """The lead region's whole PRESENCE against the one its order was set by (1 for every other region)."""
-            return (shares[ch.id] + PRESENCE) / (shares[ch.id] + presence) if ch.id == lead and later else 1.0
-
         file_units = [Unit(Key("chunk", ch.id), c.path, gain(ch), render.cost(ch.text), headers[c.path], chunk=ch,
-                           pinned=c.path in pins, floor_boost=boost(ch)) for ch in file_chunks]
+                           pinned=c.path in pins) for ch in file_chunks]
         units.extend(file_units)
         if c.path in pins:
             mandatory.extend(file_units)
@@ -368,11 +348,6 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
                 # A unit without a chunk (a whole file) would raise here; it ranks last instead.
                 mandatory.append(max(file_units, key=lambda u: (relevance[u.chunk.id].score if u.chunk else 0.0, u.cost)))
     return units, mandatory
-
-
-def _evidence(score: float, top: float) -> float:
-    """A file's best region's relevance against the leading file's best region's, at most 1."""
-    return min(score / top, 1.0) if top > 0 else 1.0
 
 
 def _lead_depth(values: list[float]) -> float:
