@@ -18,7 +18,6 @@ from ...core.git.gitctx import implicit_query
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
 from ...widgets.budget_pane import BudgetPane, BudgetView, unfit_pins
-from ...widgets.footer import FittingFooter
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -51,6 +50,7 @@ from .messages import (
     Undo,
     WhatLoaded,
 )
+from .steady_footer import SteadyFooter
 
 FORMATS = ("markdown", "xml", "json")
 NARROW_WIDTH = 110
@@ -74,7 +74,7 @@ class DashboardScreen(DashboardWork):
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")
             yield BudgetPane(id="budget")
-        yield FittingFooter()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._topbar("opening the database…")

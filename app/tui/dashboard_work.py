@@ -119,7 +119,16 @@ class DashboardWork(Screen):
     @work(thread=True, group="start", exit_on_error=False)
     def start_up(self) -> None:
         # Git answers in milliseconds while opening LanceDB takes seconds: paint the branch's history first.
-        self._deliver(TimelineLoaded(self.bridge.timeline(with_memories=False)))
+        timeline = self.bridge.timeline(with_memories=False)
+        if self.bridge.opens_itself:
+            # The server's database is open: the panes' calls go out before this timeline is painted, and the
+            # server answers them while this process paints it (one after the other, the panes waited for the
+            # paint and an `open` round trip: a third of an attached dashboard's time to fill them).
+            self.post_message(EngineReady())
+            self._deliver(TimelineLoaded(timeline))
+            self.warm_model()  # last: a worker started from a thread waits for the screen's thread to start it
+            return
+        self._deliver(TimelineLoaded(timeline))
         self.warm_model()
         self.bridge.open()
         self.post_message(EngineReady())
