@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import events
+from textual import events, on
 from textual.screen import Screen
 
 from ...widgets.footer import FittingFooter
@@ -33,7 +33,8 @@ class SteadyFooter(FittingFooter):
         if screen.app.app_focus and self.is_attached and screen is self.screen:
             self._rebuild_if_changed()
 
-    def on_resize(self, event: events.Resize) -> None:
+    @on(events.Resize)
+    def _resized(self, event: events.Resize) -> None:
         # Which keys fit whole depends on the width, which `_keys` holds; FittingFooter's handler, which rebuilds on
         # every resize (the first one too, while the bindings are not ready), is not run as well.
         event.prevent_default()
