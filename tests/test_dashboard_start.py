@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from cortex_tui.app.tui.messages import EngineReady, IndexFinished, TimelineLoaded, WhatLoaded
+from cortex_tui.app.tui.messages import (
+    EngineReady,
+    GraphLoaded,
+    IndexFinished,
+    SearchFinished,
+    SelectionMade,
+    TimelineLoaded,
+    WhatLoaded,
+)
 from cortex_tui.app.tui.showcase import RecordingApp, settle
 from textual.widgets._footer import FooterKey
 
@@ -66,3 +74,18 @@ async def test_the_footer_fits_its_keys_to_a_new_width(shop, width):
         assert "Help" in [key.description for key in keys]
         if width == 100:
             assert len(keys) < len(wide), wide
+
+
+@both
+async def test_a_start_on_a_clean_work_tree_reads_each_pane_once(shop, served):
+    """The index pass at start finds nothing to change on a fresh index and a clean work tree: the panes stay as they
+    were read (every start read them all again, with pane 5's selection, while its first full frame was painted)."""
+    app = RecordingApp(bridge_for(shop, served=served), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
+        finished = app.seen(IndexFinished)
+        assert not (finished.report.changed or finished.report.removed or finished.report.embedded), finished.report
+        assert app.screen.meter_task, "the meter follows the work (its selection is what made every start read twice)"
+    counts = {kind.__name__: len({id(m) for m in app.messages if isinstance(m, kind)})
+              for kind in (WhatLoaded, SearchFinished, GraphLoaded, SelectionMade)}
+    assert counts == {"WhatLoaded": 1, "SearchFinished": 1, "GraphLoaded": 1, "SelectionMade": 1}, counts

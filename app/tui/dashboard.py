@@ -120,6 +120,7 @@ class DashboardScreen(DashboardWork):
             if not self.task_text.strip():
                 self.run_select()
         git = message.what.git
+        self.working_change = bool(git.changed_files)
         self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
         self._topbar()
 
@@ -187,9 +188,11 @@ class DashboardScreen(DashboardWork):
         state = "index fresh" if status.fresh else "index stale"
         self._topbar(f"{state} · {status.indexed_files:,} files · {status.embeddings_line()}")
         self.loaded.add("index")
-        # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
-        # nothing left to change; without one, a pass that changed nothing leaves them as they are.
-        if not (r.changed or r.removed or r.embedded or self.meter_task):
+        # A selection indexes the working change's files lexically on its own (core/usecases/context.py), so with a
+        # task and a working change the panes may be stale even when this pass found nothing left to change;
+        # otherwise a pass that changed nothing leaves them as they are. (With any task, every start read every
+        # pane twice, the second time as its first full frame was being painted.)
+        if not (r.changed or r.removed or r.embedded or (self.meter_task and self.working_change)):
             return
         self._refresh_everything()
 

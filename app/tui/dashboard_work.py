@@ -102,6 +102,8 @@ class DashboardWork(Screen):
         self.implicit_task = ""
         """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
         is typed, as the search with no query does."""
+        self.working_change = True
+        """Whether the work tree has uncommitted changes, as the latest `what` said (until then, taken as yes)."""
         self.searched: str | None = None
         """The normalised text of the latest search asked for."""
         self._where = str(bridge.root)
