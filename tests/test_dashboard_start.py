@@ -14,6 +14,7 @@ from cortex_tui.app.tui.messages import (
 )
 from cortex_tui.app.tui.showcase import RecordingApp, settle
 from textual.widgets._footer import FooterKey
+from textual.worker import Worker, WorkerState
 
 from .conftest import both, bridge_for
 
@@ -89,3 +90,21 @@ async def test_a_start_on_a_clean_work_tree_reads_each_pane_once(shop, served):
     counts = {kind.__name__: len({id(m) for m in app.messages if isinstance(m, kind)})
               for kind in (WhatLoaded, SearchFinished, GraphLoaded, SelectionMade)}
     assert counts == {"WhatLoaded": 1, "SearchFinished": 1, "GraphLoaded": 1, "SelectionMade": 1}, counts
+
+
+@both
+async def test_the_index_pass_begins_once_the_first_panes_are_filled(shop, served):
+    """The index pass (the server's, when attached) took the CPU the first panes' calls need, on the server and in
+    the dashboard, and on a fresh index it finds nothing to change: it begins once they are filled."""
+    app = RecordingApp(bridge_for(shop, served=served), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+    seen: list[str] = []
+    for message in {id(m): m for m in app.messages}.values():
+        if isinstance(message, Worker.StateChanged) and message.worker.group == "index" \
+                and message.state == WorkerState.RUNNING:
+            seen.append("index")
+        elif isinstance(message, (WhatLoaded, SearchFinished, GraphLoaded, TimelineLoaded)):
+            seen.append(type(message).__name__)
+    first = ("WhatLoaded", "SearchFinished", "GraphLoaded", "TimelineLoaded")
+    assert seen.index("index") > max(seen.index(name) for name in first), seen

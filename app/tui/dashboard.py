@@ -26,7 +26,7 @@ from ...widgets.search_pane import SearchPane, normalised
 from ...widgets.timeline_pane import TimelinePane
 from ...widgets.what_pane import WhatPane
 from .confirm import ConfirmScreen
-from .dashboard_work import PANES, DashboardWork
+from .dashboard_work import FIRST_PANES, PANES, DashboardWork
 from .help_screen import HelpScreen
 from .map_screen import MapScreen
 from .memory_form import MemoryForm
@@ -53,6 +53,8 @@ from .messages import (
 from .steady_footer import SteadyFooter
 
 FORMATS = ("markdown", "xml", "json")
+INDEX_WAIT_S = 2.0
+"""The index pass starts once the first panes are filled (FIRST_PANES), or this long after the database opened."""
 NARROW_WIDTH = 110
 
 
@@ -108,12 +110,14 @@ class DashboardScreen(DashboardWork):
         self.search(self.query_one(SearchPane).text)
         if self.meter_task:
             self.run_select()
-        self.index_in_background()
+        # The index pass (the server's, when attached) waits for the first panes: it would take the CPU their calls
+        # need, on the server and here, and a pass that finds nothing to do changes nothing they show.
+        self.set_timer(INDEX_WAIT_S, self._start_index)
 
     @on(WhatLoaded)
     def _what(self, message: WhatLoaded) -> None:
         self.query_one(WhatPane).show(message.what)
-        self.loaded.add("what")
+        self._loaded("what")
         implicit = implicit_query(message.what.git)
         if implicit != self.implicit_task:
             self.implicit_task = implicit
@@ -127,19 +131,29 @@ class DashboardScreen(DashboardWork):
     @on(TimelineLoaded)
     def _timeline(self, message: TimelineLoaded) -> None:
         self.query_one(TimelinePane).show(message.timeline)
-        self.loaded.add("timeline")
+        self._loaded("timeline")
 
     @on(GraphLoaded)
     def _graph(self, message: GraphLoaded) -> None:
         if message.chosen:
             self.graph_centre = message.centre
         self.query_one(GraphPane).show(message.centre, message.label, message.neighbours)
-        self.loaded.add("graph")
+        self._loaded("graph")
 
     @on(SearchFinished)
     def _search(self, message: SearchFinished) -> None:
         self.query_one(SearchPane).show(message.results, message.request)
-        self.loaded.add("search")
+        self._loaded("search")
+
+    def _loaded(self, name: str) -> None:
+        self.loaded.add(name)
+        if set(FIRST_PANES) <= self.loaded:
+            self._start_index()
+
+    def _start_index(self) -> None:
+        if not self.index_started:
+            self.index_started = True
+            self.index_in_background()
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 PANES = ("what", "search", "graph", "timeline", "budget")
 """In the order of their numbers, which is also their reading order on screen."""
+FIRST_PANES = ("what", "search", "timeline", "graph")
+"""The panes a start fills that need no typed task (pane 5 selects for what you work on, and takes longest)."""
 BUSY = {"what": ("what", "loading"), "search": ("search", "searching"), "graph": ("graph", "loading"),
         "timeline": ("timeline", "loading"), "select": ("budget", "selecting"), "copy": ("budget", "copying"),
         "fetch": ("", "reading the memory")}
@@ -102,6 +104,8 @@ class DashboardWork(Screen):
         self.implicit_task = ""
         """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
         is typed, as the search with no query does."""
+        self.index_started = False
+        """Whether this start's index pass has begun (see DashboardScreen._start_index)."""
         self.working_change = True
         """Whether the work tree has uncommitted changes, as the latest `what` said (until then, taken as yes)."""
         self.searched: str | None = None
