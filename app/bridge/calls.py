@@ -146,6 +146,10 @@ class Bridge(EngineCalls):
     def theme(self) -> str:
         """The dashboard theme the settings name."""
 
+    opens_itself = False
+    """True when whoever answers the calls opens the database before the first one reads it (the resident server
+    does, once per engine): the dashboard then asks for its panes without an `open` call first."""
+
     @abstractmethod
     def index(self, progress: Callable[[IndexProgress], None],
               should_stop: Callable[[], bool]) -> tuple[IndexReport | None, IndexStatus | None]:

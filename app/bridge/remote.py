@@ -35,6 +35,8 @@ RESUBSCRIBE_SECONDS = 2.0
 class RemoteBridge(Bridge):
     """A `Bridge` whose engine lives in the resident server."""
 
+    opens_itself = True
+
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
         self._subscription: Subscription | None = None

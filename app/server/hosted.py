@@ -29,6 +29,7 @@ import contextlib
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -64,6 +65,9 @@ class Hosted:
         self._ready = ready or _set_event()
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="cortex-call")
         self._lock = threading.Lock()
+        self._open_lock = threading.Lock()
+        self._open_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+        """Engines whose database a call has opened (see `_opened`)."""
         self._subscribers: list[queue.Queue] = []
         self._indexing = False
         self._indexed: tuple | None = None
@@ -89,9 +93,7 @@ class Hosted:
 
         target: object
         if facade == "bridge" and method in BRIDGE_CALLS:
-            from ..bridge.local import EngineBridge
-
-            target = EngineBridge(self._current(env))
+            target = self._opened(self._current(env))
         elif facade == "tools" and method in _tool_calls():
             from ..mcp.tools import CortexTools
 
@@ -101,6 +103,19 @@ class Hosted:
         else:
             raise CortexError(f"the resident server has no call {facade}.{method}")
         return getattr(target, method)(*args, **kwargs)
+
+    def _opened(self, engine: Engine) -> EngineBridge:
+        """A bridge over `engine`, whose database and code-index tables were opened (`open`) before any call reads
+        them: an attached dashboard asks for its panes at once (see `Bridge.opens_itself`), and two of its calls
+        opening a new database side by side could see a table the other is still creating."""
+        from ..bridge.local import EngineBridge
+
+        bridge = EngineBridge(engine)
+        with self._open_lock:
+            if engine not in self._open_engines:
+                bridge.open()
+                self._open_engines.add(engine)
+        return bridge
 
     # --- embedding in the background ------------------------------------------------------------------------------
 
@@ -231,7 +246,7 @@ class Hosted:
 
         bridge = EngineBridge(self._engine(self._watch_env), owns_engine=False)
         try:
-            bridge.open()
+            self._opened(bridge.engine)
             # A server on its way out stops the pass between files instead of finishing a long embedding run.
             indexed = bridge.index(lambda progress: self._publish("progress", progress), self._closing.is_set)
         except Exception as exc:  # noqa: BLE001 - told to the subscribers; the next one tries again

@@ -18,7 +18,6 @@ from ...core.git.gitctx import implicit_query
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
 from ...widgets.budget_pane import BudgetPane, BudgetView, unfit_pins
-from ...widgets.footer import FittingFooter
 from ...widgets.format import clip, styled
 from ...widgets.graph_pane import GraphPane
 from ...widgets.keymap import acting_key, bindings, pane_bindings
@@ -27,7 +26,7 @@ from ...widgets.search_pane import SearchPane, normalised
 from ...widgets.timeline_pane import TimelinePane
 from ...widgets.what_pane import WhatPane
 from .confirm import ConfirmScreen
-from .dashboard_work import PANES, DashboardWork
+from .dashboard_work import FIRST_PANES, PANES, DashboardWork
 from .help_screen import HelpScreen
 from .map_screen import MapScreen
 from .memory_form import MemoryForm
@@ -51,8 +50,11 @@ from .messages import (
     Undo,
     WhatLoaded,
 )
+from .steady_footer import SteadyFooter
 
 FORMATS = ("markdown", "xml", "json")
+INDEX_WAIT_S = 2.0
+"""The index pass starts once the first panes are filled (FIRST_PANES), or this long after the database opened."""
 NARROW_WIDTH = 110
 
 
@@ -74,7 +76,7 @@ class DashboardScreen(DashboardWork):
             yield GraphPane(id="graph")
             yield TimelinePane(id="timeline")
             yield BudgetPane(id="budget")
-        yield FittingFooter()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._topbar("opening the database…")
@@ -108,37 +110,50 @@ class DashboardScreen(DashboardWork):
         self.search(self.query_one(SearchPane).text)
         if self.meter_task:
             self.run_select()
-        self.index_in_background()
+        # The index pass (the server's, when attached) waits for the first panes: it would take the CPU their calls
+        # need, on the server and here, and a pass that finds nothing to do changes nothing they show.
+        self.set_timer(INDEX_WAIT_S, self._start_index)
 
     @on(WhatLoaded)
     def _what(self, message: WhatLoaded) -> None:
         self.query_one(WhatPane).show(message.what)
-        self.loaded.add("what")
+        self._loaded("what")
         implicit = implicit_query(message.what.git)
         if implicit != self.implicit_task:
             self.implicit_task = implicit
             if not self.task_text.strip():
                 self.run_select()
         git = message.what.git
+        self.working_change = bool(git.changed_files)
         self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
         self._topbar()
 
     @on(TimelineLoaded)
     def _timeline(self, message: TimelineLoaded) -> None:
         self.query_one(TimelinePane).show(message.timeline)
-        self.loaded.add("timeline")
+        self._loaded("timeline")
 
     @on(GraphLoaded)
     def _graph(self, message: GraphLoaded) -> None:
         if message.chosen:
             self.graph_centre = message.centre
         self.query_one(GraphPane).show(message.centre, message.label, message.neighbours)
-        self.loaded.add("graph")
+        self._loaded("graph")
 
     @on(SearchFinished)
     def _search(self, message: SearchFinished) -> None:
         self.query_one(SearchPane).show(message.results, message.request)
-        self.loaded.add("search")
+        self._loaded("search")
+
+    def _loaded(self, name: str) -> None:
+        self.loaded.add(name)
+        if set(FIRST_PANES) <= self.loaded:
+            self._start_index()
+
+    def _start_index(self) -> None:
+        if not self.index_started:
+            self.index_started = True
+            self.index_in_background()
 
     @on(SelectionMade)
     def _selection(self, message: SelectionMade) -> None:
@@ -187,9 +202,11 @@ class DashboardScreen(DashboardWork):
         state = "index fresh" if status.fresh else "index stale"
         self._topbar(f"{state} · {status.indexed_files:,} files · {status.embeddings_line()}")
         self.loaded.add("index")
-        # A selection indexes lexically on its own, so with a task the panes may be stale even when this pass found
-        # nothing left to change; without one, a pass that changed nothing leaves them as they are.
-        if not (r.changed or r.removed or r.embedded or self.meter_task):
+        # A selection indexes the working change's files lexically on its own (core/usecases/context.py), so with a
+        # task and a working change the panes may be stale even when this pass found nothing left to change;
+        # otherwise a pass that changed nothing leaves them as they are. (With any task, every start read every
+        # pane twice, the second time as its first full frame was being painted.)
+        if not (r.changed or r.removed or r.embedded or (self.meter_task and self.working_change)):
             return
         self._refresh_everything()
 

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 PANES = ("what", "search", "graph", "timeline", "budget")
 """In the order of their numbers, which is also their reading order on screen."""
+FIRST_PANES = ("what", "search", "timeline", "graph")
+"""The panes a start fills that need no typed task (pane 5 selects for what you work on, and takes longest)."""
 BUSY = {"what": ("what", "loading"), "search": ("search", "searching"), "graph": ("graph", "loading"),
         "timeline": ("timeline", "loading"), "select": ("budget", "selecting"), "copy": ("budget", "copying"),
         "fetch": ("", "reading the memory")}
@@ -102,6 +104,10 @@ class DashboardWork(Screen):
         self.implicit_task = ""
         """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
         is typed, as the search with no query does."""
+        self.index_started = False
+        """Whether this start's index pass has begun (see DashboardScreen._start_index)."""
+        self.working_change = True
+        """Whether the work tree has uncommitted changes, as the latest `what` said (until then, taken as yes)."""
         self.searched: str | None = None
         """The normalised text of the latest search asked for."""
         self._where = str(bridge.root)
@@ -119,7 +125,16 @@ class DashboardWork(Screen):
     @work(thread=True, group="start", exit_on_error=False)
     def start_up(self) -> None:
         # Git answers in milliseconds while opening LanceDB takes seconds: paint the branch's history first.
-        self._deliver(TimelineLoaded(self.bridge.timeline(with_memories=False)))
+        timeline = self.bridge.timeline(with_memories=False)
+        if self.bridge.opens_itself:
+            # The server's database is open: the panes' calls go out before this timeline is painted, and the
+            # server answers them while this process paints it (one after the other, the panes waited for the
+            # paint and an `open` round trip: a third of an attached dashboard's time to fill them).
+            self.post_message(EngineReady())
+            self._deliver(TimelineLoaded(timeline))
+            self.warm_model()  # last: a worker started from a thread waits for the screen's thread to start it
+            return
+        self._deliver(TimelineLoaded(timeline))
         self.warm_model()
         self.bridge.open()
         self.post_message(EngineReady())

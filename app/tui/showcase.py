@@ -9,10 +9,11 @@ from textual.notifications import Notify
 from textual.pilot import Pilot
 
 from .app import CortexApp
+from .dashboard_work import FIRST_PANES
 
 FIRST_RESULTS = ("timeline",)
 """Painted from git alone, before the database is open."""
-FIRST_PAINT = ("what", "search", "timeline", "graph")
+FIRST_PAINT = FIRST_PANES
 """Every pane that needs no task showing results."""
 EVERYTHING = FIRST_PAINT + ("index",)
 
