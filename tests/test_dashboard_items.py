@@ -111,6 +111,102 @@ async def test_p_pins_a_search_hit_to_the_context(shop, size):
         assert any(i.memory is not None and i.memory.id == memory.id for i in budget.items)
 
 
+async def _answered(pilot, app, *keys: str) -> None:
+    """Press the keys, then wait for the selection they ask for (and every worker) to be done."""
+    app.messages.clear()
+    await pilot.press(*keys)
+    await settle(pilot, SelectionMade)
+
+
+@pytest.mark.parametrize("size", [(160, 45), (100, 30)])
+async def test_the_cursor_in_pane_5_goes_with_the_item_pinned_unpinned_dropped_or_restored(shop, size):
+    """A pin moves its item's row to the top, a drop to the end; the cursor stayed on the row number, so the
+    detail line described another item and the next key acted on it. It goes with the item, also where a view
+    shown before the selection answers lacks the item (a restore: out of the dropped rows, not yet chosen)."""
+    from textual.widgets import DataTable, Static
+
+    engine = Engine(shop)
+    engine.remember(MemoryDraft(text="The cart total takes the TAX rate from pricing, never a number of its own.",
+                                kind="decision", title="Cart total uses the pricing TAX rate", files=("shop/cart.py",)))
+    engine.remember(MemoryDraft(text="Cart totals are summed in cents so that tax on prices never rounds twice.",
+                                kind="fact", title="Cart totals are summed in cents", files=("shop/pricing.py",)))
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart total", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one(DataTable)
+        detail = budget.query_one("#budget-detail", Static)
+        memories = [n for n, item in enumerate(budget.items) if item.memory is not None]
+        assert len(memories) >= 2, budget.items
+        # The second memory: a pin puts it before the first.
+        last = budget.items[memories[-1]]
+        await pilot.press("5")
+        table.move_cursor(row=memories[-1])
+        await pilot.pause()
+
+        def on_it(dropped: bool) -> bool:
+            row = table.cursor_row
+            return budget.rows[row] == (last, dropped) or (budget.rows[row][0].key == last.key
+                                                           and budget.rows[row][1] == dropped)
+
+        def where(key: Key) -> int:
+            return [i.key for i in budget.items].index(key)
+
+        await _answered(pilot, app, "p")
+        assert where(last.key) < memories[-1], "a pin goes first"
+        assert on_it(False), (table.cursor_row, budget.rows)
+        assert last.provenance.split(":")[0] in detail.content.plain or (
+            last.memory is not None and last.memory.id in detail.content.plain), detail.content.plain
+        await _answered(pilot, app, "p")
+        assert last.key not in app.screen.pins and where(last.key) == memories[-1]
+        assert on_it(False), (table.cursor_row, budget.rows)
+        await _answered(pilot, app, "x")
+        assert budget.rows[-1][0].key == last.key and on_it(True), (table.cursor_row, budget.rows)
+        await _answered(pilot, app, "u")
+        assert any(i.key == last.key for i in budget.items) and on_it(False), (table.cursor_row, budget.rows)
+        # Restored with x from its dropped row, and pinned from there: the cursor follows it each time.
+        await _answered(pilot, app, "x")
+        await _answered(pilot, app, "x")
+        assert on_it(False), (table.cursor_row, budget.rows)
+        await _answered(pilot, app, "x")
+        await _answered(pilot, app, "p")
+        assert last.key in app.screen.pins and where(last.key) < memories[-1] and on_it(False), budget.rows
+
+
+async def test_a_dropped_row_says_what_restoring_it_adds_and_u_adds_exactly_that(shop):
+    """A dropped row showed the item's cost alone (67) where `u` added its share of the document back (68): a
+    token merging at its edge or a heading it is the first to need makes the two differ. The row and the detail
+    line say what restoring adds, which is what the total grows by."""
+    from textual.widgets import Static
+
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart total", remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one("DataTable")
+        await pilot.press("5")
+        differ = 0
+        for row in range(len(budget.items)):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            item = budget.rows[row][0]
+            before = budget.shown_tokens
+            await _answered(pilot, app, "x")
+            after = budget.shown_tokens
+            assert before is not None and after is not None
+            dropped_row = len(budget.rows) - 1
+            assert budget.rows[dropped_row] == (item, True)
+            shown = int(str(table.get_row_at(dropped_row)[1]).replace(",", ""))
+            await _answered(pilot, app, "u")
+            assert budget.shown_tokens == before, "the same selection as before the drop"
+            assert shown == before - after, (item.provenance, item.tokens, shown, before, after)
+            await _answered(pilot, app, "x")
+            assert f"adds back {shown:,} tokens" in budget.query_one("#budget-detail", Static).content.plain
+            await _answered(pilot, app, "x")
+            differ += item.tokens != shown
+        assert differ, "no item here whose cost alone differs from what restoring it adds: the test shows nothing"
+
+
 @pytest.mark.parametrize("size", [(120, 40), (200, 60)])
 async def test_z_gives_the_focused_pane_the_screen_and_back(shop, size):
     app = RecordingApp(bridge_for(shop), remember_theme=False)
