@@ -26,7 +26,7 @@ from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
 
-from .conftest import bridge_for, watching
+from .conftest import bridge_for, commit_file, watching
 
 SIZES = [(160, 45), (80, 24)]
 
@@ -205,6 +205,40 @@ async def test_a_dropped_row_says_what_restoring_it_adds_and_u_adds_exactly_that
             await _answered(pilot, app, "x")
             differ += item.tokens != shown
         assert differ, "no item here whose cost alone differs from what restoring it adds: the test shows nothing"
+
+
+def _long_module() -> str:
+    """A module long enough that a selection sends only its regions that match the task."""
+    parts = ["from .pricing import TAX\n"]
+    parts += [f"\n\ndef shipping_zone_{n}(parcel):\n    weight = parcel.weight * {n}\n    return weight + {n}\n"
+              for n in range(120)]
+    parts.append("\n\ndef invoice_tax(cart_total):\n    return cart_total * TAX\n")
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("size", [(100, 30), (120, 36), (180, 50)])
+async def test_a_pinned_regions_row_shows_its_pin_its_kind_and_its_file(shop, size):
+    """A pinned regions row showed `📌regio…`. The kind column holds the pin and the kind whole, and the item column
+    is as wide as before (a wider kind column alone cut a path at 120 columns): the file name shows whole too."""
+    from rich.cells import cell_len
+    from textual.widgets import DataTable
+
+    commit_file(shop, "shop/invoice.py", _long_module(), "Add invoices and shipping zones")
+    app = RecordingApp(bridge_for(shop), task="invoice tax on the cart total", budget=2000, remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one(DataTable)
+        await wait_until(pilot, lambda: any(i.kind == "reduced" for i in budget.items), "a file sent as regions")
+        row = next(n for n, i in enumerate(budget.items) if i.kind == "reduced")
+        await pilot.press("5")
+        table.move_cursor(row=row)
+        await pilot.pause()
+        await _answered(pilot, app, "p")
+        row = next(n for n, (i, dropped) in enumerate(budget.rows) if i.kind == "reduced" and not dropped)
+        kind, _, label, _ = table.get_row_at(row)
+        assert kind.plain == "📌regions" and cell_len(kind.plain) <= table.columns["kind"].width, kind.plain
+        assert "invoice.py" in label.plain, label.plain
 
 
 @pytest.mark.parametrize("size", [(120, 40), (200, 60)])
