@@ -241,6 +241,27 @@ async def test_a_pinned_regions_row_shows_its_pin_its_kind_and_its_file(shop, si
         assert "invoice.py" in label.plain, label.plain
 
 
+@pytest.mark.parametrize("size", [(100, 30), (120, 36)])
+async def test_a_named_and_changed_file_says_why_whole(shop, size):
+    """The why column said `named 1.00, changed 1.…` (a new user's trial, at 100 columns): a signal that is 1 or 0
+    is its word alone, so the two strongest reasons fit."""
+    # The implicit task names the files of the working change: both are named and changed.
+    (shop / "shop" / "cart.py").write_text("from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                                           "        return round(sum(price_of(i) for i in items), 2)\n")
+    (shop / "shop" / "pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n")
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one("DataTable")
+        await wait_until(pilot, lambda: {"shop/cart.py", "shop/pricing.py"} <= {i.path for i in budget.items},
+                         "both changed files in the context")
+        whys = {item.path: table.get_row_at(n)[3].plain for n, item in enumerate(budget.items)}
+        assert any("named" in why for why in whys.values()), whys
+        assert not any(f"{word} 1.00" in why for word in ("named", "changed") for why in whys.values()), whys
+        assert not any("…" in why for why in whys.values()), whys
+
+
 @pytest.mark.parametrize("size", [(120, 40), (200, 60)])
 async def test_z_gives_the_focused_pane_the_screen_and_back(shop, size):
     app = RecordingApp(bridge_for(shop), remember_theme=False)

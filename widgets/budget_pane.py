@@ -28,6 +28,9 @@ KINDS = {"reduced": "regions"}
 REGIONS_NOTE = "regions: only the lines of a long file that match the task are sent, the rest is left out"
 SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency": "recent", "memories": "mem"}
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
+YES_NO = {"named", "changed", "pinned"}
+"""Signals that are 1 or 0 (the task names the file, the file is in the working change, a pin): the word alone says
+it (`named 1.00, changed 1.…` was cut where `named, changed` fits)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,8 @@ class BudgetPane(Pane):
         for item, dropped in self.rows:
             pin = "📌" if item.key in view.pins else ""
             kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
-            why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
+            why = ", ".join(SIGNALS.get(k, k) if k in YES_NO else f"{SIGNALS.get(k, k)} {v:.2f}"
+                            for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             # An item in the document shows its share of the total; a dropped one what restoring it adds back, dim,
             # as it is not counted (one cut when rendered, what it would need).
