@@ -148,7 +148,7 @@ class BudgetPane(Pane):
         row = table.cursor_row
         highlighted = self.rows[row][0].key if 0 <= row < len(self.rows) else None
         self._width = self.size.width
-        widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20)
+        widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20, yields=("why", 16))
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
         for item, dropped in self.rows:
             pin = "📌" if item.key in view.pins else ""
