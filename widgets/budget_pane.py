@@ -142,8 +142,8 @@ class BudgetPane(Pane):
         self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 
     def _fill(self, view: BudgetView) -> None:
-        """(Re)build the rows for the pane's width. The cursor stays on its item, wherever its row moves (a pin moves
-        it to the top, a drop to the end), so the detail line and the next key still mean what was highlighted."""
+        """(Re)build the rows for the pane's width. The cursor stays on its item, wherever its row moves (a pinned
+        memory moves up, a drop to the end), so the detail line and the next key still mean what was highlighted."""
         table = self.query_one(DataTable)
         row = table.cursor_row
         highlighted = self.rows[row][0].key if 0 <= row < len(self.rows) else None
@@ -158,10 +158,10 @@ class BudgetPane(Pane):
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             # An item in the document shows its share of the total; a dropped one what restoring it adds back, dim,
             # as it is not counted (one cut when rendered, what it would need).
-            share = self.shares.items.get(item.key)
+            share = None if dropped else self.shares.items.get(item.key)
             outside = view.restores.get(item.key, item.tokens) if dropped else item.tokens
-            tokens = Text(f"{share if share is not None and not dropped else outside:,}", justify="right",
-                          style="" if share is not None and not dropped else "dim")
+            tokens = Text(f"{share if share is not None else outside:,}", justify="right",
+                          style="" if share is not None else "dim")
             table.add_row(kind, tokens, label, styled(clip(why, widths["why"])),
                           key=("dropped " if dropped else "") + str(item.key))
         if table.row_count:
