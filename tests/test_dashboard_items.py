@@ -26,7 +26,7 @@ from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
 
-from .conftest import bridge_for, watching
+from .conftest import bridge_for, commit_file, watching
 
 SIZES = [(160, 45), (80, 24)]
 
@@ -109,6 +109,165 @@ async def test_p_pins_a_search_hit_to_the_context(shop, size):
         budget = app.screen.query_one(BudgetPane)
         assert Key.memory(memory.id) in app.screen.pins
         assert any(i.memory is not None and i.memory.id == memory.id for i in budget.items)
+
+
+async def _answered(pilot, app, *keys: str) -> None:
+    """Press the keys, then wait for the selection they ask for (and every worker) to be done."""
+    app.messages.clear()
+    await pilot.press(*keys)
+    await settle(pilot, SelectionMade)
+
+
+@pytest.mark.parametrize("size", [(160, 45), (100, 30)])
+async def test_the_cursor_in_pane_5_goes_with_the_item_pinned_unpinned_dropped_or_restored(shop, size):
+    """A pin moves its item's row to the top, a drop to the end; the cursor stayed on the row number, so the
+    detail line described another item and the next key acted on it. It goes with the item, also where a view
+    shown before the selection answers lacks the item (a restore: out of the dropped rows, not yet chosen)."""
+    from textual.widgets import DataTable, Static
+
+    engine = Engine(shop)
+    engine.remember(MemoryDraft(text="The cart total takes the TAX rate from pricing, never a number of its own.",
+                                kind="decision", title="Cart total uses the pricing TAX rate", files=("shop/cart.py",)))
+    engine.remember(MemoryDraft(text="Cart totals are summed in cents so that tax on prices never rounds twice.",
+                                kind="fact", title="Cart totals are summed in cents", files=("shop/pricing.py",)))
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart total", remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one(DataTable)
+        detail = budget.query_one("#budget-detail", Static)
+        memories = [n for n, item in enumerate(budget.items) if item.memory is not None]
+        assert len(memories) >= 2, budget.items
+        # The second memory: a pin puts it before the first.
+        last = budget.items[memories[-1]]
+        await pilot.press("5")
+        table.move_cursor(row=memories[-1])
+        await pilot.pause()
+
+        def on_it(dropped: bool) -> bool:
+            row = table.cursor_row
+            return budget.rows[row] == (last, dropped) or (budget.rows[row][0].key == last.key
+                                                           and budget.rows[row][1] == dropped)
+
+        def where(key: Key) -> int:
+            return [i.key for i in budget.items].index(key)
+
+        await _answered(pilot, app, "p")
+        assert where(last.key) < memories[-1], "a pin goes first"
+        assert on_it(False), (table.cursor_row, budget.rows)
+        assert last.provenance.split(":")[0] in detail.content.plain or (
+            last.memory is not None and last.memory.id in detail.content.plain), detail.content.plain
+        await _answered(pilot, app, "p")
+        assert last.key not in app.screen.pins and where(last.key) == memories[-1]
+        assert on_it(False), (table.cursor_row, budget.rows)
+        await _answered(pilot, app, "x")
+        assert budget.rows[-1][0].key == last.key and on_it(True), (table.cursor_row, budget.rows)
+        await _answered(pilot, app, "u")
+        assert any(i.key == last.key for i in budget.items) and on_it(False), (table.cursor_row, budget.rows)
+        # Restored with x from its dropped row, and pinned from there: the cursor follows it each time.
+        await _answered(pilot, app, "x")
+        await _answered(pilot, app, "x")
+        assert on_it(False), (table.cursor_row, budget.rows)
+        await _answered(pilot, app, "x")
+        await _answered(pilot, app, "p")
+        assert last.key in app.screen.pins and where(last.key) < memories[-1] and on_it(False), budget.rows
+
+
+async def test_a_dropped_row_says_what_restoring_it_adds_and_u_adds_exactly_that(shop):
+    """A dropped row showed the item's cost alone (67) where `u` added its share of the document back (68): a
+    token merging at its edge or a heading it is the first to need makes the two differ. The row and the detail
+    line say what restoring adds, which is what the total grows by."""
+    from textual.widgets import Static
+
+    app = RecordingApp(bridge_for(shop), task="apply tax to prices in the cart total", remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one("DataTable")
+        await pilot.press("5")
+        differ = 0
+        for row in range(len(budget.items)):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            item = budget.rows[row][0]
+            before = budget.shown_tokens
+            await _answered(pilot, app, "x")
+            after = budget.shown_tokens
+            assert before is not None and after is not None
+            dropped_row = len(budget.rows) - 1
+            assert budget.rows[dropped_row] == (item, True)
+            shown = int(str(table.get_row_at(dropped_row)[1]).replace(",", ""))
+            await _answered(pilot, app, "u")
+            assert budget.shown_tokens == before, "the same selection as before the drop"
+            assert shown == before - after, (item.provenance, item.tokens, shown, before, after)
+            await _answered(pilot, app, "x")
+            assert f"adds back {shown:,} tokens" in budget.query_one("#budget-detail", Static).content.plain
+            await _answered(pilot, app, "x")
+            differ += item.tokens != shown
+        assert differ, "no item here whose cost alone differs from what restoring it adds: the test shows nothing"
+
+
+def _long_module() -> str:
+    """A module long enough that a selection sends only its regions that match the task."""
+    parts = ["from .pricing import TAX\n"]
+    parts += [f"\n\ndef shipping_zone_{n}(parcel):\n    weight = parcel.weight * {n}\n    return weight + {n}\n"
+              for n in range(120)]
+    parts.append("\n\ndef invoice_tax(cart_total):\n    return cart_total * TAX\n")
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("size", [(100, 30), (120, 36), (180, 50)])
+async def test_a_pinned_regions_row_shows_its_pin_its_kind_and_its_file(shop, size):
+    """A pinned regions row showed `📌regio…`. The kind column holds the pin and the kind whole, and the item column
+    is as wide as before (a wider kind column alone cut a path at 120 columns): the file name shows whole too. Where
+    the pane is narrow the why column gives way, so the columns never overflow it."""
+    from rich.cells import cell_len
+    from textual.widgets import DataTable
+
+    commit_file(shop, "shop/invoice.py", _long_module(), "Add invoices and shipping zones")
+    app = RecordingApp(bridge_for(shop), task="invoice tax on the cart total", budget=2000, remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one(DataTable)
+        await wait_until(pilot, lambda: any(i.kind == "reduced" for i in budget.items), "a file sent as regions")
+        row = next(n for n, i in enumerate(budget.items) if i.kind == "reduced")
+        await pilot.press("5")
+        table.move_cursor(row=row)
+        await pilot.pause()
+        await _answered(pilot, app, "p")
+        row = next(n for n, (i, dropped) in enumerate(budget.rows) if i.kind == "reduced" and not dropped)
+        kind, _, label, _ = table.get_row_at(row)
+        assert kind.plain == "📌regions" and cell_len(kind.plain) <= table.columns["kind"].width, kind.plain
+        assert "invoice.py" in label.plain, label.plain
+        # The columns fit the pane: at 120 columns they overflowed it by 3 cells, and a horizontal scrollbar took one
+        # of the table's few rows.
+        await pilot.pause()
+        assert table.virtual_size.width <= table.scrollable_content_region.width, (table.virtual_size,
+                                                                                  table.scrollable_content_region)
+
+
+@pytest.mark.parametrize("size", [(100, 30), (120, 36)])
+async def test_a_named_and_changed_file_says_why_whole(shop, size):
+    """The why column said `named 1.00, changed 1.…` (a new user's trial, at 100 columns): a signal that is 1 or 0
+    is its word alone, so the two strongest reasons fit."""
+    # The implicit task names the files of the working change: both are named and changed.
+    (shop / "shop" / "cart.py").write_text("from .pricing import price_of\n\nclass Cart:\n    def total(self, items):\n"
+                                           "        return round(sum(price_of(i) for i in items), 2)\n")
+    (shop / "shop" / "pricing.py").write_text("TAX = 0.25\n\ndef price_of(sku):\n    return 10 * (1 + TAX)\n")
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, IndexFinished, SelectionMade)
+        budget = app.screen.query_one(BudgetPane)
+        table = budget.query_one("DataTable")
+        await wait_until(pilot, lambda: {"shop/cart.py", "shop/pricing.py"} <= {i.path for i in budget.items},
+                         "both changed files in the context")
+        await pilot.press("5")  # behind a tab below 110 columns: drawn for its width once shown
+        await pilot.pause(0.2)
+        whys = {item.path: table.get_row_at(n)[3].plain for n, item in enumerate(budget.items)}
+        assert any("named" in why for why in whys.values()), whys
+        assert not any(f"{word} 1.00" in why for word in ("named", "changed") for why in whys.values()), whys
+        assert not any("…" in why for why in whys.values()), whys
 
 
 @pytest.mark.parametrize("size", [(120, 40), (200, 60)])

@@ -3,7 +3,7 @@ the items the person dropped (restorable), and what was left out."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from rich.text import Text
@@ -20,12 +20,17 @@ from .keymap import bindings
 from .pane import Pane, Target
 from .table import fit_columns
 
-COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
+COLUMNS = [("kind", 9), ("tokens", 6), ("item", 0), ("why", 23)]
+"""`kind` holds the pin's two cells and the longest kind whole (`📌regions`); `why` gave it the cell, so the item
+column, which shows paths and ranges, is as wide as before at every size."""
 KINDS = {"reduced": "regions"}
 """The selector's kind names as the pane shows them: a `reduced` file is sent as its relevant regions only."""
 REGIONS_NOTE = "regions: only the lines of a long file that match the task are sent, the rest is left out"
 SIGNALS = {"lexical": "lex", "semantic": "sem", "identifiers": "ident", "recency": "recent", "memories": "mem"}
 """Short names for the selector's signals, so the two strongest fit the "why" column."""
+YES_NO = {"named", "changed", "pinned"}
+"""Signals that are 1 or 0 (the task names the file, the file is in the working change, a pin): the word alone says
+it (`named 1.00, changed 1.…` was cut where `named, changed` fits)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,12 @@ class BudgetView:
     dropped: tuple[Item, ...]
     implicit: bool = False
     """The task is what you work on (branch, recent commits, working change), not one typed with `t`."""
+    restores: dict[Key, int] = field(default_factory=dict)
+    """What restoring each dropped item adds to the document: its row says that, not the item's cost alone (a
+    section heading or a token merging at its edge makes the two differ)."""
+    waiting: bool = False
+    """Shown at once for a pin, drop or restore, before the selection that answers it arrives: the item acted on
+    may be missing here (a restored item is out of the dropped rows and not yet back in the chosen ones)."""
 
 
 class BudgetPane(Pane):
@@ -75,6 +86,9 @@ class BudgetPane(Pane):
         """The meter's total: the token count of the assembled text that `c` copies."""
         self.shares = Shares(0, {})
         """The total split exactly between the items the document holds and its frame: the rows add up to it."""
+        self.acted_on: Key | None = None
+        """The item last pinned, unpinned, dropped or restored (set by the screen as it makes the change): the
+        cursor goes where its row moves, once the selection that answers the change arrives."""
         self._width = 0
 
     def compose(self) -> ComposeResult:
@@ -128,27 +142,44 @@ class BudgetPane(Pane):
         self.query_one("#budget-left", Static).update(Text("\n".join(clip(line, 600) for line in lines if line)))
 
     def _fill(self, view: BudgetView) -> None:
-        """(Re)build the rows for the pane's width, keeping the highlighted row."""
+        """(Re)build the rows for the pane's width. The cursor stays on its item, wherever its row moves (a pinned
+        memory moves up, a drop to the end), so the detail line and the next key still mean what was highlighted."""
         table = self.query_one(DataTable)
         row = table.cursor_row
+        highlighted = self.rows[row][0].key if 0 <= row < len(self.rows) else None
         self._width = self.size.width
-        widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20)
+        widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20, yields=("why", 16))
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
         for item, dropped in self.rows:
             pin = "📌" if item.key in view.pins else ""
             kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
-            why = ", ".join(f"{SIGNALS.get(k, k)} {v:.2f}" for k, v in _strongest(item.signals))
+            why = ", ".join(SIGNALS.get(k, k) if k in YES_NO else f"{SIGNALS.get(k, k)} {v:.2f}"
+                            for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
-            # An item in the document shows its share of the total; one outside it (dropped, or cut when rendered)
-            # what it would need, dim, as it is not counted.
-            share = self.shares.items.get(item.key)
-            tokens = Text(f"{share if share is not None else item.tokens:,}", justify="right",
+            # An item in the document shows its share of the total; a dropped one what restoring it adds back, dim,
+            # as it is not counted (one cut when rendered, what it would need).
+            share = None if dropped else self.shares.items.get(item.key)
+            outside = view.restores.get(item.key, item.tokens) if dropped else item.tokens
+            tokens = Text(f"{share if share is not None else outside:,}", justify="right",
                           style="" if share is not None else "dim")
             table.add_row(kind, tokens, label, styled(clip(why, widths["why"])),
                           key=("dropped " if dropped else "") + str(item.key))
         if table.row_count:
-            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+            table.move_cursor(row=self._cursor_row(view, row, highlighted))
         self._show_detail()
+
+    def _cursor_row(self, view: BudgetView, row: int, highlighted: Key | None) -> int:
+        """Where the cursor goes in the new rows: to the item acted on, else to the item it was on; where the
+        rows lack it, the same row number (within the rows). The item acted on is looked for until the selection
+        that answers the change: a view shown before it may lack the item, and the cursor must not settle on
+        whatever took its row number meanwhile (a pin then acted on another item)."""
+        wanted = self.acted_on or highlighted
+        # The last match: in a view shown before a drop's answer the item is both chosen and dropped, and the
+        # dropped row, at the end, is where it is going.
+        found = [n for n, (item, _) in enumerate(self.rows) if item.key == wanted]
+        if not view.waiting:
+            self.acted_on = None
+        return found[-1] if found else min(max(row, 0), len(self.rows) - 1)
 
     def _draw_bar(self, view: BudgetView) -> None:
         self.query_one("#budget-bar", Static).update(self._bar(view.selection, view.assembled, len(view.dropped)))
@@ -213,8 +244,13 @@ class BudgetPane(Pane):
         where = item.provenance if item.memory is None else f"{item.memory.kind} {item.memory.id}: {item.memory.title}"
         text = Text(clip(where, 300), style="dim strike" if dropped else "bold")
         share = self.shares.items.get(item.key)
-        text.append(f"  {share:,} tokens in the document" if share is not None and not dropped
-                    else f"  {item.tokens:,} tokens, not in the document", style="dim")
+        if dropped and self.view is not None and item.key in self.view.restores:
+            told = f"  not in the document: x or u adds back {self.view.restores[item.key]:,} tokens"
+        elif share is not None and not dropped:
+            told = f"  {share:,} tokens in the document"
+        else:
+            told = f"  {item.tokens:,} tokens, not in the document"
+        text.append(told, style="dim")
         detail.update(text)
 
     def action_drop(self) -> None:

@@ -9,13 +9,23 @@ SCROLLBAR = 2
 """Room kept for the vertical scrollbar (Textual's default width)."""
 
 
-def fit_columns(table: DataTable, spec: list[tuple[str, int]], available: int, minimum: int = 16) -> dict[str, int]:
+def fit_columns(table: DataTable, spec: list[tuple[str, int]], available: int, minimum: int = 16,
+                yields: tuple[str, int] | None = None) -> dict[str, int]:
     """Replace the table's columns (and rows) with `spec`: (label, width), where width 0 marks the flexible column.
+    `yields`: (label, narrowest) of a fixed column that gives up cells, down to its narrowest, before the flexible
+    one goes under `minimum`: the columns then still fit the width, where they overflowed it and a horizontal
+    scrollbar took one of a short table's rows (pane 5 at 120 columns).
 
     Returns the widths used, by label, so the caller can clip its cells to them."""
     padding = 2 * table.cell_padding * len(spec)
-    rest = available - padding - sum(width for _, width in spec) - SCROLLBAR
-    widths = {label: width or max(rest, minimum) for label, width in spec}
+    fixed = dict(spec)
+    rest = available - padding - sum(fixed.values()) - SCROLLBAR
+    if yields is not None and rest < minimum:
+        label, narrowest = yields
+        given = min(minimum - rest, max(fixed[label] - narrowest, 0))
+        fixed[label] -= given
+        rest += given
+    widths = {label: width or max(rest, minimum) for label, width in fixed.items()}
     table.clear(columns=True)
     for label, width in widths.items():
         table.add_column(label, width=width, key=label)

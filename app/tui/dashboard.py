@@ -161,7 +161,7 @@ class DashboardScreen(DashboardWork):
                 or message.selection.purpose != self.purpose):
             # `f`, `s`, `+` or `-` was pressed while this was selected: the selection for them is on its way.
             return
-        self.selection, self.assembled = message.selection, message.assembled
+        self.selection, self.assembled, self.restores = message.selection, message.assembled, message.restores
         unfit = {i.key: i for i in unfit_pins(message.selection, self.pins)}
         for key in unfit.keys() - self.unfit_pins:
             # Said once per pin that cannot fit, loudly: the pane's bar keeps saying it while the pin stays.
@@ -173,12 +173,18 @@ class DashboardScreen(DashboardWork):
         self._show_budget()
         self.loaded.add("select")
 
-    def _show_budget(self) -> None:
+    def _show_budget(self, acted_on: Key | None = None) -> None:
+        """Show the selection; `acted_on`: the item just pinned, dropped or restored, shown at once (its pin mark,
+        its dropped row) while the selection that answers the change is made."""
         if self.selection is None or self.assembled is None:
             return
         dropped = tuple(item for key, item in self.dropped.items() if key in self.excluded)
         implicit = self.selection.task == self.implicit_task and not self.task_text.strip()
-        self.query_one(BudgetPane).show(BudgetView(self.selection, self.assembled, self.pins, dropped, implicit))
+        pane = self.query_one(BudgetPane)
+        if acted_on is not None:
+            pane.acted_on = acted_on
+        pane.show(BudgetView(self.selection, self.assembled, self.pins, dropped, implicit, self.restores,
+                             waiting=acted_on is not None))
 
     @on(ContextCopied)
     def _copied(self, message: ContextCopied) -> None:
@@ -284,7 +290,8 @@ class DashboardScreen(DashboardWork):
             label = item.memory.title if item.memory is not None else item.path
             self.undo_stack.append(Undo("drop", label, key=key, pinned=key in self.pins))
             self.excluded, self.pins = self.excluded | {key}, self.pins - {key}
-            self.dropped[key] = item
+            # A new dict, never changed in place: the selection's worker reads it from its thread.
+            self.dropped = {**self.dropped, key: item}
         elif key in self.excluded:
             # Restoring (x), or pinning (p) a dropped item, brings it back.
             self._restore(key)
@@ -292,12 +299,12 @@ class DashboardScreen(DashboardWork):
                 self.pins = self.pins | {key}
         else:
             self.pins = self.pins ^ {key}
-        self._show_budget()
+        self._show_budget(acted_on=key)
         self.run_select()
 
     def _restore(self, key: Key) -> None:
         self.excluded = self.excluded - {key}
-        self.dropped.pop(key, None)
+        self.dropped = {k: item for k, item in self.dropped.items() if k != key}
 
     @on(Tabs.TabActivated, "#narrow-tabs")
     def _tab(self, event: Tabs.TabActivated) -> None:
@@ -347,7 +354,7 @@ class DashboardScreen(DashboardWork):
         if not text and not self.task_text:
             self.notify("type the task in the search box first, then press t", severity="warning")
             return
-        self.task_text, self.pins, self.excluded, self.dropped = text, frozenset(), frozenset(), {}
+        self.task_text, self.pins, self.excluded, self.dropped, self.restores = text, frozenset(), frozenset(), {}, {}
         self.undo_stack = [u for u in self.undo_stack if u.change != "drop"]
         if not self.query_one(BudgetPane).display or self.has_class("narrow"):
             # Behind a tab the pane's new title is not seen: say where the task went.
@@ -477,7 +484,7 @@ class DashboardScreen(DashboardWork):
             self._restore(undo.key)
             if undo.pinned:
                 self.pins = self.pins | {undo.key}
-            self._show_budget()
+            self._show_budget(acted_on=undo.key)
             self.run_select()
             self.notify(f"restored {clip(undo.label, 80)}", timeout=3, markup=False)
         else:

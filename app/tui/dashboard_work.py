@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...core.context.assemble import Assembled, token_shares
+from ...core.context.assemble import Assembled, Layout, document, token_shares
 from ...core.context.items import Item, Selection
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.errors import CortexError
@@ -65,6 +65,15 @@ BUSY_AFTER_S = 0.15
 """Work that answers sooner shows no busy state: it would only flicker."""
 
 
+def restore_adds(selection: Selection, assembled: Assembled, dropped: list[Item]) -> dict[Key, int]:
+    """What restoring each dropped item adds to the document: the document rendered with it back, less the
+    document now. Its cost alone is not that: a section heading it would be the first to need, or a token merging
+    at its edge, makes them differ (a row said 67 where `u` added 68)."""
+    layout = Layout(assembled.format, selection.purpose)
+    return {item.key: document(selection.task, selection.commit, selection.encoding, [*assembled.items, item],
+                               layout).tokens - assembled.tokens for item in dropped}
+
+
 class DashboardWork(Screen):
     """What the dashboard knows and asks the engine; `DashboardScreen` lays it out and routes the answers."""
 
@@ -92,6 +101,8 @@ class DashboardWork(Screen):
         self.excluded: frozenset[Key] = frozenset()
         self.dropped: dict[Key, Item] = {}
         """The items behind `excluded`, as they were when dropped, for the pane's dropped section."""
+        self.restores: dict[Key, int] = {}
+        """What restoring each dropped item adds to the document the meter counts (`restore_adds`)."""
         self.undo_stack: list[Undo] = []
         self.unfit_pins: set[Key] = set()
         """Pins the last selection could not fit in its budget (each is told once, when it first does not fit)."""
@@ -197,7 +208,9 @@ class DashboardWork(Screen):
         if not get_current_worker().is_cancelled:
             assembled = self.bridge.assemble(selection, fmt)
             # Rendered here, off the screen's thread: the meter's rows and its frame then add up to its total.
-            self._deliver(SelectionMade(selection, replace(assembled, shares=token_shares(selection, assembled))))
+            dropped = [item for key, item in self.dropped.items() if key in request.excluded]
+            self._deliver(SelectionMade(selection, replace(assembled, shares=token_shares(selection, assembled)),
+                                        restore_adds(selection, assembled, dropped)))
 
     @work(thread=True, exclusive=True, group="copy", exit_on_error=False)
     def copy_context(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual.message import Message
 
@@ -60,6 +60,8 @@ class SelectionMade(Message):
 
     selection: Selection
     assembled: Assembled
+    restores: dict[Key, int] = field(default_factory=dict)
+    """What restoring each dropped item would add to the document's tokens."""
 
 
 @dataclass
