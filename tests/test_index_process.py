@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -127,3 +128,48 @@ def test_a_small_pass_runs_in_the_calling_process_and_a_large_one_in_children(re
     assert (status.indexed_files, status.embeddings_pending) == (SMALL_PASS_FILES + 4, 0)
     assert report.embedded > SMALL_PASS_CHUNKS
     assert _children_started == [CHILD, CHILD], "the large pass ran its two phases in children"
+
+ONE_PASS = textwrap.dedent("""
+    import ctypes, os, sys, tempfile
+    from pathlib import Path
+
+    def heaps():
+        # glibc's malloc_info lists one <heap> per arena.
+        libc = ctypes.CDLL("libc.so.6")
+        libc.fopen.restype = ctypes.c_void_p
+        fd, path = tempfile.mkstemp()
+        os.close(fd)
+        out = libc.fopen(path.encode(), b"w")
+        libc.malloc_info(0, ctypes.c_void_p(out))
+        libc.fclose(ctypes.c_void_p(out))
+        text = Path(path).read_text()
+        os.unlink(path)
+        return text.count("<heap nr=")
+
+    from cortex_tui.core.embedding.embed import Embedder
+    from cortex_tui.core.index.index import CodeIndex
+    from cortex_tui.core.store.database import Database
+
+    db = Database(sys.argv[2], create=True)
+    before = heaps()
+    index = CodeIndex(db, Embedder(), Path(sys.argv[1]), True)
+    report = index.update()
+    import pyarrow as pa
+
+    print(before, heaps(), report.embedded, pa.default_memory_pool().backend_name)
+""")
+
+
+def test_an_index_pass_allocates_from_one_arena_and_arrow_from_the_c_heap(repo, tmp_path):
+    """Threads the pass starts (LanceDB's, the tokenizer's, the model's runs side by side) allocate from the arenas
+    the process had, not one new arena each, and pyarrow's buffers are on the C heap: with an arena per thread and
+    pyarrow's own pool, python/mypy's first index grew 467 -> 813 MB while embedding (docs/benchmarks.md)."""
+    for n in range(12):
+        (repo / "src" / f"mod{n}.py").write_text(f"def handler_{n}(request):\n    return request.get('k{n}')\n")
+    done = subprocess.run([sys.executable, "-c", ONE_PASS, str(repo), str(tmp_path / "db")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, after, embedded, pool = done.stdout.split()
+    assert int(embedded) >= 12
+    assert int(after) <= int(before)
+    assert pool == "system"
