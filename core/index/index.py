@@ -465,8 +465,9 @@ def heap_for_bulk_work() -> None:
     mypy's first index grew batch by batch while embedding (467 -> 813 MB over 7,863 chunks); on one arena,
     trimmed after each batch (`OnnxEncoder.release`), it stays flat, and pyarrow's own pool (which keeps what it
     freed for reuse) no longer holds a batch's rows on top. The CPU time is the same (docs/benchmarks.md). The
-    arena limit binds the threads that allocate from now on: the resident server sets it before any thread starts;
-    a command that indexes sets it here, when it opens the index, before its pass starts threads of its own."""
+    arena limit binds only threads that take an arena after it is set, and set once LanceDB's threads were running
+    it saved nothing measurable: so `cortex` run in-process, an index pass's child and the resident server set it
+    before any thread starts, and here it only covers a process entered otherwise (the Python API)."""
     heap.one_arena()
     heap.arrow_on_the_c_heap()
 
