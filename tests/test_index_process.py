@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -127,3 +128,49 @@ def test_a_small_pass_runs_in_the_calling_process_and_a_large_one_in_children(re
     assert (status.indexed_files, status.embeddings_pending) == (SMALL_PASS_FILES + 4, 0)
     assert report.embedded > SMALL_PASS_CHUNKS
     assert _children_started == [CHILD, CHILD], "the large pass ran its two phases in children"
+
+ONE_PASS = textwrap.dedent("""
+    import ctypes, os, sys, tempfile
+    from pathlib import Path
+
+    def heaps():
+        # glibc's malloc_info lists one <heap> per arena.
+        libc = ctypes.CDLL("libc.so.6")
+        libc.fopen.restype = ctypes.c_void_p
+        fd, path = tempfile.mkstemp()
+        os.close(fd)
+        out = libc.fopen(path.encode(), b"w")
+        libc.malloc_info(0, ctypes.c_void_p(out))
+        libc.fclose(ctypes.c_void_p(out))
+        text = Path(path).read_text()
+        os.unlink(path)
+        return text.count("<heap nr=")
+
+    from cortex_tui.app.cli import client
+
+    code = client.main(["--no-daemon", "index", "-C", sys.argv[1]])
+    from cortex_tui.core.embedding.embed import Embedder
+    from cortex_tui.core.index.index import CodeIndex
+    from cortex_tui.core.store.database import Database
+
+    CodeIndex(Database(sys.argv[2], create=True), Embedder(), Path(sys.argv[1]), True)
+    import pyarrow as pa
+
+    print(code, heaps(), pa.default_memory_pool().backend_name)
+""")
+
+
+def test_an_index_pass_allocates_from_one_arena_and_arrow_from_the_c_heap(repo, tmp_path):
+    """`cortex` run in-process limits the C heap to one arena before any thread starts, so the threads an index
+    pass starts (LanceDB's, the tokenizer's, the model's runs side by side) do not each grow an arena of their own,
+    and an opened code index puts pyarrow's buffers on the C heap: with an arena per thread and pyarrow's own pool,
+    python/mypy's first index grew 467 -> 813 MB while embedding (docs/benchmarks.md)."""
+    for n in range(12):
+        (repo / "src" / f"mod{n}.py").write_text(f"def handler_{n}(request):\n    return request.get('k{n}')\n")
+    done = subprocess.run([sys.executable, "-c", ONE_PASS, str(repo), str(tmp_path / "db")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    code, arenas, pool = done.stdout.split()[-3:]
+    assert code == "0"
+    assert arenas == "1"
+    assert pool == "system"

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import IO
 
+from ...core import heap
 from ...core.answers import IndexProgress, IndexReport
 from ...core.cloud_variables import without_cloud_variables
 from ...core.errors import CortexError, DatabaseLocked
@@ -245,6 +246,7 @@ def _run(request: PassRequest, stop: threading.Event, say: Callable[[Reply], Non
 
 
 def main() -> None:
+    heap.one_arena()  # before any thread starts: a pass's threads share one arena (core.index.index.heap_for_bulk_work)
     request = PassRequest(**json.loads(sys.stdin.readline()))
     stop = threading.Event()
     threading.Thread(target=_watch_parent, args=(stop,), daemon=True, name="cortex-parent").start()

@@ -112,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
             _give_back_stdin(route.request)
     from pathlib import Path
 
+    from ...core import heap
     from . import main as cli
     from .context import CommandContext
+
+    heap.one_arena()  # before the command starts threads: see core.heap, and a first index's memory there
 
     # The flag goes in the command's environment, for what it runs that would attach to a server itself (`cortex
     # mcp`, `cortex index`), not in this process's.
