@@ -83,6 +83,29 @@ def test_an_import_logged_to_a_file_ends_on_its_last_progress_line(cli, tmp_path
     assert "chunks" not in err, err
 
 
+def test_an_import_in_batches_builds_the_vector_index_once_after_its_last_batch(repo, tmp_path, monkeypatch):
+    """The batch that took the table past the vector index's threshold built it (+140 MB and 2 minutes at 20,000
+    rows), and every later batch's rows stayed outside it. At test size: batches of 40, a threshold of 50, 120
+    notes; the index is built after the last batch, once, over all 120, and the progress says so and says the file
+    was checked."""
+    from cortex_tui.core.engine import Engine
+    from cortex_tui.core.store import importer, indexes
+
+    monkeypatch.setattr(indexes, "ANN_MIN_ROWS", 50)
+    monkeypatch.setattr(importer, "IMPORT_BATCH", 40)
+    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}: the cache warms {n % 7} shards"} for n in range(120)))
+    code, out, err = Cli(repo, served=False)("import", source)
+    assert code == 0 and "120 new" in out, err
+    size = Path(source).stat().st_size
+    assert f"cortex: importing: checking {size:,}/{size:,} bytes (100%)" in err, err
+    assert err.count("cortex: importing: building the vector index") == 1, err
+    assert err.index("importing 120/120 memories") < err.index("building the vector index"), err
+    table = Engine(repo).store().table
+    [vector] = [i for i in table.list_indices() if i.columns == ["vector"]]
+    stats = table.index_stats(vector.name)
+    assert (stats.num_indexed_rows, stats.num_unindexed_rows) == (120, 0)
+
+
 def _build_history(cli) -> dict:
     """Several versions per key, a deleted memory, a closed task, tags, files and markup in titles."""
     for n in range(1, 5):

@@ -117,18 +117,18 @@ class ImportPlan:
             " (--skip-bad imports the rest)"
         raise CortexError(f"{self.bad[0]}; nothing was imported{rest}")
 
-    def exact_batches(self, most: int = IMPORT_BATCH) -> Iterator[list[Memory]]:
-        """The exact records in file order, at most `most` at a time."""
-        yield from _batches((entry for _, entry in self.each() if isinstance(entry, Memory)), most)
+    def exact_batches(self, most: int | None = None) -> Iterator[list[Memory]]:
+        """The exact records in file order, at most `most` (`IMPORT_BATCH`) at a time."""
+        yield from _batches((entry for _, entry in self.each() if isinstance(entry, Memory)), most or IMPORT_BATCH)
 
-    def rounds(self, most: int = IMPORT_BATCH) -> Iterator[list[MemoryDraft]]:
-        """The drafts in batches of at most `most` where no key appears twice, in file order: a round stores each
+    def rounds(self, most: int | None = None) -> Iterator[list[MemoryDraft]]:
+        """The drafts in batches of at most `most` (`IMPORT_BATCH`) where no key appears twice, in file order: a round stores each
         key's next version, so two records with one key become versions 1 and 2 (the later one active), never two
         active memories. Each batch is embedded and written on its own, and each round reads the records again, so
         an import holds one batch's records, vectors and rows at a time, not the file's."""
         repeated = self.tally.repeated
         for n in range(max(repeated.values(), default=1)):
-            yield from _batches(self._round(n, repeated), most)
+            yield from _batches(self._round(n, repeated), most or IMPORT_BATCH)
 
     def _round(self, n: int, repeated: dict[str, int]) -> Iterator[MemoryDraft]:
         """The drafts that are the `n`th of their key (every draft without a repeated key is the 0th)."""

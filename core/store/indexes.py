@@ -133,10 +133,11 @@ class Maintenance:
         self.write(apply)
 
     def ensure_search_indexes(self, table, bitmap: tuple[str, ...] = (), label_lists: tuple[str, ...] = (),
-                              btree: tuple[str, ...] = (), ann_min_rows: int = ANN_MIN_ROWS) -> bool:
+                              btree: tuple[str, ...] = (), ann_min_rows: int | None = None) -> bool:
         """Scalar indexes for prefilters, and an ANN vector index once a table is big enough for brute force to
         hurt (about 0.25 s at 100k rows here). Returns True when something was built. New rows after a build are
-        still found (LanceDB scans unindexed rows) and are folded into the indexes by compaction."""
+        still found (LanceDB scans unindexed rows) and are folded into the indexes by compaction. `ann_min_rows`:
+        `ANN_MIN_ROWS`, read when called."""
         if table.count_rows() == 0:
             return False
         built = False
@@ -148,7 +149,8 @@ class Maintenance:
                 if (column,) not in have:
                     built |= self._build_index(lambda: table.create_index(column, config=config()))
         # A table with no vectors (the code index's `files`) gets scalar indexes only.
-        if "vector" in table.schema.names and ("vector",) not in have and table.count_rows() >= ann_min_rows:
+        if "vector" in table.schema.names and ("vector",) not in have \
+                and table.count_rows() >= (ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows):
             if (due := getattr(_DEFERRED, "due", None)) is not None:
                 due[(id(self), table.name)] = (self, table)
                 return built
