@@ -245,6 +245,27 @@ def test_dry_run_lists_what_would_be_stored_and_stores_nothing(cli, repo, tmp_pa
     assert cli.json("import", str(docs), "--skip-bad")["created"] == 8
 
 
+def test_a_dry_run_lists_the_first_records_and_counts_the_rest(repo, tmp_path, monkeypatch):
+    """A dry run held and printed every record: 100,000 lines, 316 MB with --json. It lists the first
+    `DRY_RUN_LISTED` (3 here) and counts the rest, in text and JSON alike; bad records are still all named."""
+    from cortex_tui.app.cli import transfer_commands
+
+    monkeypatch.setattr(transfer_commands, "DRY_RUN_LISTED", 3)
+    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}"} for n in range(10)), "not json")
+    cli = Cli(repo, served=False)
+    code, out, err = cli("import", source, "--dry-run", "--skip-bad")
+    assert code == 0, err
+    assert out.splitlines()[:5] == [
+        "would import 10 record(s) from 1 file(s); nothing was stored",
+        *(f"  {source} line {n}: note '' (6 characters)" for n in (1, 2, 3)),
+        "  … and 7 more (the first 3 are listed)"]
+    assert f"bad record {source} line 11: invalid JSON" in out
+    report = json.loads(cli("import", source, "--dry-run", "--skip-bad", "--json")[1])
+    assert report["records"] == 10 and [w["where"] for w in report["would_store"]] == [
+        f"{source} line {n}" for n in (1, 2, 3)]
+    assert not (repo / ".cortex").exists()
+
+
 def test_input_nested_100000_deep_is_one_line_naming_the_depth_limit(cli, tmp_path):
     deep = "[" * 100_000 + "]" * 100_000
     (tmp_path / "deep.json").write_text(deep)
