@@ -88,11 +88,13 @@ def test_an_import_in_batches_builds_the_vector_index_once_after_its_last_batch(
     rows), and every later batch's rows stayed outside it. At test size: batches of 40, a threshold of 50, 120
     notes; the index is built after the last batch, once, over all 120, and the progress says so and says the file
     was checked."""
+    from cortex_tui.app.cli import transfer_commands
     from cortex_tui.core.engine import Engine
     from cortex_tui.core.store import importer, indexes
 
     monkeypatch.setattr(indexes, "ANN_MIN_ROWS", 50)
     monkeypatch.setattr(importer, "IMPORT_BATCH", 40)
+    monkeypatch.setattr(transfer_commands, "CHECKING_SHOWN_BYTES", 1)
     source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}: the cache warms {n % 7} shards"} for n in range(120)))
     code, out, err = Cli(repo, served=False)("import", source)
     assert code == 0 and "120 new" in out, err
