@@ -83,6 +83,31 @@ def test_an_import_logged_to_a_file_ends_on_its_last_progress_line(cli, tmp_path
     assert "chunks" not in err, err
 
 
+def test_an_import_in_batches_builds_the_vector_index_once_after_its_last_batch(repo, tmp_path, monkeypatch):
+    """The batch that took the table past the vector index's threshold built it (+140 MB and 2 minutes at 20,000
+    rows), and every later batch's rows stayed outside it. At test size: batches of 40, a threshold of 50, 120
+    notes; the index is built after the last batch, once, over all 120, and the progress says so and says the file
+    was checked."""
+    from cortex_tui.app.cli import transfer_commands
+    from cortex_tui.core.engine import Engine
+    from cortex_tui.core.store import importer, indexes
+
+    monkeypatch.setattr(indexes, "ANN_MIN_ROWS", 50)
+    monkeypatch.setattr(importer, "IMPORT_BATCH", 40)
+    monkeypatch.setattr(transfer_commands, "CHECKING_SHOWN_BYTES", 1)
+    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}: the cache warms {n % 7} shards"} for n in range(120)))
+    code, out, err = Cli(repo, served=False)("import", source)
+    assert code == 0 and "120 new" in out, err
+    size = Path(source).stat().st_size
+    assert f"cortex: importing: checking {size:,}/{size:,} bytes (100%)" in err, err
+    assert err.count("cortex: importing: building the vector index") == 1, err
+    assert err.index("importing 120/120 memories") < err.index("building the vector index"), err
+    table = Engine(repo).store().table
+    [vector] = [i for i in table.list_indices() if i.columns == ["vector"]]
+    stats = table.index_stats(vector.name)
+    assert (stats.num_indexed_rows, stats.num_unindexed_rows) == (120, 0)
+
+
 def _build_history(cli) -> dict:
     """Several versions per key, a deleted memory, a closed task, tags, files and markup in titles."""
     for n in range(1, 5):
@@ -220,6 +245,27 @@ def test_dry_run_lists_what_would_be_stored_and_stores_nothing(cli, repo, tmp_pa
     assert "guide.html line 5: note 'Rollback'" in out and "bad record" in out and AWS_KEY not in out
     assert not (repo / ".cortex").exists()
     assert cli.json("import", str(docs), "--skip-bad")["created"] == 8
+
+
+def test_a_dry_run_lists_the_first_records_and_counts_the_rest(repo, tmp_path, monkeypatch):
+    """A dry run held and printed every record: 100,000 lines, 316 MB with --json. It lists the first
+    `DRY_RUN_LISTED` (3 here) and counts the rest, in text and JSON alike; bad records are still all named."""
+    from cortex_tui.app.cli import transfer_commands
+
+    monkeypatch.setattr(transfer_commands, "DRY_RUN_LISTED", 3)
+    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}"} for n in range(10)), "not json")
+    cli = Cli(repo, served=False)
+    code, out, err = cli("import", source, "--dry-run", "--skip-bad")
+    assert code == 0, err
+    assert out.splitlines()[:5] == [
+        "would import 10 record(s) from 1 file(s); nothing was stored",
+        *(f"  {source} line {n}: note '' (6 characters)" for n in (1, 2, 3)),
+        "  … and 7 more (the first 3 are listed)"]
+    assert f"bad record {source} line 11: invalid JSON" in out
+    report = json.loads(cli("import", source, "--dry-run", "--skip-bad", "--json")[1])
+    assert report["records"] == 10 and [w["where"] for w in report["would_store"]] == [
+        f"{source} line {n}" for n in (1, 2, 3)]
+    assert not (repo / ".cortex").exists()
 
 
 def test_input_nested_100000_deep_is_one_line_naming_the_depth_limit(cli, tmp_path):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..answers import IndexProgress
 
-UNITS = {"reading": "files", "writing": "files", "embedding": "chunks", "importing": "memories"}
+UNITS = {"reading": "files", "writing": "files", "embedding": "chunks", "importing": "memories", "checking": "bytes"}
 MIN_SECONDS = 2.0
 """No rate or estimate before a phase has run this long: the first batch (model loading) says little."""
 

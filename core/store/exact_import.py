@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
+import pyarrow as pa
 
 from ..records import Memory
 from .memory_rows import default_title, embed_text, memory_to_row, now
@@ -34,8 +35,10 @@ def import_exact(store: MemoryStore, memories: Sequence[Memory],
                   for m, v in zip(new, vectors) if m.id not in again]
         changed = _one_active_version_per_key(store, memories, adding)
         if adding or changed:
-            # One merge commit for the new rows and the versions they supersede: a crash leaves all or nothing.
-            store.db.upsert(store.table, "id", [memory_to_row(m) for m in adding + changed])
+            # One merge commit for the new rows and the versions they supersede: a crash leaves all or nothing. With
+            # none superseded, every row is new (checked just above, under the lock): `all_new`.
+            rows = pa.Table.from_pylist([memory_to_row(m) for m in adding + changed], schema=store.table.schema)
+            store.db.upsert(store.table, "id", rows, all_new=not changed)
             store.db.ensure_text_indexes(store.table)
             store.db.ensure_search_indexes(store.table, MEMORY_BITMAPS, MEMORY_LABEL_LISTS, MEMORY_BTREES)
             store.db.note_written()

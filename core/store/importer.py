@@ -117,18 +117,18 @@ class ImportPlan:
             " (--skip-bad imports the rest)"
         raise CortexError(f"{self.bad[0]}; nothing was imported{rest}")
 
-    def exact_batches(self, most: int = IMPORT_BATCH) -> Iterator[list[Memory]]:
-        """The exact records in file order, at most `most` at a time."""
-        yield from _batches((entry for _, entry in self.each() if isinstance(entry, Memory)), most)
+    def exact_batches(self, most: int | None = None) -> Iterator[list[Memory]]:
+        """The exact records in file order, at most `most` (`IMPORT_BATCH`) at a time."""
+        yield from _batches((entry for _, entry in self.each() if isinstance(entry, Memory)), most or IMPORT_BATCH)
 
-    def rounds(self, most: int = IMPORT_BATCH) -> Iterator[list[MemoryDraft]]:
-        """The drafts in batches of at most `most` where no key appears twice, in file order: a round stores each
+    def rounds(self, most: int | None = None) -> Iterator[list[MemoryDraft]]:
+        """The drafts in batches of at most `most` (`IMPORT_BATCH`) where no key appears twice, in file order: a round stores each
         key's next version, so two records with one key become versions 1 and 2 (the later one active), never two
         active memories. Each batch is embedded and written on its own, and each round reads the records again, so
         an import holds one batch's records, vectors and rows at a time, not the file's."""
         repeated = self.tally.repeated
         for n in range(max(repeated.values(), default=1)):
-            yield from _batches(self._round(n, repeated), most)
+            yield from _batches(self._round(n, repeated), most or IMPORT_BATCH)
 
     def _round(self, n: int, repeated: dict[str, int]) -> Iterator[MemoryDraft]:
         """The drafts that are the `n`th of their key (every draft without a repeated key is the 0th)."""
@@ -157,23 +157,30 @@ def _batches(items: Iterable[T], most: int) -> Iterator[list[T]]:
         yield batch
 
 
-def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max_bytes: int = 1_000_000) -> ImportPlan:
+def plan_import(path: Path, default_kind: str = "note", scope: str = "repo", max_bytes: int = 1_000_000,
+                progress: Callable[[int, int], None] | None = None) -> ImportPlan:
     """Read and check everything before any write, so a bad record never leaves a half-done import. The records
-    are counted, not kept: the import reads them again, a batch at a time."""
+    are counted, not kept: the import reads them again, a batch at a time. `progress(bytes read, bytes in all)`
+    while it reads (all 0 for a directory, whose size is not known before its walk): checking 100,000 records
+    takes a minute or two."""
     if not path.exists():
         raise CortexError(f"{path} does not exist")
     plan = ImportPlan()
-    plan.counted = _tally(_read(path, plan, default_kind, scope, max_bytes))
+    size = path.stat().st_size if path.is_file() else 0
+    told = (lambda done: progress(done, size)) if progress is not None else None
+    plan.counted = _tally(_read(path, plan, default_kind, scope, max_bytes, told))
     # The second read reports nothing: what it would say, the first one said.
     plan.again = lambda: _read(path, ImportPlan(), default_kind, scope, max_bytes)
     return plan
 
 
-def _read(path: Path, plan: ImportPlan, default_kind: str, scope: str, max_bytes: int
-          ) -> Iterator[tuple[str, MemoryDraft | Memory]]:
+def _read(path: Path, plan: ImportPlan, default_kind: str, scope: str, max_bytes: int,
+          read: Callable[[int], None] | None = None) -> Iterator[tuple[str, MemoryDraft | Memory]]:
     """The good records under `path`, in file order, with where each was read; the files passed over and the bad
-    records go to `plan` on the way."""
+    records go to `plan` on the way. `read(bytes)`: how much of the files was read, every `IMPORT_BATCH` records
+    of a record file and after each file."""
     files = [path] if path.is_file() else _walk(path, plan)
+    done = 0
     for file in files:
         name = str(file)
         if is_secret_path(name):
@@ -196,8 +203,15 @@ def _read(path: Path, plan: ImportPlan, default_kind: str, scope: str, max_bytes
         plan.files += 1
         if suffix in LINE_RECORD_SUFFIXES:
             with handle:
-                yield from _checked(plan, _jsonl(name, handle), default_kind, scope, max_bytes)
+                for n, entry in enumerate(_checked(plan, _jsonl(name, handle), default_kind, scope, max_bytes), 1):
+                    yield entry
+                    if read is not None and n % IMPORT_BATCH == 0:
+                        read(done + handle.tell())
+                done += handle.tell()
+            if read is not None:
+                read(done)
             continue
+        done += len(raw)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -206,6 +220,8 @@ def _read(path: Path, plan: ImportPlan, default_kind: str, scope: str, max_bytes
             continue
         entries = _json(name, text) if suffix == ".json" else _document(file, suffix, text, default_kind, scope)
         yield from _checked(plan, entries, default_kind, scope, max_bytes)
+        if read is not None:
+            read(done)
 
 
 def _checked(plan: ImportPlan, entries: Iterable[tuple[str, object]], default_kind: str, scope: str, max_bytes: int
