@@ -401,7 +401,8 @@ def _vector_query(table, vector, where: str | None, columns: list[str]):
 
 def _vector_reads(reads: list[tuple], vector) -> list[list[dict]]:
     """The vector reads `(table, where, columns, db)`, made together (`read_together`), each answer checked for
-    damaged vectors (`_bad_vectors`); those that find some are made once more, each on its own."""
+    damaged vectors (`_bad_vectors`); one that finds some is made again on its own (`_vector`, which says so if
+    the damage stays)."""
     versions = [table.version for table, *_ in reads]
     answers = read_together([_vector_query(table, vector, where, columns) for table, where, columns, _ in reads])
     out = []
