@@ -337,12 +337,17 @@ def _add_scale(b) -> None:
     b.add_argument("--memories", type=int, default=100_000, help="synthetic memories (the issue's target: 1000000)")
     b.add_argument("--touch", type=int, default=10_000, help="unchanged files to touch and re-index")
     b.add_argument("--queries", type=int, default=30)
+    b.add_argument("--keep", metavar="DIR", help="build the tree and store in DIR and leave them there; a later run "
+                   "with the same --repo/--files/--memories reuses them (index time and peak then read 0)")
+    b.add_argument("--latency-only", action="store_true",
+                   help="measure search, what, remember, select and status only (no save, idle or touch phases)")
 
 
 def _scale(args, ctx) -> Answer:
     from . import scale
 
-    result = scale.run(Path(args.repo), args.files, args.memories, queries=args.queries, touch=args.touch)
+    result = scale.run(Path(args.repo), args.files, args.memories, queries=args.queries, touch=args.touch,
+                       keep=Path(args.keep) if args.keep else None, latency_only=args.latency_only)
     return _lines(result, scale.rows(result), 40)
 
 

@@ -65,15 +65,19 @@ class Relevance:
 
 def words(text: str) -> list[str]:
     """Lower-case words and the parts of compound identifiers, stop words removed (what BM25 counts)."""
-    out = []
-    for word in _WORD.findall(text):
-        lower = word.lower()
-        if lower not in STOP_WORDS and len(lower) > 1:
-            out.append(lower)
-        parts = split_identifier(word)
-        if len(parts) > 1:
-            out.extend(p for p in parts if p not in STOP_WORDS and len(p) > 1)
-    return out
+    return [term for word in _WORD.findall(text) for term in _word_terms(word)]
+
+
+@lru_cache(maxsize=1 << 17)
+def _word_terms(word: str) -> tuple[str, ...]:
+    # Kept per word: a selection reads the words of every candidate file's text several times (5 selections at
+    # 5,000 files: 1,331 texts, 294,000 words, half their CPU), and a code base says the same words over and over.
+    lower = word.lower()
+    out = [lower] if lower not in STOP_WORDS and len(lower) > 1 else []
+    parts = split_identifier(word)
+    if len(parts) > 1:
+        out.extend(p for p in parts if p not in STOP_WORDS and len(p) > 1)
+    return tuple(out)
 
 
 def chunk_relevance(

@@ -28,9 +28,11 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 _SUFFIXES = ("ing", "ed", "es", "s")
 
 
+@lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A deliberately light stemmer (`painting`/`painted`/`paints` -> `paint`): query and text go through the
-    same one, so it only has to be consistent, not linguistic."""
+    same one, so it only has to be consistent, not linguistic. Kept per word: a search's candidates repeat their
+    vocabulary, and stemming 500 words a search was two thirds of the reranker's time."""
     for suffix in _SUFFIXES:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from ..answers import ScoreBreakdown, SearchHit, SearchResults
 from ..config import SearchWeights
@@ -19,6 +20,7 @@ from ..git.gitctx import MAIN_BRANCHES, GitContext, implicit_query
 from ..index.index import CodeIndex
 from ..pool import READS
 from ..records import MEMORY_COLUMNS, Memory
+from ..store.batch_reads import read_together
 from ..store.database import Database
 from ..store.memory_rows import row_to_memory, without_repeats
 from ..store.sessions import visible_where
@@ -26,7 +28,7 @@ from ..store.sql import in_filter, quote, sql_list, timestamp
 from ..store.store import MemoryStore
 from ..text import query_stems
 from .candidates import MATCH_SIMILARITY, Candidate, CandidateLists, Found, QueryTerms, Source, candidate_lists
-from .definitions import DefinedNames, definers, definition_match, near_definers
+from .definitions import DefinedNames, definers_query, definition_match, near_definers
 from .query import Filters, code_names, file_naming_stems, parse_query, said_words
 from .rank import GitSignals, best_possible, boosts_for, bounded, file_prior, fuse, similarity_credit, total_score
 from .refine import depth, refine
@@ -223,7 +225,8 @@ class Searcher:
         rows light: see `_materialise`). `embedding`: the query vector being computed (None: no vector reads);
         `counts`: the code chunks and those waiting for an embedding, being counted. The full-text and working-change
         reads need neither, so they start first and overlap both."""
-        plan: list[tuple[Source, str, Callable[..., list[dict]], tuple]] = []  # in the order the lists are fused
+        # (source, signal, the query's builder (None: a vector read, built once the vector is ready), its arguments)
+        plan: list[tuple[Source, str, Callable[..., Any] | None, tuple]] = []  # in the order the lists are fused
         model = quote(self.embedder.model_id)
         if not filters.code_only:
             where = _memory_where(filters)
@@ -231,12 +234,12 @@ class Searcher:
                 if embedding is not None:
                     # Only vectors of the query's own model are comparable with it.
                     mine = " AND ".join(filter(None, [where, f"vector_model = {model}"]))
-                    plan.append((n, "vector", _vector, (store.table, mine, _MEMORY_LIGHT, store.db)))
+                    plan.append((n, "vector", None, (store.table, mine, _MEMORY_LIGHT, store.db)))
                 if use_text:
-                    plan.append((n, "text", _fts, (store.table, terms, where, _MEMORY_LIGHT)))
+                    plan.append((n, "text", _fts_query, (store.table, terms, where, _MEMORY_LIGHT)))
                 if changed:
                     tied = " AND ".join(filter(None, [where, f"array_has_any(files, {sql_list(changed)})"]))
-                    plan.append((n, "change", _rows, (store.table, tied, _MEMORY_LIGHT)))
+                    plan.append((n, "change", _rows_query, (store.table, tied, _MEMORY_LIGHT)))
         code_ok = self.index is not None and not (filters.memories_only or filters.kinds or filters.tags or filters.branch
                                                   or filters.since or filters.keys)
         if code_ok:
@@ -245,25 +248,29 @@ class Searcher:
             table = self.index.chunks
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
             if embedding is not None:
-                plan.append((None, "vector", _vector, (table, vec_where, _CHUNK_COLUMNS, self.index.db)))
+                plan.append((None, "vector", None, (table, vec_where, _CHUNK_COLUMNS, self.index.db)))
             if use_text:
-                plan.append((None, "text", _fts, (table, terms, where, _CHUNK_COLUMNS)))
+                plan.append((None, "text", _fts_query, (table, terms, where, _CHUNK_COLUMNS)))
             if names:
-                plan.append((None, "symbol", definers, (table, names, where, _CHUNK_COLUMNS)))
+                plan.append((None, "symbol", definers_query, (table, names, where, _CHUNK_COLUMNS)))
             if changed:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"({in_filter('path', changed)})"]))
-                plan.append((None, "change", _rows, (table, mine, _CHUNK_COLUMNS)))
-        jobs = {i: READS.submit(read, *args) for i, (_, signal, read, args) in enumerate(plan) if signal != "vector"}
+                plan.append((None, "change", _rows_query, (table, mine, _CHUNK_COLUMNS)))
+        # The reads that need no query vector go to LanceDB together (`read_together`: one hand-off for all), in
+        # the pool, so they overlap the query embedding; the vector reads follow together once it is ready.
+        later = [i for i, (_, signal, _, _) in enumerate(plan) if signal == "vector"]
+        first = [i for i in range(len(plan)) if i not in later]
+        text_rows = READS.submit(_read_all, [(plan[i][2], plan[i][3]) for i in first])
+        rows: dict[int, list[dict]] = {}
         if embedding is not None:
             vector = embedding.result()
             chunks, pending = counts.result() if counts is not None else (0, 0)
-            for i, (source, signal, read, args) in enumerate(plan):
-                # Before the first code embedding lands there is nothing to compare with (and no index on
-                # `embedded` yet, so the filter alone would scan every chunk).
-                if signal == "vector" and (source is not None or chunks > pending):
-                    table, where, columns, db = args
-                    jobs[i] = READS.submit(read, table, vector, where, columns, db)
-        return [(plan[i][0], plan[i][1], jobs[i].result()) for i in sorted(jobs)]
+            # Before the first code embedding lands there is nothing to compare with (and no index on `embedded`
+            # yet, so the filter alone would scan every chunk).
+            later = [i for i in later if plan[i][0] is not None or chunks > pending]
+            rows.update(zip(later, _vector_reads([plan[i][3] for i in later], vector)))
+        rows.update(zip(first, text_rows.result()))
+        return [(plan[i][0], plan[i][1], rows[i]) for i in sorted(rows)]
 
     def _near_names(self, found: Found, text: str, names: frozenset[str], filters: Filters) -> Found:
         """A query that is one name nothing defines as typed (a slip, or the start of a name): the chunks defining
@@ -307,15 +314,12 @@ class Searcher:
             if key.is_memory:
                 wanted.setdefault(key.store, []).append(key.id)
 
-        def fetch(store: int, ids: list[str]) -> list[tuple[Candidate, dict]]:
-            table = self.stores[store].table
-            where = in_filter("id", ids)
-            return [(Candidate.of(store, row["id"]), row)
-                    for row in table.search().where(where).select(_MEMORY_COLUMNS).limit(len(ids)).to_list()]
-
         full = {key: row for key, row in read.items() if not key.is_memory}
-        for part in READS.map(lambda kv: fetch(*kv), wanted.items()):
-            full.update(part)
+        # Every store's winners in one hand-off to LanceDB (`read_together`).
+        fetched = read_together([self.stores[store].table.search().where(in_filter("id", ids)).select(_MEMORY_COLUMNS)
+                                 .limit(len(ids)) for store, ids in wanted.items()])
+        for store, rows in zip(wanted, fetched):
+            full.update((Candidate.of(store, row["id"]), row) for row in rows)
         # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
         # it: each store's memories show only the row settling keeps.
         kept: dict[Candidate, Memory] = {}
@@ -390,10 +394,27 @@ def _utc(stamp: datetime) -> datetime:
 # full-text index is not built yet (a first write still settling) by scanning `words` unindexed.
 
 
-def _vector(table, vector, where: str | None, columns: list[str], db: Database) -> list[dict]:
+def _vector_query(table, vector, where: str | None, columns: list[str]):
     query = table.search(vector).select(columns + ["_distance"]).limit(CANDIDATES)
-    if where:
-        query = query.where(where, prefilter=True)
+    return query.where(where, prefilter=True) if where else query
+
+
+def _vector_reads(reads: list[tuple], vector) -> list[list[dict]]:
+    """The vector reads `(table, where, columns, db)`, made together (`read_together`), each answer checked for
+    damaged vectors (`_bad_vectors`); one that finds some is made again on its own (`_vector`, which says so if
+    the damage stays)."""
+    versions = [table.version for table, *_ in reads]
+    answers = read_together([_vector_query(table, vector, where, columns) for table, where, columns, _ in reads])
+    out = []
+    for (table, where, columns, db), read, rows in zip(reads, versions, answers):
+        if _bad_vectors(table, where, rows, db, read):
+            rows = _vector(table, vector, where, columns, db)
+        out.append(rows)
+    return out
+
+
+def _vector(table, vector, where: str | None, columns: list[str], db: Database) -> list[dict]:
+    query = _vector_query(table, vector, where, columns)
     for _attempt in range(2):
         read = table.version
         rows = query.to_list()
@@ -421,12 +442,12 @@ def _bad_vectors(table, where: str | None, rows: list[dict], db: Database, read:
     return max(bad, 0)
 
 
-def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -> list[dict]:
-    """BM25 over the `words` column. Rows carry `words`, from which the query words and git-context words each
-    hit contains are read. (The context words used to be an optional clause of the same query: on 200,000
-    memories that boolean query took 170-230 ms against 12-29 ms for the plain match.)"""
+def _fts_query(table, terms: tuple[str, ...], where: str | None, columns: list[str]):
+    """BM25 over the `words` column (None: no terms). Rows carry `words`, from which the query words and
+    git-context words each hit contains are read. (The context words used to be an optional clause of the same
+    query: on 200,000 memories that boolean query took 170-230 ms against 12-29 ms for the plain match.)"""
     if not terms:
-        return []
+        return None
     # Imported here: `import lancedb` costs seconds, and the dashboard paints git results before it finishes.
     from lancedb.query import MatchQuery
 
@@ -434,14 +455,19 @@ def _fts(table, terms: tuple[str, ...], where: str | None, columns: list[str]) -
     # type checkers do not read as defaults, so they take the keyword-only fields for required ones.
     query = table.search(MatchQuery(" ".join(terms), "words"), query_type="fts")  # type: ignore[call-arg]
     query = query.select(columns + ["words", "_score"]).limit(CANDIDATES)
-    if where:
-        query = query.where(where, prefilter=True)
-    return query.to_list()
+    return query.where(where, prefilter=True) if where else query
 
 
-def _rows(table, where: str, columns: list[str]) -> list[dict]:
+def _rows_query(table, where: str, columns: list[str]):
     """Plain rows matching a filter (the working change's chunks and memories), at most a candidate list's worth."""
-    return table.search().where(where).select(columns).limit(CANDIDATES).to_list()
+    return table.search().where(where).select(columns).limit(CANDIDATES)
+
+
+def _read_all(reads: list[tuple[Callable[..., Any] | None, tuple]]) -> list[list[dict]]:
+    """Each read's rows, its query built by `build(*args)` (None: nothing to look for, no rows), made together."""
+    queries = [build(*args) if build is not None else None for build, args in reads]
+    made = iter(read_together([q for q in queries if q is not None]))
+    return [next(made) if q is not None else [] for q in queries]
 
 
 def _memory_where(f: Filters) -> str:

@@ -430,6 +430,9 @@ class Database(CompactionPolicy, Maintenance):
         replaced, and none is looked for)."""
         if update and not all_new and receipts.carries_ids(rows):
             self.keep_receipts(table, receipts.key_filter(on, rows), receipts.new_id(rows))
+        if all_new and insert and isinstance(on, str):
+            self._append_new(table, on, rows)
+            return
 
         def apply():
             merge = table.merge_insert(on)
@@ -440,6 +443,23 @@ class Database(CompactionPolicy, Maintenance):
             if delete_where:
                 merge = merge.when_not_matched_by_source_delete(delete_where)
             merge.execute(rows)
+
+        self.commit(apply)
+
+    def _append_new(self, table, on: str, rows) -> None:
+        """Rows no stored row matches on `on`, appended: the same commit as the merge would make, without its join
+        against every stored key (a merge into 100,000 memories took 72 ms of a `remember`; an append is a new
+        fragment whatever the table's size). Tried again after a lost race like the merge, but only when the first
+        try did not land after all (its first key is looked up by its index), so no row is stored twice."""
+        first = rows.column(on)[0].as_py()
+        tries = 0
+
+        def apply():
+            nonlocal tries
+            tries += 1
+            if tries > 1 and table.count_rows(f"{on} = {quote(first)}"):
+                return
+            table.add(rows)
 
         self.commit(apply)
 
