@@ -7,20 +7,24 @@ Which folder is the key's index is said by the table's manifest (`list_indices`)
 field 3, when it was made in field 8, in milliseconds) read with a small protobuf walker, the newest made winning
 (an optimize's transaction names the index it replaces too). A compaction's cleanup removes the transactions of
 the versions it removes, so after `cortex gc` none may name it: then the index is known by its values, the one
-B-tree index whose values are all distinct, none empty, and hold the most of the keys that did read
-(`uuid_by_values`). The index covers the
+B-tree index whose values are all distinct, none empty, not content digests, and hold the most of the keys that
+did read (`uuid_by_values`). The index covers the
 rows it was last built or optimized over (`cortex gc` brings it up to date), so it names the rows written before
 then; a row purged after that is still named.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+"""A sha256 digest: the memories' `text_hash` index (the duplicate rule's) is as distinct as their ids, and with
+every row lost the two tied, but no key is a digest."""
 _MAX_DEPTH = 6
 """How deep the walker looks for index metadata in a transaction (Transaction > CreateIndex > IndexMetadata)."""
 
@@ -82,6 +86,8 @@ def uuid_by_values(folder: Path, kept: set[str]) -> str | None:
 
         column = LanceFileReader(str(path), columns=["values"]).read_all().to_table()["values"]
         if column.type not in (pa.string(), pa.large_string()) or len(values) != len(column) or "" in values:
+            continue
+        if all(_DIGEST.fullmatch(v) for v in values):
             continue
         scored.append((len(values & kept), len(values), path.parent.name))
     scored.sort(reverse=True)
