@@ -20,9 +20,10 @@ from .keymap import bindings
 from .pane import Pane, Target
 from .table import fit_columns
 
-COLUMNS = [("kind", 9), ("tokens", 6), ("item", 0), ("why", 23)]
-"""`kind` holds the pin's two cells and the longest kind whole (`📌regions`); `why` gave it the cell, so the item
-column, which shows paths and ranges, is as wide as before at every size."""
+COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
+"""`kind` holds every kind whole, and a pin's two cells before all but the longest; `_columns` widens it for a
+pinned regions row (`📌regions`, 9 cells) with a cell of `why`, so the item column, which shows paths and ranges,
+keeps its width at every size."""
 KINDS = {"reduced": "regions"}
 """The selector's kind names as the pane shows them: a `reduced` file is sent as its relevant regions only."""
 REGIONS_NOTE = "regions: only the lines of a long file that match the task are sent, the rest is left out"
@@ -148,11 +149,13 @@ class BudgetPane(Pane):
         row = table.cursor_row
         highlighted = self.rows[row][0].key if 0 <= row < len(self.rows) else None
         self._width = self.size.width
-        widths = fit_columns(table, COLUMNS, self.content_size.width, minimum=20, yields=("why", 16))
         self.rows = [(i, False) for i in view.selection.chosen] + [(i, True) for i in view.dropped]
-        for item, dropped in self.rows:
-            pin = "📌" if item.key in view.pins else ""
-            kind = styled(("dropped", "dim strike")) if dropped else styled(f"{pin}{KINDS.get(item.kind, item.kind)}")
+        kinds = [styled(("dropped", "dim strike")) if dropped
+                 else styled(f"{'📌' if item.key in view.pins else ''}{KINDS.get(item.kind, item.kind)}")
+                 for item, dropped in self.rows]
+        widths = fit_columns(table, _columns(max((k.cell_len for k in kinds), default=0)), self.content_size.width,
+                             minimum=20, yields=("why", 16))
+        for (item, dropped), kind in zip(self.rows, kinds, strict=True):
             why = ", ".join(SIGNALS.get(k, k) if k in YES_NO else f"{SIGNALS.get(k, k)} {v:.2f}"
                             for k, v in _strongest(item.signals))
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
@@ -293,3 +296,10 @@ def _label(item: Item, width: int) -> str:
     name = item.path.rsplit("/", 1)[-1]
     fits = [r for r in (ranges, f"{first},…") if len(name) + len(r) + 3 <= width or len(item.path) + len(r) < width]
     return shorten_path(f"{item.path}:{fits[0] if fits else first}", width)
+
+
+def _columns(kind_cells: int) -> list[tuple[str, int]]:
+    """`COLUMNS`, the kind column as wide as its widest cell where that is wider, the cells taken from `why`."""
+    wider = max(kind_cells - dict(COLUMNS)["kind"], 0)
+    return [(label, width + (wider if label == "kind" else -wider if label == "why" else 0))
+            for label, width in COLUMNS]
