@@ -26,7 +26,10 @@ def read_together(queries: Sequence[Any]) -> list[list[dict]]:
         from lancedb.background_loop import LOOP
 
         plans = [(query._table._table, query.to_query_object()) for query in queries]
-    except AttributeError:
+        together = all(hasattr(table, "_execute_query") for table, _ in plans)
+    except (AttributeError, ImportError):
+        together = False
+    if not together:
         # Another LanceDB than the one this was written against: each query on its own, as before.
         return [query.to_list() for query in queries]
 
