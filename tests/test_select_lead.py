@@ -51,21 +51,3 @@ def test_a_file_that_leads_by_far_leaves_out_what_trails_it(repo):
     assert "billing/audit.py" not in chosen, chosen
     reasons = {i.path: i.reason for i in selection.left_out}
     assert reasons.get("billing/audit.py") == BELOW_FLOOR, reasons
-
-
-def test_a_weakly_evidenced_later_file_waits_behind_the_leaders_regions_but_stays_worth_its_tokens(repo):
-    """The invoice module says every word of the task in three functions; the ledger module says two of them in
-    eight, enough to be a contender but each region weaker. When the budget binds, the leading file's further
-    regions go in before the ledger's first (its lead region is bought in the order its evidence gives); with
-    room to spare the ledger still goes in, since whether it is worth its tokens is judged as before."""
-    engine = indexed_engine(repo, {
-        "billing/invoice.py": _helpers("invoice", 3, "Rounding of invoice totals", 25)
-        + _helpers("misc", 5, "Other work", 25),
-        "billing/ledger.py": _helpers("ledger", 8, "Rounding of totals", 25),
-    })
-    task = "Fix rounding of invoice totals"
-    tight = engine.select(task, 2000)
-    assert tight.ranked_files[:2] == ["billing/invoice.py", "billing/ledger.py"], tight.ranked_files
-    assert [i.path for i in tight.chosen] == ["billing/invoice.py"], [(i.path, i.tokens) for i in tight.chosen]
-    roomy = engine.select(task, 4000)
-    assert {i.path for i in roomy.chosen} == {"billing/invoice.py", "billing/ledger.py"}, roomy.chosen

@@ -31,10 +31,6 @@ class Unit:
     item: Item | None = None
     pinned: bool = False
     """The person pinned it: it goes in even when it repeats what is already in."""
-    floor_boost: float = 1.0
-    """How much more the unit is worth to the stop floor than its `gain`, which sets only the order it is bought in:
-    a weakly evidenced region waits behind better evidenced ones, yet is still worth its tokens when budget is left
-    (see `select._units`)."""
 
     @property
     def group(self) -> Key:
@@ -81,7 +77,7 @@ class Limits:
     nothing relevant is left rather than filling its budget (mandatory units are exempt)."""
 
     def worth(self, u: Unit) -> bool:
-        return u.gain > 0 and u.gain * u.floor_boost / max(u.cost, 1) >= self.gain_per_token
+        return u.gain > 0 and u.gain / max(u.cost, 1) >= self.gain_per_token
 
     def room(self, u: Unit, groups: set[Key]) -> bool:
         """Whether `u` fits beside the chosen `groups` (files and memories)."""

@@ -78,15 +78,6 @@ edit recall within 0.01)."""
 LATER_DEPTH = 0.5
 """A file after the leading one is worth half its share beyond its lead region: it is in to be seen, and read in
 depth only when its further regions are clearly relevant."""
-LATER_SHARPNESS = 8.0
-"""A later file's further regions are bought in the order LATER_DEPTH x (value / best) ** this gives: in a near tie
-with the leader in about the order LATER_DEPTH gives, clearly behind only after better evidenced regions. The order
-only: whether a region is worth its tokens is still judged at LATER_DEPTH, so a context that stops before its budget
-holds what it held, and one the budget binds holds the better evidenced regions."""
-EVIDENCE_ORDER = 2.0
-"""A later file's lead region is bought in the order PRESENCE x (its best region's relevance / the leading file's
-best region's) ** this gives: a file the task's words and names barely reach waits behind better evidenced regions.
-The order only: whether it is worth its tokens is still judged by its whole PRESENCE."""
 STOP_GAIN_PER_TOKEN = 3e-5
 """Expected gain per token under which a region or memory is not worth reading: the context stops there."""
 PRESENCE = 1.0
@@ -326,7 +317,6 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
     lead_depth = _lead_depth(values)
     units: list[Unit] = []
     mandatory: list[Unit] = []
-    top_relevance: float | None = None
     for rank, c in enumerate(head):
         file_chunks = chunks.get(c.path) or []
         if not file_chunks:
@@ -336,31 +326,17 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
             continue
         shares = edit_shares(file_chunks, relevance)
         lead = max(file_chunks, key=lambda ch: (relevance[ch.id].score, -ch.tokens)).id
-        if top_relevance is None:
-            top_relevance = relevance[lead].score
-        # The leading file is read in depth, the others mostly by their lead region (LEAD_DEPTH, LATER_DEPTH); a
-        # later file's regions are bought in the order its evidence gives (EVIDENCE_ORDER, LATER_SHARPNESS).
+        # The leading file is read in depth, the others mostly by their lead region (LEAD_DEPTH, LATER_DEPTH).
         leading = rank < GUARANTEED
-        later = not leading and c.path not in pins
-        depth = lead_depth if leading else LATER_DEPTH if later else 1.0
-        presence = PRESENCE * _ratio(relevance[lead].score, top_relevance) ** EVIDENCE_ORDER if later else PRESENCE
-        further = _ratio(c.value, best) ** LATER_SHARPNESS if later else 1.0
+        depth = lead_depth if leading else 1.0 if c.path in pins else LATER_DEPTH
 
         def gain(ch: Chunk) -> float:
             if ch.id == lead:
-                return chance * (shares[ch.id] * (depth if leading else 1.0) + presence)
-            return chance * shares[ch.id] * depth * further
-
-        def boost(ch: Chunk) -> float:
-            """What a region's order gave up of what it is worth (1 for the leading and pinned files' regions)."""
-            if not later:
-                return 1.0
-            if ch.id == lead:
-                return (shares[ch.id] + PRESENCE) / (shares[ch.id] + presence) if shares[ch.id] + presence > 0 else 1.0
-            return 1.0 / further if further > 0 else 1.0
+                return chance * (shares[ch.id] * (depth if leading else 1.0) + PRESENCE)
+            return chance * shares[ch.id] * depth
 
         file_units = [Unit(Key("chunk", ch.id), c.path, gain(ch), render.cost(ch.text), headers[c.path], chunk=ch,
-                           pinned=c.path in pins, floor_boost=boost(ch)) for ch in file_chunks]
+                           pinned=c.path in pins) for ch in file_chunks]
         units.extend(file_units)
         if c.path in pins:
             mandatory.extend(file_units)
@@ -372,11 +348,6 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
                 # A unit without a chunk (a whole file) would raise here; it ranks last instead.
                 mandatory.append(max(file_units, key=lambda u: (relevance[u.chunk.id].score if u.chunk else 0.0, u.cost)))
     return units, mandatory
-
-
-def _ratio(score: float, top: float | None) -> float:
-    """A file's evidence against the leading file's, at most 1."""
-    return min(score / top, 1.0) if top else 1.0
 
 
 def _lead_depth(values: list[float]) -> float:
