@@ -220,8 +220,13 @@ def _run_in(home: Path, source: Path, files: int, memories: int, queries: int, e
         engine.search(texts[0])
         engine.what()
         _floor(engine, texts[0])
-        search = [t for q in texts for t in _timed(lambda: engine.search(q), 1)]
-        floor = [t for q in texts for t in _timed(lambda: _floor(engine, q), 1)]
+        # Query by query, the search then its floor: on a shared machine the load drifts within a run, and two
+        # blocks one after the other met different loads.
+        search: list[float] = []
+        floor: list[float] = []
+        for q in texts:
+            search += _timed(lambda: engine.search(q), 1)
+            floor += _timed(lambda: _floor(engine, q), 1)
         what = _timed(engine.what, max(queries // 3, 3))
         remember = [t for i in range(edits) for t in _timed(
             lambda: engine.remember(MemoryDraft(text=f"scale note {i} {texts[i % len(texts)]}")), 1)]
