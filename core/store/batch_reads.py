@@ -19,14 +19,19 @@ import pyarrow as pa
 
 def read_together(queries: Sequence[Any]) -> list[list[dict]]:
     """The rows of each LanceDB query builder (as its `to_list()` would give them), in order. Only for plain
-    queries (no reranker, no blob columns): what the search makes."""
+    queries (no reranker, no blob columns) and takes by row id (`table.take_row_ids(...)`): what the search
+    makes."""
     if not queries:
         return []
     try:
         from lancedb.background_loop import LOOP
+        from lancedb.query import LanceTakeQueryBuilder
 
-        plans = [(query._table._table, query.to_query_object()) for query in queries]
-        together = all(hasattr(table, "_execute_query") for table, _ in plans)
+        # A take's builder wraps its asynchronous query itself; other builders are planned on their table.
+        plans = [(None, query._inner) if isinstance(query, LanceTakeQueryBuilder)
+                 else (query._table._table, query.to_query_object()) for query in queries]
+        together = all(hasattr(table, "_execute_query") if table is not None else hasattr(plan, "to_arrow")
+                       for table, plan in plans)
     except (AttributeError, ImportError):
         together = False
     if not together:
@@ -40,5 +45,7 @@ def read_together(queries: Sequence[Any]) -> list[list[dict]]:
 
 
 async def _collected(table, plan) -> pa.Table:
+    if table is None:
+        return await plan.to_arrow()
     results = await table._execute_query(plan)
     return pa.Table.from_batches([batch async for batch in results], schema=results.schema)
