@@ -4,6 +4,7 @@ real index and real token counts."""
 from __future__ import annotations
 
 from cortex_tui.core.context.file_ranking import type_words
+from cortex_tui.core.context.items import BELOW_FLOOR
 
 from .conftest import indexed_engine
 
@@ -34,24 +35,19 @@ def test_the_class_a_capitalised_word_names_ranks_first(repo):
     assert ranked[0] == "params/kinds.py", ranked
 
 
-def test_a_file_that_leads_by_far_is_read_first_and_what_trails_it_gets_only_the_spare_room(repo):
+def test_a_file_that_leads_by_far_leaves_out_what_trails_it(repo):
     """The invoice module says the task's words in every function, the ledger in one, the audit module in one of
-    many: the invoice module leads by far and the lead's floor holds the others back. A budget the invoice module
-    fills holds it alone; a budget it leaves far from spent gives the rest to the held-back files the task's words
-    point to, each saying it came in on the spare room (on fresh repositories the floors alone ended contexts at
-    two thirds of the budget and left out edited files)."""
+    many: with the invoice module far ahead, the audit module trails below the lead's floor and stays out though
+    the budget has room, said to be below the floor."""
     engine = indexed_engine(repo, {
         "billing/invoice.py": _helpers("invoice", 6, "Rounding of invoice totals", 25),
         "billing/ledger.py": _helpers("ledger", 1, "Rounding of the ledger", 25) + _helpers("entry", 6, "Post", 25),
         "billing/audit.py": _helpers("audit", 1, "Invoice", 25) + _helpers("check", 8, "Check an entry", 25),
     })
-    task = "Fix rounding of invoice totals"
-    tight = engine.select(task, 1500)
-    assert tight.ranked_files[0] == "billing/invoice.py", tight.ranked_files
-    assert [i.path for i in tight.chosen] == ["billing/invoice.py"], [i.path for i in tight.chosen]
-    roomy = engine.select(task, 12000)
-    chosen = {i.path: i for i in roomy.chosen}
-    assert roomy.chosen[0].path == "billing/invoice.py", list(chosen)
-    assert chosen["billing/invoice.py"].kind == "file" and "spare_room" not in chosen["billing/invoice.py"].signals
-    assert "billing/audit.py" in chosen and chosen["billing/audit.py"].signals.get("spare_room") == 1.0, list(chosen)
-    assert "billing/ledger.py" in chosen and chosen["billing/ledger.py"].signals.get("spare_room") == 1.0
+    selection = engine.select("Fix rounding of invoice totals", 12000)
+    ranked = selection.ranked_files
+    assert ranked[0] == "billing/invoice.py", ranked
+    chosen = [i.path for i in selection.chosen]
+    assert "billing/audit.py" not in chosen, chosen
+    reasons = {i.path: i.reason for i in selection.left_out}
+    assert reasons.get("billing/audit.py") == BELOW_FLOOR, reasons

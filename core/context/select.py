@@ -83,13 +83,6 @@ STOP_GAIN_PER_TOKEN = 3e-5
 PRESENCE = 1.0
 """Extra gain for a file's first (most relevant) chunk: seeing that a file matters is worth as much again as
 seeing its edited lines, so a likely file gets one region before a likelier file gets its fifth."""
-SPARE_STOP = 0.5
-"""What a unit must be worth per token, as a share of STOP_GAIN_PER_TOKEN, once the floors have ended a context
-short of its budget (under FULL of it): the room left goes to the further regions of the files in and to the head's
-files the floors held back that the task's own evidence points to, best gain per token first. On fresh repositories
-the floors, set on dev, ended contexts at a median 8,289 of 12,000 tokens and what they left out held part of 7 of
-48 fixes. At half the stop (not none) a spare room stays a choice by worth, not a fill: on every 3rd dev task it
-gave the edit recall of no stop at all (0.854 at 12,000 against 0.833) for 0.09-0.10 more of the share."""
 
 
 def check_request(task: str, budget: int, include_tests: str, fmt: str, purpose: str = DEFAULT) -> None:
@@ -146,20 +139,9 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     mandatory = [u for u in memories if u.key in request.pins] + mandatory
     limits = Limits(request.max_items, request.max_files, STOP_GAIN_PER_TOKEN)
     chosen_units = plan(units, mandatory, budget, limits)
-    spare_paths: set[str] = set()
-    if units and _spent(chosen_units) < budget * FULL:
-        # The floors and the stop were set against the best candidates; a context they end far short of its budget
-        # spends the rest on what they held back, still by expected gain per token (see SPARE_STOP).
-        spare = _spare_files(ranked, head, chunks, inputs, request)
-        spare_paths = {c.path for c in spare}
-        extra = _spare_units(spare, head, chunks, relevance, headers, render, inputs, named_syms, has_vectors)
-        head = head + spare
-        units += extra
-        limits = replace(limits, gain_per_token=STOP_GAIN_PER_TOKEN * SPARE_STOP)
-        chosen_units = plan(units, chosen_units, budget, limits)
 
     def build(picked: list[Unit]) -> list[Item]:
-        return _items(picked, head, chunks, relevance, headers, render, spare_paths)
+        return _items(picked, head, chunks, relevance, headers, render)
 
     chosen_units, doc = fit(chosen_units, Pool(units, mandatory, limits), request, build, render)
     chosen = build(chosen_units)
@@ -368,48 +350,6 @@ def _units(head, chunks, relevance, headers, request: SelectRequest, render: Ren
     return units, mandatory
 
 
-def _spent(chosen: list[Unit]) -> int:
-    """Tokens the planned units take, each file's header once."""
-    return sum(u.cost for u in chosen) + sum({u.group: u.header for u in chosen}.values())
-
-
-def _spare_files(ranked, head, chunks: dict[str, list[Chunk]], inputs: SelectInputs, request: SelectRequest) -> list:
-    """The files after the head that the task's own words, meaning or names point to, best first, up to
-    REGION_FILES in all, less copies: those the relative floors held back. A file with no evidence of its own (a
-    working change, a recent file, a file a memory names or an import neighbour alone) stays out here too. Their
-    chunks join `chunks`."""
-    rest = [c for c in ranked if c not in head and c.evidence > 0 and c.value >= request.min_score]
-    rest = rest[:max(REGION_FILES - len(head), 0)]
-    chunks.update(inputs.chunks([c.path for c in rest]))
-    _, copies = _without_copies(head + rest, chunks, set(inputs.changed), request.pinned("file"))
-    return [c for c in rest if c.path not in copies and chunks.get(c.path)]
-
-
-def _spare_units(spare, head, chunks, relevance, headers, render: Render, inputs: SelectInputs, named_syms,
-                 has_vectors: bool) -> list[Unit]:
-    """Every chunk of the held-back files as a unit, valued as a later file's are (without MIN_FILE_CHANCE: the
-    spare room is for what the floors judged unlikely). The head's chunk relevance stays as it was: the held-back
-    chunks are scored beside the head's, and only theirs is taken. Fills `relevance` and `headers`."""
-    if not spare:
-        return []
-    every = [c for cs in chunks.values() for c in cs]
-    scored = chunk_relevance(every, _task_terms(inputs.task), named_syms, {h.id: h.score.total for h in inputs.code_hits},
-                             inputs.query_vector() if has_vectors else None)
-    best = max((c.value for c in head), default=0.0) or 1.0
-    units = []
-    for c in spare:
-        file_chunks = chunks[c.path]
-        relevance.update({ch.id: scored[ch.id] for ch in file_chunks})
-        headers[c.path] = render.overhead(Item(Key.file(c.path), "reduced", c.path, "", 0, 0.0, {}, ranges=((1, 1),)))
-        chance = (c.value / best) ** FILE_SHARPNESS
-        shares = edit_shares(file_chunks, relevance)
-        lead = max(file_chunks, key=lambda ch: (relevance[ch.id].score, -ch.tokens)).id
-        units += [Unit(Key("chunk", ch.id), c.path,
-                       chance * (shares[ch.id] + PRESENCE if ch.id == lead else shares[ch.id] * LATER_DEPTH),
-                       render.cost(ch.text), headers[c.path], chunk=ch) for ch in file_chunks]
-    return units
-
-
 def _lead_depth(values: list[float]) -> float:
     """How much more the leading file's regions are worth than their share of its chance: 1 when the second file is
     as likely, up to 1 + LEAD_DEPTH when it is far behind (`values`: the head's, best first)."""
@@ -474,9 +414,8 @@ def _memory_unit(item: Item, render: Render, pinned: bool = False) -> Unit:
     return Unit(item.key, "", item.value, cost, item=replace(item, tokens=cost), pinned=pinned)
 
 
-def _items(picked, head, chunks, relevance, headers, render: Render, spare: set[str]) -> list[Item]:
-    """One item per file (whole when every chunk is in, else its regions) and one per memory; a file the floors
-    held back and the spare room let in says so (its `spare_room` signal)."""
+def _items(picked, head, chunks, relevance, headers, render: Render) -> list[Item]:
+    """One item per file (whole when every chunk is in, else its regions) and one per memory."""
     by_path: dict[str, set[str]] = {}
     items: list[Item] = []
     for u in picked:
@@ -490,7 +429,7 @@ def _items(picked, head, chunks, relevance, headers, render: Render, spare: set[
             continue
         file_chunks = chunks[c.path]
         symbols = frozenset(s for ch in file_chunks for s in ch.symbols)
-        signals = _rounded(c.signals) | ({"spare_room": 1.0} if c.path in spare else {})
+        signals = _rounded(c.signals)
         if len(keep) == len(file_chunks):
             text = whole_text(file_chunks)
             kind: ItemKind = "file"
