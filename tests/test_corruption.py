@@ -178,6 +178,26 @@ def test_the_single_data_file_truncated_after_compaction_is_said_lost_and_kept_a
     assert cli("remember", "writes work after the repair")[0] == 0
 
 
+@pytest.mark.parametrize("served", [True], ids=["served"])
+def test_served_commands_read_the_repaired_table_after_doctor(populated, served):
+    """The resident server had the memories table open when doctor set its files aside and made it again: every
+    served command then said "the database is damaged (… Not found …); run `cortex doctor`", and doctor said
+    "nothing to repair". Doctor stops the server after a repair, and the next command starts one on the new table."""
+    compact(populated)
+    _truncate_the_largest(db_of(populated))
+    cli = Cli(populated, served=served)
+    code, _, err = cli("list")  # the server opens the table, and its read meets the damage
+    one_line_error(code, err, "damaged", "`cortex doctor`")
+    code, out, err = cli("doctor")
+    assert code == 0 and "none of its" in out, out + err
+    kept = int(re.search(r"starts with the (\d+) row\(s\) that read", out).group(1))
+    code, out, err = cli("list")
+    assert code == 0 and "damaged" not in out + err, out + err
+    assert len(out.strip().splitlines()) == kept or (kept == 0 and "no memories yet" in out), out
+    assert cli("remember", "writes work after the repair")[0] == 0
+    healthy(cli)
+
+
 @pytest.mark.parametrize("served", [False, True], ids=["in-process", "served"])
 def test_deleted_versions_are_reported_and_every_row_read_from_the_data_files(populated, served):
     """`_versions` deleted: no manifest says which data files make the table. Commands say so in one line (`what`
