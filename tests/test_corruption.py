@@ -284,10 +284,13 @@ def test_deleted_versions_and_an_unreadable_file_with_no_index_say_the_rows_are_
 def test_a_write_after_a_lost_manifest_is_reported(populated):
     """A memory's commit loses its manifest, then `remember` again: the new write takes the lost version's number,
     so nothing names a version beyond the manifests and doctor said "nothing to repair" while the memory was gone.
-    The lost write's transaction, named by no manifest, and its data file say it; both are set aside."""
+    The lost write's transaction, named by no manifest, and its data file say it; both are set aside, and the
+    memory it held is named by id."""
     db = db_of(populated)
     cli = Cli(populated, served=False)
-    assert cli("remember", "the release moved to friday")[0] == 0
+    code, out, _ = cli("remember", "the release moved to friday")
+    assert code == 0
+    lost_id = re.search(r"remembered ([0-9a-f]{12})", out).group(1)
     versions = db / "memories.lance" / "_versions"
     min(versions.glob("*.manifest"), key=lambda p: int(p.stem)).unlink()  # `u64::MAX - version`: the newest
     _age(db / "memories.lance")
@@ -299,6 +302,7 @@ def test_a_write_after_a_lost_manifest_is_reported(populated):
     assert len(lost) == 1 and lost[0].startswith("LOST     memories: 1 write(s) in no version (made "), out
     assert lost[0].endswith("1 data file(s), " + lost[0].rsplit(", ", 1)[1]), out
     assert "memories: 1 write(s) in no version are lost" in out and "nothing to repair" not in out, out
+    assert f"the rows they held (id): {lost_id};" in out, out  # named by id, read from its data file
     aside = list((db / ".doctor" / "memories" / "data").glob("*.lance"))
     assert len(aside) == 1 and b"the release moved to friday" in aside[0].read_bytes()
     healthy(cli)
