@@ -116,6 +116,8 @@ _PROSE = re.compile(_PROSE_SOURCE)
 _PROSE_ANY_CASE = re.compile(_PROSE_SOURCE, re.I)
 """A credential word, maybe `is`, then a value (checked by `_prose_secret`)."""
 _CREDENTIAL_WORD = re.compile(r"(?i)\b(?:tokens?|passwords?|passwd|passphrase|secrets?|api[ _-]?keys?|credentials?)\b")
+_NAMED_IN_PROSE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
+"""A setting's name in a sentence (`DB_PASSWORD`, `apiToken`): `_CREDENTIAL_WORD` does not see the word inside it."""
 _CALL_ARGUMENT = re.compile(r"""\(\s*(?P<q>["'`])(?P<value>[^"'`\\\n]{8,500})(?P=q)""")
 _CALLEE = re.compile(r"[A-Za-z_][\w.]{0,63}$")
 _FENCE = re.compile(r"^[ \t]*(?P<mark>```|~~~)[^\n]*\n(?P<body>.*?)^[ \t]*(?P=mark)", re.M | re.S)
@@ -355,12 +357,13 @@ def _fenced_hits(text: str) -> list[SecretHit]:
     hits = []
     for m in _FENCE.finditer(text):
         above = text[max(0, m.start() - 300):m.start()].rstrip().rsplit("\n", 1)[-1]
-        if not _CREDENTIAL_WORD.search(above):
+        if not (_CREDENTIAL_WORD.search(above) or any(name_strength(name) == "strong"
+                                                      for name in _NAMED_IN_PROSE.findall(above))):
             continue
         offset = m.start("body")
         for line in m.group("body").splitlines(keepends=True):
             value = line.strip()
-            if value and _prose_secret(value):
+            if value and (_prose_secret(value) or _random_key(value)):
                 start = offset + line.index(value)
                 hits.append(SecretHit("secret", start, start + len(value)))
             offset += len(line)
@@ -370,15 +373,25 @@ def _fenced_hits(text: str) -> list[SecretHit]:
 def _prose_secret(value: str) -> bool:
     if len(value) < 12 or any(c.isspace() for c in value) or _is_placeholder(value) or "://" in value or _looks_like_path(value):
         return False
-    if not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+    both_cases = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
+    if not re.search(r"\d", value) and not (both_cases and re.search(r"[^\w.-]", value)):
+        return False  # without a digit, both cases and a symbol that names never hold (`Avstq%VVPqzPp@tEJQzh`)
+    if not re.search(r"[A-Za-z]", value):
         return False
-    if not (re.search(r"[^A-Za-z0-9]", value) or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))):
+    if not (re.search(r"[^A-Za-z0-9]", value) or both_cases):
         return False
     if _VERSION.fullmatch(value) or _ENV_NAME.fullmatch(value) or _DOTTED_NAME.fullmatch(value) or _wordy(value):
         return False
     if _IDENTIFIER.fullmatch(value):  # `cl100k_base_encoding`, `test_user2_fixture`: names, not values
         return False
     return _entropy(value) >= 3.5
+
+
+def _random_key(value: str) -> bool:
+    """A key of letters and digits alone, long and random (`f3a9c1d2…`, 32 hex digits): a secret when the words
+    above its fenced block name a credential, though in running prose it could be a commit or a checksum."""
+    return (len(value) >= 20 and value.isascii() and value.isalnum() and bool(re.search(r"\d", value))
+            and bool(re.search(r"[A-Za-z]", value)) and _entropy(value) >= RANDOM_MIN_BITS)
 
 
 def _pair_hits(text: str) -> list[SecretHit]:
