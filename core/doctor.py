@@ -123,7 +123,8 @@ def _run_doctor(uri: str, root: Path, is_repo: bool, embedder: Embedder, max_fil
                 actions.append(acknowledge_lost(Path(uri), Path(uri) / ASIDE, lost[table.name], table.rows))
                 continue
             if table.name in orphans:
-                actions.append(set_orphans_aside(Path(uri) / ASIDE, table.name, orphans[table.name]))
+                actions.append(set_orphans_aside(Path(uri) / ASIDE, table.name, orphans[table.name],
+                                               KEYS.get(table.name, ())))
                 continue
             if not table.problem:
                 continue

@@ -178,6 +178,26 @@ def test_the_single_data_file_truncated_after_compaction_is_said_lost_and_kept_a
     assert cli("remember", "writes work after the repair")[0] == 0
 
 
+@pytest.mark.parametrize("served", [True], ids=["served"])
+def test_served_commands_read_the_repaired_table_after_doctor(populated, served):
+    """The resident server had the memories table open when doctor set its files aside and made it again: every
+    served command then said "the database is damaged (… Not found …); run `cortex doctor`", and doctor said
+    "nothing to repair". Doctor stops the server after a repair, and the next command starts one on the new table."""
+    compact(populated)
+    _truncate_the_largest(db_of(populated))
+    cli = Cli(populated, served=served)
+    code, _, err = cli("list")  # the server opens the table, and its read meets the damage
+    one_line_error(code, err, "damaged", "`cortex doctor`")
+    code, out, err = cli("doctor")
+    assert code == 0 and "none of its" in out, out + err
+    kept = int(re.search(r"starts with the (\d+) row\(s\) that read", out).group(1))
+    code, out, err = cli("list")
+    assert code == 0 and "damaged" not in out + err, out + err
+    assert len(out.strip().splitlines()) == kept or (kept == 0 and "no memories yet" in out), out
+    assert cli("remember", "writes work after the repair")[0] == 0
+    healthy(cli)
+
+
 @pytest.mark.parametrize("served", [False, True], ids=["in-process", "served"])
 def test_deleted_versions_are_reported_and_every_row_read_from_the_data_files(populated, served):
     """`_versions` deleted: no manifest says which data files make the table. Commands say so in one line (`what`
@@ -264,10 +284,13 @@ def test_deleted_versions_and_an_unreadable_file_with_no_index_say_the_rows_are_
 def test_a_write_after_a_lost_manifest_is_reported(populated):
     """A memory's commit loses its manifest, then `remember` again: the new write takes the lost version's number,
     so nothing names a version beyond the manifests and doctor said "nothing to repair" while the memory was gone.
-    The lost write's transaction, named by no manifest, and its data file say it; both are set aside."""
+    The lost write's transaction, named by no manifest, and its data file say it; both are set aside, and the
+    memory it held is named by id."""
     db = db_of(populated)
     cli = Cli(populated, served=False)
-    assert cli("remember", "the release moved to friday")[0] == 0
+    code, out, _ = cli("remember", "the release moved to friday")
+    assert code == 0
+    lost_id = re.search(r"remembered ([0-9a-f]{12})", out).group(1)
     versions = db / "memories.lance" / "_versions"
     min(versions.glob("*.manifest"), key=lambda p: int(p.stem)).unlink()  # `u64::MAX - version`: the newest
     _age(db / "memories.lance")
@@ -279,6 +302,7 @@ def test_a_write_after_a_lost_manifest_is_reported(populated):
     assert len(lost) == 1 and lost[0].startswith("LOST     memories: 1 write(s) in no version (made "), out
     assert lost[0].endswith("1 data file(s), " + lost[0].rsplit(", ", 1)[1]), out
     assert "memories: 1 write(s) in no version are lost" in out and "nothing to repair" not in out, out
+    assert f"the rows they held (id): {lost_id};" in out, out  # named by id, read from its data file
     aside = list((db / ".doctor" / "memories" / "data").glob("*.lance"))
     assert len(aside) == 1 and b"the release moved to friday" in aside[0].read_bytes()
     healthy(cli)

@@ -40,6 +40,11 @@ FENCED = f"{_draw(string.ascii_letters, 4)}!{_draw(string.digits, 3)}{_draw(stri
 QUERY_KEY = _draw(string.ascii_letters + string.digits, 28)
 CALLED = _draw(string.ascii_letters + string.digits, 24)
 NEW_RELIC = f"NRAK-{_draw(string.ascii_uppercase + string.digits, 27)}"
+NAMED_FENCED = f"{_draw(string.ascii_letters, 5)}%{_draw(string.digits, 2)}{_draw(string.ascii_letters + string.digits, 12)}"
+NO_DIGIT_FENCED = f"{_draw(string.ascii_uppercase, 2)}{_draw(string.ascii_lowercase, 3)}%{_draw(string.ascii_letters, 7)}" \
+    f"@{_draw(string.ascii_letters, 6)}"
+HEX_FENCED = _draw(HEX, 32)
+SPANNED = f"{_draw(string.ascii_letters, 6)}#{_draw(string.digits, 3)}{_draw(string.ascii_letters + string.digits, 9)}"
 
 CASES = {
     "telegram in a constructor": (f'bot = telebot.TeleBot("{TELEGRAM}")', [TELEGRAM]),
@@ -51,13 +56,27 @@ CASES = {
     "a password after 'token' in prose": (f"ran deploy with token {PROSE_PASSWORD}", [PROSE_PASSWORD]),
     "a vendor shape without its variable": (f"the worker uses {NEW_RELIC}", [NEW_RELIC]),
     "a heading above a fenced block": (f"## Staging deploy token\n\n```\n{FENCED}\n```", [FENCED]),
+    "a setting's name in the sentence above a fenced block": (
+        f"Set `DB_PASSWORD` to the following value\n```text\n{NAMED_FENCED}\n```", [NAMED_FENCED]),
+    "a password without a digit in a fenced block": (
+        f"The staging deploy password is:\n\n```\n{NO_DIGIT_FENCED}\n```", [NO_DIGIT_FENCED]),
+    "a code span after a setting's name": (f"Set `DB_PASSWORD` to `{SPANNED}`", [SPANNED]),
+    "a code span after a credential word": (f"the staging token is `{PROSE_PASSWORD}`", [PROSE_PASSWORD]),
+    "a hex key in a fenced block": (f"Use this API key for the geocoder:\n\n```\n{HEX_FENCED}\n```", [HEX_FENCED]),
     "a call's callee": (f'client.set_api_key("{CALLED}")', [CALLED]),
     "a URL's key= parameter": (f"curl 'https://api.weather-svc.net/v2/forecast?key={QUERY_KEY}&city=Oslo'",
                                [QUERY_KEY]),
+    # Last: a fence left open runs to the end of the text (in a file made of these lines too).
+    "a fenced block cut short": (f"The deploy password:\n\n```\n{NAMED_FENCED[:16]}", [NAMED_FENCED[:16]]),
 }
 ORDINARY = ['ROW = {"key": "3f2c9a1e-7b4d-4e8f-9a6c-2d1b0e5f7a83"}',
             'cache_key = "user:profile:v2:" + str(user_id)',
-            "GET /items?key=value2&page=3"]
+            "GET /items?key=value2&page=3",
+            "Set `GITHUB_TOKEN` in the workflow:\n\n```yaml\nenv:\n  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}\n```",
+            "The password rules, as `PASSWORD_POLICY` says:\n\n```\nX-Password-Policy\nCorrectHorse!Battery\n```",
+            "Pin the release with `RELEASE_TOKEN_SHA`:\n\n```\npip install flask==3.1.0\n```",
+            "before this change 1,961 tokens, with `routing.py:58-80` too",
+            "the tokenizer is `cl100k_base_encoding`, and token hashing uses `bcrypt.hashpw`"]
 
 
 def leaked(text: str) -> list[str]:

@@ -243,6 +243,8 @@ def run_doctor(args, ctx: CommandContext) -> Answer:
     s = engine.settings
     report = doctor(engine.db_uri, engine.root, engine.is_repo, engine.embedder, s.max_file_bytes, s.encoding,
                     s.lock_timeout)
+    if report.actions and not report.unrepaired:
+        _stop_server(ctx, args)
 
     def show(out) -> None:
         for v in report.versions:
@@ -253,6 +255,18 @@ def run_doctor(args, ctx: CommandContext) -> Answer:
             out.console.out(line)
 
     return Answer(report.to_json(), show, code=1 if report.unrepaired else 0)
+
+
+def _stop_server(ctx: CommandContext, args) -> None:
+    """A resident server keeps the tables it read open: once a repair has set a table's files aside and made it
+    again, its reads meet files that are gone, and every served command says the database is damaged. Stopped here,
+    the next command starts one on the repaired tables."""
+    from ..link import connection
+    from ..link.protocol import server_paths
+
+    key = connection.server_key(str(ctx.path(args.path)), ctx.database(args.db))
+    if key is not None and connection.ask(paths := server_paths(*key), "stop") is not None:
+        connection.wait_stopped(paths, 30.0)
 
 
 COMMANDS = (

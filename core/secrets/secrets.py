@@ -116,9 +116,18 @@ _PROSE = re.compile(_PROSE_SOURCE)
 _PROSE_ANY_CASE = re.compile(_PROSE_SOURCE, re.I)
 """A credential word, maybe `is`, then a value (checked by `_prose_secret`)."""
 _CREDENTIAL_WORD = re.compile(r"(?i)\b(?:tokens?|passwords?|passwd|passphrase|secrets?|api[ _-]?keys?|credentials?)\b")
+_NAMED_IN_PROSE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
+"""A setting's name in a sentence (`DB_PASSWORD`, `apiToken`): `_CREDENTIAL_WORD` does not see the word inside it."""
 _CALL_ARGUMENT = re.compile(r"""\(\s*(?P<q>["'`])(?P<value>[^"'`\\\n]{8,500})(?P=q)""")
 _CALLEE = re.compile(r"[A-Za-z_][\w.]{0,63}$")
-_FENCE = re.compile(r"^[ \t]*(?P<mark>```|~~~)[^\n]*\n(?P<body>.*?)^[ \t]*(?P=mark)", re.M | re.S)
+_FENCE = re.compile(r"^[ \t]*(?P<mark>```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*(?P=mark)|\Z)", re.M | re.S)
+"""A fenced block, or one left open to the end of the text (a title cut short, a note cut at its limit)."""
+_CODE_SPAN = re.compile(r"```[A-Za-z]*[ \t]+(?P<fenced>[^`\s]{12,200})[ \t]*```|`(?P<span>[^`\s]{12,200})`")
+"""A value alone in a code span, or in a fence that git joined onto its subject line (`` ```text Tjt4… ``` ``)."""
+_SPAN_WORD = re.compile(r"(?i)\b(?:token|password|passwd|passphrase|secret|api[ _-]?key|pwd)\b")
+_SPAN_NAME_WORDS = 5
+"""A code span's value is named by a credential word (singular: "1,961 tokens, with `routing.py:58-80`" counts
+tokens) or a setting's name among the five words before it."""
 RANDOM_MIN_CHARS = 16
 RANDOM_MIN_BITS = 3.0
 """A value under a name that only says `key` or `auth` counts when it has at least this many characters, letters
@@ -155,7 +164,7 @@ def find_secrets(text: str) -> list[SecretHit]:
     if not text:
         return []
     hits = (_format_hits(text) + _assignment_hits(text) + _pair_hits(text) + _joined_hits(text) + _prose_hits(text)
-            + _call_hits(text) + _fenced_hits(text))
+            + _call_hits(text) + _fenced_hits(text) + _span_hits(text))
     hits.sort(key=lambda h: (h.start, -h.end, h.kind))  # the same kind for the same span, whatever found it first
     merged: list[SecretHit] = []
     for hit in hits:
@@ -354,31 +363,62 @@ def _fenced_hits(text: str) -> list[SecretHit]:
         return []
     hits = []
     for m in _FENCE.finditer(text):
-        above = text[max(0, m.start() - 300):m.start()].rstrip().rsplit("\n", 1)[-1]
-        if not _CREDENTIAL_WORD.search(above):
+        if not _names_a_credential(text[max(0, m.start() - 300):m.start()].rstrip().rsplit("\n", 1)[-1]):
             continue
         offset = m.start("body")
         for line in m.group("body").splitlines(keepends=True):
             value = line.strip()
-            if value and _prose_secret(value):
+            if value and (_prose_secret(value) or _random_key(value)):
                 start = offset + line.index(value)
                 hits.append(SecretHit("secret", start, start + len(value)))
             offset += len(line)
     return hits
 
 
+def _span_hits(text: str) -> list[SecretHit]:
+    """A code span after words that name a credential on its line (``the token is `Tjt4…` ``, ``Set `DB_PASSWORD`
+    to `…` ``): judged as a value in prose is."""
+    if "`" not in text:
+        return []
+    hits = []
+    for m in _CODE_SPAN.finditer(text):
+        group = "fenced" if m.group("fenced") is not None else "span"
+        line = text[max(text.rfind("\n", 0, m.start()) + 1, m.start() - 120):m.start()]
+        before = " ".join(line.split()[-_SPAN_NAME_WORDS:])
+        if (_SPAN_WORD.search(before) or any(name_strength(n) == "strong" for n in _NAMED_IN_PROSE.findall(before))) \
+                and _prose_secret(m.group(group)):
+            hits.append(SecretHit("secret", *m.span(group)))
+    return hits
+
+
+def _names_a_credential(words: str) -> bool:
+    """Words that say what follows is a credential: a credential word, or a setting's name that says secret."""
+    return bool(_CREDENTIAL_WORD.search(words)) or any(name_strength(name) == "strong"
+                                                        for name in _NAMED_IN_PROSE.findall(words))
+
+
 def _prose_secret(value: str) -> bool:
     if len(value) < 12 or any(c.isspace() for c in value) or _is_placeholder(value) or "://" in value or _looks_like_path(value):
         return False
-    if not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+    both_cases = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
+    if not re.search(r"\d", value) and not (both_cases and re.search(r"[^\w.-]", value)):
+        return False  # without a digit, both cases and a symbol that names never hold (`Avstq%VVPqzPp@tEJQzh`)
+    if not re.search(r"[A-Za-z]", value):
         return False
-    if not (re.search(r"[^A-Za-z0-9]", value) or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))):
+    if not (re.search(r"[^A-Za-z0-9]", value) or both_cases):
         return False
     if _VERSION.fullmatch(value) or _ENV_NAME.fullmatch(value) or _DOTTED_NAME.fullmatch(value) or _wordy(value):
         return False
     if _IDENTIFIER.fullmatch(value):  # `cl100k_base_encoding`, `test_user2_fixture`: names, not values
         return False
     return _entropy(value) >= 3.5
+
+
+def _random_key(value: str) -> bool:
+    """A key of letters and digits alone, long and random (`f3a9c1d2…`, 32 hex digits): a secret when the words
+    above its fenced block name a credential, though in running prose it could be a commit or a checksum."""
+    return (len(value) >= 20 and value.isascii() and value.isalnum() and bool(re.search(r"\d", value))
+            and bool(re.search(r"[A-Za-z]", value)) and _entropy(value) >= RANDOM_MIN_BITS)
 
 
 def _pair_hits(text: str) -> list[SecretHit]:

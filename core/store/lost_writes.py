@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .salvage import lance_failure, listed
+
 SETTLED_S = 60.0
 """A transaction file younger than this may belong to a commit still under way in another process."""
 _DATA_FILE = re.compile(rb"(?:[01]{24}[0-9a-f]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.lance")
@@ -149,17 +151,37 @@ def orphans_problem(found: list[OrphanWrite]) -> str:
             f"{size(sum(o.size for o in found))}")
 
 
-def set_orphans_aside(aside_root: Path, name: str, found: list[OrphanWrite]) -> str:
+def set_orphans_aside(aside_root: Path, name: str, found: list[OrphanWrite], key: tuple[str, ...] = ()) -> str:
     """The lost writes' transactions and data files under `.doctor/` (their rows for a manual look: the next
-    compaction would remove data files no version names)."""
+    compaction would remove data files no version names), and the rows they held named by `key`."""
+    named = _keys_in(tuple(p for o in found for p in o.data), key)
     aside = aside_root / name
     for folder, paths in (("_transactions", [o.transaction for o in found]),
                           ("data", [p for o in found for p in o.data])):
         (aside / folder).mkdir(parents=True, exist_ok=True)
         for path in paths:
             shutil.move(str(path), aside / folder / path.name)
-    return (f"{name}: {len(found)} write(s) in no version are lost (their manifest is missing); their transaction "
-            f"and data files were set aside in {aside}")
+    rows = f"; the rows they held ({'/'.join(key)}): {listed(named)}" if named else ""
+    return (f"{name}: {len(found)} write(s) in no version are lost (their manifest is missing){rows}; their "
+            f"transaction and data files were set aside in {aside}")
+
+
+def _keys_in(paths: tuple[Path, ...], key: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys of the rows in data files no manifest names, read from the files themselves (each is a Lance file
+    with its own schema); a file that does not read, or holds only columns added later, names nothing."""
+    from lance.file import LanceFileReader
+
+    found: set[str] = set()
+    for path in paths if key else ():
+        try:
+            rows = LanceFileReader(str(path)).read_all().to_table()
+        except BaseException as exc:  # noqa: BLE001 - a Lance panic included (see lance_failure)
+            if not lance_failure(exc):
+                raise
+            continue
+        if set(key) <= set(rows.schema.names):
+            found.update("#".join(str(v) for v in row.values()) for row in rows.select(list(key)).to_pylist())
+    return tuple(sorted(found))
 
 
 def version_hint(folder: Path) -> int | None:

@@ -116,19 +116,19 @@ def lost_said(lost: int | None, keys: tuple[str, ...], indexed: tuple[str, ...],
             return f"their rows are lost; how many, and which, is unknown (no index on {column} holds them)"
         return (f"their rows are lost, {len(indexed)} of them named by the index on {column} (their own {column} "
                 f"did not read; a row written after the index was last brought up to date is not in it): "
-                f"{_listed(indexed)}")
+                f"{listed(indexed)}")
     if lost == 0:
         return "nothing lost"
     if not keys and not indexed:
         return f"lost {lost} row(s) (in damaged data files; their keys could not be read)"
-    named = [_listed(keys)] if keys else []
+    named = [listed(keys)] if keys else []
     if indexed:
-        named.append(f"{_listed(indexed)} (named by the index on {column}: their own {column} did not read)")
+        named.append(f"{listed(indexed)} (named by the index on {column}: their own {column} did not read)")
     rest = lost - len(keys) - len(indexed)
     return f"lost {lost} row(s): {'; '.join(named)}" + (f"; and {rest} whose key could not be read" if rest > 0 else "")
 
 
-def _listed(keys: tuple[str, ...]) -> str:
+def listed(keys: tuple[str, ...]) -> str:
     more = len(keys) - _NAMED
     return ", ".join(keys[:_NAMED]) + (f" and {more} more" if more > 0 else "")
 
