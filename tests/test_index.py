@@ -498,3 +498,36 @@ def test_a_lexical_pass_reads_and_writes_in_batches_bounded_by_bytes_as_well_as_
     assert [len(b) for b in write_batches(small)] == [WRITE_BATCH, 1]
     huge = [Listed("a.py", 10, 0), Listed("huge.py", WRITE_BYTES * 2, 0), Listed("b.py", 10, 0)]
     assert [[f.path for f in b] for b in write_batches(huge)] == [["a.py"], ["huge.py"], ["b.py"]]
+
+
+def test_the_vector_index_waits_for_real_vectors_not_the_zero_placeholders(empty_repo, monkeypatch):
+    """A lexical pass stores every chunk with a zero vector: waiting for the model, or lexical only for good. The
+    vector index was built as soon as the table held `ANN_MIN_ROWS` chunks, so a 50,000-file tree's first lexical
+    pass trained it on 243,000 zero vectors (its peak memory, and an index of no use). Only chunks holding the
+    model's vector count now: none after the lexical pass, half of them after half the embedding (the lexical-only
+    rows beside them made the old count), all of them at the threshold."""
+    from cortex_tui.core.store import indexes
+
+    files = {f"shop/part_{i}.py": f"def part_{i}(sku):\n    return {i}\n" for i in range(6)}
+    files |= {f"tests/test_part_{i}.py": f"def test_part_{i}():\n    assert {i}\n" for i in range(6)}
+    for path, text in files.items():
+        (empty_repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (empty_repo / path).write_text(text)
+    git(empty_repo, "add", ".")
+    git(empty_repo, "commit", "-q", "-m", "Add the parts")
+    index = Engine(empty_repo).code_index(create=True)
+
+    def vector_indexes() -> list:
+        return [i for i in index.chunks.list_indices() if i.columns == ["vector"]]
+
+    monkeypatch.setattr(indexes, "ANN_MIN_ROWS", 1)
+    index.update(embed=False)
+    waiting = index.pending()
+    lexical_only = index.chunks.count_rows() - waiting
+    assert waiting >= 6 and lexical_only >= 6 and vector_indexes() == []
+    monkeypatch.setattr(indexes, "ANN_MIN_ROWS", waiting)
+    assert index.embed_pending(limit=waiting // 2) == waiting // 2
+    assert vector_indexes() == []
+    assert index.embed_pending() == waiting - waiting // 2
+    [built] = vector_indexes()
+    assert index.chunks.index_stats(built.name).num_indexed_rows == waiting + lexical_only

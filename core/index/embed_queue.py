@@ -22,7 +22,7 @@ from ..embedding.embed import Embedder, VectorCache
 from ..store.database import Database
 from ..store.sql import in_filter, quote
 from .chunk_rows import CHUNK_BITMAPS, CHUNK_BTREES, CHUNK_LABEL_LISTS, embed_text
-from .embed_scope import LEXICAL_ONLY_WHERE
+from .embed_scope import LEXICAL_ONLY_WHERE, VECTORS_WHERE
 
 EMBED_BATCH = 64
 EMBED_LOCK = ".embed-pass.lock"
@@ -183,7 +183,7 @@ class EmbedQueue:
 
         def apply():
             self.db.upsert(self.chunks, "id", data, insert=False)
-            self.db.ensure_search_indexes(self.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES)
+            self.db.ensure_search_indexes(self.chunks, CHUNK_BITMAPS, CHUNK_LABEL_LISTS, CHUNK_BTREES, vectors=VECTORS_WHERE)
             self.db.note_written()
 
         self.db.write(apply)

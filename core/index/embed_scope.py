@@ -27,6 +27,9 @@ EMBEDDED_WHERE = ("is_test = false AND (kind != 'window' OR language IN ('markdo
                   "NOT regexp_like(path, '(^|/)(vendor|vendored|third[-_]party|typeshed)/', 'i')")
 """`is_embedded` as a filter on the chunks table."""
 LEXICAL_ONLY_WHERE = f"vector_model = '{LEXICAL_ONLY}'"
+VECTORS_WHERE = f"embedded = true AND vector_model != '{LEXICAL_ONLY}'"
+"""The chunks whose vector is the model's: the rest hold zeros (waiting, or lexical only). The vector index counts
+only these toward its threshold (`ensure_search_indexes`'s `vectors`)."""
 
 
 def is_embedded(path: str, language: str, kind: str, is_test: bool) -> bool:

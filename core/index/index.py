@@ -34,7 +34,7 @@ from .chunk_rows import (
 )
 from .dependents import ImportScope, changed_imports
 from .embed_queue import EmbedQueue
-from .embed_scope import LEXICAL_ONLY_WHERE
+from .embed_scope import LEXICAL_ONLY_WHERE, VECTORS_WHERE
 from .formats import bring_up_to_date
 from .imports import RepoFacts
 from .indexed_paths import IndexedPaths, IndexedPathsCache, chunk_counts, read_indexed
@@ -451,7 +451,7 @@ class CodeIndex:
     def _tidy(self) -> None:
         self.db.fold_unindexed(self.chunks, TEXT_INDEX)
         self.db.ensure_text_indexes(self.chunks)
-        self.db.ensure_search_indexes(self.chunks, label_lists=CHUNK_LABEL_LISTS)
+        self.db.ensure_search_indexes(self.chunks, label_lists=CHUNK_LABEL_LISTS, vectors=VECTORS_WHERE)
         # Every update, status check and graph read looks files up by path.
         self.db.ensure_search_indexes(self.files, btree=("path",))
         self.db.note_written()

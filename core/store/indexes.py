@@ -133,11 +133,15 @@ class Maintenance:
         self.write(apply)
 
     def ensure_search_indexes(self, table, bitmap: tuple[str, ...] = (), label_lists: tuple[str, ...] = (),
-                              btree: tuple[str, ...] = (), ann_min_rows: int | None = None) -> bool:
+                              btree: tuple[str, ...] = (), ann_min_rows: int | None = None,
+                              vectors: str | None = None) -> bool:
         """Scalar indexes for prefilters, and an ANN vector index once a table is big enough for brute force to
         hurt (about 0.25 s at 100k rows here). Returns True when something was built. New rows after a build are
         still found (LanceDB scans unindexed rows) and are folded into the indexes by compaction. `ann_min_rows`:
-        `ANN_MIN_ROWS`, read when called."""
+        `ANN_MIN_ROWS`, read when called. `vectors`: a filter for the rows whose vectors are real; only they count
+        toward the threshold and the partitions (the code index's chunks hold zero vectors until embedded, and
+        lexical-only ones for good: an index trained on those placeholders is no use, and building one over a
+        50,000-file tree's 243,000 unembedded chunks was the lexical index's peak, +300 MB)."""
         if table.count_rows() == 0:
             return False
         built = False
@@ -150,7 +154,7 @@ class Maintenance:
                     built |= self._build_index(lambda: table.create_index(column, config=config()))
         # A table with no vectors (the code index's `files`) gets scalar indexes only.
         if "vector" in table.schema.names and ("vector",) not in have \
-                and table.count_rows() >= (ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows):
+                and (rows := table.count_rows(vectors)) >= (ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows):
             if (due := getattr(_DEFERRED, "due", None)) is not None:
                 due[(id(self), table.name)] = (self, table)
                 return built
@@ -158,7 +162,7 @@ class Maintenance:
 
             # Few partitions: each holds its own HNSW graph, and searching many small graphs cost more here
             # (50k rows: 6.7 ms p50 with 2 partitions, 9.7 ms with 12; brute force 106 ms).
-            partitions = max(1, table.count_rows() // 50_000)
+            partitions = max(1, rows // 50_000)
             built |= self._build_index(
                 lambda: table.create_index("vector", config=HnswSq(distance_type="l2", num_partitions=partitions)))
         return built
