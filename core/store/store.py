@@ -412,12 +412,29 @@ class MemoryStore:
         self.db.write(lambda: self.db.update(self.table, f"id = {quote(memory_id)}", {"source_key": key}))
 
     def _stamp_access(self, batch: dict[str, datetime], wait: bool) -> bool:
-        """One merge on id for a batch of access times (rows deleted meanwhile are left alone); `wait=False`: only
-        if no other writer holds the lock now. False when it did not run."""
-        rows = pa.table({"id": list(batch), "accessed_at": pa.array(list(batch.values()), pa.timestamp("us", tz="UTC"))})
+        """One merge on id of these memories' whole rows with their new access times (rows deleted meanwhile are
+        left alone); `wait=False`: only if no other writer holds the lock now. False when it did not run.
+
+        Whole rows, not `id` and `accessed_at` alone: LanceDB writes a merge of some columns into the stored data
+        files in place, and takes every file it touched out of the indexes of those columns, the `id` key's
+        included. A compacted table is one file per million rows, so one batch of 25 access times left the `id`
+        index covering none of 1,000,000 memories, and every later read or merge on `id` scanned the table (the
+        next batch: 10 s). Whole rows are rewritten as new rows instead: only they are outside the indexes until
+        the next compaction. Read inside the commit, under the write lock, so a retry never writes stale rows."""
+        stamps = pa.array(list(batch.values()), pa.timestamp("us", tz="UTC"))
+        order = {memory_id: n for n, memory_id in enumerate(batch)}
+
+        def merge() -> None:
+            found = self.table.search().where(in_filter("id", list(batch))).select(self.table.schema.names) \
+                .limit(len(batch)).to_arrow()
+            if found.num_rows == 0:
+                return
+            at = [order[memory_id] for memory_id in found.column("id").to_pylist()]
+            found = found.set_column(found.schema.get_field_index("accessed_at"), "accessed_at", stamps.take(at))
+            self.table.merge_insert("id").when_matched_update_all().execute(found.cast(self.table.schema))
 
         def stamp() -> None:
-            self.db.upsert(self.table, "id", rows, insert=False)
+            self.db.commit(merge)
 
         if wait:
             self.db.write(stamp)
