@@ -45,6 +45,9 @@ NO_DIGIT_FENCED = f"{_draw(string.ascii_uppercase, 2)}{_draw(string.ascii_lowerc
     f"@{_draw(string.ascii_letters, 6)}"
 HEX_FENCED = _draw(HEX, 32)
 SPANNED = f"{_draw(string.ascii_letters, 6)}#{_draw(string.digits, 3)}{_draw(string.ascii_letters + string.digits, 9)}"
+NEW_RELIC_ENDING = f"NRAK-{_draw(string.ascii_uppercase + string.digits, 27)}"
+SET_BY_NAME = f"{_draw(string.ascii_letters, 5)}!{_draw(string.digits, 3)}{_draw(string.ascii_letters + string.digits, 8)}"
+SET_TO = f"{_draw(string.ascii_letters, 4)}#{_draw(string.digits, 4)}{_draw(string.ascii_letters + string.digits, 8)}"
 
 CASES = {
     "telegram in a constructor": (f'bot = telebot.TeleBot("{TELEGRAM}")', [TELEGRAM]),
@@ -66,6 +69,10 @@ CASES = {
     "a call's callee": (f'client.set_api_key("{CALLED}")', [CALLED]),
     "a URL's key= parameter": (f"curl 'https://api.weather-svc.net/v2/forecast?key={QUERY_KEY}&city=Oslo'",
                                [QUERY_KEY]),
+    "a vendor shape ending a sentence": (f"Billing reads its metrics with {NEW_RELIC_ENDING}.", [NEW_RELIC_ENDING]),
+    "a setting's name, then 'env var to'": (f"Set the DATABASE_PASSWORD env var to {SET_BY_NAME} on staging",
+                                            [SET_BY_NAME]),
+    "a credential word, then 'set to'": (f"the deploy password is now set to {SET_TO}", [SET_TO]),
     # Last: a fence left open runs to the end of the text (in a file made of these lines too).
     "a fenced block cut short": (f"The deploy password:\n\n```\n{NAMED_FENCED[:16]}", [NAMED_FENCED[:16]]),
 }
@@ -76,7 +83,10 @@ ORDINARY = ['ROW = {"key": "3f2c9a1e-7b4d-4e8f-9a6c-2d1b0e5f7a83"}',
             "The password rules, as `PASSWORD_POLICY` says:\n\n```\nX-Password-Policy\nCorrectHorse!Battery\n```",
             "Pin the release with `RELEASE_TOKEN_SHA`:\n\n```\npip install flask==3.1.0\n```",
             "before this change 1,961 tokens, with `routing.py:58-80` too",
-            "the tokenizer is `cl100k_base_encoding`, and token hashing uses `bcrypt.hashpw`"]
+            "the tokenizer is `cl100k_base_encoding`, and token hashing uses `bcrypt.hashpw`",
+            "Set the DATABASE_URL env var to postgres://db.internal/app2024",
+            "set MAX_TOKENS_PER_REQUEST to 4096, and the token_count is 12345678901234",
+            "Set the API_TOKEN env var to the value from the vault."]
 
 
 def leaked(text: str) -> list[str]:

@@ -20,6 +20,9 @@ _ASSIGNED = "[\\x60'\"\\s=]{0,5}("
 """How the generated keyword rules end their assignment and open the value's group."""
 _AFTER = ")(?:\\\\?['\"\\x60]|[\\s;]|\\\\[nr]|$)"
 """…and close it: a quote, a space, `;`, an escaped line end or the end."""
+_PROSE_AFTER = "(?:\\\\?['\"\\x60]|[\\s;]|\\\\[nr]|[.,:!?)\\]>]|$)"
+"""Without its keyword a value mostly stands in a sentence, so a sentence's punctuation closes it too (`the worker
+uses NRAK-….`, `(key-…)`): a fixed prefix of 4+ characters already says what the value is."""
 _PREFIX = re.compile(r"(?:[A-Za-z0-9_]|\\-|-|\(\?-i:[A-Za-z0-9_-]+\))+")
 MIN_PREFIX = 4
 
@@ -44,7 +47,7 @@ def keywordless(rule_id: str, pattern: str) -> str | None:
     if len(prefix) < MIN_PREFIX or prefix.isdigit() or prefix.startswith("eyJ") or "(?i)" in value:
         return None
     flags = "(?i)" if pattern.startswith("(?i)") else ""
-    return f"{flags}\\b({value}){_AFTER[1:]}"
+    return f"{flags}\\b({value}){_PROSE_AFTER}"
 
 
 def rules_yaml(rules: Iterable[tuple[str, str, str]]) -> str:

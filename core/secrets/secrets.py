@@ -110,11 +110,18 @@ _KEY_PATH = re.compile(r"(?:[a-z]+|v?\d+)(?:[:/.](?:[a-z]+|v?\d+)?)+")
 _LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'""")
 _ADJACENT_LITERALS = re.compile(r"""(?:"[^"\\\n]*"|'[^'\\\n]*')(?:[ \t]*\+?[ \t]*\\?\r?\n?[ \t]*\+?[ \t]*"""
                                 r"""(?:"[^"\\\n]*"|'[^'\\\n]*'))+""")
+_PROSE_LINKS = r"(?:(?:is|was|=|:|to|as|set|now|env|var|variable|environment|setting|value)[ \t]+){0,4}"
+"""The words a sentence puts between a credential and its value (`is`, `set to`, `env var to`)."""
+_PROSE_VALUE = r"""([^\s"'`<>()\[\]{},;]{12,200})"""
 _PROSE_SOURCE = (r"\b(?:tokens?|passwords?|passwd|passphrase|secrets?|api[ _-]?keys?|pwd)\b[ \t]+"
-                 r"""(?:(?:is|was|=|:)[ \t]+)?([^\s"'`<>()\[\]{},;]{12,200})""")
+                 + _PROSE_LINKS + _PROSE_VALUE)
 _PROSE = re.compile(_PROSE_SOURCE)
 _PROSE_ANY_CASE = re.compile(_PROSE_SOURCE, re.I)
-"""A credential word, maybe `is`, then a value (checked by `_prose_secret`)."""
+"""A credential word, maybe `is` or `set to`, then a value (checked by `_prose_secret`)."""
+_PROSE_NAMED = re.compile(r"\b([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+)`?[ \t]+"
+                          + _PROSE_LINKS + _PROSE_VALUE)
+"""A setting's name in a sentence, then its value (`Set the DATABASE_PASSWORD env var to …`): counted when the name
+says secret as an assignment's would (`name_strength`)."""
 _CREDENTIAL_WORD = re.compile(r"(?i)\b(?:tokens?|passwords?|passwd|passphrase|secrets?|api[ _-]?keys?|credentials?)\b")
 _NAMED_IN_PROSE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
 """A setting's name in a sentence (`DB_PASSWORD`, `apiToken`): `_CREDENTIAL_WORD` does not see the word inside it."""
@@ -337,6 +344,10 @@ def _prose_hits(text: str) -> list[SecretHit]:
         value = text[m.start(1):m.end(1)].rstrip(".,:;!?")
         if _prose_secret(value):
             hits.append(SecretHit("secret", m.start(1), m.start(1) + len(value)))
+    for m in _PROSE_NAMED.finditer(text):
+        value = text[m.start(2):m.end(2)].rstrip(".,:;!?")
+        if name_strength(m.group(1)) == "strong" and _prose_secret(value):
+            hits.append(SecretHit("secret", m.start(2), m.start(2) + len(value)))
     return hits
 
 
