@@ -89,14 +89,16 @@ def _warm_server(repo: Path) -> None:
 
 
 def _bridge(repo: Path, attached: bool):
+    """The dashboard's bridge, made as `cortex-tui` makes it: attached, its first calls are on their way."""
     if attached:
-        from ..bridge.remote import RemoteBridge
         from ..link.remote import Remote
+        from ..tui.early import EarlyBridge
+        from ..tui.session import new_session
 
         remote = Remote.attach(repo, None, start=False)
         if remote is None:
             raise CortexError("the resident server is not running")
-        return RemoteBridge(remote)
+        return EarlyBridge(remote, new_session())
     from ...core.engine import Engine
     from ..bridge.local import EngineBridge
 
@@ -104,6 +106,7 @@ def _bridge(repo: Path, attached: bool):
 
 
 async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> None:
+    bridge = _bridge(repo, attached)  # before the dashboard's imports, as `cortex-tui` does
     from ..tui.showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_until
 
     class TimedApp(RecordingApp):
@@ -123,7 +126,7 @@ async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> Non
             while renderable is not None and self.marks and set(self.marks[0]) <= loaded:
                 print(",".join(self.marks.pop(0)), f"{time.process_time():.4f}", flush=True)
 
-    app = TimedApp(_bridge(repo, attached), remember_theme=False)
+    app = TimedApp(bridge, remember_theme=False)
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: not app.marks, "every pane", timeout=60)
         app.exit()
