@@ -54,15 +54,16 @@ def bridge_for(path: Path, served: bool = True):
     """What `cortex-tui` opens: a bridge to the repository's resident server (started if need be), or with
     `served=False` one over an engine of this process."""
     from cortex_tui.app.bridge.local import EngineBridge
-    from cortex_tui.app.bridge.remote import RemoteBridge
     from cortex_tui.app.link.remote import Remote
+    from cortex_tui.app.tui.early import EarlyBridge
+    from cortex_tui.app.tui.session import new_session
     from cortex_tui.core.engine import Engine
 
     if not served:
         return EngineBridge(Engine(path))
     remote = Remote.attach(path, None, start=True)
     assert remote is not None, "no resident server could be started"
-    return RemoteBridge(remote)
+    return EarlyBridge(remote, new_session())
 
 
 def watching(bridge) -> bool:
@@ -120,6 +121,9 @@ PROCESS_TESTS = {
     "test_dashboard.py::test_without_a_clipboard_tool_the_context_is_sent_by_osc52_and_kept_in_a_file",
     "test_dashboard.py::test_x_drops_the_highlighted_row_and_u_or_x_brings_it_back",
     "test_corruption.py::test_doctor_in_its_own_process_prints_no_rust_panic",
+    "test_dashboard_start.py::test_an_attached_dashboard_makes_none_of_its_first_calls_itself",
+    "test_dashboard_start.py::test_an_answer_asked_ahead_is_not_taken_after_a_write",
+    "test_dashboard_start.py::test_an_attached_dashboard_fills_its_first_panes_without_pane_fives_modules",
     "test_dates.py::test_cli_shows_each_memory_date",
     "test_disk.py::test_sustained_single_writes_keep_the_table_within_twice_its_compacted_size",
     "test_engine_calls.py::test_every_call_and_request_crosses_the_server_as_plain_data",

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
+from cortex_tui.app.tui.dashboard_work import FIRST_PANES
 from cortex_tui.app.tui.messages import (
     EngineReady,
     GraphLoaded,
@@ -12,7 +16,10 @@ from cortex_tui.app.tui.messages import (
     TimelineLoaded,
     WhatLoaded,
 )
-from cortex_tui.app.tui.showcase import RecordingApp, settle
+from cortex_tui.app.tui.showcase import RecordingApp, settle, wait_loaded, wait_until
+from cortex_tui.core.records import MemoryDraft
+from textual import events
+from textual.widgets import Tab, Tabs
 from textual.widgets._footer import FooterKey
 from textual.worker import Worker, WorkerState
 
@@ -47,10 +54,15 @@ async def test_the_footer_keeps_its_keys_while_they_stay_the_same_and_rebuilds_t
 
 @both
 async def test_an_attached_dashboard_asks_for_its_panes_before_it_paints_the_timeline(shop, served):
-    """The resident server's database is open before any call: an attached dashboard's pane calls go out as soon as
-    git's timeline is in (it waited for that timeline to be painted, then for an `open` round trip). A dashboard with
-    an engine of its own still paints the timeline first: opening LanceDB takes seconds."""
-    app = RecordingApp(bridge_for(shop, served=served), remember_theme=False)
+    """The resident server's database is open before any call: a dashboard attached through a bridge that asked
+    nothing ahead sends its pane calls as soon as git's timeline is in (it waited for that timeline to be painted,
+    then for an `open` round trip). A dashboard with an engine of its own still paints the timeline first: opening
+    LanceDB takes seconds."""
+    from cortex_tui.app.bridge.remote import RemoteBridge
+    from cortex_tui.app.link.remote import Remote
+
+    bridge = RemoteBridge(Remote.attach(shop, None, start=True)) if served else bridge_for(shop, served=False)
+    app = RecordingApp(bridge, remember_theme=False)
     async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished)
     # A message is recorded by each pump it reaches (it bubbles from the screen to the app): each once, in order.
@@ -108,3 +120,149 @@ async def test_the_index_pass_begins_once_the_first_panes_are_filled(shop, serve
             seen.append(type(message).__name__)
     first = ("WhatLoaded", "SearchFinished", "GraphLoaded", "TimelineLoaded")
     assert seen.index("index") > max(seen.index(name) for name in first), seen
+
+
+class FramedApp(RecordingApp):
+    """Keeps, for each frame composed, which results the screen had then (`loaded`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.frames: list[frozenset[str]] = []
+
+    def _display(self, screen, renderable) -> None:
+        super()._display(screen, renderable)
+        if renderable is not None:
+            self.frames.append(frozenset(getattr(screen, "loaded", ())))
+
+
+def _counted(bridge) -> list[str]:
+    """The names of the calls this bridge sends the server from now on, in order (an in-process bridge sends none)."""
+    calls: list[str] = []
+    send = getattr(bridge, "_call", None)
+    if send is not None:
+        def counting(name, *args):
+            calls.append(name)
+            return send(name, *args)
+
+        bridge._call = counting
+    return calls
+
+
+async def test_an_attached_dashboard_makes_none_of_its_first_calls_itself(shop):
+    """`cortex-tui` attached asks git's timeline, what, the timeline with memories, the graph and the search as its
+    bridge is made, before it imports the dashboard (a third of a second of CPU): the server answers them meanwhile,
+    and the dashboard sends none of them itself before its panes are filled."""
+    bridge = bridge_for(shop)
+    sent = _counted(bridge)
+    app = RecordingApp(bridge, remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await wait_loaded(pilot, FIRST_PANES)
+        before_filled = list(sent)
+        await settle(pilot, WhatLoaded, IndexFinished)
+    assert not {"timeline", "what", "graph", "search", "open"} & set(before_filled), before_filled
+    assert all(app.seen(kind) is not None for kind in (WhatLoaded, SearchFinished, GraphLoaded, TimelineLoaded))
+
+
+@both
+async def test_git_timeline_is_painted_alone_before_the_panes_are_asked(shop, served):
+    """The panes' answers are asked ahead (attached) or wait for LanceDB (in-process): either way git's timeline is
+    on screen a frame before any other pane's results, and the panes are asked for theirs after it."""
+    app = FramedApp(bridge_for(shop, served=served), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+    once = {id(m): m for m in app.messages if isinstance(m, (EngineReady, TimelineLoaded))}
+    assert [type(m) for m in once.values()][:2] == [TimelineLoaded, EngineReady]
+    first = next(frame for frame in app.frames if "timeline" in frame)
+    assert not first & {"what", "search", "graph"}, app.frames
+
+
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)])
+async def test_pane_one_has_the_keyboard_from_the_start_without_a_focus_moving_first(shop, size):
+    """Textual gave the focus to the first focusable widget, the narrow layout's tabs, and the dashboard then moved
+    it to pane 1: each move restyled every pane (`:focus-within`) before the first frame."""
+    app = RecordingApp(bridge_for(shop, served=False), remember_theme=False)
+    async with app.run_test(size=size, message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        assert app.focused is not None and app.focused.id == "what-list"
+        moves = {id(m): m for m in app.messages if isinstance(m, (events.DescendantFocus, events.DescendantBlur))}
+    focus = [(type(m).__name__, m.widget.id) for m in moves.values()]
+    assert focus == [("DescendantFocus", "what-list")], focus
+
+
+async def test_the_narrow_layouts_tabs_are_made_when_the_terminal_first_is_narrow(shop):
+    """A wide dashboard never shows the tabs that stand for the panes in a narrow terminal: they (ten widgets) are
+    made the first time it is narrow, with the pane shown as the active tab."""
+    app = RecordingApp(bridge_for(shop, served=False), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        assert not app.screen.query(Tabs)
+        await pilot.press("3")
+        await pilot.resize_terminal(90, 30)
+        await wait_until(pilot, lambda: bool(app.screen.query("#tab-graph")), "the tabs")
+        await pilot.pause()
+        tabs = app.screen.query_one("#narrow-tabs", Tabs)
+        assert tabs.display and tabs.active == "tab-graph"
+        assert [str(tab.label) for tab in tabs.query(Tab)] == ["1 what", "2 search", "3 graph", "4 timeline", "5 budget"]
+        await pilot.press("4")
+        await pilot.pause()
+        assert tabs.active == "tab-timeline" and app.screen.query_one("#timeline").display
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        assert not tabs.display and len(app.screen.query(Tabs)) == 1
+
+
+@both
+async def test_pane_five_selects_once_the_first_panes_are_filled(shop, served):
+    """Pane 5's answer is rendered in the dashboard's process (its first render builds the secret scanner, about a
+    third of a second of CPU): asked as soon as what you work on was known, it came back before the other panes under
+    load and held up their frame. It is asked once they are filled."""
+    app = RecordingApp(bridge_for(shop, served=served), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
+    seen: list[str] = []
+    for message in {id(m): m for m in app.messages}.values():
+        if isinstance(message, Worker.StateChanged) and message.worker.group == "select" \
+                and message.state == WorkerState.RUNNING:
+            seen.append("select")
+        elif isinstance(message, (WhatLoaded, SearchFinished, GraphLoaded, TimelineLoaded)):
+            seen.append(type(message).__name__)
+    first = ("WhatLoaded", "SearchFinished", "GraphLoaded", "TimelineLoaded")
+    assert seen.index("select") > max(seen.index(name) for name in first), seen
+
+
+async def test_an_answer_asked_ahead_is_not_taken_after_a_write(shop):
+    """The start-up's answers are asked when the bridge is made: after a write of the dashboard's own, the next
+    call asks the server again, and sees the write."""
+    bridge = bridge_for(shop)
+    try:
+        made = bridge.remember(MemoryDraft(text="the cart rounds each line before the sum", kind="decision"))
+        timeline = bridge.timeline()
+        assert made.memory.id in [m.id for e in timeline.entries for m in e.memories] + [m.id for m in timeline.uncommitted]
+        what = bridge.what(bridge.session)
+        assert made.memory.id in [m.id for m in what.branch_memories + what.recent_memories]
+    finally:
+        bridge.stop()
+
+
+def test_an_attached_dashboard_fills_its_first_panes_without_pane_fives_modules(shop):
+    """Pane 5's modules (the context's assembly and items, the purposes' path roles, the clipboard) load with its
+    first selection, after the four panes are on screen."""
+    code = (
+        "import asyncio, sys\n"
+        "from cortex_tui.app.link.remote import Remote\n"
+        "from cortex_tui.app.tui.early import EarlyBridge\n"
+        "from cortex_tui.app.tui.session import new_session\n"
+        f"bridge = EarlyBridge(Remote.attach({str(shop)!r}, None, start=True), new_session())\n"
+        "from cortex_tui.app.tui.showcase import FIRST_PAINT, RecordingApp, wait_loaded\n"
+        "async def run():\n"
+        "    app = RecordingApp(bridge, remember_theme=False)\n"
+        "    async with app.run_test(size=(160, 45)) as pilot:\n"
+        "        await wait_loaded(pilot, FIRST_PAINT, timeout=300)\n"
+        "        print(sorted(m for m in sys.modules if m.startswith('cortex_tui.core.context.') or m in PANE_FIVE))\n"
+        "        app.exit()\n"
+        "PANE_FIVE = ('cortex_tui.core.clipboard', 'cortex_tui.core.search.roles', 'cortex_tui.core.tokens')\n"
+        "asyncio.run(run())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "['cortex_tui.core.context.purpose_names']", out.stdout

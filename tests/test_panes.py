@@ -143,3 +143,23 @@ async def test_the_graph_opens_its_first_group_when_it_has_many():
         await pilot.pause()
         assert all(g.is_expanded for g in graph.query_one(Tree).root.children)
     assert any(k.shown == "space" and "graph" in k.help for k in KEYMAP)
+
+
+def test_a_preview_finds_its_lexer_as_fnmatch_does_without_compiling_every_pattern():
+    """The search pane's first code preview looked its lexer up by matching the file name against each of Pygments'
+    930 file patterns, compiling a regular expression for every one. A plain name or suffix is compared as text, and
+    every pattern still answers as `fnmatch` does."""
+    import fnmatch
+
+    from cortex_tui.widgets.search_pane import _matches, lexer_name
+    from pygments.lexers._mapping import LEXERS
+
+    patterns = {pattern for *_, found, _mimetypes in LEXERS.values() for pattern in found}
+    names = {"app.py", "Makefile", "makefile.am", "CMakeLists.txt", ".bashrc", "bash_profile", "page.1", "a.xpm",
+             "Dockerfile", "README", "x[1].py", "*.py", "a?b", "Kconfig.debug", "setup.cfg"}
+    names |= {pattern.replace("*", "x").replace("?", "y") for pattern in patterns}
+    assert [(n, p) for p in patterns for n in names if _matches(n, p) != fnmatch.fnmatch(n, p)] == []
+
+    fnmatch._compile_pattern.cache_clear()
+    assert lexer_name.__wrapped__("src/shop/cart.py") == "python"
+    assert fnmatch._compile_pattern.cache_info().currsize < 60, "a regular expression for each pattern"

@@ -4,7 +4,7 @@ the items the person dropped (restorable), and what was left out."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual import events, on
@@ -12,13 +12,15 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ..core.context.assemble import Assembled, Shares, token_shares
-from ..core.context.items import OVER_BUDGET, Item, Selection
 from ..core.keys import Key
 from .format import clip, shorten_path, styled
 from .keymap import bindings
 from .pane import Pane, Target
 from .table import fit_columns
+
+if TYPE_CHECKING:  # pane 5's modules load with its first selection, after the first frame (`show`)
+    from ..core.context.assemble import Assembled
+    from ..core.context.items import Item, Selection
 
 COLUMNS = [("kind", 8), ("tokens", 6), ("item", 0), ("why", 24)]
 """`kind` holds every kind whole, and a pin's two cells before all but the longest; `_columns` widens it for a
@@ -85,8 +87,9 @@ class BudgetPane(Pane):
         """Row by row: the item and whether it is a dropped one."""
         self.shown_tokens: int | None = None
         """The meter's total: the token count of the assembled text that `c` copies."""
-        self.shares = Shares(0, {})
-        """The total split exactly between the items the document holds and its frame: the rows add up to it."""
+        self.shares: dict[Key, int] = {}
+        """Each item's part of the total, split exactly between the items the document holds and its frame: the rows
+        add up to it."""
         self.acted_on: Key | None = None
         """The item last pinned, unpinned, dropped or restored (set by the screen as it makes the change): the
         cursor goes where its row moves, once the selection that answers the change arrives."""
@@ -124,7 +127,10 @@ class BudgetPane(Pane):
         task.no_wrap = False
         self.query_one("#budget-task", Static).update(task)
         self.shown_tokens = assembled.tokens
-        self.shares = assembled.shares or token_shares(selection, assembled)
+        from ..core.context.assemble import token_shares
+        from ..core.context.items import OVER_BUDGET
+
+        self.shares = (assembled.shares or token_shares(selection, assembled)).items
         self._draw_bar(view)
         self._fill(view)
         notes = list(selection.notes)
@@ -161,7 +167,7 @@ class BudgetPane(Pane):
             label = styled((_label(item, widths["item"] - 1), "dim strike" if dropped else ""))
             # An item in the document shows its share of the total; a dropped one what restoring it adds back, dim,
             # as it is not counted (one cut when rendered, what it would need).
-            share = None if dropped else self.shares.items.get(item.key)
+            share = None if dropped else self.shares.get(item.key)
             outside = view.restores.get(item.key, item.tokens) if dropped else item.tokens
             tokens = Text(f"{share if share is not None else outside:,}", justify="right",
                           style="" if share is not None else "dim")
@@ -189,7 +195,7 @@ class BudgetPane(Pane):
 
     def _bar(self, selection: Selection, assembled: Assembled, dropped: int) -> Text:
         kept = assembled.items
-        shares = self.shares.items
+        shares = self.shares
         used_memory = sum(shares.get(i.key, 0) for i in kept if i.kind == "memory")
         used_code = sum(shares.get(i.key, 0) for i in kept if i.kind != "memory")
         frame = assembled.tokens - used_memory - used_code
@@ -246,7 +252,7 @@ class BudgetPane(Pane):
         item, dropped = found
         where = item.provenance if item.memory is None else f"{item.memory.kind} {item.memory.id}: {item.memory.title}"
         text = Text(clip(where, 300), style="dim strike" if dropped else "bold")
-        share = self.shares.items.get(item.key)
+        share = self.shares.get(item.key)
         if dropped and self.view is not None and item.key in self.view.restores:
             told = f"  not in the document: x or u adds back {self.view.restores[item.key]:,} tokens"
         elif share is not None and not dropped:

@@ -278,8 +278,10 @@ def _tui(args, ctx) -> Answer:
     how = "attached to a warm resident server" if r.attached else "each with its own engine"
     return Answer(r, lambda out: out.console.print(
         f"dashboard on {r.repo} ({r.files} files, indexed), {r.runs} fresh processes {how}:\n"
-        f"  first results (git timeline)   p50 {p50(r.first_paint_s):.2f} s, max {max(r.first_paint_s):.2f} s\n"
-        f"  what, search, graph, timeline  p50 {p50(r.all_panes_s):.2f} s, max {max(r.all_panes_s):.2f} s"))
+        f"  first results (git timeline)   p50 {p50(r.first_paint_s):.2f} s, max {max(r.first_paint_s):.2f} s"
+        f" ({p50(r.first_paint_cpu_s):.2f} CPU-s)\n"
+        f"  what, search, graph, timeline  p50 {p50(r.all_panes_s):.2f} s, max {max(r.all_panes_s):.2f} s"
+        f" ({p50(r.all_panes_cpu_s):.2f} CPU-s)"))
 
 
 def _add_cli(b) -> None:

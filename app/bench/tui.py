@@ -15,7 +15,7 @@ import asyncio
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import CortexError
@@ -31,6 +31,11 @@ class TuiBench:
     all_panes_s: list[float]
     """Per run, from spawning the process to the four panes showing results."""
     attached: bool = False
+    first_paint_cpu_s: list[float] = field(default_factory=list)
+    """Per run, CPU-seconds the dashboard process had used (every thread, user and system) at the first results:
+    unlike the wall-clock figures, about the same on a busy machine as on a quiet one."""
+    all_panes_cpu_s: list[float] = field(default_factory=list)
+    """Per run, CPU-seconds the dashboard process had used at the four panes."""
 
 
 def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: bool = False) -> TuiBench:
@@ -41,7 +46,7 @@ def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: 
     files = report.listed
     if attached:
         _warm_server(repo)
-    first, full = [], []
+    first, full, first_cpu, full_cpu = [], [], [], []
     for _ in range(runs):
         start = time.perf_counter()
         child = subprocess.Popen(
@@ -49,17 +54,21 @@ def run(repo: Path, runs: int = 5, size: tuple[int, int] = (160, 45), attached: 
              *(["attached"] if attached else [])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-        marks = []
+        marks, cpu = [], []
         assert child.stdout is not None  # asked for as a pipe
         for _ in range(2):
-            if child.stdout.readline().strip():
+            line = child.stdout.readline().split()
+            if line:
                 marks.append(time.perf_counter() - start)
+                cpu.append(float(line[-1]))
         _, err = child.communicate(timeout=120)
         if len(marks) != 2 or child.returncode != 0:
             raise CortexError(f"the dashboard did not start: {(err.strip().splitlines() or ['?'])[-1]}")
         first.append(marks[0])
         full.append(marks[1])
-    return TuiBench(str(repo), files, runs, first, full, attached)
+        first_cpu.append(cpu[0])
+        full_cpu.append(cpu[1])
+    return TuiBench(str(repo), files, runs, first, full, attached, first_cpu, full_cpu)
 
 
 def _warm_server(repo: Path) -> None:
@@ -80,14 +89,16 @@ def _warm_server(repo: Path) -> None:
 
 
 def _bridge(repo: Path, attached: bool):
+    """The dashboard's bridge, made as `cortex-tui` makes it: attached, its first calls are on their way."""
     if attached:
-        from ..bridge.remote import RemoteBridge
         from ..link.remote import Remote
+        from ..tui.early import EarlyBridge
+        from ..tui.session import new_session
 
         remote = Remote.attach(repo, None, start=False)
         if remote is None:
             raise CortexError("the resident server is not running")
-        return RemoteBridge(remote)
+        return EarlyBridge(remote, new_session())
     from ...core.engine import Engine
     from ..bridge.local import EngineBridge
 
@@ -95,6 +106,7 @@ def _bridge(repo: Path, attached: bool):
 
 
 async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> None:
+    bridge = _bridge(repo, attached)  # before the dashboard's imports, as `cortex-tui` does
     from ..tui.showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_until
 
     class TimedApp(RecordingApp):
@@ -108,13 +120,13 @@ async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> Non
             super().__init__(*args, **kwargs)
             self.marks: list[tuple[str, ...]] = [FIRST_RESULTS, FIRST_PAINT]
 
-        def _display(self, screen, renderable) -> None:
+        def _display(self, screen, renderable) -> None:  # each mark: its names, then the process's CPU-seconds
             super()._display(screen, renderable)
             loaded: set[str] = getattr(screen, "loaded", set())
             while renderable is not None and self.marks and set(self.marks[0]) <= loaded:
-                print(",".join(self.marks.pop(0)), flush=True)
+                print(",".join(self.marks.pop(0)), f"{time.process_time():.4f}", flush=True)
 
-    app = TimedApp(_bridge(repo, attached), remember_theme=False)
+    app = TimedApp(bridge, remember_theme=False)
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: not app.marks, "every pane", timeout=60)
         app.exit()

@@ -146,6 +146,10 @@ class Bridge(EngineCalls):
     def theme(self) -> str:
         """The dashboard theme the settings name."""
 
+    session = ""
+    """The dashboard session this bridge asked the start-up's calls for ahead of the dashboard (`tui.early`), which
+    the dashboard then takes as its own; "" when it asked nothing ahead."""
+
     opens_itself = False
     """True when whoever answers the calls opens the database before the first one reads it (the resident server
     does, once per engine): the dashboard then asks for its panes without an `open` call first."""

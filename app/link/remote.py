@@ -90,6 +90,11 @@ class Remote:
 
     def call_in(self, session: str, facade: str, method: str, args: tuple, kwargs: dict):
         """`call`, in a session (an MCP client's: the tools read and write that session's memories)."""
+        return self.outcome(self.reply_in(session, facade, method, args, kwargs))
+
+    def reply_in(self, session: str, facade: str, method: str, args: tuple, kwargs: dict) -> Reply | None:
+        """`call_in`'s reply as it came, not yet unpacked (`outcome` does): a caller that asks ahead of need leaves
+        the unpickling, and the imports it makes, to whoever takes the answer."""
         # This process's environment as it is now: the call runs with its settings and credentials, not the server's.
         request = CallRequest(self.fingerprint, facade, method, protocol.pack((args, kwargs)), session,
                               protocol.forwarded_environment())
@@ -102,6 +107,11 @@ class Remote:
             except (OSError, ProtocolError) as exc:
                 raise LostAnswer(f"lost the resident server while it answered ({exc}); it may or may not have "
                                  "taken effect") from exc
+        return reply
+
+    @staticmethod
+    def outcome(reply: Reply | None):
+        """A call's answer from its reply, or the server's exception raised here as it was raised there."""
         if isinstance(reply, Result):
             return protocol.unpack(reply.payload)
         if isinstance(reply, Error):

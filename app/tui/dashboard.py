@@ -63,13 +63,19 @@ class DashboardScreen(DashboardWork):
 
     # The item keys first: the footer lists them before the global ones, so a narrow footer keeps the pane's own.
     BINDINGS = bindings("item") + bindings("dashboard") + pane_bindings()
+    AUTO_FOCUS = "#what-list"
+    """Pane 1's list has the keyboard from the start. Textual's default takes the first focusable widget, the
+    narrow layout's tabs (hidden when wide): moving the focus on from them restyled every pane twice before the first
+    frame (`:focus-within`)."""
 
     def compose(self) -> ComposeResult:
         # Decided before the first frame: the resize handler comes after it, and an 80-column terminal was first
         # painted with all five panes squashed side by side.
-        self.set_class(self.app.size.width < NARROW_WIDTH, "narrow")
+        narrow = self.app.size.width < NARROW_WIDTH
+        self.set_class(narrow, "narrow")
         yield Static("", id="topbar")
-        yield Tabs(*[Tab(f"{n} {name}", id=f"tab-{name}") for n, name in enumerate(PANES, 1)], id="narrow-tabs")
+        if narrow:
+            yield self._narrow_tabs(PANES[0])  # the first pane is the active one until a key says otherwise
         with Grid(id="grid"):
             yield WhatPane(id="what", classes="active")
             yield SearchPane(id="search")
@@ -81,14 +87,21 @@ class DashboardScreen(DashboardWork):
     def on_mount(self) -> None:
         self._topbar("opening the database…")
         self.start_up()
-        self.query_one(WhatPane).query_one("OptionList").focus()
 
     def on_unmount(self) -> None:
         self.bridge.stop()
 
-    def on_resize(self, event) -> None:
+    def _narrow_tabs(self, active: str) -> Tabs:
+        """The tabs that stand for the panes when the terminal is too narrow for all five. Made the first time it is:
+        a wide dashboard never shows them, and their ten widgets cost its first frame their styles and mounting."""
+        return Tabs(*[Tab(self.tab_label(name), id=f"tab-{name}") for name in PANES], id="narrow-tabs",
+                    active=f"tab-{active}")
+
+    async def on_resize(self, event) -> None:
         narrow = event.size.width < NARROW_WIDTH
         self.set_class(narrow, "narrow")
+        if narrow and not self.query("#narrow-tabs"):
+            await self.mount(self._narrow_tabs(self.active_pane), before="#grid")
         self._show_active()
         if event.size.width < 60 or event.size.height < 16:
             self.notify("the terminal is small: widen it to see all five panes", severity="warning", timeout=3,
@@ -109,7 +122,7 @@ class DashboardScreen(DashboardWork):
         self.refresh_all()
         self.search(self.query_one(SearchPane).text)
         if self.meter_task:
-            self.run_select()
+            self._select_when_filled()
         # The index pass (the server's, when attached) waits for the first panes: it would take the CPU their calls
         # need, on the server and here, and a pass that finds nothing to do changes nothing they show.
         self.set_timer(INDEX_WAIT_S, self._start_index)
@@ -122,7 +135,7 @@ class DashboardScreen(DashboardWork):
         if implicit != self.implicit_task:
             self.implicit_task = implicit
             if not self.task_text.strip():
-                self.run_select()
+                self._select_when_filled()
         git = message.what.git
         self.working_change = bool(git.changed_files)
         self._where = f"{git.root.name} on {git.branch}" if git.branch else f"{git.root.name} ({'detached' if git.detached else 'no git'})"
@@ -132,6 +145,8 @@ class DashboardScreen(DashboardWork):
     def _timeline(self, message: TimelineLoaded) -> None:
         self.query_one(TimelinePane).show(message.timeline)
         self._loaded("timeline")
+        if message.then_ready:
+            self.call_after_refresh(self.post_message, EngineReady())
 
     @on(GraphLoaded)
     def _graph(self, message: GraphLoaded) -> None:
@@ -148,7 +163,19 @@ class DashboardScreen(DashboardWork):
     def _loaded(self, name: str) -> None:
         self.loaded.add(name)
         if set(FIRST_PANES) <= self.loaded:
+            if self.select_waits:
+                self.select_waits = False
+                self.run_select()
             self._start_index()
+
+    def _select_when_filled(self) -> None:
+        """Pane 5's selection at start, once the first panes are filled: its answer is rendered in this process
+        (the first render builds the secret scanner, about 0.3 s of CPU), which held up their frame when the
+        selection came back first."""
+        if set(FIRST_PANES) <= self.loaded:
+            self.run_select()
+        else:
+            self.select_waits = True
 
     def _start_index(self) -> None:
         if not self.index_started:
@@ -319,7 +346,8 @@ class DashboardScreen(DashboardWork):
     def _show_active(self) -> None:
         for name in PANES:
             self.query_one(f"#{name}").set_class(name == self.active_pane, "active")
-        self.query_one("#narrow-tabs", Tabs).active = f"tab-{self.active_pane}"
+        for tabs in self.query("#narrow-tabs").results(Tabs):
+            tabs.active = f"tab-{self.active_pane}"
 
     # --- actions ---------------------------------------------------------------------------------------------
 

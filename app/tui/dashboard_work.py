@@ -5,7 +5,6 @@ replaces the older one, and a superseded worker's result is dropped (`_deliver`)
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -17,14 +16,12 @@ from textual.screen import Screen
 from textual.widgets import Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...core.context.assemble import Assembled, Layout, document, token_shares
-from ...core.context.items import Item, Selection
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
 from ...core.errors import CortexError
 from ...core.index.progress import ProgressClock
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
-from ...core.requests import SearchFilters, SearchRequest, SelectRequest
+from ...core.requests import SelectRequest
 from ...widgets.format import clip
 from ...widgets.pane import Pane
 from ...widgets.search_pane import normalised
@@ -49,8 +46,11 @@ from .messages import (
     Undo,
     WhatLoaded,
 )
+from .session import new_session, pane_search
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pane 5's modules load in its first selection's worker, after the first frame
+    from ...core.context.assemble import Assembled
+    from ...core.context.items import Item, Selection
     from ..bridge.calls import Bridge
 
 PANES = ("what", "search", "graph", "timeline", "budget")
@@ -69,6 +69,8 @@ def restore_adds(selection: Selection, assembled: Assembled, dropped: list[Item]
     """What restoring each dropped item adds to the document: the document rendered with it back, less the
     document now. Its cost alone is not that: a section heading it would be the first to need, or a token merging
     at its edge, makes them differ (a row said 67 where `u` added 68)."""
+    from ...core.context.assemble import Layout, document
+
     layout = Layout(assembled.format, selection.purpose)
     return {item.key: document(selection.task, selection.commit, selection.encoding, [*assembled.items, item],
                                layout).tokens - assembled.tokens for item in dropped}
@@ -93,8 +95,9 @@ class DashboardWork(Screen):
     def __init__(self, bridge: Bridge, task: str = "", budget: int = 12000) -> None:
         super().__init__()
         self.bridge = bridge
-        self.session = f"tui-{uuid.uuid4().hex[:12]}"
-        """This dashboard run's session: its reads show this session's session memories, not other sessions'."""
+        self.session = bridge.session or new_session()
+        """This dashboard run's session: its reads show this session's session memories, not other sessions'. The
+        bridge's when it asked the first calls ahead for one (`early`)."""
         self.set_reactive(DashboardWork.task_text, task)
         self.set_reactive(DashboardWork.budget, budget)
         self.pins: frozenset[Key] = frozenset()
@@ -115,6 +118,8 @@ class DashboardWork(Screen):
         self.implicit_task = ""
         """What you work on in words (branch, recent subjects, changed files): the budget meter's task until one
         is typed, as the search with no query does."""
+        self.select_waits = False
+        """Whether pane 5's first selection waits for the first panes (see DashboardScreen._select_when_filled)."""
         self.index_started = False
         """Whether this start's index pass has begun (see DashboardScreen._start_index)."""
         self.working_change = True
@@ -137,6 +142,13 @@ class DashboardWork(Screen):
     def start_up(self) -> None:
         # Git answers in milliseconds while opening LanceDB takes seconds: paint the branch's history first.
         timeline = self.bridge.timeline(with_memories=False)
+        if self.bridge.opens_itself and self.bridge.session:
+            # The panes' answers were asked with this timeline, before this process imported the dashboard: they
+            # are here or on their way. The timeline is painted first, alone (a frame sooner than with them), and
+            # the panes ask for theirs after it (`then_ready`).
+            self._deliver(TimelineLoaded(timeline, then_ready=True))
+            self.warm_model()
+            return
         if self.bridge.opens_itself:
             # The server's database is open: the panes' calls go out before this timeline is painted, and the
             # server answers them while this process paints it (one after the other, the panes waited for the
@@ -188,8 +200,7 @@ class DashboardWork(Screen):
             time.sleep(debounce)
         if get_current_worker().is_cancelled:
             return
-        request = SearchRequest(text, SearchFilters(session=self.session), limit=30)
-        self._deliver(SearchFinished(self.bridge.search(request), text))
+        self._deliver(SearchFinished(self.bridge.search(pane_search(text, self.session)), text))
 
     @property
     def meter_task(self) -> str:
@@ -206,6 +217,8 @@ class DashboardWork(Screen):
                                 purpose=self.purpose, session=self.session)
         selection = self.bridge.select(request)
         if not get_current_worker().is_cancelled:
+            from ...core.context.assemble import token_shares
+
             assembled = self.bridge.assemble(selection, fmt)
             # Rendered here, off the screen's thread: the meter's rows and its frame then add up to its total.
             dropped = [item for key, item in self.dropped.items() if key in request.excluded]
@@ -314,8 +327,13 @@ class DashboardWork(Screen):
         running = any(w.group == group and w.is_running for w in self.workers)
         pane.set_busy(doing if running else "")
         if name:
-            number = PANES.index(name) + 1
-            self.query_one(f"#tab-{name}", Tab).label = f"{number} {name}" + (" ⋯" if running else "")
+            for tab in self.query(f"#tab-{name}").results(Tab):  # the narrow layout's, once it was made
+                tab.label = self.tab_label(name)
+
+    def tab_label(self, name: str) -> str:
+        """A pane's tab in the narrow layout: its number and name, and ⋯ while the pane says it is busy."""
+        busy = any(pane.has_class("busy") for pane in self.query(f"#{name}").results(Pane))  # none yet in compose
+        return f"{PANES.index(name) + 1} {name}" + (" ⋯" if busy else "")
 
     def _focused_pane(self) -> Pane | None:
         """The pane that has the keyboard (the search box belongs to pane 2)."""

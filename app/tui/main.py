@@ -87,9 +87,11 @@ def _attached(path: Path, args):
     remote = Remote.attach(path, args.db, start=True)
     if remote is None:
         return None
-    from ..bridge.remote import RemoteBridge
+    # Its first calls go out now, before the dashboard's imports: the server answers them meanwhile.
+    from .early import EarlyBridge
+    from .session import new_session
 
-    return RemoteBridge(remote)
+    return EarlyBridge(remote, new_session())
 
 
 def _in_process(path: Path, args):

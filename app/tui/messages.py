@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -16,11 +17,13 @@ from ...core.answers import (
     WatchUpdate,
     WhatToKnow,
 )
-from ...core.clipboard import CopyResult
-from ...core.context.assemble import Assembled
-from ...core.context.items import Selection
 from ...core.keys import Key
 from ...core.records import Memory, MemoryDraft
+
+if TYPE_CHECKING:  # pane 5's and copying's modules load with the first selection, after the first frame
+    from ...core.clipboard import CopyResult
+    from ...core.context.assemble import Assembled
+    from ...core.context.items import Selection
 
 
 @dataclass
@@ -31,6 +34,8 @@ class WhatLoaded(Message):
 @dataclass
 class TimelineLoaded(Message):
     timeline: Timeline
+    then_ready: bool = False
+    """Post `EngineReady` once this timeline is painted: the panes' answers were asked ahead (`early`)."""
 
 
 @dataclass
