@@ -1,5 +1,7 @@
 """How a search reads: its queries go to LanceDB's event loop together, and what it rebuilds per search is kept."""
 
+import threading
+
 from cortex_tui.core.engine import Engine
 from cortex_tui.core.git.gitctx import read_git_context
 from cortex_tui.core.records import MemoryDraft
@@ -12,7 +14,6 @@ def _hand_offs(monkeypatch) -> list[int]:
     thread or the engine's read pool, where a search's reads ran before. Not the engine's upkeep threads (the
     compactor after the writes, the access times): counted with them the figure was 8 or 12 where the reads made 1
     (twice in CI)."""
-    import threading
 
     from lancedb.background_loop import LOOP
 
@@ -84,6 +85,11 @@ def test_a_search_takes_its_winning_memories_by_row_id_not_by_a_filter_on_id(rep
     for text in ("the cache keeps five minutes", "the cache is per user", "retry the upload twice"):
         engine.remember(MemoryDraft(text=text))
     engine.search("cache")
+    # That search's access times are written whole-row on a thread of their own, which moves the rows it stamps
+    # (new row ids): a search beside it reads what moved by id (the test below), so this one waits for it.
+    for thread in threading.enumerate():
+        if thread.name == "access-times":
+            thread.join()
     filters = _reads_by_id_filter(monkeypatch)
     found = engine.search("cache")
     # With 1,000,000 memories the filter on `id` cost 92 ms of CPU a search, the take by row id 20.
