@@ -111,15 +111,20 @@ async def test_the_index_pass_begins_once_the_first_panes_are_filled(shop, serve
     app = RecordingApp(bridge_for(shop, served=served), remember_theme=False)
     async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished)
+    _begins_after_the_first_panes(app, "index")
+
+
+def _begins_after_the_first_panes(app: RecordingApp, group: str) -> None:
+    """The dashboard's worker `group` began running only after the four first panes' answers arrived."""
     seen: list[str] = []
     for message in {id(m): m for m in app.messages}.values():
-        if isinstance(message, Worker.StateChanged) and message.worker.group == "index" \
+        if isinstance(message, Worker.StateChanged) and message.worker.group == group \
                 and message.state == WorkerState.RUNNING:
-            seen.append("index")
+            seen.append(group)
         elif isinstance(message, (WhatLoaded, SearchFinished, GraphLoaded, TimelineLoaded)):
             seen.append(type(message).__name__)
     first = ("WhatLoaded", "SearchFinished", "GraphLoaded", "TimelineLoaded")
-    assert seen.index("index") > max(seen.index(name) for name in first), seen
+    assert seen.index(group) > max(seen.index(name) for name in first), seen
 
 
 class FramedApp(RecordingApp):
@@ -219,15 +224,7 @@ async def test_pane_five_selects_once_the_first_panes_are_filled(shop, served):
     app = RecordingApp(bridge_for(shop, served=served), remember_theme=False)
     async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
         await settle(pilot, WhatLoaded, IndexFinished, SelectionMade)
-    seen: list[str] = []
-    for message in {id(m): m for m in app.messages}.values():
-        if isinstance(message, Worker.StateChanged) and message.worker.group == "select" \
-                and message.state == WorkerState.RUNNING:
-            seen.append("select")
-        elif isinstance(message, (WhatLoaded, SearchFinished, GraphLoaded, TimelineLoaded)):
-            seen.append(type(message).__name__)
-    first = ("WhatLoaded", "SearchFinished", "GraphLoaded", "TimelineLoaded")
-    assert seen.index("select") > max(seen.index(name) for name in first), seen
+    _begins_after_the_first_panes(app, "select")
 
 
 async def test_an_answer_asked_ahead_is_not_taken_after_a_write(shop):
