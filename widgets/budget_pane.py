@@ -96,7 +96,7 @@ class BudgetPane(Pane):
         self._width = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(styled(("no task yet: type a search and press t", "dim")), id="budget-task")
+        yield Static(styled(("choosing a context for what you work on…", "dim")), id="budget-task")
         yield Static("", id="budget-bar")
         yield DataTable(id="budget-table", cursor_type="row")
         yield Static("", id="budget-detail")
