@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from ..config import SelectWeights
 from ..search.query import code_names
-from ..search.roles import role_weight
+from ..search.roles import path_role, role_weight
 from .inputs import SelectInputs
 
 
@@ -86,6 +86,16 @@ def rank_files(weights: SelectWeights, inputs: SelectInputs, pins: frozenset[str
     return sorted(candidates.values(), key=lambda c: (-c.value, c.path)), named_syms
 
 
+PROJECT_RECORDS = ("history", "meta", "docs")
+"""The project's records (changelogs, release notes, news fragments; AUTHORS, licences, CI files; the docs) are
+written about the code, not in it, and repeat a task's words better than the code does. A fix whose description
+says "add a changelog entry" or "adjust the documentation" asks for them beside the code, not before it."""
+ASKED_RECORDS = 0.3
+"""The weight of a project record whose topic the task's words ask for (one they do not ask for keeps its role's,
+lower). On every 3rd dev task the edited file led for 24 fixes of 33 instead of 22 (0.5: 23; 0.15: 23), and for 30
+and 29 of 48 on two fresh held-out sets instead of 28 and 24."""
+
+
 EVIDENCE = ("lexical", "semantic", "identifiers", "named")
 """The signals that come from the task's own text; the others (graph, recency, memories, changed) are context."""
 
@@ -123,6 +133,8 @@ class _Scoring:
             "graph": self.proximity.get(c.path, 0.0),
         }
         role = role_weight(c.path, c.is_test, self.topics)
+        if path_role(c.path, c.is_test) in PROJECT_RECORDS:
+            role = min(role, ASKED_RECORDS)
         c.signals["role"] = role
         c.value = role * sum(getattr(self.weights, name) * value for name, value in c.signals.items() if name != "role")
         c.evidence = role * sum(getattr(self.weights, name) * c.signals[name] for name in EVIDENCE)

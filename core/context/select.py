@@ -44,6 +44,7 @@ from .purposes import check_purpose
 from .redundancy import is_copy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
+from .task_words import without_credits
 
 __all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
 
@@ -103,8 +104,10 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     budget, include_tests = request.budget, request.include_tests
     pins, excluded = request.pinned("file"), request.left_out("file")
     render = Render(task, commit, encoding, Layout(request.fmt, request.purpose))
+    # Files are weighed by what the task says about the change, not by whom it credits (`task_words`).
+    inputs = replace(inputs, task=without_credits(task))
     # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
-    topics = asked_topics(task)
+    topics = asked_topics(inputs.task)
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
     ranked, named_syms = rank_files(weights, inputs, pins, topics)
     if not topics["tests"]:
@@ -127,7 +130,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     chunks = inputs.chunks([c.path for c in head])
     head, copies = _without_copies(head, chunks, set(inputs.changed), pins)
     has_vectors = any(c.vector is not None for cs in chunks.values() for c in cs)
-    relevance = chunk_relevance([c for cs in chunks.values() for c in cs], _task_terms(task), named_syms,
+    relevance = chunk_relevance([c for cs in chunks.values() for c in cs], _task_terms(inputs.task), named_syms,
                                 {h.id: h.score.total for h in inputs.code_hits},
                                 inputs.query_vector() if has_vectors else None)
 
