@@ -7,7 +7,8 @@ Three stages, split where the data changes shape:
    task it defines, being named in the task, import-graph proximity (personalised PageRank), git recency (for
    files already relevant), linked memories, the working change; times its role (tests, docs and translations,
    changelogs and release notes, CI files and licences, examples and fixtures count only when the task is about
-   them).
+   them, and the project's records, changelogs, AUTHORS and CI files, even then at 0.3). Credit trailers and e-mail addresses
+   are not read as the task (`task_words.py`).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
@@ -44,6 +45,7 @@ from .purposes import check_purpose
 from .redundancy import is_copy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
+from .task_words import without_credits
 
 __all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
 
@@ -103,8 +105,10 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     budget, include_tests = request.budget, request.include_tests
     pins, excluded = request.pinned("file"), request.left_out("file")
     render = Render(task, commit, encoding, Layout(request.fmt, request.purpose))
+    # Files are weighed by what the task says about the change, not by whom it credits (`task_words`).
+    inputs = replace(inputs, task=without_credits(task))
     # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
-    topics = asked_topics(task)
+    topics = asked_topics(inputs.task)
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
     ranked, named_syms = rank_files(weights, inputs, pins, topics)
     if not topics["tests"]:
@@ -127,7 +131,7 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     chunks = inputs.chunks([c.path for c in head])
     head, copies = _without_copies(head, chunks, set(inputs.changed), pins)
     has_vectors = any(c.vector is not None for cs in chunks.values() for c in cs)
-    relevance = chunk_relevance([c for cs in chunks.values() for c in cs], _task_terms(task), named_syms,
+    relevance = chunk_relevance([c for cs in chunks.values() for c in cs], _task_terms(inputs.task), named_syms,
                                 {h.id: h.score.total for h in inputs.code_hits},
                                 inputs.query_vector() if has_vectors else None)
 

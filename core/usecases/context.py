@@ -42,6 +42,7 @@ QUERY_CHARS = 4000
 def select_context(ws: Workspace, request: SelectRequest) -> Selection:
     """A selection as a front end asked for it; the budget holds for the requested format exactly."""
     from ..context.select import SelectInputs, check_request, choose, load_chunks
+    from ..context.task_words import without_credits
 
     task, budget = request.task, request.budget
     check_request(task, budget, request.include_tests, request.fmt, request.purpose)
@@ -60,7 +61,7 @@ def select_context(ws: Workspace, request: SelectRequest) -> Selection:
     # hits and the stricter reranking of code, set for a list a person reads, cost it edit recall (every 3rd dev
     # task: 0.854 -> 0.838), so it reads search as its weights were chosen with.
     searcher = ws.searcher(ws.settings.search.model_copy(update={"file_repeat": 1.0, "code_rerank": 0.0}))
-    query = task[:QUERY_CHARS]
+    query = without_credits(task)[:QUERY_CHARS]
     with_vectors = index.chunks.count_rows("embedded = true") > 0
     memory_hits = searcher.search(query, Filters(memories_only=True, session=request.session), limit=20,
                                   git=GitInputs.of(git), unscored=True).hits if searcher.stores else []
