@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -147,23 +148,32 @@ class CompactionPolicy:
             return [], False
         done, pending = [], False
         for table in self.every_table():
+            # The folder first (a stat and a listing): under writes every table is still to settle, and reading
+            # each one's versions at every look would double what the compactor reads.
+            manifests = self._table_folder(table.name) / "_versions"
             try:
-                versions = table.list_versions()
+                written = datetime.fromtimestamp(manifests.stat().st_mtime)
+                several = len(list(islice(manifests.glob("*.manifest"), 2))) > 1
+            except OSError:  # a table another process is creating or replacing: the next look sees it
+                pending = True
+                continue
+            if not several:
+                continue
+            now, last = datetime.now(), self._last_compaction(table)
+            if now - written < self.compact_keep or (last is not None and now - last[0] < self.compact_keep):
+                pending = True  # written (or compacted) within `compact_keep`: a reader may be on a recent version
+                continue
+            try:
+                newest = max(table.list_versions(), key=lambda v: v["version"])
             except Exception:  # noqa: BLE001  (a table another process is replacing: the next look sees it)
                 pending = True
                 continue
-            if len(versions) <= 1:
-                continue
-            newest = max(versions, key=lambda v: v["version"])
             marker = self._marker(table)
             stamp = (self._marker_data(marker) if marker else None) or {}
             passes = int(stamp.get("settles", 0)) if stamp.get("version") == newest["version"] else 0
             if passes >= SETTLE_PASSES:
                 continue
             pending = True
-            now, last = datetime.now(), self._last_compaction(table)
-            if now - newest["timestamp"] < self.compact_keep or (last is not None and now - last[0] < self.compact_keep):
-                continue
             try:
                 with self.try_lock(_COMPACTION_LOCK) as mine:
                     if not mine:
