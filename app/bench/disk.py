@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SETTLE_S = 90.0
-"""How long the server is left alone after the writes: its compactor waits for a pause, compacts what is due, and
-removes the replaced copies at its next look after they are `compact_keep` old."""
+"""How long the server is left alone after the writes: its compactor settles each table once it has had no write
+for `compact_keep` (three optimizes, `compact_keep` apart), as `cortex gc` would."""
 
 WRITER = """
 import contextlib, io, sys, time

@@ -9,7 +9,9 @@ also looks every `period_s` without a note, for writes other processes made (a o
 Writes that never pause (several agents remembering while the watcher re-indexes) do not hold compaction off for
 longer than `max_wait_s`: waiting for a pause that never came let `.cortex` grow to 3.1 times its compacted size in
 five minutes, where compacting alongside the writes keeps it under twice (`cortex bench disk`). Writes a process
-holds back for a batch (the resident server's embedding-cache vectors) are committed before each compaction.
+holds back for a batch (the resident server's embedding-cache vectors) are committed before each compaction. Once a
+table has had no write for `compact_keep`, the thread settles it to what `cortex gc` leaves (`settle`): a server left
+up after a burst of work holds its data and little more.
 """
 
 from __future__ import annotations
