@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SETTLE_S = 90.0
-"""How long the server is left alone after the writes: its compactor waits for a pause, compacts what is due, and
-removes the replaced copies at its next look after they are `compact_keep` old."""
+"""How long the server is left alone after the writes: its compactor settles each table once it has had no write
+for `compact_keep` (three optimizes, `compact_keep` apart), as `cortex gc` would."""
 
 WRITER = """
 import contextlib, io, sys, time
@@ -57,6 +57,8 @@ class DiskBench:
     """When the writers stopped."""
     settled_mb: float
     """`SETTLE_S` after the writes, the resident server still running (its background compaction done)."""
+    settled_tables: str
+    """Every table at that mark: its size, versions, data files and index folders."""
     peak_tables: str
     """The largest tables at the peak, with their sizes and versions."""
     compacted_mb: float
@@ -100,9 +102,13 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
             written = sum(int((p.communicate(timeout=600)[0] or "0").strip() or 0) for p in writing)
             end = _size(db)
             procs[0].send_signal(signal.SIGINT)
-            procs[0].wait(60)
+            try:
+                procs[0].wait(60)
+            except subprocess.TimeoutExpired:  # a watcher slow to stop on a loaded machine must not lose the run
+                procs[0].kill()
             time.sleep(SETTLE_S)
             settled = _size(db)
+            settled_tables = _tables(db / "db", every=True)
         finally:
             for p in procs + writing:
                 if p.poll() is None:
@@ -120,7 +126,7 @@ def run(repo: Path, minutes: float = 5.0, writers: int = 3) -> DiskBench:
         peak, p95 = max(sizes), _percentile(sizes, 95)
         mb = 1 << 20
         return DiskBench(str(repo), minutes, writers, written, edits, len(sizes), start / mb, peak / mb, p95 / mb,
-                         end / mb, settled / mb, peak_tables, compacted / mb, peak / compacted, p95 / compacted,
+                         end / mb, settled / mb, settled_tables, peak_tables, compacted / mb, peak / compacted, p95 / compacted,
                          fresh / mb, compacted / fresh, peak / fresh, settled / fresh)
 
 
@@ -170,11 +176,18 @@ def _size(directory: Path) -> int:
     return total
 
 
-def _tables(db: Path) -> str:
-    """The three largest tables: MB and versions."""
-    found = [(_size(t), t.name.removesuffix(".lance"), sum(1 for _ in (t / "_versions").glob("*.manifest")))
-             for t in db.glob("*.lance")]
-    return ", ".join(f"{name} {size / (1 << 20):.1f} MB in {n} versions" for size, name, n in sorted(found)[::-1][:3])
+def _tables(db: Path, every: bool = False) -> str:
+    """The three largest tables (`every`: all of them, with their data files and index folders): MB and versions."""
+    found = sorted(((_size(t), t.name.removesuffix(".lance"), _count(t / "_versions", "*.manifest"), _count(t / "data", "*"),
+                     _count(t / "_indices", "*")) for t in db.glob("*.lance")), reverse=True)
+    if every:
+        return ", ".join(f"{name} {size / (1 << 20):.1f} MB ({n} versions, {files} data files, {indices} index folders)"
+                         for size, name, n, files, indices in found)
+    return ", ".join(f"{name} {size / (1 << 20):.1f} MB in {n} versions" for size, name, n, _, _ in found[:3])
+
+
+def _count(folder: Path, pattern: str) -> int:
+    return sum(1 for _ in folder.glob(pattern))
 
 
 def _percentile(values: list[int], pct: int) -> float:
@@ -192,6 +205,7 @@ def rows(b: DiskBench) -> list[tuple[str, str]]:
         ("at the peak", b.peak_tables),
         (".cortex when the writes stopped", f"{b.end_mb:.1f} MB"),
         (f".cortex {SETTLE_S:g} s later (server up)", f"{b.settled_mb:.1f} MB"),
+        ("its tables", b.settled_tables),
         ("after cortex gc", f"{b.compacted_mb:.1f} MB"),
         ("peak / p95 vs after gc", f"{b.peak_ratio:.2f}x / {b.p95_ratio:.2f}x"),
         ("fresh index + export re-imported", f"{b.fresh_mb:.1f} MB"),
