@@ -610,8 +610,11 @@ async def _code_preview(shop, name: str, path: str):
         await settle(pilot, IndexFinished)
         pane = app.screen.query_one(SearchPane)
         await pilot.press("slash", *name, "enter")
-        await wait_until(pilot, lambda: any(h.path == path for h in pane.hits), f"a chunk of {path}")
-        position = next(i for i, h in enumerate(pane.hits) if h.path == path)
+        # The chunk that defines the name, wherever it ranks: these tests are about its preview (the hits of an
+        # earlier search, or a chunk beside it, can come first while the list settles: CI, once).
+        await wait_until(pilot, lambda: any(h.path == path and f"def {name}" in h.text for h in pane.hits),
+                         f"the chunk of {path} defining {name}")
+        position = next(i for i, h in enumerate(pane.hits) if h.path == path and f"def {name}" in h.text)
         await pilot.press(*["j"] * position)
         await pilot.pause()
         head, body = pane.query_one("#search-preview").content.renderables
