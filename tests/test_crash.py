@@ -134,7 +134,9 @@ def test_incremental_index_killed_at_every_commit_recovers(small_repo, tmp_path)
 
 def _watch_once(copy: Path, n: int) -> bool:
     """Start `cortex watch`, save, add and delete files, and report whether the watcher was killed."""
-    env = {**os.environ, CRASH_ENV: str(n)}
+    # Without the upkeep's compactions (commits too): on a loaded machine the copy's tables had been quiet for
+    # `compact_keep`, and a settle pass was the commit that killed the watcher before its watch was in place.
+    env = {**os.environ, CRASH_ENV: str(n), "CORTEX_COMPACT_EVERY": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "cortex_tui.app.cli.main", "watch", "--no-embed", "-C", str(copy)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
