@@ -610,3 +610,55 @@ async def test_nothing_is_cut_that_the_layout_could_show(shop, size):
         preview = search.query_one("#search-preview", Static)
         head = str(preview.content.renderables[0]).split("\n") if hasattr(preview.content, "renderables") else []
         assert head and len(head[1]) <= max(preview.content_size.width, 1), head
+
+
+async def test_pane_1_shows_a_forget_and_its_undo_with_the_first_answer_asked_after_them(shop):
+    """After `d y` the forgotten memory stayed in pane 1 about 3 s, and after `u` the restored one came back after
+    4-8 s: each write refreshes the panes, and the server's event for the same write refreshes them again while the
+    first answer is on its way; that answer (asked after the write, so it shows it) was dropped as superseded, and
+    the pane waited for the last one. Here the second refresh is started as the first answer comes back, and
+    every later answer waits until pane 1 has been looked at: it must show the change from the first."""
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        bridge, screen = app.screen.bridge, app.screen
+        what = screen.query_one(WhatPane)
+        real_what = bridge.what
+        held = threading.Event()
+        asked: list[str] = []
+
+        def what_then_another_refresh(session=None):
+            if not asked:
+                asked.append("first")
+                answer = real_what(session)
+                # As the watcher's event does: a newer refresh replaces this one's worker before its answer is in.
+                app.call_from_thread(screen._memories_changed)
+                return answer
+            asked.append("later")
+            held.wait(120)
+            return real_what(session)
+
+        def listed(memory_id: str) -> bool:
+            return any(t.key == Key.memory(memory_id) for t in what.targets.values())
+
+        await pilot.press("1")
+        highlight_what(what, "memory", "Prices include tax")
+        await pilot.pause()
+        decision = what.target().memory
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        bridge.what = what_then_another_refresh
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not listed(decision.id), "the forgotten decision gone from pane 1", timeout=60)
+        assert asked[0] == "first" and Engine(shop).get(decision.id).status == "deleted"
+        held.set()
+        await settle(pilot, MemorySaved)
+        await wait_until(pilot, lambda: not any(w.is_running for w in app.workers), "idle workers")
+        held.clear()
+        asked.clear()
+        app.messages.clear()
+        await pilot.press("u")
+        await wait_until(pilot, lambda: listed(decision.id), "the decision back in pane 1", timeout=60)
+        assert asked[0] == "first"
+        held.set()
+        bridge.what = real_what
