@@ -662,3 +662,23 @@ async def test_pane_1_shows_a_forget_and_its_undo_with_the_first_answer_asked_af
         assert asked[0] == "first"
         held.set()
         bridge.what = real_what
+
+
+async def test_a_long_title_in_pane_1_goes_on_at_a_space_not_mid_word(shop):
+    """At 120 columns pane 1's rows give a title 14 cells, then further lines: a title whose first space came early
+    was cut mid-word (`a supercalifra` / `gilistic ...`), since a break was looked for only in the row's second
+    half."""
+    title = "a supercalifragilistic rounding rule"
+    engine = Engine(shop)
+    memory = engine.remember(MemoryDraft(text="Invoices round half-even at the ledger.", kind="decision", title=title))
+    engine.close()
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(120, 36), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        what = app.screen.query_one(WhatPane)
+        listing = what.query_one("OptionList")
+        option_id = next(i for i, t in what.targets.items() if t.key == Key.memory(memory.memory.id))
+        lines = listing.get_option(option_id).prompt.plain.split("\n")
+        assert len(lines) > 1, lines  # the narrow row this is about
+        words = " ".join(lines).split()
+        assert all(word in words for word in title.split()), lines
