@@ -682,3 +682,39 @@ async def test_a_long_title_in_pane_1_goes_on_at_a_space_not_mid_word(shop):
         assert len(lines) > 1, lines  # the narrow row this is about
         words = " ".join(lines).split()
         assert all(word in words for word in title.split()), lines
+
+
+async def test_the_graph_says_in_one_line_that_its_centre_has_no_neighbours_and_what_would_make_some(tmp_path):
+    """A repository's first memory, before its first commit: the graph pane showed the centre and nothing under it,
+    as if it were still loading."""
+    import subprocess
+
+    from textual.widgets import Static
+
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    engine = Engine(repo)
+    lonely = engine.remember(MemoryDraft(text="Quotes expire after thirty days.", kind="decision")).memory
+    engine.close()
+    app = RecordingApp(bridge_for(repo), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, GraphLoaded)
+        graph = app.screen.query_one(GraphPane)
+        tree = graph.query_one("Tree")
+        assert tree.root.data == Key.memory(lonely.id)
+        assert not tree.root.children
+        hint = graph.query_one("#graph-hint", Static)
+        said = "No neighbours yet: give it files or symbols (e), or name its id in another memory."
+        assert hint.display and hint.content == said
+        # Wrapped in the pane, whole: every word of it is on the screen.
+        rows = [row[hint.region.x:hint.region.right] for row in screen_text(app)[hint.region.y:hint.region.bottom]]
+        assert " ".join(" ".join(rows).split()) == said, rows
+        # A centre with neighbours says nothing of the kind.
+        engine = Engine(repo)
+        engine.remember(MemoryDraft(text=f"Quote rules follow {lonely.id}.", kind="note"))
+        engine.close()
+        app.messages.clear()
+        app.screen.load_graph(Key.memory(lonely.id))
+        await settle(pilot, GraphLoaded)
+        assert tree.root.children and not hint.display
