@@ -23,8 +23,8 @@ from ..core.text import escaped, one_line, visible
 from .terminal_size import usable_size
 
 _DROPPED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
-"""The control characters rich deletes from printed text: deleted before redaction, so a secret split by one
-(`AKIA\\bZ7QW...`) is recognised in the form it is printed."""
+"""The control characters rich deletes from printed text (a BEL in a file name vanished from the answer): written
+as the other controls are before rich sees them (see `_TextConsole.kept`)."""
 
 
 class _TextConsole(Console):
@@ -37,7 +37,17 @@ class _TextConsole(Console):
         # Piped output is read by programs and pagers: a line is never broken at the terminal's (or rich's default
         # 80) width; on a terminal rich wraps as usual.
         kwargs.setdefault("soft_wrap", not self.is_terminal)
-        super().print(*(redacted(o.translate(_DROPPED)) if isinstance(o, str) else o for o in objects), **kwargs)
+        super().print(*(self.kept(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    def kept(self, text: str) -> str:
+        """The text redacted, with the controls rich would delete (`_DROPPED`) already shown as `_render_buffer`
+        shows every other one (`␇` on a terminal, `\\x07` piped). A secret split by one of them
+        (`AKIA\\bZ7QW...`) is recognised as it would read with the control gone, and redacted whole."""
+        joined = text.translate(_DROPPED)
+        if joined == text:
+            return redacted(text)
+        safe = redacted(joined)
+        return safe if safe != joined else redacted((visible if self.is_terminal else escaped)(text))
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         """On a terminal, control characters in the text (an escape sequence in a memory, a commit subject or a
@@ -125,8 +135,10 @@ class Output:
         self.err_console = _TextConsole(file=stderr, highlight=False, _environ=env)
 
     def line(self, *parts: str | tuple[str, str]) -> None:
-        """Print one line of plain and styled parts (see `styled`)."""
-        self.console.print(styled(*parts))
+        """Print one line of plain and styled parts (see `styled`), each kept whole (`_TextConsole.kept`)."""
+        keep = self.console.kept
+        self.console.print(styled(*((keep(one_line(p[0])), p[1]) if isinstance(p, tuple) else keep(one_line(p))
+                                    for p in parts)))
 
     def json(self, data) -> None:
         self.stdout.write(json.dumps(plain(data), ensure_ascii=False, indent=2) + "\n")
@@ -142,7 +154,7 @@ class Output:
             return
         out = Table(*columns, title=title, show_lines=False, header_style="bold")
         for row in rows:
-            out.add_row(*(Text(redacted(one_line(cell))) for cell in row))
+            out.add_row(*(Text(self.console.kept(one_line(cell))) for cell in row))
         self.console.print(out)
 
     @contextmanager

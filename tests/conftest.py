@@ -105,6 +105,7 @@ PROCESS_TESTS = {
     "test_dashboard.py::test_a_code_preview_opens_at_the_definition_asked_for_in_a_chunk_of_several",
     "test_dashboard.py::test_a_megabyte_memory_is_shown_as_a_prefix_and_its_size",
     "test_dashboard.py::test_a_missing_path_is_one_line_error_not_the_demo",
+    "test_dashboard.py::test_an_unknown_theme_or_option_is_one_line_error",
     "test_dashboard.py::test_bidirectional_overrides_in_subjects_and_titles_are_shown_not_obeyed",
     "test_dashboard.py::test_footer_names_one_quit",
     "test_dashboard.py::test_help_screen_theme_switch_and_narrow_terminal",

@@ -111,6 +111,22 @@ def test_remember_reads_stdin(cli, monkeypatch):
     assert cli.json("remember", "-")["memory"]["text"] == "from standard input\n"
 
 
+@both_modes
+def test_search_reads_its_query_from_stdin(cli, monkeypatch):
+    import io
+
+    assert cli("remember", "Invoices are rounded half-even at the ledger", "--kind", "decision")[0] == 0
+    assert cli("remember", "The cart keeps one price per region")[0] == 0
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"invoice rounding\n")))
+    found = cli.json("ss", "-", "--memories-only")
+    assert found["query"] == "invoice rounding"
+    assert "half-even" in found["hits"][0]["text"]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b" \n")))
+    code, _, err = cli("search", "-")
+    assert code == 1 and err == ("cortex: error: standard input holds no query (`cortex search` without words "
+                                 "searches for what you are working on)\n")
+
+
 BAD_INPUT = [
     (("remember", ""), "empty"),
     (("remember", "x", "--kind", "opinion"), "unknown kind"),

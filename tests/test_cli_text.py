@@ -171,3 +171,35 @@ def _on_a_pty(command: list[str], env: dict, stdin_too: bool, size: tuple[int, i
     os.close(master)
     assert done.returncode == 0, out
     return out.decode("utf-8", "replace")
+
+
+CONTROLS = "".join(map(chr, [*range(1, 0x20), 0x7F, *range(0x80, 0xA0)]))
+"""Every C0 control but NUL (no argument can hold one), DEL and every C1 control."""
+IN_A_LINE = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\v": "\\x0b", "\f": "\\x0c", "\x1c": "\\x1c", "\x1d": "\\x1d",
+             "\x1e": "\\x1e", "\x85": "\\x85"}
+"""How a field printed within a line writes the characters that end a line (and tab), piped or not."""
+
+
+def test_every_control_character_in_a_file_name_is_shown_not_dropped(cli, repo):
+    """A BEL in a file name vanished from text answers while the other controls were escaped: rich deletes `\\a`,
+    `\\b`, `\\v`, `\\f` and `\\r` from what it prints. Each control is now written as an escape when piped and as a
+    visible symbol on a terminal, through the resident server as in-process."""
+    import os
+    import sys
+
+    name = f"src/a{CONTROLS}z.py"
+    code, _, err = cli("remember", "the controls note", "--files", name, "--title", "bell\a\btitle")
+    assert code == 0, err
+    memory_id = cli.json("list")[0]["id"]
+    code, out, err = cli("show", memory_id)
+    assert code == 0, err
+    piped = "".join(IN_A_LINE.get(c, f"\\x{ord(c):02x}") for c in CONTROLS)
+    assert f"files: src/a{piped}z.py\n" in out, out
+    code, out, err = cli("ss", "the controls note", "--memories-only")
+    assert code == 0 and " 1. bell\\x07\\x08title  note " in out, out  # a hit's title, in a line `styled` builds
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "400", "PYTHONIOENCODING": "utf-8"}
+    shown = _on_a_pty([sys.executable, "-m", "cortex_tui.app.cli.main", "-C", str(repo), "show", memory_id], env,
+                      stdin_too=False)
+    symbols = "".join(IN_A_LINE.get(c) or ("\ufffd" if ord(c) >= 0x80 else chr(0x2400 + ord(c)) if ord(c) < 0x20
+                                           else "\u2421") for c in CONTROLS)
+    assert f"files: src/a{symbols}z.py" in shown, shown

@@ -662,6 +662,28 @@ def test_a_missing_path_is_one_line_error_not_the_demo(tmp_path):
         assert done.stderr.strip() == f"cortex-tui: error: {path} {problem}"
 
 
+def test_an_unknown_theme_or_option_is_one_line_error(repo):
+    """`--theme nosuch` started the dashboard in its default theme without a word, and a bad option printed the
+    whole usage before its error: each is one line, the theme's naming the themes there are."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cortex_tui.app.tui.main", str(repo), *args], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    theme = run("--theme", "nosuch")
+    assert theme.returncode == 1 and theme.stdout == "" and theme.stderr.count("\n") == 1
+    assert theme.stderr.startswith("cortex-tui: error: no theme 'nosuch'; the themes are cortex-dark, cortex-light, ")
+    assert "tokyo-night" in theme.stderr
+    assert not (repo / ".cortex").exists()  # refused before anything opened the repository
+    for args, message in ((("--nosuch",), "unrecognized arguments: --nosuch"),
+                          (("--budget", "x"), "argument --budget: invalid int value: 'x'")):
+        done = run(*args)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr == f"cortex-tui: error: {message} (see `cortex-tui --help`)\n"
+
+
 async def test_the_top_bar_counts_the_files_index_status_counts(shop):
     (shop / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
     (shop / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))

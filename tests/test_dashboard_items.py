@@ -610,3 +610,111 @@ async def test_nothing_is_cut_that_the_layout_could_show(shop, size):
         preview = search.query_one("#search-preview", Static)
         head = str(preview.content.renderables[0]).split("\n") if hasattr(preview.content, "renderables") else []
         assert head and len(head[1]) <= max(preview.content_size.width, 1), head
+
+
+async def test_pane_1_shows_a_forget_and_its_undo_with_the_first_answer_asked_after_them(shop):
+    """After `d y` the forgotten memory stayed in pane 1 about 3 s, and after `u` the restored one came back after
+    4-8 s: each write refreshes the panes, and the server's event for the same write refreshes them again while the
+    first answer is on its way; that answer (asked after the write, so it shows it) was dropped as superseded, and
+    the pane waited for the last one. Here the second refresh is started as the first answer comes back, and
+    every later answer waits until pane 1 has been looked at: it must show the change from the first."""
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded, IndexFinished)
+        bridge, screen = app.screen.bridge, app.screen
+        what = screen.query_one(WhatPane)
+        real_what = bridge.what
+        held = threading.Event()
+        asked: list[str] = []
+
+        def what_then_another_refresh(session=None):
+            if not asked:
+                asked.append("first")
+                answer = real_what(session)
+                # As the watcher's event does: a newer refresh replaces this one's worker before its answer is in.
+                app.call_from_thread(screen._memories_changed)
+                return answer
+            asked.append("later")
+            held.wait(120)
+            return real_what(session)
+
+        def listed(memory_id: str) -> bool:
+            return any(t.key == Key.memory(memory_id) for t in what.targets.values())
+
+        await pilot.press("1")
+        highlight_what(what, "memory", "Prices include tax")
+        await pilot.pause()
+        decision = what.target().memory
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        bridge.what = what_then_another_refresh
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not listed(decision.id), "the forgotten decision gone from pane 1", timeout=60)
+        assert asked[0] == "first" and Engine(shop).get(decision.id).status == "deleted"
+        held.set()
+        await settle(pilot, MemorySaved)
+        await wait_until(pilot, lambda: not any(w.is_running for w in app.workers), "idle workers")
+        held.clear()
+        asked.clear()
+        app.messages.clear()
+        await pilot.press("u")
+        await wait_until(pilot, lambda: listed(decision.id), "the decision back in pane 1", timeout=60)
+        assert asked[0] == "first"
+        held.set()
+        bridge.what = real_what
+
+
+async def test_a_long_title_in_pane_1_goes_on_at_a_space_not_mid_word(shop):
+    """At 120 columns pane 1's rows give a title 14 cells, then further lines: a title whose first space came early
+    was cut mid-word (`a supercalifra` / `gilistic ...`), since a break was looked for only in the row's second
+    half."""
+    title = "a supercalifragilistic rounding rule"
+    engine = Engine(shop)
+    memory = engine.remember(MemoryDraft(text="Invoices round half-even at the ledger.", kind="decision", title=title))
+    engine.close()
+    app = RecordingApp(bridge_for(shop), remember_theme=False)
+    async with app.run_test(size=(120, 36), message_hook=app.record) as pilot:
+        await settle(pilot, WhatLoaded)
+        what = app.screen.query_one(WhatPane)
+        listing = what.query_one("OptionList")
+        option_id = next(i for i, t in what.targets.items() if t.key == Key.memory(memory.memory.id))
+        lines = listing.get_option(option_id).prompt.plain.split("\n")
+        assert len(lines) > 1, lines  # the narrow row this is about
+        words = " ".join(lines).split()
+        assert all(word in words for word in title.split()), lines
+
+
+async def test_the_graph_says_in_one_line_that_its_centre_has_no_neighbours_and_what_would_make_some(tmp_path):
+    """A repository's first memory, before its first commit: the graph pane showed the centre and nothing under it,
+    as if it were still loading."""
+    import subprocess
+
+    from textual.widgets import Static
+
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    engine = Engine(repo)
+    lonely = engine.remember(MemoryDraft(text="Quotes expire after thirty days.", kind="decision")).memory
+    engine.close()
+    app = RecordingApp(bridge_for(repo), remember_theme=False)
+    async with app.run_test(size=(160, 45), message_hook=app.record) as pilot:
+        await settle(pilot, GraphLoaded)
+        graph = app.screen.query_one(GraphPane)
+        tree = graph.query_one("Tree")
+        assert tree.root.data == Key.memory(lonely.id)
+        assert not tree.root.children
+        hint = graph.query_one("#graph-hint", Static)
+        said = "No neighbours yet: give it files or symbols (e), or name its id in another memory."
+        assert hint.display and hint.content == said
+        # Wrapped in the pane, whole: every word of it is on the screen.
+        rows = [row[hint.region.x:hint.region.right] for row in screen_text(app)[hint.region.y:hint.region.bottom]]
+        assert " ".join(" ".join(rows).split()) == said, rows
+        # A centre with neighbours says nothing of the kind.
+        engine = Engine(repo)
+        engine.remember(MemoryDraft(text=f"Quote rules follow {lonely.id}.", kind="note"))
+        engine.close()
+        app.messages.clear()
+        app.screen.load_graph(Key.memory(lonely.id))
+        await settle(pilot, GraphLoaded)
+        assert tree.root.children and not hint.display

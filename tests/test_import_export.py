@@ -42,6 +42,19 @@ def test_a_bad_record_names_its_line_and_nothing_is_stored(cli, tmp_path):
     assert [m["text"] for m in cli.json("list")] == ["already here"]
 
 
+def test_a_secret_in_a_document_names_its_own_line_not_its_sections(cli, tmp_path):
+    """A markdown or text file is imported by sections; its refusal named the line the section began on (line 1
+    for a secret on line 3)."""
+    (tmp_path / "notes.md").write_text(f"plain note\n\ndeploy with {AWS_KEY}\n", encoding="utf-8")
+    assert "notes.md line 3: text contains a secret (aws-key-id)" in failure(cli, "import", str(tmp_path / "notes.md"))
+    (tmp_path / "deploy.txt").write_text(f"\n\n# Deploy\n\nfirst step\nthen {AWS_KEY}\n# Other\n{AWS_KEY}\n",
+                                         encoding="utf-8")
+    report = cli.json("import", str(tmp_path / "deploy.txt"), "--dry-run", "--skip-bad")
+    assert [b["where"].rsplit(" ", 2)[-2:] for b in report["bad"]] == [["line", "6"], ["line", "8"]]
+    (tmp_path / "lead.md").write_text(f"\n\nlead in {AWS_KEY}\n", encoding="utf-8")
+    assert "lead.md line 3: text contains a secret" in failure(cli, "import", str(tmp_path / "lead.md"))
+
+
 def test_a_secret_record_aborts_unless_skip_bad_which_stores_the_rest(cli, tmp_path):
     source = jsonl(tmp_path / "mixed.jsonl", {"text": "keep me"}, {"text": f"deploy with {AWS_KEY}"},
                    {"text": "keep me too", "title": "[bold]markup[/] is text"}, "not json")

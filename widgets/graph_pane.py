@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from textual import events, on
 from textual.app import ComposeResult
 from textual.message import Message
-from textual.widgets import Tree
+from textual.widgets import Label, Tree
 
 from ..core.answers import Neighbour
 from ..core.keys import Key, KeyKind
@@ -15,6 +15,14 @@ from .format import clip, shorten_path, styled
 from .pane import Pane, Target
 
 _ICONS: dict[KeyKind, str] = {"memory": "◆", "file": "▤", "symbol": "ƒ", "commit": "●"}
+NO_NEIGHBOURS: dict[KeyKind, str] = {
+    "memory": "give it files or symbols (e), or name its id in another memory",
+    "file": "index it, commit it, or name it in a memory",
+    "symbol": "index the file that defines it, or name it in a memory",
+    "commit": "index the files it touched, or remember something on it",
+}
+"""What would give a centre neighbours, by its kind: said in one sentence when it has none (the pane showed only the
+centre, as if still loading)."""
 LEAF_INDENT = 12
 """Cells before a neighbour's label: two tree guides, its icon, the scrollbar."""
 
@@ -30,6 +38,7 @@ class GraphPane(Pane):
 
     DEFAULT_CSS = """
     GraphPane Tree { height: 1fr; background: $surface; text-wrap: nowrap; text-overflow: ellipsis; }
+    GraphPane .hint { color: $text-muted; padding: 0 1; width: 100%; display: none; }
     """
     PANE_TITLE = "3 Memory graph"
     LIST = "graph-tree"
@@ -54,6 +63,7 @@ class GraphPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Tree[Key]("graph", id="graph-tree")
+        yield Label("", id="graph-hint", classes="hint", markup=False)
 
     def target(self) -> Target | None:
         node = self._tree().cursor_node
@@ -99,6 +109,10 @@ class GraphPane(Pane):
                 branch.add_leaf(styled(f"{_ICONS.get(n.node.kind, '')} ",
                                        _label(n.node, n.label, width - LEAF_INDENT)), data=n.node)
         tree.root.expand()
+        # A sentence under the tree, wrapped: a line in it was cut to the pane's 30-40 cells, before what it says.
+        hint = self.query_one("#graph-hint", Label)
+        hint.update(f"No neighbours yet: {NO_NEIGHBOURS[centre.kind]}." if centre is not None and not found else "")
+        hint.display = centre is not None and not found
 
     @on(Tree.NodeSelected, "#graph-tree")
     def _chosen(self, event: Tree.NodeSelected) -> None:

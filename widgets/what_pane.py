@@ -131,14 +131,16 @@ TITLE_LINES = 3
 
 def _title_lines(title: str, first: int, rest: int) -> list[str]:
     """The title in lines: the first in `first` cells, the others (at most TITLE_LINES in all, the last cut with
-    `…`) in `rest`, broken at a space where one is near. One line when it fits or the row is wide."""
+    `…`) in `rest`, broken at the last space that fits; a word is cut only when it alone is longer than a line. One
+    line when it fits or the row is wide."""
     line = " ".join(title.split())
     if first >= WRAPPED or first < 8 or len(line) <= first:
         return [clip(line, 200)]
     lines: list[str] = []
     room = first
     while line and len(lines) < TITLE_LINES - 1 and len(line) > room:
-        cut = line.rfind(" ", room // 2, room + 1)
+        # Any space that fits, however early: looking only in the line's second half split words mid-way.
+        cut = line.rfind(" ", 1, room + 1)
         cut = cut if cut > 0 else room
         lines.append(line[:cut])
         line, room = line[cut:].lstrip(), rest

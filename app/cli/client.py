@@ -185,10 +185,13 @@ def _new_write_id() -> str:
 
 
 def _reads_stdin(handler: str, args) -> bool:
-    """The handlers that read standard input when given `-` (`cortex remember -`, `cortex select -`); only then is it
-    read here, since reading a pipe that nobody closes would block where the command itself never reads it."""
+    """The handlers that read standard input when given `-` (`cortex remember -`, `cortex select -`, `cortex ss -`);
+    only then is it read here, since reading a pipe that nobody closes would block where the command itself never
+    reads it."""
     if handler == "remember":
         return args.text == "-"
+    if handler == "search":
+        return args.query == ["-"]
     return handler in ("select", "context") and " ".join(args.task) == "-"
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def add_search(p) -> None:
-    p.add_argument("query", nargs="*", help="words, identifiers, paths; inline filters like kind:decision work too")
+    p.add_argument("query", nargs="*", help="words, identifiers, paths; inline filters like kind:decision work too; "
+                                                  "`-` reads the query from standard input")
     p.add_argument("--kind", action="append", help="memory kind (repeatable)")
     p.add_argument("--tag", action="append")
     p.add_argument("--key", action="append", help="memories stored under this key (repeatable); KEY* for every key "
@@ -50,10 +51,23 @@ def run_search(args, ctx: CommandContext) -> Answer:
         since=args.since, memories_only=args.memories_only, code_only=args.code_only, history=args.history,
         session=ctx.session(args), keys=tuple(args.key or ()), past_sessions=args.past_sessions,
     )
+    query = _stdin_query(ctx) if args.query == ["-"] else " ".join(args.query)
     engine = ctx.engine(args)
-    results = engine.smart_search(SearchRequest(" ".join(args.query), filters, args.limit, args.expand, args.filter))
+    results = engine.smart_search(SearchRequest(query, filters, args.limit, args.expand, args.filter))
     warn_team(ctx, engine)
     return Answer(results.to_json(), lambda out: _print_results(out, results, args.explain, args.full))
+
+
+def _stdin_query(ctx: CommandContext) -> str:
+    """The query of `cortex search -`, read from standard input like `remember -` reads its text. Empty input is
+    refused: it would quietly turn into the query-less search (what you are working on)."""
+    from ...core.errors import CortexError
+
+    query = read_text(ctx.stdin).strip()
+    if not query:
+        raise CortexError("standard input holds no query (`cortex search` without words searches for what you "
+                          "are working on)")
+    return query
 
 
 def _print_results(out, results, explain: bool, full: bool) -> None:

@@ -4,6 +4,8 @@ replaces the older one, and a superseded worker's result is dropped (`_deliver`)
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -128,6 +130,10 @@ class DashboardWork(Screen):
         """The normalised text of the latest search asked for."""
         self._where = str(bridge.root)
         self._status = ""
+        self._asked = itertools.count(1)
+        self._painted: dict[str, int] = {}
+        """By group: the order number of the refresh whose answer was posted last (see `_deliver_newer`)."""
+        self._painted_lock = threading.Lock()
         self.loaded: set[str] = set()
         """Which results have arrived at least once (what, search, graph, timeline, select, index): for tests,
         screenshots and `cortex bench tui`."""
@@ -167,13 +173,26 @@ class DashboardWork(Screen):
         # Loading the model overlaps opening the database; the first search would otherwise wait for both in turn.
         self.bridge.warm_model()
 
+    def _deliver_newer(self, group: str, asked: int, message) -> None:
+        """Post the answer of a refresh asked `asked`-th unless one asked after it was posted already. A call that
+        takes no argument, asked after a write, answers with the write whether or not a newer refresh replaced its
+        worker: the watcher's event for the same write came while it ran, and dropping it (as `_deliver` does) left
+        a forgotten memory in pane 1 until the last refresh came back, 3-8 s under load."""
+        with self._painted_lock:
+            if asked < self._painted.get(group, 0):
+                return
+            self._painted[group] = asked
+        self.post_message(message)
+
     @work(thread=True, exclusive=True, group="what", exit_on_error=False)
     def load_what(self) -> None:
-        self._deliver(WhatLoaded(self.bridge.what(self.session)))
+        asked = next(self._asked)
+        self._deliver_newer("what", asked, WhatLoaded(self.bridge.what(self.session)))
 
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def load_timeline(self) -> None:
-        self._deliver(TimelineLoaded(self.bridge.timeline()))
+        asked = next(self._asked)
+        self._deliver_newer("timeline", asked, TimelineLoaded(self.bridge.timeline()))
 
     @work(thread=True, exclusive=True, group="graph", exit_on_error=False)
     def load_graph(self, node: Key | None) -> None:

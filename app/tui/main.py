@@ -10,8 +10,16 @@ from ..first_run import FirstRun, server_stays
 from ..version import VersionAction
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error on one line, as the `cortex` command line writes its own (app/cli/parser.py),
+    instead of the whole usage before it."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
+    parser = _Parser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
     parser.add_argument("path", nargs="?", default=".", help="repository to open (default: here)")
     parser.add_argument("--db", help="database directory or object-storage URI")
     parser.add_argument("--task", default="", help="start the context budget meter with this task")
@@ -32,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.budget <= 0:
         print("cortex-tui: error: --budget must be a positive number of tokens", file=sys.stderr)
+        return 1
+    if args.theme is not None and (unknown := _unknown_theme(args.theme)):
+        print(f"cortex-tui: error: {unknown}", file=sys.stderr)
         return 1
     first = FirstRun.ahead(path)
     bridge = _attached(path, args)
@@ -60,6 +71,17 @@ def main(argv: list[str] | None = None) -> int:
         if left:
             print(f"cortex-tui: {left}", file=sys.stderr)
     return app.return_code or 0  # 1 when the dashboard ended on an error
+
+
+def _unknown_theme(name: str) -> str | None:
+    """One line naming the themes there are when `--theme` names none of them (the dashboard would start in its
+    default theme without a word), else None. Textual's theme module is imported only when a theme is asked for."""
+    from textual.theme import BUILTIN_THEMES as TEXTUAL_THEMES
+
+    from ...themes import BUILTIN_THEMES
+
+    names = [*BUILTIN_THEMES, *sorted(TEXTUAL_THEMES)]
+    return None if name in names else f"no theme {name!r}; the themes are {', '.join(names)}"
 
 
 def _first_run(first: FirstRun, served: bool) -> tuple[str, str] | None:

@@ -35,6 +35,16 @@ def _first_secret(value: str) -> SecretHit | None:
     return hits[0] if hits else None
 
 
+def secret_line(value: str) -> int | None:
+    """How many lines of value come before its first secret (0: on its first line), or None when it holds none:
+    an import names the line of a file where the secret is, not where its section begins."""
+    hits = find_secrets(value)
+    if not hits:
+        value = value.translate(_UNSEEN)  # keeps newlines: the count of lines before the secret is the same
+        hits = find_secrets(value)
+    return value.count("\n", 0, hits[0].start) if hits else None
+
+
 def draft_secret(draft: MemoryDraft) -> str | None:
     """Why a draft must be refused (`title: GitHub token`), or None when its free-text fields are clean."""
     named = [("text", draft.text), ("title", draft.title), ("key", draft.source_key), ("context", draft.context)]

@@ -17,7 +17,7 @@ import pathspec
 from ..errors import CortexError
 from ..nesting import load_json
 from ..records import KINDS, SCOPES, STATUSES, TASK_STATES, Anchors, Memory, MemoryDraft
-from ..secrets.secret_fields import draft_secret
+from ..secrets.secret_fields import draft_secret, secret_line
 from ..secrets.secrets import find_secrets, is_secret_path, redact_json, redacted
 from ..text import text_hash
 from .extract import Section, html_sections, xml_sections
@@ -219,13 +219,16 @@ def _read(path: Path, plan: ImportPlan, default_kind: str, scope: str, max_bytes
             plan.bad.append(BadRecord(f"{name} line {line}", f"not valid UTF-8 (byte {exc.start})"))
             continue
         entries = _json(name, text) if suffix == ".json" else _document(file, suffix, text, default_kind, scope)
-        yield from _checked(plan, entries, default_kind, scope, max_bytes)
+        yield from _checked(plan, entries, default_kind, scope, max_bytes,
+                            lines=suffix not in HTML_SUFFIXES | XML_SUFFIXES | {".json"})
         if read is not None:
             read(done)
 
 
-def _checked(plan: ImportPlan, entries: Iterable[tuple[str, object]], default_kind: str, scope: str, max_bytes: int
-             ) -> Iterator[tuple[str, MemoryDraft | Memory]]:
+def _checked(plan: ImportPlan, entries: Iterable[tuple[str, object]], default_kind: str, scope: str, max_bytes: int,
+             lines: bool = False) -> Iterator[tuple[str, MemoryDraft | Memory]]:
+    """Each entry checked, the bad ones to `plan`. With `lines`, an entry's text is the file's lines from the line
+    its `where` names (a markdown or text section), and a secret in that text is named by its own line."""
     for where, entry in entries:
         try:
             if isinstance(entry, BadRecord):
@@ -236,7 +239,18 @@ def _checked(plan: ImportPlan, entries: Iterable[tuple[str, object]], default_ki
             else:
                 yield where, _record(plan, entry, default_kind, scope, max_bytes)
         except CortexError as exc:
-            plan.bad.append(BadRecord(where, str(exc)))
+            secret = lines and str(exc).startswith("text contains a secret")  # check_draft's refusal
+            plan.bad.append(BadRecord(_secret_at(where, entry) if secret else where, str(exc)))
+
+
+def _secret_at(where: str, entry: object) -> str:
+    """`notes.md line 3` for a section from line 1 whose text holds a secret on its third line; else `where`."""
+    at = _LINE_AT_END.search(where)
+    below = secret_line(entry.text) if at is not None and isinstance(entry, MemoryDraft) else None
+    return where if at is None or below is None else f"{where[:at.start()]} line {int(at.group(1)) + below}"
+
+
+_LINE_AT_END = re.compile(r" line (\d+)$")
 
 
 def _walk(root: Path, plan: ImportPlan):
@@ -300,7 +314,13 @@ def _markdown_sections(text: str) -> list[Section]:
             sections.append((match.group(2), number, [line]))
         else:
             sections[-1][2].append(line)
-    return [Section(title, f"line {first_line}", "\n".join(lines).strip()) for title, first_line, lines in sections]
+    out = []
+    for title, first_line, lines in sections:
+        whole = "\n".join(lines)
+        text = whole.strip()
+        # Named by the line its text begins on (blank lines before the first heading are dropped with the strip).
+        out.append(Section(title, f"line {first_line + whole[:len(whole) - len(whole.lstrip())].count(chr(10))}", text))
+    return out
 
 
 def _jsonl(name: str, lines: Iterable[bytes]) -> Iterator[tuple[str, object]]:
