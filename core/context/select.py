@@ -36,7 +36,7 @@ from ..store.near import texts_say_the_same
 from ..store.schema import LEXICAL_ONLY
 from ..store.sql import in_filter, scan
 from .assemble import Layout, check_format
-from .file_ranking import rank_files, task_identifiers
+from .file_ranking import ASKED_DOCS, rank_files, task_identifiers
 from .fitting import Limits, Pool, Render, Said, Unit, fit, groups_of, plan
 from .inputs import SelectInputs
 from .items import BELOW_FLOOR, OVER_BUDGET, Item, ItemKind, Selection
@@ -45,7 +45,7 @@ from .purposes import check_purpose
 from .redundancy import is_copy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
-from .task_words import without_credits
+from .task_words import without_credits, without_links
 
 __all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
 
@@ -70,6 +70,8 @@ FILE_FLOOR = 0.15
 best file's."""
 LEAD_FLOOR = 0.7
 """How far below a leading file the others may trail, times the lead (see `_within_lead`)."""
+PROSE = ("drafting",)
+"""The purposes whose reader wants prose: asked-for docs weigh as code for them (`file_ranking.ASKED_DOCS`)."""
 MEMORY_FLOOR = 0.35
 """A memory enters only when its search score is at least this share of the task's best hit's."""
 LEAD_DEPTH = 8.0
@@ -108,9 +110,10 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     # Files are weighed by what the task says about the change, not by whom it credits (`task_words`).
     inputs = replace(inputs, task=without_credits(task))
     # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
-    topics = asked_topics(inputs.task)
+    # A link's words are an address (`github.com/.../issues/12`, `docs.rs/...`), not a topic the task asks for.
+    topics = asked_topics(without_links(inputs.task))
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
-    ranked, named_syms = rank_files(weights, inputs, pins, topics)
+    ranked, named_syms = rank_files(weights, inputs, pins, topics, 1.0 if request.purpose in PROSE else ASKED_DOCS)
     if not topics["tests"]:
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]
