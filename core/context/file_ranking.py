@@ -1,6 +1,6 @@
 """Stage 1 of selection: every candidate file gets a value from weighted signals (see `SelectWeights`), times its
-role (tests, docs, changelogs, examples count only when the task is about them, and a project record even then
-after the code)."""
+role (tests, docs, changelogs, examples count only when the task is about them, and a project record or docs even
+then after the code)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ Three stages, split where the data changes shape:
    task it defines, being named in the task, import-graph proximity (personalised PageRank), git recency (for
    files already relevant), linked memories, the working change; times its role (tests, docs and translations,
    changelogs and release notes, CI files and licences, examples and fixtures count only when the task is about
-   them, and the project's records, changelogs, AUTHORS and CI files, even then at 0.3). Credit trailers and e-mail addresses
-   are not read as the task (`task_words.py`).
+   them, and the project's records, changelogs, AUTHORS and CI files, and docs even then at 0.3, docs at 1 for a
+   draft). Credit trailers and e-mail addresses are not read as the task, nor a link's words as its topics
+   (`task_words.py`).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
