@@ -3,7 +3,7 @@ changelog, AUTHORS, CI files) its words mention do not put those files first. Re
 
 from __future__ import annotations
 
-from cortex_tui.core.context.task_words import without_credits
+from cortex_tui.core.context.task_words import without_credits, without_links
 
 from .conftest import indexed_engine
 
@@ -38,3 +38,29 @@ def test_a_changelog_the_fix_mentions_follows_the_code(repo):
     engine = indexed_engine(repo, {"web/redirects.py": REDIRECT, "CHANGELOG.md": changelog})
     ranked = engine.select("Fix the redirect of a relative referer * Add a changelog entry", 4000).ranked_files
     assert ranked[:2] == ["web/redirects.py", "CHANGELOG.md"], ranked
+
+
+def test_a_link_in_the_task_does_not_ask_for_the_docs(repo):
+    """The task links to a page under a `docs` host: the link's words are an address, not a request for the
+    project's docs, so the docs page that repeats the task's words stays behind the code."""
+    page = "".join(f"## Redirects {i}\n\nThe redirect of a relative referer is made absolute first.\n\n"
+                   for i in range(12))
+    engine = indexed_engine(repo, {"web/redirects.py": REDIRECT, "docs/redirects.md": page})
+    task = "Fix the redirect of a relative referer (see https://docs.example.org/redirects#relative)"
+    selection = engine.select(task, 4000)
+    assert selection.ranked_files[0] == "web/redirects.py"
+    # Weighed as a page nobody asked for, not as asked-for docs.
+    docs = next(i for i in [*selection.chosen, *selection.left_out] if i.path == "docs/redirects.md")
+    assert docs.signals["role"] == 0.1, docs.signals
+    assert without_links(task).split() == ["Fix", "the", "redirect", "of", "a", "relative", "referer", "(see"]
+
+
+def test_docs_the_task_asks_for_follow_the_code(repo):
+    """A fix of a typo says "docs" and "typo": the page that repeats its words counts, after the code, whose
+    docstrings and messages such a fix changes as often; a draft's context reads the docs as it reads the code."""
+    page = "".join(f"## Redirects {i}\n\nThe redirect of a relative referer is made absolute first.\n\n"
+                   for i in range(12))
+    engine = indexed_engine(repo, {"web/redirects.py": REDIRECT, "docs/redirects.md": page})
+    task = "docs: fix a typo in the redirect of a relative referer"
+    assert engine.select(task, 4000).ranked_files[:2] == ["web/redirects.py", "docs/redirects.md"]
+    assert engine.select(task, 4000, purpose="drafting").ranked_files[0] == "docs/redirects.md"

@@ -7,8 +7,9 @@ Three stages, split where the data changes shape:
    task it defines, being named in the task, import-graph proximity (personalised PageRank), git recency (for
    files already relevant), linked memories, the working change; times its role (tests, docs and translations,
    changelogs and release notes, CI files and licences, examples and fixtures count only when the task is about
-   them, and the project's records, changelogs, AUTHORS and CI files, even then at 0.3). Credit trailers and e-mail addresses
-   are not read as the task (`task_words.py`).
+   them, and the project's records, changelogs, AUTHORS and CI files, and docs even then at 0.3, docs at 1 for a
+   draft). Credit trailers and e-mail addresses are not read as the task, nor a link's words as its topics
+   (`task_words.py`).
 2. Regions: the chunks (parse-tree spans) of the best files are scored for how likely the task changes them
    (`regions.py`). A file's chance of being the one to change, times a chunk's share of that chance, is the
    expected gain of showing the chunk.
@@ -36,7 +37,7 @@ from ..store.near import texts_say_the_same
 from ..store.schema import LEXICAL_ONLY
 from ..store.sql import in_filter, scan
 from .assemble import Layout, check_format
-from .file_ranking import rank_files, task_identifiers
+from .file_ranking import ASKED_DOCS, rank_files, task_identifiers
 from .fitting import Limits, Pool, Render, Said, Unit, fit, groups_of, plan
 from .inputs import SelectInputs
 from .items import BELOW_FLOOR, OVER_BUDGET, Item, ItemKind, Selection
@@ -45,7 +46,7 @@ from .purposes import check_purpose
 from .redundancy import is_copy, vocabulary
 from .regions import Chunk, chunk_relevance, edit_shares, reduced_text, whole_text, words
 from .select_files import named_files
-from .task_words import without_credits
+from .task_words import without_credits, without_links
 
 __all__ = ["Item", "Selection", "SelectInputs", "check_request", "choose", "load_chunks", "named_files"]
 
@@ -70,6 +71,8 @@ FILE_FLOOR = 0.15
 best file's."""
 LEAD_FLOOR = 0.7
 """How far below a leading file the others may trail, times the lead (see `_within_lead`)."""
+PROSE = ("drafting",)
+"""The purposes whose reader wants prose: asked-for docs weigh as code for them (`file_ranking.ASKED_DOCS`)."""
 MEMORY_FLOOR = 0.35
 """A memory enters only when its search score is at least this share of the task's best hit's."""
 LEAD_DEPTH = 8.0
@@ -108,9 +111,10 @@ def choose(inputs: SelectInputs, request: SelectRequest, weights: SelectWeights)
     # Files are weighed by what the task says about the change, not by whom it credits (`task_words`).
     inputs = replace(inputs, task=without_credits(task))
     # A task asks for tests in its words or by naming a test file; in `auto` tests enter only then.
-    topics = asked_topics(inputs.task)
+    # A link's words are an address (`github.com/.../issues/12`, `docs.rs/...`), not a topic the task asks for.
+    topics = asked_topics(without_links(inputs.task))
     topics["tests"] = include_tests == "yes" or (include_tests == "auto" and topics["tests"])
-    ranked, named_syms = rank_files(weights, inputs, pins, topics)
+    ranked, named_syms = rank_files(weights, inputs, pins, topics, 1.0 if request.purpose in PROSE else ASKED_DOCS)
     if not topics["tests"]:
         ranked = [c for c in ranked if not c.is_test or c.path in pins]
     ranked = [c for c in ranked if c.path not in excluded and c.value > 0]

@@ -18,3 +18,12 @@ def without_credits(task: str) -> str:
     """The task without credit trailers and e-mail addresses (a task with nothing else is kept as it is)."""
     out = _EMAIL.sub(" ", _TRAILER.sub(" ", task))
     return out if out.strip() else task
+
+
+_LINK = re.compile(r"\b[a-z][a-z+.\-]*://\S+", re.I)
+
+
+def without_links(task: str) -> str:
+    """The task without its links: a link's words name a host and a page (`github.com/.../issues/12`,
+    `doc.rust-lang.org`), not what the task is about, so they do not ask for the project's CI files or docs."""
+    return _LINK.sub(" ", task)
