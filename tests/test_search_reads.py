@@ -143,3 +143,26 @@ def test_code_is_searched_without_reading_its_text_and_its_hits_show_it_whole(re
     # only the winners' is taken now.
     chunk_reads = [columns for table, columns in asked if table == "chunks"]
     assert chunk_reads and all("text" not in columns and "tokens" not in columns for columns in chunk_reads), chunk_reads
+
+
+def test_winning_chunks_moved_since_they_were_read_are_read_whole_by_id(repo, monkeypatch):
+    from cortex_tui.core.search.candidates import Candidate
+    from cortex_tui.core.search.search import _CHUNK_LIGHT
+
+    engine = Engine(repo)
+    index = engine.code_index(create=True)
+    index.update(embed=False)
+    searcher = engine.searcher()
+    read = {Candidate.of(None, row["id"]): row for row in index.chunks.search().select(_CHUNK_LIGHT).to_list()}
+    ids = [key.id for key in read]
+    taken = searcher._winner_rows({None: ids}, read)
+    assert "def main():\n    return 1\n" in {row["text"] for row in taken.values()}
+    # The rows written again whole, as a re-index of their file writes them: they leave the row ids read.
+    rows = index.chunks.search().where("path = 'src/app.py'").to_arrow()
+    index.chunks.delete("path = 'src/app.py'")
+    index.chunks.add(rows)
+    filters = _reads_by_id_filter(monkeypatch)
+    moved = searcher._winner_rows({None: ids}, read)
+    assert filters
+    assert {key: (row["path"], row["text"], row["tokens"]) for key, row in moved.items()} == \
+           {key: (row["path"], row["text"], row["tokens"]) for key, row in taken.items()}
