@@ -42,10 +42,15 @@ CHANGED_FILES = 10
 STRONG_SIMILARITY = 0.6
 """From here a vector hit earns its rank's full weight (click's shell-completion docs score 0.58-0.68 for "shell
 completion zsh"); between the floor and here, a share of it."""
-_CHUNK_COLUMNS = ["id", "path", "language", "kind", "start_line", "end_line", "symbols", "text", "tokens", "is_test"]
+_CHUNK_LIGHT = ["id", "path", "symbols", "start_line", "end_line", "is_test", "_rowid"]
+"""What ranking reads of a code chunk, and its row id: the winners' text is taken by it (`_winner_rows`)."""
+_CHUNK_SHOWN = ["id", "text", "tokens"]
+"""What a code hit shows besides what ranking read."""
+_CHUNK_WHOLE = [c for c in _CHUNK_LIGHT if c != "_rowid"] + _CHUNK_SHOWN[1:]
 _MEMORY_COLUMNS = list(MEMORY_COLUMNS)
 _MEMORY_LIGHT = ["id", "files", "branch", "updated_at", "accessed_at", "_rowid"]
-"""What ranking reads of a memory, and its row id: the winners' full rows are taken by it (`_memory_rows`)."""
+"""What ranking reads of a memory, and its row id: the rest of the winners' rows is taken by it (`_winner_rows`)."""
+_MEMORY_REST = ["id"] + [c for c in _MEMORY_COLUMNS if c not in _MEMORY_LIGHT]
 
 
 @dataclass(frozen=True)
@@ -249,14 +254,14 @@ class Searcher:
             table = self.index.chunks
             vec_where = " AND ".join(filter(None, ["embedded = true", f"vector_model = {model}", f"({where})" if where else ""]))
             if embedding is not None:
-                plan.append((None, "vector", None, (table, vec_where, _CHUNK_COLUMNS, self.index.db)))
+                plan.append((None, "vector", None, (table, vec_where, _CHUNK_LIGHT, self.index.db)))
             if use_text:
-                plan.append((None, "text", _fts_query, (table, terms, where, _CHUNK_COLUMNS)))
+                plan.append((None, "text", _fts_query, (table, terms, where, _CHUNK_LIGHT)))
             if names:
-                plan.append((None, "symbol", definers_query, (table, names, where, _CHUNK_COLUMNS)))
+                plan.append((None, "symbol", definers_query, (table, names, where, _CHUNK_LIGHT)))
             if changed:
                 mine = " AND ".join(filter(None, [f"({where})" if where else "", f"({in_filter('path', changed)})"]))
-                plan.append((None, "change", _rows_query, (table, mine, _CHUNK_COLUMNS)))
+                plan.append((None, "change", _rows_query, (table, mine, _CHUNK_LIGHT)))
         # The reads that need no query vector go to LanceDB together (`read_together`: one hand-off for all), in
         # the pool, so they overlap the query embedding; the vector reads follow together once it is ready.
         later = [i for i, (_, signal, _, _) in enumerate(plan) if signal == "vector"]
@@ -283,7 +288,7 @@ class Searcher:
             return found
         text_rows = [r for source, signal, rows in found if source is None and signal == "text" for r in rows]
         assert self.index is not None  # code was searched
-        near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_COLUMNS, text_rows, self.names)
+        near = near_definers(self.index.chunks, typed, _code_where(filters), _CHUNK_LIGHT, text_rows, self.names)
         return [*found, (None, "symbol", near)] if near else found
 
     def _score(self, key: Candidate, row: dict, fused, best: float, sim: float | None, signals: GitSignals | None,
@@ -305,22 +310,20 @@ class Searcher:
 
     def _materialise(self, keys: list[Candidate], scores: dict[Candidate, ScoreBreakdown],
                      read: dict[Candidate, dict]) -> list[SearchHit]:
-        """The winners' hits. Code candidates were read with every column a hit shows (`read`); memory candidates
-        carry ids and the few fields ranking needs, and only the winners' full rows are read here. (Reading the
-        code winners again by id was a second round trip after fusion, 6-7 ms with 5,000 files, against about 1 ms
-        more for the wider code reads, which overlap the memory reads. Wide memory reads cost more than they saved:
-        their full-text read alone doubled, 8 -> 17 ms with 100,000 memories.)"""
-        wanted: dict[int, list[str]] = {}
+        """The winners' hits. Candidates carry ids and the few fields ranking needs (`read`); the rest of the
+        winners' rows is read here (`_winner_rows`). (Code candidates used to be read with their text: a code
+        full-text read cost 21 ms of CPU at 50,000 files against 9 for ids alone. Wide memory reads cost more
+        than they saved: their full-text read alone doubled, 8 -> 17 ms with 100,000 memories.)"""
+        wanted: dict[Source, list[str]] = {}
         for key in keys:
-            if key.is_memory:
-                wanted.setdefault(key.store, []).append(key.id)
-
-        full = {key: row for key, row in read.items() if not key.is_memory}
-        full.update(self._memory_rows(wanted, read))
+            wanted.setdefault(key.store if key.is_memory else None, []).append(key.id)
+        full = self._winner_rows(wanted, read)
         # Two machines writing one text or key of a shared store at once leave a repeat until one of them settles
         # it: each store's memories show only the row settling keeps.
         kept: dict[Candidate, Memory] = {}
         for store, ids in wanted.items():
+            if store is None:
+                continue
             memories = [row_to_memory(full[c]) for c in (Candidate.of(store, i) for i in ids) if c in full]
             kept.update((Candidate.of(store, m.id), m) for m in without_repeats(memories))
         hits = []
@@ -341,25 +344,37 @@ class Searcher:
                 ))
         return hits
 
-    def _memory_rows(self, wanted: dict[int, list[str]], read: dict[Candidate, dict]) -> dict[Candidate, dict]:
-        """The winning memories' full rows, every store's in one hand-off to LanceDB (`read_together`), taken by
-        the row ids their reads gave: a filter on `id` over 1,000,000 memories cost 92 ms of CPU against 20 for
-        the take. A row updated, deleted or moved by a compaction since the search read it is not at its row id any
-        more (the take leaves it out): those few are read by `id` as before, in a second hand-off."""
-        takes = read_together([self.stores[store].table.take_row_ids(
-            [read[Candidate.of(store, i)]["_rowid"] for i in ids]).select(_MEMORY_COLUMNS)
-            for store, ids in wanted.items()])
+    def _winner_rows(self, wanted: dict[Source, list[str]], read: dict[Candidate, dict]) -> dict[Candidate, dict]:
+        """The winners' whole rows: what their reads left out (a memory's text and the rest of its row, a chunk's
+        text) taken by the row ids those reads gave, every table's in one hand-off to LanceDB (`read_together`),
+        and joined to what was read. A filter on `id` over 1,000,000 memories cost 92 ms of CPU against 20 for the
+        take; and a take costs by the value, so what the reads gave is not taken again. A row updated, deleted or
+        moved by a compaction since the search read it is not at its row id any more (the take leaves it out):
+        those few are read whole by `id`, in a second hand-off (a chunk gone since is no hit)."""
+        takes = read_together([self._table(source).take_row_ids([read[Candidate.of(source, i)]["_rowid"] for i in ids])
+                               .select(_MEMORY_REST if source is not None else _CHUNK_SHOWN)
+                               for source, ids in wanted.items()])
         full: dict[Candidate, dict] = {}
-        for store, rows in zip(wanted, takes):
-            asked = set(wanted[store])
-            full.update((Candidate.of(store, row["id"]), row) for row in rows if row["id"] in asked)
-        missed = {store: [i for i in ids if Candidate.of(store, i) not in full] for store, ids in wanted.items()}
-        missed = {store: ids for store, ids in missed.items() if ids}
-        fetched = read_together([self.stores[store].table.search().where(in_filter("id", ids)).select(_MEMORY_COLUMNS)
-                                 .limit(len(ids)) for store, ids in missed.items()])
-        for store, rows in zip(missed, fetched):
-            full.update((Candidate.of(store, row["id"]), row) for row in rows)
+        for source, rows in zip(wanted, takes):
+            asked = set(wanted[source])
+            for row in rows:
+                key = Candidate.of(source, row["id"])
+                if row["id"] in asked:
+                    full[key] = {**read[key], **row}
+        missed = {source: [i for i in ids if Candidate.of(source, i) not in full] for source, ids in wanted.items()}
+        missed = {source: ids for source, ids in missed.items() if ids}
+        fetched = read_together([self._table(source).search().where(in_filter("id", ids))
+                                 .select(_MEMORY_COLUMNS if source is not None else _CHUNK_WHOLE).limit(len(ids))
+                                 for source, ids in missed.items()])
+        for source, rows in zip(missed, fetched):
+            full.update((Candidate.of(source, row["id"]), row) for row in rows)
         return full
+
+    def _table(self, source: Source):
+        if source is not None:
+            return self.stores[source].table
+        assert self.index is not None  # code was searched
+        return self.index.chunks
 
 
 def _with_snippet(hit: SearchHit, stems: frozenset[str], names: frozenset[str]) -> SearchHit:
