@@ -8,9 +8,11 @@ from pathlib import Path
 
 from ..first_run import FirstRun, server_stays
 from ..version import VersionAction
+from . import collector
 
 
 def main(argv: list[str] | None = None) -> int:
+    collector.hold()  # until the first panes are filled (see collector)
     parser = argparse.ArgumentParser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
     parser.add_argument("path", nargs="?", default=".", help="repository to open (default: here)")
     parser.add_argument("--db", help="database directory or object-storage URI")
