@@ -3,7 +3,6 @@ characters made visible."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import lru_cache
 
@@ -146,5 +145,7 @@ def query_stems(terms: tuple[str, ...]) -> frozenset[str]:
 def text_hash(text: str) -> str:
     """The content hash that keys stored vectors. It lives here, not beside the embedder, because modules an
     attached dashboard imports (secret redaction) need it, and importing the embedder loads numpy."""
+    import hashlib  # here: it loads OpenSSL, which an attached dashboard, importing this module, never needs
+
     # surrogatepass: text read from non-UTF-8 files keeps lone surrogates, and must hash, not crash.
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

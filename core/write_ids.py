@@ -21,7 +21,6 @@ can leave an id without it; a row stored before fingerprints (a bare id) matches
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -54,6 +53,8 @@ class ReusedWriteId(CortexError):
 def fingerprint(kind: str, arguments: Mapping[str, object]) -> str:
     """`kind:digest`: which write a command makes (its kind and the arguments that define it), in a few bytes.
     The arguments are read as JSON with sorted keys, so their order never matters."""
+    import hashlib  # here: it loads OpenSSL, which an attached dashboard, importing this module, never needs
+
     text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
     return f"{kind}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 

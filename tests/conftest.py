@@ -125,6 +125,8 @@ PROCESS_TESTS = {
     "test_dashboard_start.py::test_an_attached_dashboard_makes_none_of_its_first_calls_itself",
     "test_dashboard_start.py::test_an_answer_asked_ahead_is_not_taken_after_a_write",
     "test_dashboard_start.py::test_an_attached_dashboard_fills_its_first_panes_without_pane_fives_modules",
+    "test_dashboard_start.py::test_an_attached_dashboard_fills_its_first_panes_without_modules_they_do_not_need",
+    "test_dashboard_start.py::test_an_attached_dashboard_collects_no_garbage_until_its_first_panes_then_does_again",
     "test_dates.py::test_cli_shows_each_memory_date",
     "test_disk.py::test_sustained_single_writes_keep_the_table_within_twice_its_compacted_size",
     "test_engine_calls.py::test_every_call_and_request_crosses_the_server_as_plain_data",

@@ -276,3 +276,62 @@ def test_an_attached_dashboard_fills_its_first_panes_without_pane_fives_modules(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "['cortex_tui.core.context.purpose_names']", out.stdout
+
+
+def _attached_start(shop, before: str, at_first_panes: str, after: str) -> list[str]:
+    """The lines an attached dashboard's start prints in a process of its own, made as `cortex-tui` makes it:
+    `before` runs first, `at_first_panes` (an expression) as the last of the four panes' answers arrives, `after`
+    (an expression) once they are shown."""
+    code = (
+        "import asyncio, gc, sys\n"
+        f"{before}\n"
+        "from cortex_tui.app.link.remote import Remote\n"
+        "from cortex_tui.app.tui.early import EarlyBridge\n"
+        "from cortex_tui.app.tui.session import new_session\n"
+        f"bridge = EarlyBridge(Remote.attach({str(shop)!r}, None, start=True), new_session())\n"
+        "from cortex_tui.app.tui.showcase import FIRST_PAINT, RecordingApp, wait_loaded\n"
+        "FIRST = {'WhatLoaded', 'SearchFinished', 'GraphLoaded', 'TimelineLoaded'}\n"
+        "seen, read = set(), []\n"
+        "def hook(message):\n"
+        "    name = type(message).__name__\n"
+        "    if name in FIRST and name not in seen:\n"
+        "        seen.add(name)\n"
+        "        if seen == FIRST:\n"
+        f"            read.append({at_first_panes})\n"
+        "async def run():\n"
+        "    app = RecordingApp(bridge, remember_theme=False)\n"
+        "    async with app.run_test(size=(160, 45), message_hook=hook) as pilot:\n"
+        "        await wait_loaded(pilot, FIRST_PAINT, timeout=300)\n"
+        "        print(read[0])\n"
+        f"        print({after})\n"
+        "        app.exit()\n"
+        "asyncio.run(run())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()[-2:]
+
+
+def test_an_attached_dashboard_fills_its_first_panes_without_modules_they_do_not_need(shop):
+    """Each of these cost the attached start CPU before its first results: the secret scanner (read git's commits
+    is the server's job), OpenSSL's hashes, Textual's text editor (the memory form's), the narrow layout's tabs, and
+    the screens that open on a key."""
+    unneeded = ("cortex_tui.core.secrets.secrets", "hashlib", "textual.widgets._text_area", "textual.widgets._tabs",
+                "cortex_tui.app.tui.memory_form", "cortex_tui.app.tui.confirm", "cortex_tui.app.tui.help_screen",
+                "cortex_tui.app.tui.map_screen")
+    loaded, _ = _attached_start(shop, "", f"sorted(set({unneeded!r}) & set(sys.modules))", "''")
+    assert loaded == "[]", loaded
+
+
+def test_an_attached_dashboard_collects_no_garbage_until_its_first_panes_then_does_again(shop):
+    """`cortex-tui` holds the garbage collector off from its start (about an eighth of the CPU to the first results
+    went to collections over the objects the start makes) until the first panes are filled; then it runs again, with
+    those objects frozen out of its reach."""
+    before = ("from cortex_tui.app.tui import collector, dashboard\n"
+              "dashboard.COLLECTOR_WAIT_S = 600.0  # its fallback, for a start that fails: never first here\n"
+              "collections = []\n"
+              "gc.callbacks.append(lambda phase, info: collections.append(info['generation']) if phase == 'start' else None)\n"
+              "collector.hold()")
+    at_first, after = _attached_start(shop, before, "len(collections)", "(gc.isenabled(), gc.get_freeze_count() > 0)")
+    assert at_first == "0", f"{at_first} collections before the first panes"
+    assert after == "(True, True)", after

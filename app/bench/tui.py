@@ -106,6 +106,9 @@ def _bridge(repo: Path, attached: bool):
 
 
 async def _first_paint(repo: Path, size: tuple[int, int], attached: bool) -> None:
+    from ..tui import collector
+
+    collector.hold()  # as `cortex-tui` does first
     bridge = _bridge(repo, attached)  # before the dashboard's imports, as `cortex-tui` does
     from ..tui.showcase import FIRST_PAINT, FIRST_RESULTS, RecordingApp, wait_until
 

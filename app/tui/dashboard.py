@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.actions import SkipAction
@@ -11,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.notifications import SeverityLevel
 from textual.widget import Widget
-from textual.widgets import Input, Static, Tab, Tabs, TextArea
+from textual.widgets import Input, Static
 
 from ...core.context.purpose_names import PURPOSES
 from ...core.git.gitctx import implicit_query
@@ -25,11 +27,8 @@ from ...widgets.pane import Pane, Target
 from ...widgets.search_pane import SearchPane, normalised
 from ...widgets.timeline_pane import TimelinePane
 from ...widgets.what_pane import WhatPane
-from .confirm import ConfirmScreen
+from . import collector
 from .dashboard_work import FIRST_PANES, PANES, DashboardWork
-from .help_screen import HelpScreen
-from .map_screen import MapScreen
-from .memory_form import MemoryForm
 from .messages import (
     ContextCopied,
     DatabaseReplaced,
@@ -52,9 +51,15 @@ from .messages import (
 )
 from .steady_footer import SteadyFooter
 
+if TYPE_CHECKING:  # the narrow layout's tabs load when it is first narrow (see _narrow_tabs)
+    from textual.widgets import Tabs
+
 FORMATS = ("markdown", "xml", "json")
 INDEX_WAIT_S = 2.0
 """The index pass starts once the first panes are filled (FIRST_PANES), or this long after the database opened."""
+COLLECTOR_WAIT_S = 5.0
+"""The garbage collector held off for the start (`collector`) runs again once the first panes are filled, or this
+long after the screen was mounted (a start that fails never fills them)."""
 NARROW_WIDTH = 110
 
 
@@ -87,13 +92,17 @@ class DashboardScreen(DashboardWork):
     def on_mount(self) -> None:
         self._topbar("opening the database…")
         self.start_up()
+        self.set_timer(COLLECTOR_WAIT_S, collector.release)
 
     def on_unmount(self) -> None:
         self.bridge.stop()
 
     def _narrow_tabs(self, active: str) -> Tabs:
         """The tabs that stand for the panes when the terminal is too narrow for all five. Made the first time it is:
-        a wide dashboard never shows them, and their ten widgets cost its first frame their styles and mounting."""
+        a wide dashboard never shows them, and their ten widgets cost its first frame their styles and mounting (and
+        their module its imports)."""
+        from textual.widgets import Tab, Tabs
+
         return Tabs(*[Tab(self.tab_label(name), id=f"tab-{name}") for name in PANES], id="narrow-tabs",
                     active=f"tab-{active}")
 
@@ -163,6 +172,7 @@ class DashboardScreen(DashboardWork):
     def _loaded(self, name: str) -> None:
         self.loaded.add(name)
         if set(FIRST_PANES) <= self.loaded:
+            collector.release()
             if self.select_waits:
                 self.select_waits = False
                 self.run_select()
@@ -279,11 +289,15 @@ class DashboardScreen(DashboardWork):
             else:
                 self.save_memory(message.draft, None, check_near=False)
 
+        from .confirm import ConfirmScreen
+
         question = "This says what a memory already says. Save it as a new version of that one (n keeps both)?"
         self.app.push_screen(ConfirmScreen(question, message.match.title, undoable=False), answer)
 
     @on(MemoryRefused)
     def _memory_refused(self, message: MemoryRefused) -> None:
+        from .memory_form import MemoryForm
+
         form = MemoryForm(editing=message.editing, draft=message.draft, error=message.error)
         self.app.push_screen(form, self._saving(message.editing))
 
@@ -333,8 +347,9 @@ class DashboardScreen(DashboardWork):
         self.excluded = self.excluded - {key}
         self.dropped = {k: item for k, item in self.dropped.items() if k != key}
 
-    @on(Tabs.TabActivated, "#narrow-tabs")
-    def _tab(self, event: Tabs.TabActivated) -> None:
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        # Named, not `@on(Tabs.TabActivated)`: that would import the tabs' module with the dashboard's. The
+        # narrow layout's are the screen's only tabs.
         # Each tab's id is `tab-` and its pane's name: looked up, not cut apart.
         pane = next((name for name in PANES if event.tab is not None and event.tab.id == f"tab-{name}"), None)
         if pane is not None:
@@ -346,8 +361,8 @@ class DashboardScreen(DashboardWork):
     def _show_active(self) -> None:
         for name in PANES:
             self.query_one(f"#{name}").set_class(name == self.active_pane, "active")
-        for tabs in self.query("#narrow-tabs").results(Tabs):
-            tabs.active = f"tab-{self.active_pane}"
+        for tabs in self.query("#narrow-tabs"):
+            tabs.active = f"tab-{self.active_pane}"  # type: ignore[attr-defined]  # the Tabs of _narrow_tabs
 
     # --- actions ---------------------------------------------------------------------------------------------
 
@@ -364,7 +379,7 @@ class DashboardScreen(DashboardWork):
     def action_key(self, action: str) -> None:
         """A priority key (see the keymap): typed into a text box it is text, so the action is skipped and the
         key handed on to the box; otherwise its action runs now, before the next key is routed."""
-        if isinstance(self.focused, (Input, TextArea)):
+        if typing_into(self.focused):
             raise SkipAction()
         _, name, args = parse_action(action)
         getattr(self, f"action_{name}")(*args)
@@ -411,6 +426,8 @@ class DashboardScreen(DashboardWork):
             self.run_select()
 
     def action_new_memory(self) -> None:
+        from .memory_form import MemoryForm
+
         self.app.push_screen(MemoryForm(files=self.bridge.changed_files()), self._saving(None))
 
     def _target(self) -> Target | None:
@@ -424,7 +441,7 @@ class DashboardScreen(DashboardWork):
         key = acting_key(name)
         if key is None:
             return True
-        if isinstance(self.focused, (Input, TextArea)):
+        if typing_into(self.focused):
             return False
         target = self._target()
         return target is not None and target.key.kind in key.applies
@@ -453,6 +470,8 @@ class DashboardScreen(DashboardWork):
 
     def _act_on_memory(self, memory: Memory, then: str) -> None:
         if then == "edit":
+            from .memory_form import MemoryForm
+
             self.app.push_screen(MemoryForm(editing=memory), self._saving(memory))
             return
         if then == "confirm":
@@ -463,6 +482,8 @@ class DashboardScreen(DashboardWork):
         def answer(yes: bool | None) -> None:
             if yes:
                 self.change_memory(memory, close_task=close)
+
+        from .confirm import ConfirmScreen
 
         self.app.push_screen(ConfirmScreen(f"{question}?", memory.title), answer)
 
@@ -522,12 +543,25 @@ class DashboardScreen(DashboardWork):
         self._refresh_everything()
 
     def action_help(self) -> None:
+        from .help_screen import HelpScreen
+
         self.app.push_screen(HelpScreen())
 
     def action_repo_map(self) -> None:
+        from .map_screen import MapScreen
+
         self.app.push_screen(MapScreen(self.bridge, self.task_text))
 
     def _topbar(self, status: str | None = None) -> None:
         if status is not None:
             self._status = status
         self.query_one("#topbar", Static).update(styled(("cortex", "bold"), f" · {clip(self._where, 120)} · {self._status}"))
+
+
+def typing_into(widget: Widget | None) -> bool:
+    """Whether the keys go into a text box: an input, or the memory form's text area (a TextArea exists only once
+    the form's module imported it: the dashboard leaves Textual's text editor out of its start)."""
+    if isinstance(widget, Input):
+        return True
+    editor = sys.modules.get("textual.widgets._text_area")
+    return editor is not None and isinstance(widget, editor.TextArea)

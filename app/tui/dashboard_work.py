@@ -15,7 +15,6 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Tab
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...core.context.purpose_names import DEFAULT as DEFAULT_PURPOSE
@@ -346,8 +345,8 @@ class DashboardWork(Screen):
         running = any(w.group == group and w.is_running for w in self.workers)
         pane.set_busy(doing if running else "")
         if name:
-            for tab in self.query(f"#tab-{name}").results(Tab):  # the narrow layout's, once it was made
-                tab.label = self.tab_label(name)
+            for tab in self.query(f"#tab-{name}"):  # the narrow layout's Tab, once it was made
+                tab.label = self.tab_label(name)  # type: ignore[attr-defined]
 
     def tab_label(self, name: str) -> str:
         """A pane's tab in the narrow layout: its number and name, and ⋯ while the pane says it is busy."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..first_run import FirstRun, server_stays
 from ..version import VersionAction
+from . import collector
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,6 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
+    collector.hold()  # until the first panes are filled (see collector)
     parser = _Parser(prog="cortex-tui", description="The cortex dashboard for a git repository.")
     parser.add_argument("path", nargs="?", default=".", help="repository to open (default: here)")
     parser.add_argument("--db", help="database directory or object-storage URI")

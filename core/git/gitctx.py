@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..secrets.secrets import redacted
 from ..text import split_identifier
 
 MAIN_BRANCHES = frozenset({"main", "master", "trunk", "develop"})
@@ -331,6 +330,9 @@ def unquoted(name: str) -> str:
 
 def read_commits(repo, rev: str, max_count: int) -> list[CommitInfo]:
     """Commits reachable from rev, newest first, with their changed files, in one `git log` call."""
+    # Imported here: an attached dashboard imports this module for its records, and never reads git itself.
+    from ..secrets.secrets import redacted
+
     # core.quotePath=false: a path with non-ASCII characters comes as itself, not as "Z\303\274rich"; only names
     # holding a quote, a backslash or a control character are still quoted, and `unquoted` reads those.
     out = repo.git.execute(["git", "-c", "core.quotePath=false", "log", rev, f"--max-count={max_count}",
