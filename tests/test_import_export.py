@@ -106,7 +106,6 @@ def test_an_import_in_batches_builds_the_vector_index_at_its_threshold_and_exten
     assert f"cortex: importing: checking {size:,}/{size:,} bytes (100%)" in err, err
     assert err.count("cortex: importing: building the vector index") == 1, err
     assert err.index("building the vector index") < err.index("importing 200/200 memories"), err
-    assert "WARN" not in err, err
     [vector] = [i for i in Engine(repo).store().table.list_indices() if i.columns == ["vector"]]
     assert (vector.num_indexed_rows, vector.num_unindexed_rows, vector.num_segments) == (200, 0, 3)
 

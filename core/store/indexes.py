@@ -3,6 +3,7 @@ cached per table version, data migrations of a column, and its size on disk."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,6 +14,10 @@ import pyarrow as pa
 
 from .failures import is_commit_conflict
 
+# LanceDB's index optimize (a bulk write's batch added to a vector index) printed a warning on standard error, once
+# a process, that its index statistics include the centroids unless this is set; without them, as LanceDB will by
+# default.
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 ANN_MIN_ROWS = 20_000
 MERGED_PARTS = 10
 """A bulk write merges each run of this many parts it added to a vector index into one (see `_extend_vector_index`)."""
