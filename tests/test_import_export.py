@@ -87,27 +87,25 @@ def test_an_import_in_batches_builds_the_vector_index_at_its_threshold_and_exten
         repo, tmp_path, monkeypatch):
     """Built once after the last batch, the vector index was built over every row at once: at 100,000 notes that
     build (+170-190 MB) was the import's peak. Now the batch that takes the table past the threshold builds it over
-    the rows so far, each later batch adds its own rows as a part of their own, and every two such parts (ten in
-    use) are merged into one. At test size: batches of 40, a threshold of 50, 200 notes: built at 80 rows (before
-    the import's last batch), parts added at 120 and 160 and merged, one added at 200; at the end the index covers
-    all 200 in three parts, and the progress says it was built once and the file was checked."""
+    the rows so far, and each later batch adds its own rows as a part of their own. At test size: batches of 40, a
+    threshold of 50, 120 notes: built at 80 rows (before the import's last batch), then the last 40 added; at the
+    end the index covers all 120 in two parts, and the progress says it was built once and the file was checked."""
     from cortex_tui.app.cli import transfer_commands
     from cortex_tui.core.engine import Engine
     from cortex_tui.core.store import importer, indexes
 
     monkeypatch.setattr(indexes, "ANN_MIN_ROWS", 50)
-    monkeypatch.setattr(indexes, "MERGED_PARTS", 2)
     monkeypatch.setattr(importer, "IMPORT_BATCH", 40)
     monkeypatch.setattr(transfer_commands, "CHECKING_SHOWN_BYTES", 1)
-    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}: the cache warms {n % 7} shards"} for n in range(200)))
+    source = jsonl(tmp_path / "notes.jsonl", *({"text": f"note {n}: the cache warms {n % 7} shards"} for n in range(120)))
     code, out, err = Cli(repo, served=False)("import", source)
-    assert code == 0 and "200 new" in out, err
+    assert code == 0 and "120 new" in out, err
     size = Path(source).stat().st_size
     assert f"cortex: importing: checking {size:,}/{size:,} bytes (100%)" in err, err
     assert err.count("cortex: importing: building the vector index") == 1, err
-    assert err.index("building the vector index") < err.index("importing 200/200 memories"), err
+    assert err.index("building the vector index") < err.index("importing 120/120 memories"), err
     [vector] = [i for i in Engine(repo).store().table.list_indices() if i.columns == ["vector"]]
-    assert (vector.num_indexed_rows, vector.num_unindexed_rows, vector.num_segments) == (200, 0, 3)
+    assert (vector.num_indexed_rows, vector.num_unindexed_rows, vector.num_segments) == (120, 0, 2)
 
 
 def _build_history(cli) -> dict:
