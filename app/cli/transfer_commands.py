@@ -33,7 +33,7 @@ def run_import(args, ctx: CommandContext) -> Answer:
     from ...core.ages import parse_since
     from ...core.store.claude_sessions import claude_projects_dir, plan_claude_sessions
     from ...core.store.importer import plan_import
-    from ...core.store.indexes import vector_indexes_per_batch
+    from ...core.store.indexes import vector_indexes_deferred
     from ...core.text import one_line
 
     if args.source is None and not args.claude_sessions:
@@ -65,16 +65,15 @@ def run_import(args, ctx: CommandContext) -> Answer:
         tally = plan.tally
         # A batch at a time, each read from the file as it is stored: what the import holds is one batch's records,
         # vectors and rows, whatever the file's size. Counted, not kept: each result holds its memory and vector.
-        # The vector index is built by the batch that takes the table past its threshold and extended by each later
-        # batch with its own rows (`vector_indexes_per_batch`): no step holds every vector.
+        # The vector index is built once, after the last batch, over every row.
         def building() -> None:
-            # The build holds the rows so far (+80 MB at 20,000) and needs no model: what the batches held (the
-            # model, the selection and search caches) goes back first; the next batch loads the model again.
+            # The build trains on every vector (+140 MB at 100,000 rows) and needs no model: what the batches held
+            # (the model, the selection and search caches) goes back first.
             update(0, 0, "building the vector index")
             engine.release_caches()
             heap.trim()
 
-        with vector_indexes_per_batch(building=building):
+        with vector_indexes_deferred(building=building):
             before = 0
             for exact in plan.exact_batches():
                 counts["restored"] += len(engine.import_exact(

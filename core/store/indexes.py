@@ -14,32 +14,35 @@ import pyarrow as pa
 
 from .failures import is_commit_conflict
 
-# LanceDB's index optimize (a bulk write's batch added to a vector index) printed a warning on standard error, once
-# a process, that its index statistics include the centroids unless this is set; without them, as LanceDB will by
-# default.
+# LanceDB's index optimize (a compaction's last step, in the upkeep, `cortex gc` and `cortex index`) printed a warning
+# on standard error, once a process with a vector index to bring up to date, that its index statistics include the
+# centroids unless this is set; without them, as LanceDB will do by default.
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 ANN_MIN_ROWS = 20_000
 TEXT_INDEX = "words_idx"
 """The name LanceDB gives the full-text index on `words`."""
 T = TypeVar("T")
-_BULK = threading.local()
-"""This thread's bulk write, if one is under way (`vector_indexes_per_batch`): its `building` callback."""
+_DEFERRED = threading.local()
+"""This thread's vector indexes put off until the end of a bulk write (`vector_indexes_deferred`)."""
 
 
 @contextmanager
-def vector_indexes_per_batch(building: Callable[[], None] | None = None) -> Iterator[None]:
-    """Within: the writes of this thread keep each table's vector index current batch by batch. The batch that
-    takes a table past `ANN_MIN_ROWS` builds the index over the rows so far (`building` is called first), and every
-    later batch adds its own rows to it as a part of their own (LanceDB's index optimize: the new rows are assigned
-    to the trained partitions and quantizer, and a small graph is built over them alone). An import writes many
-    batches: built once after its last batch over every row, the build held every vector at once (+170-190 MB at
-    100,000 rows, the import's peak); built at the threshold and extended, no step holds the vectors of more than the
-    threshold's rows or one batch's. Outside a bulk write, rows written after the build are folded in by compaction, as before."""
-    _BULK.building = building or (lambda: None)
+def vector_indexes_deferred(building: Callable[[], None] | None = None) -> Iterator[None]:
+    """Within: the writes of this thread build no vector index; the tables that became due get theirs once, when
+    the block ends (unless it raised: the next write builds it then). An import writes many batches, and the one
+    that took a table past `ANN_MIN_ROWS` built the index then (+140 MB, 2 minutes at 20,000 rows), leaving every
+    later row unindexed; built once after the last batch, every row is indexed and the build is paid once. Outside
+    the write lock: a build that loses a race to another writer is left to the next write."""
+    due: dict[tuple[int, str], tuple[Maintenance, object]] = {}
+    _DEFERRED.due = due
     try:
         yield
     finally:
-        _BULK.building = None
+        _DEFERRED.due = None
+    for db, table in due.values():
+        if building is not None:
+            building()
+        db.ensure_search_indexes(table)
 
 
 class Maintenance:
@@ -155,38 +158,19 @@ class Maintenance:
                 if (column,) not in have:
                     built |= self._build_index(lambda: table.create_index(column, config=config()))
         # A table with no vectors (the code index's `files`) gets scalar indexes only.
-        if "vector" not in table.schema.names:
-            return built
-        building = getattr(_BULK, "building", None)
-        if ("vector",) in have:
-            if building is not None:
-                built |= self._extend_vector_index(table)
-        elif (rows := table.count_rows(vectors)) >= (ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows):
+        if "vector" in table.schema.names and ("vector",) not in have \
+                and (rows := table.count_rows(vectors)) >= (ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows):
+            if (due := getattr(_DEFERRED, "due", None)) is not None:
+                due[(id(self), table.name)] = (self, table)
+                return built
             from lancedb.index import HnswSq
 
-            if building is not None:
-                building()
             # Few partitions: each holds its own HNSW graph, and searching many small graphs cost more here
             # (50k rows: 6.7 ms p50 with 2 partitions, 9.7 ms with 12; brute force 106 ms).
             partitions = max(1, rows // 50_000)
             built |= self._build_index(
                 lambda: table.create_index("vector", config=HnswSq(distance_type="l2", num_partitions=partitions)))
         return built
-
-    def _extend_vector_index(self, table) -> bool:
-        """Add the rows a table's vector index does not cover yet to it, as a part of their own: LanceDB assigns
-        them to the index's trained partitions and quantizer and builds a graph over them alone, without reading
-        the rows already indexed (1,000 rows: 0.3-2.7 s and 6 MB, at 20,000 indexed rows as at 100,000). Parts
-        are left as they are: a search reads each (81 parts at 100,000 rows: 34 ms p50 at load 20, where one part
-        at 40,000 rows took 6 ms), and finds as many of the exact nearest rows as one index built over every row
-        or more (recall@10 0.77 / 0.66 at 100,000 rows, 0.63 / 0.45 for one build at 40,000). Merging them is no
-        way out: a merge of every part held every vector, as a build does (+175 MB at 100,000 rows), and merges
-        of ten 1,000-row parts at a time found fewer (recall@10 0.39 / 0.38 at 60,000 rows in 5 parts)."""
-        [index] = [i for i in table.list_indices() if i.columns == ["vector"]]
-        if not index.num_unindexed_rows:
-            return False
-        return self._build_index(
-            lambda: table.to_lance().optimize.optimize_indices(index_names=[index.name], num_indices_to_merge=0))
 
     def _build_index(self, create: Callable[[], object]) -> bool:
         """Build one index; when other writers keep winning the race (several machines sharing a store all build
