@@ -94,6 +94,7 @@ PROCESS_TESTS = {
     "test_architecture.py::test_importing_the_engine_loads_no_textual",
     "test_architecture.py::test_the_engine_imports_lancedb_without_its_rest_client",
     "test_cli.py::test_import_markdown_and_jsonl_then_export_round_trip",
+    "test_import_export.py::test_bringing_a_vector_index_up_to_date_prints_no_lancedb_warning",
     "test_cli.py::test_index_prints_progress_lines_when_not_a_terminal_and_skipped_only_lists",
     "test_cli.py::test_index_on_a_terminal_shows_the_rate_and_what_is_left",
     "test_cli.py::test_watch_says_what_each_update_did_in_the_dashboards_words",

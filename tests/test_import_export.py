@@ -1,6 +1,9 @@
 """`cortex import` and `cortex export` on real databases: bad records by line, exact round trips, keys and versions."""
 
 import json
+import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -329,3 +332,30 @@ def test_a_files_plan_holds_no_record_and_reads_its_batches_from_the_file_as_the
     rest = list(rounds)
     assert [len(b) for b in rest] == [1000, 999, 1] and rest[1][-1].text == "record two thousand"
     assert [d.text for d in rest[2]] == ["record 2"]
+
+
+def test_bringing_a_vector_index_up_to_date_prints_no_lancedb_warning(tmp_path):
+    """LanceDB's index optimize (the last step of every compaction: the upkeep, `cortex gc`, `cortex index`) printed
+    "Vector index statistics currently include centroids ..." on standard error, once a process, when a vector index
+    had rows to add. Any process that loads the store's modules now opts into LanceDB's coming default. In a process
+    of its own: the warning is printed once a process, and from LanceDB's native code, past Python's `sys.stderr`."""
+    script = f"""
+import cortex_tui.core.store.indexes
+import lancedb, numpy as np, pyarrow as pa
+from lancedb.index import HnswSq
+
+def rows(lo, n):
+    v = np.random.default_rng(lo).standard_normal((n, 8)).astype("float32")
+    return pa.table({{"id": [str(i) for i in range(lo, lo + n)],
+                      "vector": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), 8)}})
+
+table = lancedb.connect({str(tmp_path)!r}).create_table("m", rows(0, 600))
+table.create_index("vector", config=HnswSq(num_partitions=1))
+table.add(rows(600, 50))
+table.optimize()
+print([i.num_unindexed_rows for i in table.list_indices()])
+"""
+    env = {k: v for k, v in os.environ.items() if k != "LANCE_INCLUDE_VECTOR_CENTROIDS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "[0]", done.stderr
+    assert "WARN" not in done.stderr, done.stderr

@@ -3,6 +3,7 @@ cached per table version, data migrations of a column, and its size on disk."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,6 +14,10 @@ import pyarrow as pa
 
 from .failures import is_commit_conflict
 
+# LanceDB's index optimize (a compaction's last step, in the upkeep, `cortex gc` and `cortex index`) printed a warning
+# on standard error, once a process with a vector index to bring up to date, that its index statistics include the
+# centroids unless this is set; without them, as LanceDB will do by default.
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 ANN_MIN_ROWS = 20_000
 TEXT_INDEX = "words_idx"
 """The name LanceDB gives the full-text index on `words`."""
