@@ -2,6 +2,7 @@
 footer shows the focused pane's own keys, and `z` gives the focused pane the screen. The real dashboard under Pilot
 on a real repository, store and index, attached to the resident server as `cortex-tui` runs."""
 
+import subprocess
 import threading
 
 import pytest
@@ -25,6 +26,7 @@ from cortex_tui.widgets.graph_pane import GraphPane
 from cortex_tui.widgets.search_pane import SearchPane
 from cortex_tui.widgets.timeline_pane import TimelinePane
 from cortex_tui.widgets.what_pane import WhatPane
+from textual.widgets import Static
 
 from .conftest import bridge_for, commit_file, watching
 
@@ -687,10 +689,6 @@ async def test_a_long_title_in_pane_1_goes_on_at_a_space_not_mid_word(shop):
 async def test_the_graph_says_in_one_line_that_its_centre_has_no_neighbours_and_what_would_make_some(tmp_path):
     """A repository's first memory, before its first commit: the graph pane showed the centre and nothing under it,
     as if it were still loading."""
-    import subprocess
-
-    from textual.widgets import Static
-
     repo = tmp_path / "fresh"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
