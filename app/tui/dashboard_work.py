@@ -181,7 +181,9 @@ class DashboardWork(Screen):
             if asked < self._painted.get(group, 0):
                 return
             self._painted[group] = asked
-        self.post_message(message)
+            # Posted under the lock: the queue's order is the posts' order, so an older answer checked first but
+            # posted after a newer one would be painted over it.
+            self.post_message(message)
 
     @work(thread=True, exclusive=True, group="what", exit_on_error=False)
     def load_what(self) -> None:
