@@ -43,6 +43,7 @@ class _TextConsole(Console):
         """The text redacted, with the controls rich would delete (`_DROPPED`) already shown as `_render_buffer`
         shows every other one (`␇` on a terminal, `\\x07` piped). A secret split by one of them
         (`AKIA\\bZ7QW...`) is recognised as it would read with the control gone, and redacted whole."""
+        text = text.replace("\r\n", "\n")  # a CRLF line ending is a line ending, not a control to show
         joined = text.translate(_DROPPED)
         if joined == text:
             return redacted(text)
