@@ -146,9 +146,10 @@ class _Scoring:
             "graph": self.proximity.get(c.path, 0.0),
         }
         role = role_weight(c.path, c.is_test, self.topics)
-        if path_role(c.path, c.is_test) in PROJECT_RECORDS:
+        kind = path_role(c.path, c.is_test)
+        if kind in PROJECT_RECORDS:
             role = min(role, ASKED_RECORDS)
-        if path_role(c.path, c.is_test) == "docs":
+        if kind == "docs":
             role = min(role, self.asked_docs)
         c.signals["role"] = role
         c.value = role * sum(getattr(self.weights, name) * value for name, value in c.signals.items() if name != "role")
