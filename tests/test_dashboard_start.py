@@ -319,7 +319,9 @@ def test_an_attached_dashboard_fills_its_first_panes_without_modules_they_do_not
     unneeded = ("cortex_tui.core.secrets.secrets", "hashlib", "textual.widgets._text_area", "textual.widgets._tabs",
                 "cortex_tui.app.tui.memory_form", "cortex_tui.app.tui.confirm", "cortex_tui.app.tui.help_screen",
                 "cortex_tui.app.tui.map_screen")
-    loaded, _ = _attached_start(shop, "", f"sorted(set({unneeded!r}) & set(sys.modules))", "''")
+    # The index pass's 2 s fallback held off: on a loaded machine its progress could come before the first panes.
+    before = "from cortex_tui.app.tui import dashboard\ndashboard.INDEX_WAIT_S = 600.0"
+    loaded, _ = _attached_start(shop, before, f"sorted(set({unneeded!r}) & set(sys.modules))", "''")
     assert loaded == "[]", loaded
 
 

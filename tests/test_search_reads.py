@@ -136,6 +136,7 @@ def test_code_is_searched_without_reading_its_text_and_its_hits_show_it_whole(re
     engine.code_index(create=True).update(embed=False)
     engine.search("main entry")  # first searches open tables and read counts once
     asked = _full_text_reads(monkeypatch)
+    by_id = _reads_by_id_filter(monkeypatch)
     found = engine.search("main entry")
     code = [hit for hit in found.hits if hit.source == "code"]
     assert [(hit.path, hit.text, hit.tokens > 0) for hit in code[:1]] == [("src/app.py", "def main():\n    return 1\n", True)]
@@ -143,6 +144,7 @@ def test_code_is_searched_without_reading_its_text_and_its_hits_show_it_whole(re
     # only the winners' is taken now.
     chunk_reads = [columns for table, columns in asked if table == "chunks"]
     assert chunk_reads and all("text" not in columns and "tokens" not in columns for columns in chunk_reads), chunk_reads
+    assert by_id == []  # taken by row id, not read again by `id` (which would show the same hits)
 
 
 def test_winning_chunks_moved_since_they_were_read_are_read_whole_by_id(repo, monkeypatch):
