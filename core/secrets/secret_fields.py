@@ -26,23 +26,27 @@ _UNSEEN = dict.fromkeys([*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7
 (`AKIA<backspace>Z7QW...`) is shown whole, so free text is also checked with them removed."""
 
 
-def _first_secret(value: str) -> SecretHit | None:
+def _secret_in(value: str) -> tuple[SecretHit, str] | None:
+    """The first secret of value and the text it was found in (value, or value without `_UNSEEN`)."""
     hits = find_secrets(value)
     if not hits:
         seen = value.translate(_UNSEEN)
         if seen != value:  # a second scan only for text that holds such characters (a megabyte memory is scanned once)
-            hits = find_secrets(seen)
-    return hits[0] if hits else None
+            value, hits = seen, find_secrets(seen)
+    return (hits[0], value) if hits else None
+
+
+def _first_secret(value: str) -> SecretHit | None:
+    found = _secret_in(value)
+    return found[0] if found else None
 
 
 def secret_line(value: str) -> int | None:
     """How many lines of value come before its first secret (0: on its first line), or None when it holds none:
-    an import names the line of a file where the secret is, not where its section begins."""
-    hits = find_secrets(value)
-    if not hits:
-        value = value.translate(_UNSEEN)  # keeps newlines: the count of lines before the secret is the same
-        hits = find_secrets(value)
-    return value.count("\n", 0, hits[0].start) if hits else None
+    an import names the line of a file where the secret is, not where its section begins. `_UNSEEN` keeps newlines,
+    so the count is the same in the text the secret was found in."""
+    found = _secret_in(value)
+    return found[1].count("\n", 0, found[0].start) if found else None
 
 
 def draft_secret(draft: MemoryDraft) -> str | None:
