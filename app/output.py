@@ -60,13 +60,6 @@ class _TextConsole(Console):
         return super()._render_buffer(buffer)
 
 
-def styled(*parts: str | tuple[str, str]) -> Text:
-    """One line of plain and styled parts, `styled((title, "bold"), "  ", (where, "dim"))`, each redacted and kept
-    on the line (a newline in a title or a path is printed as `\\n`)."""
-    return Text.assemble(*((redacted(one_line(p[0])), p[1]) if isinstance(p, tuple) else redacted(one_line(p))
-                           for p in parts))
-
-
 def _default(value):
     if isinstance(value, datetime):
         return value.isoformat()
@@ -136,10 +129,11 @@ class Output:
         self.err_console = _TextConsole(file=stderr, highlight=False, _environ=env)
 
     def line(self, *parts: str | tuple[str, str]) -> None:
-        """Print one line of plain and styled parts (see `styled`), each kept whole (`_TextConsole.kept`)."""
+        """Print one line of plain and styled parts, `line((title, "bold"), "  ", (where, "dim"))`, each redacted and
+        kept whole (`_TextConsole.kept`) and on the line (a newline in a title or a path is printed as `\\n`)."""
         keep = self.console.kept
-        self.console.print(styled(*((keep(one_line(p[0])), p[1]) if isinstance(p, tuple) else keep(one_line(p))
-                                    for p in parts)))
+        self.console.print(Text.assemble(*((keep(one_line(p[0])), p[1]) if isinstance(p, tuple) else keep(one_line(p))
+                                           for p in parts)))
 
     def json(self, data) -> None:
         self.stdout.write(json.dumps(plain(data), ensure_ascii=False, indent=2) + "\n")
